@@ -1,0 +1,92 @@
+//! The ReplayAgent: carries out a recorded plan's actions one step each, and compares
+//! every result with the action's `expect` (success when there is none). A difference
+//! fails the step, and with it the task, saying what differed.
+
+use std::collections::VecDeque;
+use std::time::Instant;
+
+use async_trait::async_trait;
+
+use super::{Agent, AgentStep};
+use crate::command::Command;
+use crate::executor::Executor;
+use crate::record::ActionRecord;
+use crate::session::{AgentStatus, Context};
+use crate::task::Action;
+use crate::timestamp::seconds;
+
+const AGENT_TYPE: &str = "ReplayAgent";
+
+/// Replays recorded actions.
+pub struct ReplayAgent {
+    actions: VecDeque<Action>,
+    total: usize,
+}
+
+impl ReplayAgent {
+    /// An agent that will replay `actions` in order.
+    pub fn new(actions: Vec<Action>) -> Self {
+        Self {
+            total: actions.len(),
+            actions: actions.into(),
+        }
+    }
+}
+
+#[async_trait]
+impl Agent for ReplayAgent {
+    async fn handle(&mut self, ctx: &mut Context, executor: &mut dyn Executor) -> AgentStep {
+        let Some(action) = self.actions.pop_front() else {
+            let mut step = AgentStep::new(AGENT_TYPE, AGENT_TYPE, AgentStatus::Finish);
+            step.comment = Some("the plan has no actions".to_string());
+            return step;
+        };
+        let number = self.total - self.actions.len();
+        let command = Command::action(&action.action, action.parameters.clone());
+        ctx.events.info(format!(
+            "step {number}/{}: {}",
+            self.total,
+            command.action_string()
+        ));
+        let clock = Instant::now();
+        let result = executor.execute(&command).await;
+        let duration_s = seconds(clock.elapsed());
+        let diffs = action
+            .expect
+            .clone()
+            .unwrap_or_default()
+            .differences(&result);
+        let divergence = (!diffs.is_empty()).then(|| diffs.join("; "));
+        let status = match (&divergence, self.actions.is_empty()) {
+            (Some(_), _) => AgentStatus::Fail,
+            (None, true) => AgentStatus::Finish,
+            (None, false) => AgentStatus::Continue,
+        };
+        let error = divergence.as_ref().map(|d| {
+            format!(
+                "step {number} `{}` diverged from the recording: {d}",
+                crate::text::shorten(&command.action_string(), 120)
+            )
+        });
+        if let Some(e) = &error {
+            ctx.events.warn(e.clone());
+        }
+        let name = action
+            .agent
+            .clone()
+            .unwrap_or_else(|| AGENT_TYPE.to_string());
+        let mut step = AgentStep::new(AGENT_TYPE, name, status);
+        step.comment = action.comment.clone();
+        step.error = error;
+        step.actions.push(ActionRecord {
+            function: command.tool_name.clone(),
+            action_string: command.action_string(),
+            arguments: command.parameters,
+            status,
+            result,
+            divergence,
+            duration_s,
+        });
+        step
+    }
+}

@@ -1,0 +1,203 @@
+//! One attempt at one task, end to end: prepare the workspace, run `setup`, build the
+//! session for the task's shape, run it within the task's wall-clock limit, evaluate,
+//! and say what happened. The trajectory survives a timeout or a kill: the session
+//! lives outside the future that is abandoned.
+
+mod factory;
+mod outcome;
+mod plan;
+mod workspace;
+
+use std::time::Duration;
+
+use tokio_util::sync::CancellationToken;
+
+pub use outcome::AttemptOutcome;
+
+use crate::command::Command;
+use crate::eval::{EvalMode, run_checks};
+use crate::event::TaskEvents;
+use crate::executor::{Executor, ShellExecutor, ShellSettings};
+use crate::layout::RunLayout;
+use crate::record::Evaluation;
+use crate::session::{Context, Session, SessionEnd};
+use crate::task::Task;
+use outcome::Ended;
+
+/// Settings every attempt of a run shares.
+#[derive(Clone, Debug)]
+pub struct AttemptSettings {
+    /// Where task folders live.
+    pub layout: RunLayout,
+    /// How commands run.
+    pub shell: ShellSettings,
+    /// Wall-clock limit of a task that sets none.
+    pub timeout: Duration,
+    /// Step limit of a task that sets none.
+    pub max_steps: Option<u32>,
+    /// Round limit.
+    pub max_rounds: Option<u32>,
+    /// Evaluation mode.
+    pub eval: EvalMode,
+}
+
+/// Where an attempt got to; read after the attempt ends, however it ended.
+#[derive(Default)]
+struct Progress {
+    stage: Stage,
+    session: Option<Session>,
+}
+
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+enum Stage {
+    #[default]
+    Setup,
+    Session,
+    Evaluation,
+}
+
+/// Runs one attempt. `previous_attempts` is how many attempts came before (their
+/// workspaces are kept under `attempts/`). `kill` ends the attempt at once.
+pub async fn run_attempt(
+    task: &Task,
+    settings: &AttemptSettings,
+    previous_attempts: u32,
+    events: TaskEvents,
+    kill: CancellationToken,
+) -> AttemptOutcome {
+    let ws = settings.layout.workspace(&task.id);
+    let archive = settings.layout.task_dir(&task.id).join("attempts");
+    if let Err(e) = workspace::prepare(&ws, &archive, previous_attempts, &task.files).await {
+        let reason = format!("cannot prepare the workspace {}: {e}", ws.display());
+        events.log(crate::event::Level::Error, reason.clone());
+        return AttemptOutcome::infrastructure_error(reason);
+    }
+    for warning in &task.warnings {
+        events.warn(format!("task file: {warning}"));
+    }
+    let mut executor = ShellExecutor::new(ws.clone(), settings.shell.clone());
+    let limit = task.timeout.unwrap_or(settings.timeout);
+    let mut progress = Progress::default();
+    let ended = {
+        let body = body(task, settings, &mut executor, &mut progress, &events);
+        tokio::select! {
+            ended = body => ended,
+            () = tokio::time::sleep(limit) => Ended::TimedOut(limit),
+            () = kill.cancelled() => Ended::Killed,
+        }
+    };
+    if let Some(note) = executor.shutdown().await {
+        events.info(note);
+    }
+    let mut outcome = AttemptOutcome::from_end(
+        ended,
+        progress.session.as_ref().map(|s| &s.ctx),
+        stage_name(progress.stage),
+    );
+    if let Some(session) = &progress.session {
+        outcome.plan = Some(plan::recorded_plan(task, &session.ctx.trajectory));
+    }
+    events.info(format!("attempt ended: {}", outcome.describe()));
+    outcome
+}
+
+/// Setup, session and evaluation: everything the wall-clock limit covers.
+async fn body(
+    task: &Task,
+    settings: &AttemptSettings,
+    executor: &mut ShellExecutor,
+    progress: &mut Progress,
+    events: &TaskEvents,
+) -> Ended {
+    progress.stage = Stage::Setup;
+    if let Err(reason) = run_setup(task, executor, events).await {
+        return Ended::SetupFailed(reason);
+    }
+    progress.stage = Stage::Session;
+    let ctx = Context::new(
+        task.request.clone(),
+        settings.layout.workspace(&task.id),
+        events.clone(),
+    );
+    let session = match factory::build(task, settings, ctx) {
+        Ok(s) => progress.session.insert(s),
+        Err(reason) => return Ended::CannotRun(reason),
+    };
+    events.info(format!(
+        "{} started: {}",
+        session.kind.as_str(),
+        crate::text::shorten(&task.request, 200)
+    ));
+    let end = session.run(executor).await;
+    events.info(format!("session {}", end.describe()));
+    progress.stage = Stage::Evaluation;
+    let evaluation = evaluate(task, settings.eval, &end, executor, &session.ctx).await;
+    if let Some(e) = &evaluation {
+        events.info(format!(
+            "evaluation: complete={} ({})",
+            e.complete, e.reason
+        ));
+    }
+    Ended::Session { end, evaluation }
+}
+
+async fn run_setup(
+    task: &Task,
+    executor: &mut dyn Executor,
+    events: &TaskEvents,
+) -> Result<(), String> {
+    for (i, action) in task.setup.iter().enumerate() {
+        let command = Command::action(&action.action, action.parameters.clone());
+        events.info(format!(
+            "setup {}/{}: {}",
+            i + 1,
+            task.setup.len(),
+            command.action_string()
+        ));
+        let result = executor.execute(&command).await;
+        let diffs = action
+            .expect
+            .clone()
+            .unwrap_or_default()
+            .differences(&result);
+        if !diffs.is_empty() {
+            return Err(format!(
+                "setup step {} `{}` failed: {}",
+                i + 1,
+                crate::text::shorten(&command.action_string(), 120),
+                diffs.join("; ")
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// The evaluation the mode asks for, when the session got far enough to judge.
+async fn evaluate(
+    task: &Task,
+    mode: EvalMode,
+    end: &SessionEnd,
+    executor: &mut dyn Executor,
+    ctx: &Context,
+) -> Option<Evaluation> {
+    let judged = matches!(
+        end,
+        SessionEnd::Finished
+            | SessionEnd::Failed(_)
+            | SessionEnd::StepLimit(_)
+            | SessionEnd::RoundLimit(_)
+    );
+    let use_checks = matches!(mode, EvalMode::Auto | EvalMode::Checks) && !task.checks.is_empty();
+    if !judged || !use_checks {
+        return None;
+    }
+    Some(run_checks(&task.checks, &ctx.workspace, executor).await)
+}
+
+fn stage_name(stage: Stage) -> &'static str {
+    match stage {
+        Stage::Setup => "setup",
+        Stage::Session => "the session",
+        Stage::Evaluation => "evaluation",
+    }
+}

@@ -1,0 +1,187 @@
+//! How an attempt ended, turned into a status and a one-line reason (design.md §4).
+
+use std::time::Duration;
+
+use crate::record::{Evaluation, StepRecord, TaskStatus, Usage};
+use crate::session::{Context, Cost, SessionEnd};
+
+/// How the attempt's future ended.
+pub(super) enum Ended {
+    /// A setup action failed.
+    SetupFailed(String),
+    /// No session could be built for the task.
+    CannotRun(String),
+    /// The session ran; maybe evaluated.
+    Session {
+        end: SessionEnd,
+        evaluation: Option<Evaluation>,
+    },
+    /// The wall-clock limit struck.
+    TimedOut(Duration),
+    /// The run killed it (second Ctrl-C).
+    Killed,
+}
+
+/// What one attempt produced.
+#[derive(Clone, Debug)]
+pub struct AttemptOutcome {
+    /// The attempt's status.
+    pub status: TaskStatus,
+    /// Why it did not pass.
+    pub reason: Option<String>,
+    /// True when an infrastructure failure ended it, so a retry may help.
+    pub retryable: bool,
+    /// The evaluation, if one ran.
+    pub evaluation: Option<Evaluation>,
+    /// The steps taken.
+    pub trajectory: Vec<StepRecord>,
+    /// The actions taken as a recorded plan (`plan.json`).
+    pub plan: Option<serde_json::Value>,
+    /// Rounds started.
+    pub rounds: u32,
+    /// Steps taken.
+    pub steps: u32,
+    /// Steps per round.
+    pub round_steps: Vec<u32>,
+    /// Tokens used.
+    pub usage: Usage,
+    /// Cost.
+    pub cost: Cost,
+}
+
+impl AttemptOutcome {
+    fn blank(status: TaskStatus, reason: Option<String>) -> Self {
+        Self {
+            status,
+            reason,
+            retryable: false,
+            evaluation: None,
+            trajectory: Vec::new(),
+            plan: None,
+            rounds: 0,
+            steps: 0,
+            round_steps: Vec::new(),
+            usage: Usage::default(),
+            cost: Cost::default(),
+        }
+    }
+
+    /// An attempt the runner itself could not carry out.
+    pub fn infrastructure_error(reason: String) -> Self {
+        Self {
+            retryable: true,
+            ..Self::blank(TaskStatus::Error, Some(reason))
+        }
+    }
+
+    pub(super) fn from_end(ended: Ended, ctx: Option<&Context>, stage: &str) -> Self {
+        let (status, reason, evaluation) = match ended {
+            Ended::SetupFailed(why) => (TaskStatus::Error, Some(why), None),
+            Ended::CannotRun(why) => (TaskStatus::Error, Some(why), None),
+            Ended::TimedOut(limit) => {
+                let step = ctx
+                    .and_then(|c| c.trajectory.last())
+                    .map(|s| format!(" after step {}", s.session_step));
+                let why = format!(
+                    "timed out after {} during {stage}{}",
+                    humantime::format_duration(limit),
+                    step.unwrap_or_default()
+                );
+                (TaskStatus::Timeout, Some(why), None)
+            }
+            Ended::Killed => (
+                TaskStatus::Cancelled,
+                Some(format!("cancelled during {stage}: the run was interrupted")),
+                None,
+            ),
+            Ended::Session { end, evaluation } => {
+                let (status, reason) = session_status(&end, evaluation.as_ref());
+                (status, reason, evaluation)
+            }
+        };
+        let mut out = Self::blank(status, reason);
+        out.evaluation = evaluation;
+        if let Some(ctx) = ctx {
+            out.trajectory = ctx.trajectory.clone();
+            out.rounds = ctx.rounds();
+            out.steps = ctx.session_step;
+            out.round_steps = ctx.round_steps.clone();
+            out.usage = ctx.usage;
+            out.cost = ctx.cost;
+        }
+        out
+    }
+
+    /// One line for logs.
+    pub fn describe(&self) -> String {
+        match &self.reason {
+            Some(r) => format!("{}: {r}", self.status),
+            None => self.status.to_string(),
+        }
+    }
+}
+
+/// The status rules of design.md §4 for a session that ran.
+fn session_status(
+    end: &SessionEnd,
+    evaluation: Option<&Evaluation>,
+) -> (TaskStatus, Option<String>) {
+    match end {
+        SessionEnd::Finished => match evaluation {
+            Some(e) if !e.holds() => (TaskStatus::Failed, Some(e.reason.clone())),
+            _ => (TaskStatus::Passed, None),
+        },
+        SessionEnd::Failed(why) => (TaskStatus::Failed, Some(why.clone())),
+        SessionEnd::Error(why) => (TaskStatus::Error, Some(why.clone())),
+        SessionEnd::StepLimit(_) | SessionEnd::RoundLimit(_) => {
+            (TaskStatus::Failed, Some(end.describe()))
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::record::{Complete, Evaluator};
+
+    fn eval(complete: Complete) -> Evaluation {
+        Evaluation {
+            reason: "r".into(),
+            sub_scores: vec![],
+            complete,
+            evaluator: Evaluator::Checks,
+        }
+    }
+
+    #[test]
+    fn status_rules() {
+        let finished = SessionEnd::Finished;
+        assert_eq!(session_status(&finished, None).0, TaskStatus::Passed);
+        assert_eq!(
+            session_status(&finished, Some(&eval(Complete::Yes))).0,
+            TaskStatus::Passed
+        );
+        assert_eq!(
+            session_status(&finished, Some(&eval(Complete::No))),
+            (TaskStatus::Failed, Some("r".into()))
+        );
+        assert_eq!(
+            session_status(&finished, Some(&eval(Complete::Unsure))).0,
+            TaskStatus::Failed
+        );
+        // An agent that gave up fails even when the checks happen to hold.
+        let gave_up = SessionEnd::Failed("x".into());
+        assert_eq!(
+            session_status(&gave_up, Some(&eval(Complete::Yes))).0,
+            TaskStatus::Failed
+        );
+        assert_eq!(
+            session_status(&SessionEnd::StepLimit(5), None).0,
+            TaskStatus::Failed
+        );
+        assert_eq!(
+            session_status(&SessionEnd::Error("e".into()), None).0,
+            TaskStatus::Error
+        );
+    }
+}

@@ -1,0 +1,80 @@
+//! `plan.json`: the actions an attempt actually took, written as a recorded-plan task
+//! file that replays with no LLM. Each action carries its result as `expect`, and the
+//! task's files, setup and checks come along so the replay is judged the same way.
+
+use std::collections::BTreeMap;
+
+use serde::Serialize;
+
+use crate::command::ResultStatus;
+use crate::record::{ActionRecord, StepRecord};
+use crate::task::{Action, Check, Expect, Task};
+
+/// Recorded stdout longer than this is left out of `expect` (it rarely replays exactly).
+const MAX_RECORDED_STDOUT: usize = 2000;
+
+#[derive(Serialize)]
+struct PlanFile<'a> {
+    id: &'a str,
+    request: &'a str,
+    #[serde(skip_serializing_if = "<[String]>::is_empty")]
+    tags: &'a [String],
+    #[serde(skip_serializing_if = "Option::is_none")]
+    timeout: Option<f64>,
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    files: &'a BTreeMap<String, String>,
+    #[serde(skip_serializing_if = "<[Action]>::is_empty")]
+    setup: &'a [Action],
+    actions: Vec<Action>,
+    #[serde(skip_serializing_if = "<[Check]>::is_empty")]
+    evaluate: &'a [Check],
+}
+
+/// The recorded plan of `trajectory` for `task`.
+pub(super) fn recorded_plan(task: &Task, trajectory: &[StepRecord]) -> serde_json::Value {
+    let actions = trajectory
+        .iter()
+        .flat_map(|step| {
+            step.action
+                .iter()
+                .filter(|a| a.result.status != ResultStatus::Skipped)
+                .map(move |a| recorded_action(step, a))
+        })
+        .collect();
+    let plan = PlanFile {
+        id: task.id.as_str(),
+        request: &task.request,
+        tags: &task.tags,
+        timeout: task.timeout.map(|d| d.as_secs_f64()),
+        files: &task.files,
+        setup: &task.setup,
+        actions,
+        evaluate: &task.checks,
+    };
+    serde_json::to_value(plan).unwrap_or_default()
+}
+
+fn recorded_action(step: &StepRecord, action: &ActionRecord) -> Action {
+    let result = &action.result;
+    let stdout = result.stdout().filter(|s| {
+        let omitted = result
+            .result
+            .get("stdout_omitted_bytes")
+            .and_then(|v| v.as_u64())
+            .unwrap_or(0);
+        s.len() <= MAX_RECORDED_STDOUT && omitted == 0
+    });
+    let agent = (step.agent_name != step.agent_type || step.agent_type != "ReplayAgent")
+        .then(|| step.agent_name.clone());
+    Action {
+        agent,
+        action: action.function.clone(),
+        parameters: action.arguments.clone(),
+        expect: Some(Expect {
+            status: Some(result.status),
+            exit_code: result.exit_code(),
+            stdout: stdout.map(str::to_string),
+        }),
+        comment: step.thought.clone().or_else(|| step.comment.clone()),
+    }
+}

@@ -1,0 +1,65 @@
+//! Preparing a task's workspace for an attempt: the previous attempt's workspace is
+//! kept under `attempts/N/`, a fresh one is made, and the task's `files` are written.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+/// Makes `workspace` fresh for the next attempt. When earlier attempts ran, the old
+/// workspace moves to `archive/<previous_attempts>/workspace` so it can be inspected.
+pub(super) async fn prepare(
+    workspace: &Path,
+    archive: &Path,
+    previous_attempts: u32,
+    files: &BTreeMap<String, String>,
+) -> std::io::Result<()> {
+    if tokio::fs::try_exists(workspace).await? {
+        if previous_attempts > 0 {
+            let kept = archive.join(previous_attempts.to_string());
+            tokio::fs::create_dir_all(&kept).await?;
+            let target = kept.join("workspace");
+            if tokio::fs::try_exists(&target).await? {
+                tokio::fs::remove_dir_all(&target).await?;
+            }
+            tokio::fs::rename(workspace, &target).await?;
+        } else {
+            tokio::fs::remove_dir_all(workspace).await?;
+        }
+    }
+    tokio::fs::create_dir_all(workspace).await?;
+    for (relative, content) in files {
+        // Validated at load time; normalising again keeps this function safe on its own.
+        let relative = crate::paths::normalize_relative(relative, false)
+            .map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidInput, e.to_string()))?;
+        let path = workspace.join(relative);
+        if let Some(parent) = path.parent() {
+            tokio::fs::create_dir_all(parent).await?;
+        }
+        tokio::fs::write(&path, content).await?;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn keeps_the_previous_workspace_and_writes_files() {
+        let dir = tempfile::tempdir().unwrap();
+        let ws = dir.path().join("workspace");
+        let archive = dir.path().join("attempts");
+        let files = BTreeMap::from([("data/in.csv".to_string(), "a,1\n".to_string())]);
+        prepare(&ws, &archive, 0, &files).await.unwrap();
+        assert_eq!(
+            std::fs::read_to_string(ws.join("data/in.csv")).unwrap(),
+            "a,1\n"
+        );
+        std::fs::write(ws.join("out.txt"), "first").unwrap();
+        prepare(&ws, &archive, 1, &files).await.unwrap();
+        assert!(!ws.join("out.txt").exists());
+        assert_eq!(
+            std::fs::read_to_string(archive.join("1/workspace/out.txt")).unwrap(),
+            "first"
+        );
+    }
+}

@@ -1,0 +1,117 @@
+//! The command line (clap only). Options are turned into a validated configuration by
+//! `into_overrides` + `config::RunConfig::resolve`; nothing past here sees clap.
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+
+use crate::config::RunOverrides;
+use crate::eval::EvalMode;
+
+/// ufo-batch runs batches of computer-use agent tasks: every task file in a folder, many
+/// at once, each in its own workspace, with a complete results folder.
+#[derive(Debug, Parser)]
+#[command(name = "ufo-batch", version, about, max_term_width = 100)]
+pub struct Cli {
+    /// What to do.
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// The subcommands.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Run every task file (*.json) found under the paths given.
+    Run(RunArgs),
+    /// Check task files and print every problem; run nothing. Exits 2 if any file is bad.
+    Validate(ValidateArgs),
+}
+
+/// Options of `ufo-batch run`.
+#[derive(Debug, Args)]
+pub struct RunArgs {
+    /// Task files or folders (searched recursively for *.json).
+    #[arg(required = true, value_name = "PATH")]
+    pub paths: Vec<PathBuf>,
+    /// Results root; the run dir is OUT/NAME.
+    #[arg(long, value_name = "DIR", env = "UFO_BATCH_OUT")]
+    pub out: Option<PathBuf>,
+    /// Run name (default: the first PATH's folder name). The same name resumes the run.
+    #[arg(long)]
+    pub name: Option<String>,
+    /// Sessions at once (default: logical CPUs).
+    #[arg(short, long, value_name = "N", env = "UFO_BATCH_JOBS")]
+    pub jobs: Option<usize>,
+    /// Wall-clock limit per task, e.g. 90s or 10m (default 10m).
+    #[arg(long, value_name = "DUR", env = "UFO_BATCH_TIMEOUT")]
+    pub timeout: Option<String>,
+    /// Step limit per session (UFO's MAX_STEP; default 50, or a recorded plan's length).
+    #[arg(long, value_name = "N")]
+    pub max_steps: Option<u32>,
+    /// Round limit per session (UFO's MAX_ROUND; follower sessions always get enough).
+    #[arg(long, value_name = "N")]
+    pub max_rounds: Option<u32>,
+    /// How tasks are judged: auto, checks, llm or none.
+    #[arg(long, value_name = "MODE", value_parser = parse_eval)]
+    pub eval: Option<EvalMode>,
+    /// Default timeout of one shell command, e.g. 60s.
+    #[arg(long, value_name = "DUR")]
+    pub command_timeout: Option<String>,
+    /// Delete this run's earlier results and start over.
+    #[arg(long, conflicts_with = "rerun_failed")]
+    pub fresh: bool,
+    /// Also re-run tasks whose last result was not `passed`.
+    #[arg(long)]
+    pub rerun_failed: bool,
+    /// Config file (default: ufo-batch.toml if present).
+    #[arg(long, value_name = "FILE", env = "UFO_BATCH_CONFIG")]
+    pub config: Option<PathBuf>,
+    /// How progress is shown (auto: a bar on a terminal, lines otherwise).
+    #[arg(long, value_enum, default_value_t = Progress::Auto)]
+    pub progress: Progress,
+}
+
+/// Options of `ufo-batch validate`.
+#[derive(Debug, Args)]
+pub struct ValidateArgs {
+    /// Task files or folders.
+    #[arg(required = true, value_name = "PATH")]
+    pub paths: Vec<PathBuf>,
+}
+
+/// Progress display choice.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum Progress {
+    /// A bar on a terminal, lines otherwise.
+    Auto,
+    /// A live bar.
+    Bar,
+    /// One line per finished task.
+    Lines,
+    /// Only the final summary.
+    Quiet,
+}
+
+impl RunArgs {
+    /// The options that override the config file.
+    pub fn into_overrides(self) -> (RunOverrides, Option<PathBuf>, Progress) {
+        let overrides = RunOverrides {
+            paths: self.paths,
+            out: self.out,
+            name: self.name,
+            jobs: self.jobs,
+            timeout: self.timeout,
+            max_steps: self.max_steps,
+            max_rounds: self.max_rounds,
+            eval: self.eval,
+            command_timeout: self.command_timeout,
+            fresh: self.fresh,
+            rerun_failed: self.rerun_failed,
+        };
+        (overrides, self.config, self.progress)
+    }
+}
+
+fn parse_eval(s: &str) -> Result<EvalMode, String> {
+    s.parse()
+}

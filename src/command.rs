@@ -1,0 +1,319 @@
+//! The command/result model shared by agents, executors and trajectories (UFO's AIP
+//! messages, ufo.md §7), and the tool descriptions executors publish.
+//!
+//! This module owns data only: how a command is carried out belongs to `executor`,
+//! who decides on it belongs to `agent`.
+
+use std::fmt;
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+/// What kind of tool a command calls, as UFO distinguishes them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ToolType {
+    /// Changes the world (runs a command, writes a file).
+    Action,
+    /// Only observes (UFO's screenshots and UI trees).
+    DataCollection,
+}
+
+/// One tool call sent to an executor.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Command {
+    /// The tool to call, e.g. `execute_command`.
+    pub tool_name: String,
+    /// Named arguments for the tool.
+    pub parameters: Map<String, Value>,
+    /// Action or data collection.
+    pub tool_type: ToolType,
+    /// Correlates the command with its result in logs.
+    pub call_id: String,
+}
+
+impl Command {
+    /// A new action command with a fresh call id.
+    pub fn action(tool_name: impl Into<String>, parameters: Map<String, Value>) -> Self {
+        Self {
+            tool_name: tool_name.into(),
+            parameters,
+            tool_type: ToolType::Action,
+            call_id: new_call_id(),
+        }
+    }
+
+    /// `tool(key='value', ...)`, UFO's `action_string`.
+    pub fn action_string(&self) -> String {
+        action_string(&self.tool_name, &self.parameters)
+    }
+}
+
+/// `tool(key='value', ...)` with long values shortened, for logs and trajectories.
+pub fn action_string(tool: &str, parameters: &Map<String, Value>) -> String {
+    let args: Vec<String> = parameters
+        .iter()
+        .map(|(k, v)| {
+            let shown = match v {
+                Value::String(s) => format!("{:?}", crate::text::shorten(s, 200)),
+                other => crate::text::shorten(&other.to_string(), 200),
+            };
+            format!("{k}={shown}")
+        })
+        .collect();
+    format!("{tool}({})", args.join(", "))
+}
+
+/// A process-unique call id: short, sortable, no randomness needed.
+fn new_call_id() -> String {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static NEXT: AtomicU64 = AtomicU64::new(1);
+    format!("call-{}", NEXT.fetch_add(1, Ordering::Relaxed))
+}
+
+/// How a command ended (UFO's `ResultStatus`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ResultStatus {
+    /// The tool did what was asked (for shell commands: exit code 0).
+    Success,
+    /// The tool ran and failed, or could not run.
+    Failure,
+    /// Not run because an earlier command of the same step failed.
+    Skipped,
+    /// No action was taken.
+    None,
+}
+
+impl fmt::Display for ResultStatus {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Self::Success => "success",
+            Self::Failure => "failure",
+            Self::Skipped => "skipped",
+            Self::None => "none",
+        })
+    }
+}
+
+/// The result of one command (UFO's `Result`).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct CommandResult {
+    /// Success, failure or skipped.
+    pub status: ResultStatus,
+    /// Why it failed, in words, when it did.
+    pub error: Option<String>,
+    /// The tool's output (for shell commands: exit code, stdout, stderr).
+    pub result: Value,
+    /// The executor that ran it (`shell`, an MCP server name, ...).
+    pub namespace: Option<String>,
+    /// The id of the command this answers.
+    pub call_id: String,
+}
+
+impl CommandResult {
+    /// A successful result.
+    pub fn success(command: &Command, namespace: &str, result: Value) -> Self {
+        Self {
+            status: ResultStatus::Success,
+            error: None,
+            result,
+            namespace: Some(namespace.to_string()),
+            call_id: command.call_id.clone(),
+        }
+    }
+
+    /// A failed result with a reason; `result` may still carry partial output.
+    pub fn failure(command: &Command, namespace: &str, error: String, result: Value) -> Self {
+        Self {
+            status: ResultStatus::Failure,
+            error: Some(error),
+            result,
+            namespace: Some(namespace.to_string()),
+            call_id: command.call_id.clone(),
+        }
+    }
+
+    /// The result of a command skipped after an earlier failure in the same step.
+    pub fn skipped(command: &Command) -> Self {
+        Self {
+            status: ResultStatus::Skipped,
+            error: Some("Skipped due to previous failure (early_exit=True).".to_string()),
+            result: Value::Null,
+            namespace: None,
+            call_id: command.call_id.clone(),
+        }
+    }
+
+    /// The shell exit code carried in `result`, if any.
+    pub fn exit_code(&self) -> Option<i64> {
+        self.result.get("exit_code").and_then(Value::as_i64)
+    }
+
+    /// The stdout carried in `result`, if any.
+    pub fn stdout(&self) -> Option<&str> {
+        self.result.get("stdout").and_then(Value::as_str)
+    }
+}
+
+/// The JSON type a tool parameter must have.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ParamKind {
+    /// A JSON string.
+    String,
+    /// A JSON integer.
+    Integer,
+    /// A JSON boolean.
+    Boolean,
+}
+
+impl ParamKind {
+    fn accepts(self, value: &Value) -> bool {
+        match self {
+            Self::String => value.is_string(),
+            Self::Integer => value.is_i64() || value.is_u64(),
+            Self::Boolean => value.is_boolean(),
+        }
+    }
+}
+
+/// One parameter of a tool.
+#[derive(Clone, Debug, Serialize)]
+pub struct ParamSpec {
+    /// Parameter name.
+    pub name: &'static str,
+    /// Expected JSON type.
+    #[serde(rename = "type")]
+    pub kind: ParamKind,
+    /// Whether the call is invalid without it.
+    pub required: bool,
+    /// What it means, for the LLM's tool list.
+    pub description: &'static str,
+}
+
+/// A tool an executor offers: used to validate recorded actions at load time and to
+/// describe the tools to an LLM agent.
+#[derive(Clone, Debug, Serialize)]
+pub struct ToolSpec {
+    /// Tool name as called.
+    pub name: &'static str,
+    /// What it does.
+    pub description: &'static str,
+    /// Its parameters.
+    pub params: Vec<ParamSpec>,
+}
+
+impl ToolSpec {
+    /// Checks `arguments` against the parameter list: required ones present, types
+    /// right, no unknown names. Returns the first problem in words.
+    pub fn check_arguments(&self, arguments: &Map<String, Value>) -> Result<(), String> {
+        for p in &self.params {
+            match arguments.get(p.name) {
+                None | Some(Value::Null) if p.required => {
+                    return Err(format!(
+                        "`{}` needs the parameter `{}` ({})",
+                        self.name,
+                        p.name,
+                        type_name(p.kind)
+                    ));
+                }
+                Some(v) if !v.is_null() && !p.kind.accepts(v) => {
+                    return Err(format!(
+                        "parameter `{}` of `{}` must be {}, not {}",
+                        p.name,
+                        self.name,
+                        type_name(p.kind),
+                        crate::text::json_type(v)
+                    ));
+                }
+                _ => {}
+            }
+        }
+        if let Some(unknown) = arguments
+            .keys()
+            .find(|k| !self.params.iter().any(|p| p.name == k.as_str()))
+        {
+            let known: Vec<&str> = self.params.iter().map(|p| p.name).collect();
+            return Err(format!(
+                "`{}` has no parameter `{unknown}` (it takes: {})",
+                self.name,
+                known.join(", ")
+            ));
+        }
+        Ok(())
+    }
+}
+
+fn type_name(kind: ParamKind) -> &'static str {
+    match kind {
+        ParamKind::String => "a string",
+        ParamKind::Integer => "an integer",
+        ParamKind::Boolean => "true or false",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn spec() -> ToolSpec {
+        ToolSpec {
+            name: "execute_command",
+            description: "run",
+            params: vec![
+                ParamSpec {
+                    name: "command",
+                    kind: ParamKind::String,
+                    required: true,
+                    description: "",
+                },
+                ParamSpec {
+                    name: "timeout",
+                    kind: ParamKind::Integer,
+                    required: false,
+                    description: "",
+                },
+            ],
+        }
+    }
+
+    fn args(v: Value) -> Map<String, Value> {
+        v.as_object().unwrap().clone()
+    }
+
+    #[test]
+    fn checks_arguments() {
+        let s = spec();
+        assert!(s.check_arguments(&args(json!({"command": "ls"}))).is_ok());
+        let missing = s.check_arguments(&args(json!({}))).unwrap_err();
+        assert!(
+            missing.contains("needs the parameter `command`"),
+            "{missing}"
+        );
+        let wrong = s
+            .check_arguments(&args(json!({"command": "ls", "timeout": "5"})))
+            .unwrap_err();
+        assert!(
+            wrong.contains("must be an integer, not a string"),
+            "{wrong}"
+        );
+        let unknown = s
+            .check_arguments(&args(json!({"command": "ls", "cwdir": "x"})))
+            .unwrap_err();
+        assert!(unknown.contains("no parameter `cwdir`"), "{unknown}");
+    }
+
+    #[test]
+    fn action_string_is_readable() {
+        let c = Command::action(
+            "write_file",
+            args(json!({"path": "a.txt", "content": "hi"})),
+        );
+        assert_eq!(
+            c.action_string(),
+            r#"write_file(path="a.txt", content="hi")"#
+        );
+    }
+}

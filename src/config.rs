@@ -1,0 +1,447 @@
+//! The validated configuration of a run: the config file (`ufo-batch.toml`), environment
+//! variables and command-line flags merged once (flags over env over file over
+//! defaults) into domain types. Nothing past this module sees raw option text.
+
+use std::num::NonZeroUsize;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+
+use crate::eval::EvalMode;
+use crate::executor::ShellSettings;
+
+/// The config file read when `--config` is not given, if it exists.
+pub const DEFAULT_CONFIG_FILE: &str = "ufo-batch.toml";
+
+/// Problems with the configuration; all are reported before anything runs.
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    /// The config file could not be read.
+    #[error("cannot read the config file {path}")]
+    Read {
+        /// The file.
+        path: PathBuf,
+        /// Why.
+        #[source]
+        source: std::io::Error,
+    },
+    /// The config file is not valid TOML of the expected shape.
+    #[error("bad config file {path}: {message}")]
+    Parse {
+        /// The file.
+        path: PathBuf,
+        /// The parser's message, with line and column.
+        message: String,
+    },
+    /// A value is out of range or malformed.
+    #[error("{0}")]
+    Invalid(String),
+}
+
+/// `ufo-batch.toml`.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ConfigFile {
+    /// `[run]`: how the batch runs.
+    #[serde(default)]
+    pub run: RunSection,
+    /// `[executor]`: how commands run.
+    #[serde(default)]
+    pub executor: ExecutorSection,
+}
+
+/// `[run]` of the config file; every key is optional.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RunSection {
+    /// Results root.
+    pub out: Option<PathBuf>,
+    /// Sessions at once.
+    pub jobs: Option<usize>,
+    /// Per-task wall-clock limit (`"10m"`).
+    pub timeout: Option<String>,
+    /// Step limit per session.
+    pub max_steps: Option<u32>,
+    /// Round limit per session.
+    pub max_rounds: Option<u32>,
+    /// Evaluation mode.
+    pub eval: Option<String>,
+}
+
+/// `[executor]` of the config file.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ExecutorSection {
+    /// Default timeout of one command (`"60s"`).
+    pub command_timeout: Option<String>,
+    /// Longest timeout a command may ask for.
+    pub max_command_timeout: Option<String>,
+    /// Bytes kept of each command output stream.
+    pub output_limit: Option<usize>,
+}
+
+impl ConfigFile {
+    /// Reads `path`; with `explicit` false a missing file is an empty config.
+    pub fn load(path: &Path, explicit: bool) -> Result<Self, ConfigError> {
+        let text = match std::fs::read_to_string(path) {
+            Ok(t) => t,
+            Err(e) if !explicit && e.kind() == std::io::ErrorKind::NotFound => {
+                return Ok(Self::default());
+            }
+            Err(source) => {
+                return Err(ConfigError::Read {
+                    path: path.to_path_buf(),
+                    source,
+                });
+            }
+        };
+        toml::from_str(&text).map_err(|e| ConfigError::Parse {
+            path: path.to_path_buf(),
+            message: e.to_string().trim().replace('\n', "\n  "),
+        })
+    }
+}
+
+/// Options given on the command line or in the environment (the layer above the file).
+#[derive(Debug, Default, Clone)]
+pub struct RunOverrides {
+    /// Task files and folders.
+    pub paths: Vec<PathBuf>,
+    /// `--out`.
+    pub out: Option<PathBuf>,
+    /// `--name`.
+    pub name: Option<String>,
+    /// `--jobs`.
+    pub jobs: Option<usize>,
+    /// `--timeout`.
+    pub timeout: Option<String>,
+    /// `--max-steps`.
+    pub max_steps: Option<u32>,
+    /// `--max-rounds`.
+    pub max_rounds: Option<u32>,
+    /// `--eval`.
+    pub eval: Option<EvalMode>,
+    /// `--command-timeout`.
+    pub command_timeout: Option<String>,
+    /// `--fresh`.
+    pub fresh: bool,
+    /// `--rerun-failed`.
+    pub rerun_failed: bool,
+}
+
+/// What to do with results already in the run dir.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ResumeMode {
+    /// Skip tasks that already have a final result.
+    Resume,
+    /// Skip only tasks that passed.
+    RerunFailed,
+    /// Delete the run dir's results and start over.
+    Fresh,
+}
+
+/// The resolved configuration of `ufo-batch run`.
+#[derive(Clone, Debug, Serialize)]
+pub struct RunConfig {
+    /// Task files and folders, as given.
+    pub paths: Vec<PathBuf>,
+    /// Results root.
+    pub out_root: PathBuf,
+    /// The run's name (its folder under `out_root`).
+    pub run_name: String,
+    /// `out_root/run_name`.
+    pub run_dir: PathBuf,
+    /// Sessions at once.
+    pub jobs: NonZeroUsize,
+    /// Per-task wall-clock limit, unless the task sets its own.
+    #[serde(serialize_with = "as_human")]
+    pub timeout: Duration,
+    /// Step limit, unless the task sets its own (default: 50, or a plan's length).
+    pub max_steps: Option<u32>,
+    /// Round limit (follower sessions always get enough for their steps).
+    pub max_rounds: Option<u32>,
+    /// Evaluation mode.
+    pub eval: EvalMode,
+    /// What to do with earlier results.
+    pub resume: ResumeMode,
+    /// Command execution settings.
+    #[serde(skip)]
+    pub shell: ShellSettings,
+    /// The config file that was read, if any.
+    pub config_file: Option<PathBuf>,
+}
+
+impl RunConfig {
+    /// Merges flags/env over the file over defaults, and validates the result.
+    pub fn resolve(
+        o: RunOverrides,
+        file: ConfigFile,
+        config_file: Option<PathBuf>,
+    ) -> Result<Self, ConfigError> {
+        if o.paths.is_empty() {
+            return Err(ConfigError::Invalid(
+                "give at least one task file or folder to run".into(),
+            ));
+        }
+        if o.fresh && o.rerun_failed {
+            return Err(ConfigError::Invalid(
+                "--fresh and --rerun-failed cannot be used together".into(),
+            ));
+        }
+        let out_root = o
+            .out
+            .or(file.run.out)
+            .unwrap_or_else(|| PathBuf::from("results"));
+        let run_name = match o.name {
+            Some(name) => name,
+            None => default_run_name(&o.paths[0])?,
+        };
+        check_run_name(&run_name)?;
+        let jobs = o.jobs.or(file.run.jobs).unwrap_or_else(default_jobs);
+        let jobs = NonZeroUsize::new(jobs)
+            .ok_or_else(|| ConfigError::Invalid("--jobs must be at least 1".into()))?;
+        let timeout = duration_option("--timeout", o.timeout.or(file.run.timeout))?
+            .unwrap_or(Duration::from_secs(600));
+        let eval = match (o.eval, file.run.eval) {
+            (Some(mode), _) => mode,
+            (None, Some(text)) => text
+                .parse()
+                .map_err(|e| ConfigError::Invalid(format!("[run] eval: {e}")))?,
+            (None, None) => EvalMode::Auto,
+        };
+        let max_steps = nonzero("--max-steps", o.max_steps.or(file.run.max_steps))?;
+        let max_rounds = nonzero("--max-rounds", o.max_rounds.or(file.run.max_rounds))?;
+        let shell = shell_settings(o.command_timeout, file.executor)?;
+        let resume = if o.fresh {
+            ResumeMode::Fresh
+        } else if o.rerun_failed {
+            ResumeMode::RerunFailed
+        } else {
+            ResumeMode::Resume
+        };
+        Ok(Self {
+            run_dir: out_root.join(&run_name),
+            paths: o.paths,
+            out_root,
+            run_name,
+            jobs,
+            timeout,
+            max_steps,
+            max_rounds,
+            eval,
+            resume,
+            shell,
+            config_file,
+        })
+    }
+
+    /// The configuration as recorded in `run.json`.
+    pub fn to_json(&self) -> serde_json::Value {
+        let mut v = serde_json::to_value(self).unwrap_or_default();
+        v["command_timeout"] = humantime::format_duration(self.shell.command_timeout)
+            .to_string()
+            .into();
+        v["output_limit"] = self.shell.output_limit.into();
+        v
+    }
+}
+
+fn shell_settings(
+    command_timeout: Option<String>,
+    file: ExecutorSection,
+) -> Result<ShellSettings, ConfigError> {
+    let defaults = ShellSettings::default();
+    let command_timeout = duration_option(
+        "--command-timeout",
+        command_timeout.or(file.command_timeout),
+    )?
+    .unwrap_or(defaults.command_timeout);
+    let max_command_timeout =
+        duration_option("[executor] max_command_timeout", file.max_command_timeout)?
+            .unwrap_or(defaults.max_command_timeout)
+            .max(command_timeout);
+    let output_limit = file.output_limit.unwrap_or(defaults.output_limit);
+    if output_limit < 1024 {
+        return Err(ConfigError::Invalid(
+            "[executor] output_limit must be at least 1024 bytes".into(),
+        ));
+    }
+    Ok(ShellSettings {
+        command_timeout,
+        max_command_timeout,
+        output_limit,
+    })
+}
+
+fn as_human<S: serde::Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error> {
+    s.collect_str(&humantime::format_duration(*d))
+}
+
+fn default_jobs() -> usize {
+    std::thread::available_parallelism()
+        .map(NonZeroUsize::get)
+        .unwrap_or(1)
+}
+
+fn nonzero(flag: &str, value: Option<u32>) -> Result<Option<u32>, ConfigError> {
+    match value {
+        Some(0) => Err(ConfigError::Invalid(format!("{flag} must be at least 1"))),
+        v => Ok(v),
+    }
+}
+
+fn duration_option(flag: &str, text: Option<String>) -> Result<Option<Duration>, ConfigError> {
+    text.map(|t| parse_duration(&t).map_err(|e| ConfigError::Invalid(format!("{flag}: {e}"))))
+        .transpose()
+}
+
+/// The run name a path gives: a folder's name, or a file's name without `.json`.
+fn default_run_name(path: &Path) -> Result<String, ConfigError> {
+    let absolute = path.canonicalize().unwrap_or_else(|_| path.to_path_buf());
+    let name = if absolute.is_file() {
+        absolute.file_stem()
+    } else {
+        absolute.file_name()
+    };
+    let name = name
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let safe: String = name
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || "._-".contains(c) {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    let safe = safe.trim_start_matches('.').to_string();
+    if safe.is_empty() {
+        return Err(ConfigError::Invalid(format!(
+            "cannot name the run after {}; give --name",
+            path.display()
+        )));
+    }
+    Ok(safe)
+}
+
+fn check_run_name(name: &str) -> Result<(), ConfigError> {
+    let ok = !name.is_empty()
+        && !name.starts_with('.')
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "._-".contains(c));
+    if ok {
+        Ok(())
+    } else {
+        Err(ConfigError::Invalid(format!(
+            "--name {name:?}: use letters, digits, '.', '_' and '-' (it names a folder)"
+        )))
+    }
+}
+
+/// A duration: `90s`, `10m`, `1h 30m`, `500ms`, or a plain number of seconds.
+pub fn parse_duration(text: &str) -> Result<Duration, String> {
+    let t = text.trim();
+    let parsed = match t.parse::<f64>() {
+        Ok(secs) if secs.is_finite() && secs > 0.0 => Ok(Duration::from_secs_f64(secs)),
+        Ok(_) => Err(format!("{t:?} is not a positive duration")),
+        Err(_) => humantime::parse_duration(t)
+            .map_err(|e| format!("{t:?} is not a duration ({e}); write e.g. 90s, 10m or 1h")),
+    }?;
+    if parsed.is_zero() {
+        return Err(format!("{t:?} is not a positive duration"));
+    }
+    Ok(parsed)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn overrides(paths: &[&str]) -> RunOverrides {
+        RunOverrides {
+            paths: paths.iter().map(PathBuf::from).collect(),
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn durations() {
+        assert_eq!(parse_duration("90s").unwrap(), Duration::from_secs(90));
+        assert_eq!(parse_duration("10m").unwrap(), Duration::from_secs(600));
+        assert_eq!(parse_duration("1h 30m").unwrap(), Duration::from_secs(5400));
+        assert_eq!(parse_duration("2.5").unwrap(), Duration::from_millis(2500));
+        assert!(parse_duration("0").is_err());
+        assert!(
+            parse_duration("soon")
+                .unwrap_err()
+                .contains("write e.g. 90s")
+        );
+    }
+
+    #[test]
+    fn flags_win_over_the_file() {
+        let file: ConfigFile = toml::from_str(
+            "[run]\njobs = 3\ntimeout = \"5m\"\n[executor]\ncommand_timeout = \"5s\"",
+        )
+        .unwrap();
+        let mut o = overrides(&["plans"]);
+        o.jobs = Some(7);
+        let c = RunConfig::resolve(o, file, None).unwrap();
+        assert_eq!(c.jobs.get(), 7);
+        assert_eq!(c.timeout, Duration::from_secs(300));
+        assert_eq!(c.shell.command_timeout, Duration::from_secs(5));
+        assert_eq!(c.run_name, "plans");
+        assert_eq!(c.run_dir, PathBuf::from("results/plans"));
+    }
+
+    #[test]
+    fn bad_values_are_rejected_with_the_option_named() {
+        let mut o = overrides(&["plans"]);
+        o.jobs = Some(0);
+        let e = RunConfig::resolve(o, ConfigFile::default(), None).unwrap_err();
+        assert_eq!(e.to_string(), "--jobs must be at least 1");
+        let mut o = overrides(&["plans"]);
+        o.name = Some("../x".into());
+        assert!(
+            RunConfig::resolve(o, ConfigFile::default(), None)
+                .unwrap_err()
+                .to_string()
+                .starts_with("--name")
+        );
+        let mut o = overrides(&["plans"]);
+        o.timeout = Some("forever".into());
+        let e = RunConfig::resolve(o, ConfigFile::default(), None)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.starts_with("--timeout: \"forever\" is not a duration"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn unknown_config_keys_are_errors_with_position() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("ufo-batch.toml");
+        std::fs::write(&path, "[run]\njbos = 3\n").unwrap();
+        let e = ConfigFile::load(&path, true).unwrap_err().to_string();
+        assert!(e.contains("line 2"), "{e}");
+        assert!(e.contains("unknown field `jbos`"), "{e}");
+        assert!(ConfigFile::load(&dir.path().join("none.toml"), false).is_ok());
+        assert!(ConfigFile::load(&dir.path().join("none.toml"), true).is_err());
+    }
+
+    #[test]
+    fn run_name_from_files_and_folders() {
+        assert_eq!(default_run_name(Path::new("some/dir/")).unwrap(), "dir");
+        let dir = tempfile::tempdir().unwrap();
+        let f = dir.path().join("one task.json");
+        std::fs::write(&f, "{}").unwrap();
+        assert_eq!(default_run_name(&f).unwrap(), "one_task");
+    }
+}

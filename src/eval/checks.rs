@@ -1,0 +1,214 @@
+//! Running one deterministic check in a task's workspace. Each failure says exactly what
+//! was found instead of what was expected.
+
+use std::path::Path;
+
+use serde_json::json;
+
+use crate::command::{Command, ResultStatus};
+use crate::executor::Executor;
+use crate::paths::resolve_in;
+use crate::task::{Check, describe_text_difference};
+use crate::text::shorten;
+
+/// Runs `check`; `Err` says why it does not hold.
+pub async fn run_check(
+    check: &Check,
+    workspace: &Path,
+    executor: &mut dyn Executor,
+) -> Result<(), String> {
+    match check {
+        Check::FileExists { path } => {
+            let full = resolve_in(workspace, path, false).map_err(|e| e.to_string())?;
+            if full.exists() {
+                Ok(())
+            } else {
+                Err(format!("`{path}` does not exist"))
+            }
+        }
+        Check::FileContains { path, pattern } => {
+            let text = read(workspace, path)?;
+            let re = Check::regex(pattern).map_err(|e| e.to_string())?;
+            if re.is_match(&text) {
+                Ok(())
+            } else {
+                Err(format!(
+                    "no match for /{pattern}/ in `{path}` ({})",
+                    describe_size(&text)
+                ))
+            }
+        }
+        Check::FileEquals { path, content } => {
+            let text = read(workspace, path)?;
+            if text.trim_end_matches(['\n', '\r']) == content.trim_end_matches(['\n', '\r']) {
+                Ok(())
+            } else {
+                Err(describe_text_difference(
+                    &format!("`{path}`"),
+                    &text,
+                    content,
+                ))
+            }
+        }
+        Check::Command {
+            run,
+            exit_code,
+            stdout,
+        } => {
+            let params = json!({"command": run})
+                .as_object()
+                .cloned()
+                .unwrap_or_default();
+            let result = executor
+                .execute(&Command::action("execute_command", params))
+                .await;
+            let want = exit_code.unwrap_or(0);
+            match result.exit_code() {
+                Some(got) if got == want => {}
+                Some(got) => {
+                    let stderr = result
+                        .result
+                        .get("stderr")
+                        .and_then(|v| v.as_str())
+                        .unwrap_or("");
+                    let hint = crate::text::first_line(stderr, 150);
+                    let hint = if hint.is_empty() {
+                        String::new()
+                    } else {
+                        format!(" ({hint})")
+                    };
+                    return Err(format!("exit code {got}, expected {want}{hint}"));
+                }
+                None if result.status == ResultStatus::Failure => {
+                    return Err(result.error.unwrap_or_else(|| "the command failed".into()));
+                }
+                None => return Err("the command gave no exit code".into()),
+            }
+            if let Some(pattern) = stdout {
+                let re = Check::regex(pattern).map_err(|e| e.to_string())?;
+                let out = result.stdout().unwrap_or("");
+                if !re.is_match(out) {
+                    return Err(format!(
+                        "stdout {:?} does not match /{pattern}/",
+                        shorten(out.trim_end(), 120)
+                    ));
+                }
+            }
+            Ok(())
+        }
+    }
+}
+
+fn read(workspace: &Path, path: &str) -> Result<String, String> {
+    let full = resolve_in(workspace, path, false).map_err(|e| e.to_string())?;
+    match std::fs::read(&full) {
+        Ok(bytes) => Ok(String::from_utf8_lossy(&bytes).into_owned()),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            Err(format!("`{path}` does not exist"))
+        }
+        Err(e) => Err(format!("cannot read `{path}`: {e}")),
+    }
+}
+
+fn describe_size(text: &str) -> String {
+    match text.lines().count() {
+        0 => "the file is empty".to_string(),
+        n => format!("{} read", crate::text::plural(n, "line")),
+    }
+}
+
+#[cfg(all(test, unix))]
+mod tests {
+    use super::*;
+    use crate::eval::run_checks;
+    use crate::executor::{ShellExecutor, ShellSettings};
+    use crate::record::Complete;
+
+    fn setup() -> (tempfile::TempDir, ShellExecutor) {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("total.txt"), "41\n").unwrap();
+        let ex = ShellExecutor::new(dir.path().to_path_buf(), ShellSettings::default());
+        (dir, ex)
+    }
+
+    fn check(v: serde_json::Value) -> Check {
+        serde_json::from_value(v).unwrap()
+    }
+
+    #[tokio::test]
+    async fn each_check_says_what_it_found() {
+        let (dir, mut ex) = setup();
+        let ws = dir.path();
+        let cases = [
+            (json!({"type": "file_exists", "path": "total.txt"}), None),
+            (
+                json!({"type": "file_exists", "path": "nope.txt"}),
+                Some("`nope.txt` does not exist"),
+            ),
+            (
+                json!({"type": "file_contains", "path": "total.txt", "pattern": "^4\\d$"}),
+                None,
+            ),
+            (
+                json!({"type": "file_contains", "path": "total.txt", "pattern": "^42"}),
+                Some("no match for /^42/ in `total.txt` (1 line read)"),
+            ),
+            (
+                json!({"type": "file_equals", "path": "total.txt", "content": "41"}),
+                None,
+            ),
+            (
+                json!({"type": "file_equals", "path": "total.txt", "content": "42\n"}),
+                Some("`total.txt` line 1 is \"41\", expected \"42\""),
+            ),
+            (
+                json!({"type": "command", "run": "grep -q 41 total.txt"}),
+                None,
+            ),
+            (
+                json!({"type": "command", "run": "cat total.txt", "stdout": "^41$"}),
+                None,
+            ),
+            (
+                json!({"type": "command", "run": "cat total.txt", "stdout": "^42$"}),
+                Some("stdout \"41\" does not match /^42$/"),
+            ),
+            (
+                json!({"type": "command", "run": "exit 3", "exit_code": 3}),
+                None,
+            ),
+            (
+                json!({"type": "command", "run": "ls nope"}),
+                Some(
+                    "exit code 2, expected 0 (ls: cannot access 'nope': No such file or directory)",
+                ),
+            ),
+        ];
+        for (c, want) in cases {
+            let got = run_check(&check(c.clone()), ws, &mut ex).await.err();
+            assert_eq!(got.as_deref(), want, "{c}");
+        }
+    }
+
+    #[tokio::test]
+    async fn evaluation_combines_sub_scores() {
+        let (dir, mut ex) = setup();
+        let checks = vec![
+            check(json!({"type": "file_exists", "path": "total.txt"})),
+            check(json!({"type": "file_equals", "path": "total.txt", "content": "42"})),
+        ];
+        let e = run_checks(&checks, dir.path(), &mut ex).await;
+        assert_eq!(e.complete, Complete::No);
+        assert_eq!(e.sub_scores.len(), 2);
+        assert_eq!(e.sub_scores[0].evaluation, Complete::Yes);
+        assert_eq!(
+            e.reason,
+            "check failed: file_equals total.txt: `total.txt` line 1 is \"41\", expected \"42\""
+        );
+        let ok = run_checks(&checks[..1], dir.path(), &mut ex).await;
+        assert_eq!(
+            (ok.complete, ok.reason.as_str()),
+            (Complete::Yes, "the check holds")
+        );
+    }
+}

@@ -1,0 +1,99 @@
+//! Evaluation: deciding whether a finished session did its task. Deterministic checks
+//! from the task file (design.md §4) produce an [`Evaluation`] in UFO's schema, with
+//! one sub-score per check.
+
+mod checks;
+
+use std::path::Path;
+
+use serde::{Deserialize, Serialize};
+
+pub use checks::run_check;
+
+use crate::executor::Executor;
+use crate::record::{Complete, Evaluation, Evaluator, SubScore};
+use crate::task::Check;
+
+/// Which evaluation a run uses (`--eval`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum EvalMode {
+    /// The task's checks if it has any, else the LLM judge if an LLM is configured,
+    /// else none.
+    #[default]
+    Auto,
+    /// Only the task's checks (a task without checks is judged by finishing).
+    Checks,
+    /// Only the LLM judge.
+    Llm,
+    /// No evaluation: a task passes when its session finishes without error.
+    None,
+}
+
+impl std::str::FromStr for EvalMode {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s {
+            "auto" => Ok(Self::Auto),
+            "checks" => Ok(Self::Checks),
+            "llm" => Ok(Self::Llm),
+            "none" => Ok(Self::None),
+            other => Err(format!(
+                "unknown evaluation mode `{other}` (use auto, checks, llm or none)"
+            )),
+        }
+    }
+}
+
+/// Runs every check (in the workspace, commands through `executor`) and combines them:
+/// complete is `yes` only when all hold.
+pub async fn run_checks(
+    checks: &[Check],
+    workspace: &Path,
+    executor: &mut dyn Executor,
+) -> Evaluation {
+    let mut sub_scores = Vec::with_capacity(checks.len());
+    for check in checks {
+        let detail = run_check(check, workspace, executor).await.err();
+        sub_scores.push(SubScore {
+            name: check.name(),
+            evaluation: if detail.is_none() {
+                Complete::Yes
+            } else {
+                Complete::No
+            },
+            detail,
+        });
+    }
+    let failed: Vec<&SubScore> = sub_scores
+        .iter()
+        .filter(|s| s.evaluation != Complete::Yes)
+        .collect();
+    let reason = match failed.as_slice() {
+        [] if checks.len() == 1 => "the check holds".to_string(),
+        [] => format!("all {} checks hold", checks.len()),
+        [only] => format!(
+            "check failed: {}: {}",
+            only.name,
+            only.detail.as_deref().unwrap_or("")
+        ),
+        [first, ..] => format!(
+            "{} of {} checks failed; first: {}: {}",
+            failed.len(),
+            checks.len(),
+            first.name,
+            first.detail.as_deref().unwrap_or("")
+        ),
+    };
+    Evaluation {
+        reason,
+        complete: if failed.is_empty() {
+            Complete::Yes
+        } else {
+            Complete::No
+        },
+        sub_scores,
+        evaluator: Evaluator::Checks,
+    }
+}

@@ -1,0 +1,209 @@
+//! The one interface between the running core and the reporters.
+//!
+//! Lifecycle of a run, in the order events arrive:
+//!
+//! ```text
+//! RunStarted
+//!   ( TaskSkipped                      a final result kept from an earlier invocation
+//!   | TaskFinished                     a task file that cannot run (no TaskStarted)
+//!   | TaskStarted (TaskLog | StepFinished)* [TaskRetrying TaskStarted ...] TaskFinished )*
+//!   Stopping?                          scheduling stopped (Ctrl-C, fail-fast, budget)
+//! RunFinished
+//! ```
+//!
+//! Events of different tasks interleave; events of one task keep their order. The core
+//! sends and never waits for a reporter; reporters match every variant.
+
+use std::path::PathBuf;
+
+use serde::Serialize;
+use tokio::sync::mpsc;
+
+use crate::record::{Evaluation, StepRecord, TaskRecord};
+use crate::task::{Problem, TaskId};
+use crate::timestamp::Timestamp;
+
+/// Everything that happens in a run, as reporters see it.
+#[derive(Debug)]
+pub enum Event {
+    /// The run begins.
+    RunStarted(Box<RunStarted>),
+    /// A task already has a final result in this run dir and is not run again.
+    TaskSkipped(Box<TaskRecord>),
+    /// An attempt at a task begins; the record says `running`.
+    TaskStarted(Box<TaskRecord>),
+    /// A line for the task's `task.log`.
+    TaskLog {
+        /// The task.
+        id: TaskId,
+        /// The line.
+        line: LogLine,
+    },
+    /// An agent step ended.
+    StepFinished {
+        /// The task.
+        id: TaskId,
+        /// The step.
+        step: Box<StepRecord>,
+    },
+    /// An attempt ended in an infrastructure error and will be tried again.
+    TaskRetrying {
+        /// The task, with the failed attempt recorded.
+        record: Box<TaskRecord>,
+        /// Seconds until the next attempt.
+        delay_s: f64,
+    },
+    /// A task has its final status.
+    TaskFinished(Box<TaskFinished>),
+    /// No new task will be started.
+    Stopping {
+        /// Why, in words.
+        reason: String,
+    },
+    /// The run is over.
+    RunFinished(RunFinished),
+}
+
+/// What reporters need to know at the start of a run.
+#[derive(Debug, Clone)]
+pub struct RunStarted {
+    /// The run's name.
+    pub name: String,
+    /// The run dir.
+    pub dir: PathBuf,
+    /// When it started.
+    pub started: Timestamp,
+    /// Tasks selected, runnable or not, skipped or not: the denominator.
+    pub total: usize,
+    /// Tasks that will actually be run in this invocation.
+    pub to_run: usize,
+    /// Concurrent sessions.
+    pub jobs: usize,
+    /// The resolved configuration, secrets removed, for `run.json`.
+    pub config: serde_json::Value,
+    /// How many invocations of this run dir came before this one.
+    pub previous_invocations: u32,
+}
+
+/// A task's final result and everything needed to write its files.
+#[derive(Debug, Clone)]
+pub struct TaskFinished {
+    /// The status record.
+    pub record: TaskRecord,
+    /// The steps of the last attempt.
+    pub trajectory: Vec<StepRecord>,
+    /// The evaluation, if one ran.
+    pub evaluation: Option<Evaluation>,
+    /// The actions taken, as a recorded-plan task file (`plan.json`).
+    pub plan: Option<serde_json::Value>,
+    /// Problems of a task file that could not run.
+    pub problems: Vec<Problem>,
+}
+
+/// The end of a run.
+#[derive(Debug, Clone)]
+pub struct RunFinished {
+    /// When it ended.
+    pub finished: Timestamp,
+    /// Why it stopped early, if it did (tasks not run are `cancelled`).
+    pub stopped: Option<String>,
+    /// True when the user interrupted it.
+    pub interrupted: bool,
+}
+
+/// Severity of a task log line.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "UPPERCASE")]
+pub enum Level {
+    /// Detail.
+    Debug,
+    /// Progress.
+    Info,
+    /// Something odd but not fatal.
+    Warn,
+    /// Something failed.
+    Error,
+}
+
+/// One line of a task's own log.
+#[derive(Clone, Debug)]
+pub struct LogLine {
+    /// When.
+    pub at: Timestamp,
+    /// How serious.
+    pub level: Level,
+    /// What happened.
+    pub message: String,
+}
+
+/// The sending end of the event stream. Cheap to clone; sending never blocks.
+#[derive(Clone, Debug)]
+pub struct EventSender(mpsc::UnboundedSender<Event>);
+
+/// The receiving end, owned by the reporter.
+pub type EventReceiver = mpsc::UnboundedReceiver<Event>;
+
+/// A new event stream.
+pub fn channel() -> (EventSender, EventReceiver) {
+    let (tx, rx) = mpsc::unbounded_channel();
+    (EventSender(tx), rx)
+}
+
+impl EventSender {
+    /// Sends an event; if the reporter is gone there is nobody to tell, so it is dropped.
+    pub fn send(&self, event: Event) {
+        let _ = self.0.send(event);
+    }
+
+    /// A handle for one task's log lines and steps.
+    pub fn for_task(&self, id: TaskId) -> TaskEvents {
+        TaskEvents {
+            id,
+            tx: self.clone(),
+        }
+    }
+}
+
+/// Sends one task's log lines and steps.
+#[derive(Clone, Debug)]
+pub struct TaskEvents {
+    id: TaskId,
+    tx: EventSender,
+}
+
+impl TaskEvents {
+    /// The task.
+    pub fn id(&self) -> &TaskId {
+        &self.id
+    }
+
+    /// A log line.
+    pub fn log(&self, level: Level, message: impl Into<String>) {
+        self.tx.send(Event::TaskLog {
+            id: self.id.clone(),
+            line: LogLine {
+                at: Timestamp::now(),
+                level,
+                message: message.into(),
+            },
+        });
+    }
+
+    /// An info line.
+    pub fn info(&self, message: impl Into<String>) {
+        self.log(Level::Info, message);
+    }
+
+    /// A warning line.
+    pub fn warn(&self, message: impl Into<String>) {
+        self.log(Level::Warn, message);
+    }
+
+    /// A finished step.
+    pub fn step(&self, step: StepRecord) {
+        self.tx.send(Event::StepFinished {
+            id: self.id.clone(),
+            step: Box::new(step),
+        });
+    }
+}

@@ -1,0 +1,263 @@
+//! Running one shell command as its own process group: bounded output, a timeout that
+//! kills the whole tree, and a guard that kills the group if the command is abandoned
+//! (task timeout, cancellation) before it ends.
+//!
+//! A command may leave background processes behind (`server &`). Once the command's
+//! own process exits we wait a moment for the pipes to close, then stop reading; the
+//! group is handed back so the executor can end it when the session ends.
+
+use std::path::Path;
+use std::process::Stdio;
+use std::time::Duration;
+
+use tokio::process::Command;
+
+use super::capture::{Captured, drain};
+
+/// How long output pipes may stay open after the command's own process exited.
+const PIPE_GRACE: Duration = Duration::from_millis(250);
+
+/// How a command ended.
+#[derive(Debug)]
+pub(crate) struct Finished {
+    /// Exit code, when it exited normally.
+    pub(crate) exit_code: Option<i32>,
+    /// The signal that ended it, when one did.
+    pub(crate) signal: Option<i32>,
+    /// Standard output, bounded.
+    pub(crate) stdout: Captured,
+    /// Standard error, bounded.
+    pub(crate) stderr: Captured,
+    /// True when the timeout ended it.
+    pub(crate) timed_out: bool,
+    /// The process group, when processes of it may still be running.
+    pub(crate) leftover: Option<ProcessGroup>,
+}
+
+/// What to run and how.
+pub(crate) struct Spec<'a> {
+    /// The program and its arguments.
+    pub(crate) argv: &'a [String],
+    /// Working directory.
+    pub(crate) cwd: &'a Path,
+    /// The whole environment of the child.
+    pub(crate) env: &'a [(String, String)],
+    /// Wall-clock limit.
+    pub(crate) timeout: Duration,
+    /// Bytes kept per stream.
+    pub(crate) output_limit: usize,
+}
+
+/// Runs a command to its end or its timeout.
+pub(crate) async fn run(spec: Spec<'_>) -> std::io::Result<Finished> {
+    let (program, args) = spec.argv.split_first().expect("argv is never empty");
+    let mut command = Command::new(program);
+    command
+        .args(args)
+        .current_dir(spec.cwd)
+        .env_clear()
+        .envs(spec.env.iter().map(|(k, v)| (k, v)))
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .kill_on_drop(true);
+    isolate(&mut command);
+    let mut child = command.spawn()?;
+    let mut group = ProcessGroup::of(&child);
+    let (stdout_pipe, stderr_pipe) = (child.stdout.take(), child.stderr.take());
+    let mut stdout = Captured::new(spec.output_limit);
+    let mut stderr = Captured::new(spec.output_limit);
+
+    let (status, timed_out, pipes_closed) = {
+        let out_reader = async {
+            if let Some(p) = stdout_pipe {
+                drain(p, &mut stdout).await;
+            }
+        };
+        let err_reader = async {
+            if let Some(p) = stderr_pipe {
+                drain(p, &mut stderr).await;
+            }
+        };
+        let mut readers = std::pin::pin!(async {
+            tokio::join!(out_reader, err_reader);
+        });
+        let mut readers_done = false;
+        let deadline = tokio::time::sleep(spec.timeout);
+        tokio::pin!(deadline);
+        let mut timed_out = false;
+        let status = loop {
+            tokio::select! {
+                status = child.wait() => break status?,
+                () = &mut readers, if !readers_done => readers_done = true,
+                () = &mut deadline => {
+                    timed_out = true;
+                    group.kill();
+                    break child.wait().await?;
+                }
+            }
+        };
+        let closed = readers_done || tokio::time::timeout(PIPE_GRACE, &mut readers).await.is_ok();
+        (status, timed_out, closed)
+    };
+
+    let leftover = if !timed_out && (!pipes_closed || group.alive()) {
+        Some(group.release())
+    } else {
+        group.disarm();
+        None
+    };
+    Ok(Finished {
+        exit_code: status.code(),
+        signal: exit_signal(&status),
+        stdout,
+        stderr,
+        timed_out,
+        leftover,
+    })
+}
+
+#[cfg(unix)]
+fn isolate(command: &mut Command) {
+    command.process_group(0);
+}
+
+#[cfg(windows)]
+fn isolate(command: &mut Command) {
+    const CREATE_NEW_PROCESS_GROUP: u32 = 0x0000_0200;
+    command.creation_flags(CREATE_NEW_PROCESS_GROUP);
+}
+
+#[cfg(unix)]
+fn exit_signal(status: &std::process::ExitStatus) -> Option<i32> {
+    use std::os::unix::process::ExitStatusExt;
+    status.signal()
+}
+
+#[cfg(windows)]
+fn exit_signal(_status: &std::process::ExitStatus) -> Option<i32> {
+    None
+}
+
+/// A command's process group. Dropping it while armed kills the whole group, so an
+/// abandoned command never outlives its task.
+#[derive(Debug)]
+pub(crate) struct ProcessGroup {
+    id: Option<u32>,
+}
+
+impl ProcessGroup {
+    fn of(child: &tokio::process::Child) -> Self {
+        Self { id: child.id() }
+    }
+
+    /// The group, armed again (after `release`), to be killed by the executor later.
+    fn release(&mut self) -> ProcessGroup {
+        ProcessGroup { id: self.id.take() }
+    }
+
+    /// Forgets the group without killing it (it has ended).
+    fn disarm(&mut self) {
+        self.id = None;
+    }
+
+    /// True while any process of the group exists.
+    pub(crate) fn alive(&self) -> bool {
+        self.id.is_some_and(group_alive)
+    }
+
+    /// Kills every process of the group.
+    pub(crate) fn kill(&mut self) {
+        if let Some(id) = self.id {
+            kill_group(id);
+        }
+    }
+}
+
+impl Drop for ProcessGroup {
+    fn drop(&mut self) {
+        self.kill();
+    }
+}
+
+#[cfg(unix)]
+fn kill_group(id: u32) {
+    // SAFETY: killpg only sends a signal; the id is a process group we created.
+    unsafe {
+        libc::killpg(id as libc::pid_t, libc::SIGKILL);
+    }
+}
+
+#[cfg(unix)]
+fn group_alive(id: u32) -> bool {
+    // SAFETY: signal 0 only checks that the group exists.
+    unsafe { libc::killpg(id as libc::pid_t, 0) == 0 }
+}
+
+#[cfg(windows)]
+fn kill_group(id: u32) {
+    let _ = std::process::Command::new("taskkill")
+        .args(["/F", "/T", "/PID", &id.to_string()])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status();
+}
+
+#[cfg(windows)]
+fn group_alive(_id: u32) -> bool {
+    false
+}
+
+#[cfg(all(test, unix))]
+mod tests {
+    use super::*;
+    use crate::testutil::wait_gone;
+
+    fn env() -> Vec<(String, String)> {
+        vec![("PATH".into(), std::env::var("PATH").unwrap_or_default())]
+    }
+
+    async fn sh(script: &str, timeout: Duration) -> Finished {
+        let dir = std::env::temp_dir();
+        let argv = ["/bin/sh".to_string(), "-c".to_string(), script.to_string()];
+        run(Spec {
+            argv: &argv,
+            cwd: &dir,
+            env: &env(),
+            timeout,
+            output_limit: 4096,
+        })
+        .await
+        .unwrap()
+    }
+
+    #[tokio::test]
+    async fn captures_exit_code_and_streams() {
+        let f = sh("echo out; echo err >&2; exit 3", Duration::from_secs(10)).await;
+        assert_eq!(f.exit_code, Some(3));
+        assert_eq!(f.stdout.text(), "out\n");
+        assert_eq!(f.stderr.text(), "err\n");
+        assert!(!f.timed_out);
+        assert!(f.leftover.is_none());
+    }
+
+    #[tokio::test]
+    async fn timeout_kills_the_whole_group() {
+        let f = sh("sleep 30 & echo $!; sleep 30", Duration::from_millis(300)).await;
+        assert!(f.timed_out);
+        assert_eq!(f.signal, Some(libc::SIGKILL));
+        let pid: i32 = f.stdout.text().trim().parse().unwrap();
+        assert!(wait_gone(pid).await, "background sleeper {pid} survived");
+    }
+
+    #[tokio::test]
+    async fn background_processes_are_handed_back_and_killed_on_drop() {
+        let f = sh("sleep 30 & echo $!", Duration::from_secs(10)).await;
+        assert_eq!(f.exit_code, Some(0));
+        let pid: i32 = f.stdout.text().trim().parse().unwrap();
+        let group = f.leftover.expect("the sleeper keeps the group alive");
+        assert!(group.alive());
+        drop(group);
+        assert!(wait_gone(pid).await, "background sleeper {pid} survived");
+    }
+}

@@ -1,0 +1,69 @@
+//! Where everything lives in a run dir (design.md §5). Both the core (workspaces) and
+//! the reporters (result files) take their paths from here, so the layout is written
+//! down once.
+
+use std::path::{Path, PathBuf};
+
+use crate::task::TaskId;
+
+/// Paths of one run dir.
+#[derive(Clone, Debug)]
+pub struct RunLayout {
+    root: PathBuf,
+}
+
+impl RunLayout {
+    /// The layout of the run dir at `root`.
+    pub fn new(root: impl Into<PathBuf>) -> Self {
+        Self { root: root.into() }
+    }
+
+    /// The run dir.
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
+    /// `run.json`: tool version, times, resolved config, counts.
+    pub fn run_json(&self) -> PathBuf {
+        self.root.join("run.json")
+    }
+
+    /// `tasks_status.json`: UFO's `{task_id: done}` map.
+    pub fn tasks_status(&self) -> PathBuf {
+        self.root.join("tasks_status.json")
+    }
+
+    /// `summary.json`.
+    pub fn summary_json(&self) -> PathBuf {
+        self.root.join("summary.json")
+    }
+
+    /// `summary.csv`.
+    pub fn summary_csv(&self) -> PathBuf {
+        self.root.join("summary.csv")
+    }
+
+    /// A task's results folder.
+    pub fn task_dir(&self, id: &TaskId) -> PathBuf {
+        let mut dir = self.root.clone();
+        for segment in id.segments() {
+            dir.push(segment);
+        }
+        dir
+    }
+
+    /// A task's working folder.
+    pub fn workspace(&self, id: &TaskId) -> PathBuf {
+        self.task_dir(id).join("workspace")
+    }
+
+    /// A task's `status.json`.
+    pub fn status(&self, id: &TaskId) -> PathBuf {
+        self.task_dir(id).join("status.json")
+    }
+
+    /// A task's file by name (`output.md`, `plan.json`, ...).
+    pub fn task_file(&self, id: &TaskId, name: &str) -> PathBuf {
+        self.task_dir(id).join(name)
+    }
+}

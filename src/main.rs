@@ -1,0 +1,26 @@
+//! The `ufo-batch` binary: parse the command line, run it, print an error once, exit
+//! with the code the run earned.
+
+use std::process::ExitCode;
+
+use clap::Parser;
+use tracing_subscriber::EnvFilter;
+
+fn main() -> ExitCode {
+    let cli = ufo_batch::cli::Cli::parse();
+    tracing_subscriber::fmt()
+        .with_env_filter(
+            EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("warn")),
+        )
+        .with_writer(std::io::stderr)
+        .init();
+    match ufo_batch::execute(cli) {
+        Ok(code) => ExitCode::from(code),
+        Err(e) => {
+            if !matches!(e, ufo_batch::error::Error::Invalid(_)) {
+                eprintln!("{}", e.render());
+            }
+            ExitCode::from(e.exit_code())
+        }
+    }
+}

@@ -1,0 +1,84 @@
+//! Evaluation results in UFO's EvaluationAgent schema (ufo.md §5): `reason`,
+//! `sub_scores: [{name, evaluation}]`, `complete: yes|no|unsure`, whether they come from
+//! deterministic checks or an LLM judge.
+
+use std::fmt;
+
+use serde::{Deserialize, Serialize};
+
+/// UFO's three-valued verdict.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Complete {
+    /// The task is done.
+    Yes,
+    /// It is not.
+    No,
+    /// The judge cannot tell.
+    Unsure,
+}
+
+impl fmt::Display for Complete {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Self::Yes => "yes",
+            Self::No => "no",
+            Self::Unsure => "unsure",
+        })
+    }
+}
+
+/// Who evaluated.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Evaluator {
+    /// The task's `evaluate` checks.
+    Checks,
+    /// The LLM judge (EvaluationAgent).
+    Llm,
+}
+
+/// One criterion and its verdict.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct SubScore {
+    /// What was judged (`file_equals sorted.csv`).
+    pub name: String,
+    /// The verdict on it.
+    pub evaluation: Complete,
+    /// Why, when it did not hold (our extension; UFO has only name and evaluation).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub detail: Option<String>,
+}
+
+/// The evaluation of one task.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Evaluation {
+    /// Why, in words.
+    pub reason: String,
+    /// Per-criterion verdicts.
+    pub sub_scores: Vec<SubScore>,
+    /// The overall verdict.
+    pub complete: Complete,
+    /// Checks or the LLM judge.
+    pub evaluator: Evaluator,
+}
+
+impl Evaluation {
+    /// True when the verdict is `yes`.
+    pub fn holds(&self) -> bool {
+        self.complete == Complete::Yes
+    }
+
+    /// The `evaluation.log` line: UFO's fields plus `level`, `request` and `type`.
+    pub fn log_line(&self, request: &str) -> serde_json::Value {
+        serde_json::json!({
+            "reason": self.reason,
+            "sub_scores": self.sub_scores,
+            "complete": self.complete,
+            "evaluator": self.evaluator,
+            "level": "session",
+            "request": request,
+            "type": "evaluation_result",
+        })
+    }
+}

@@ -1,0 +1,13 @@
+//! What a run produces and persists, as types: the schema of each task's `status.json`,
+//! of `response.log` lines and of `evaluation.log`. The core fills these in; the
+//! reporters write and read them. Nothing here does I/O.
+
+mod evaluation;
+mod status;
+mod step;
+mod task;
+
+pub use evaluation::{Complete, Evaluation, Evaluator, SubScore};
+pub use status::TaskStatus;
+pub use step::{ActionRecord, StepRecord};
+pub use task::{AttemptRecord, TaskRecord, Usage};

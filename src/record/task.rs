@@ -1,0 +1,112 @@
+//! A task's `status.json`: the one record that says where a task stands. It is written
+//! atomically at each state change, and every summary is rebuilt from these files.
+
+use serde::{Deserialize, Serialize};
+
+use super::{Complete, TaskStatus};
+use crate::task::{SessionKind, Shape, TaskId};
+use crate::timestamp::Timestamp;
+
+/// Token counts.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Usage {
+    /// Tokens sent.
+    pub prompt_tokens: u64,
+    /// Tokens received.
+    pub completion_tokens: u64,
+}
+
+impl Usage {
+    /// Adds another count to this one.
+    pub fn add(&mut self, other: Usage) {
+        self.prompt_tokens += other.prompt_tokens;
+        self.completion_tokens += other.completion_tokens;
+    }
+
+    /// Prompt plus completion.
+    pub fn total(&self) -> u64 {
+        self.prompt_tokens + self.completion_tokens
+    }
+}
+
+/// One attempt at a task.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct AttemptRecord {
+    /// 1-based attempt number.
+    pub attempt: u32,
+    /// When it started.
+    pub started: Timestamp,
+    /// When it ended (absent if the runner died during it).
+    #[serde(default)]
+    pub finished: Option<Timestamp>,
+    /// How it ended.
+    pub status: TaskStatus,
+    /// Why it did not pass, if it did not.
+    #[serde(default)]
+    pub error: Option<String>,
+}
+
+/// The content of `TASK_ID/status.json`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct TaskRecord {
+    /// Task id.
+    pub id: TaskId,
+    /// The task file.
+    pub source: String,
+    /// Hash of the task file's bytes when it ran.
+    #[serde(default)]
+    pub source_hash: String,
+    /// The task file's shape.
+    pub shape: Shape,
+    /// The session type that ran it.
+    pub session: SessionKind,
+    /// The request text.
+    pub request: String,
+    /// Tags from the task file.
+    #[serde(default)]
+    pub tags: Vec<String>,
+    /// Where the task stands.
+    pub status: TaskStatus,
+    /// The evaluation's verdict, when there was an evaluation.
+    #[serde(default)]
+    pub complete: Option<Complete>,
+    /// Why it did not pass, in one line (empty when passed).
+    #[serde(default)]
+    pub error: Option<String>,
+    /// Every attempt, oldest first.
+    pub attempts: Vec<AttemptRecord>,
+    /// When the latest attempt started.
+    #[serde(default)]
+    pub started: Option<Timestamp>,
+    /// When the latest attempt ended.
+    #[serde(default)]
+    pub finished: Option<Timestamp>,
+    /// Wall-clock seconds of the latest attempt.
+    #[serde(default)]
+    pub duration_s: f64,
+    /// Rounds run.
+    #[serde(default)]
+    pub rounds: u32,
+    /// Steps run in the session.
+    #[serde(default)]
+    pub steps: u32,
+    /// Steps per round.
+    #[serde(default)]
+    pub round_steps: Vec<u32>,
+    /// Tokens used, all attempts and the evaluator included.
+    #[serde(default)]
+    pub usage: Usage,
+    /// Cost in USD; absent when the model has no configured price.
+    #[serde(default)]
+    pub cost_usd: Option<f64>,
+    /// Remarks from loading the task file.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub warnings: Vec<String>,
+}
+
+impl TaskRecord {
+    /// The attempts so far, counted.
+    pub fn attempt_count(&self) -> u32 {
+        self.attempts.len() as u32
+    }
+}

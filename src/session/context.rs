@@ -1,0 +1,113 @@
+//! The session's shared state (UFO's Context), typed: counters, the trajectory so far,
+//! usage and cost, and where the task's files live.
+
+use std::path::PathBuf;
+
+use crate::event::TaskEvents;
+use crate::record::{StepRecord, Usage};
+
+/// Accumulated LLM cost. Once one call has no known price the total is unknown, and
+/// says so rather than pretending to be 0.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Cost {
+    usd: f64,
+    unknown: bool,
+}
+
+impl Cost {
+    /// A known amount.
+    pub fn known(usd: f64) -> Self {
+        Self {
+            usd,
+            unknown: false,
+        }
+    }
+
+    /// An amount that cannot be priced.
+    pub fn unknown() -> Self {
+        Self {
+            usd: 0.0,
+            unknown: true,
+        }
+    }
+
+    /// Adds another cost.
+    pub fn add(&mut self, other: Cost) {
+        self.usd += other.usd;
+        self.unknown |= other.unknown;
+    }
+
+    /// The total in USD, or `None` when some part is unknown.
+    pub fn usd(&self) -> Option<f64> {
+        (!self.unknown).then_some(self.usd)
+    }
+}
+
+/// State shared by the rounds and agents of one session.
+#[derive(Debug)]
+pub struct Context {
+    /// The task's request (what the evaluation judges).
+    pub request: String,
+    /// The current round's request.
+    pub round_request: String,
+    /// The current round's subtask (a follower step), if any.
+    pub subtask: Option<String>,
+    /// Steps so far in the session (UFO's SESSION_STEP).
+    pub session_step: u32,
+    /// The current round, 0-based.
+    pub round_num: u32,
+    /// Steps so far in the current round.
+    pub round_step: u32,
+    /// Steps of each round started so far.
+    pub round_steps: Vec<u32>,
+    /// Every step so far, in order.
+    pub trajectory: Vec<StepRecord>,
+    /// Tokens used so far.
+    pub usage: Usage,
+    /// Cost so far.
+    pub cost: Cost,
+    /// The task's workspace folder.
+    pub workspace: PathBuf,
+    /// Where log lines and steps go.
+    pub events: TaskEvents,
+}
+
+impl Context {
+    /// A fresh context for a session on `request`.
+    pub fn new(request: String, workspace: PathBuf, events: TaskEvents) -> Self {
+        Self {
+            round_request: request.clone(),
+            request,
+            subtask: None,
+            session_step: 0,
+            round_num: 0,
+            round_step: 0,
+            round_steps: Vec::new(),
+            trajectory: Vec::new(),
+            usage: Usage::default(),
+            cost: Cost::default(),
+            workspace,
+            events,
+        }
+    }
+
+    /// Rounds started so far.
+    pub fn rounds(&self) -> u32 {
+        self.round_steps.len() as u32
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn unknown_cost_is_contagious() {
+        let mut c = Cost::known(0.5);
+        c.add(Cost::known(0.25));
+        assert_eq!(c.usd(), Some(0.75));
+        c.add(Cost::unknown());
+        assert_eq!(c.usd(), None);
+        assert_eq!(Cost::default().usd(), Some(0.0));
+    }
+}

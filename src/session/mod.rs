@@ -1,0 +1,17 @@
+//! Sessions, rounds, context and agent states (design.md §3, ufo.md §2, §6): the state
+//! machine that drives an agent until a task is finished. It does no I/O of its own:
+//! agents act through the executor they are handed, and steps leave as events.
+
+mod context;
+mod round;
+#[expect(
+    clippy::module_inception,
+    reason = "the Session type is this module's subject"
+)]
+mod session;
+mod state;
+
+pub use context::{Context, Cost};
+pub use round::{Round, RoundEnd};
+pub use session::{Limits, Session, SessionEnd};
+pub use state::{AgentStatus, Transition, transition};

@@ -1,0 +1,115 @@
+//! A Round: one request worked on by an agent, step by step, until the agent finishes,
+//! fails or errs, or the session's step limit is reached (UFO's BaseRound.run).
+
+use std::time::Instant;
+
+use super::{Context, Transition, transition};
+use crate::agent::{Agent, AgentStep};
+use crate::executor::Executor;
+use crate::record::StepRecord;
+use crate::timestamp::{Timestamp, seconds};
+
+/// One round's request.
+#[derive(Clone, Debug)]
+pub struct Round {
+    /// What the agent is asked in this round.
+    pub request: String,
+    /// The follower step this round carries out, if any.
+    pub subtask: Option<String>,
+}
+
+/// How a round ended.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum RoundEnd {
+    /// The agent said FINISH.
+    Finished,
+    /// The agent said FAIL (or a replayed step diverged), with the reason.
+    Failed(String),
+    /// The agent said ERROR, with the reason.
+    Error(String),
+    /// The session's step limit was reached.
+    StepLimit,
+}
+
+impl Round {
+    /// Runs the round to its end. `max_steps` is the session-wide step limit.
+    pub async fn run(
+        &self,
+        agent: &mut dyn Agent,
+        ctx: &mut Context,
+        executor: &mut dyn Executor,
+        max_steps: u32,
+    ) -> RoundEnd {
+        ctx.round_request = self.request.clone();
+        ctx.subtask = self.subtask.clone();
+        ctx.round_step = 0;
+        ctx.round_steps.push(0);
+        agent.begin_round(ctx);
+        loop {
+            if ctx.session_step >= max_steps {
+                return RoundEnd::StepLimit;
+            }
+            let started = Timestamp::now();
+            let clock = Instant::now();
+            let step = agent.handle(ctx, executor).await;
+            ctx.session_step += 1;
+            ctx.round_step += 1;
+            if let Some(n) = ctx.round_steps.last_mut() {
+                *n += 1;
+            }
+            let status = step.status;
+            let reason = step.error.clone();
+            let record = self.record(ctx, step, started, seconds(clock.elapsed()));
+            ctx.events.step(record.clone());
+            ctx.trajectory.push(record);
+            let why = || {
+                reason
+                    .clone()
+                    .unwrap_or_else(|| format!("the agent said {status}"))
+            };
+            match transition(status) {
+                Transition::Continue => {}
+                Transition::EndRound => return RoundEnd::Finished,
+                Transition::Fail => return RoundEnd::Failed(why()),
+                Transition::Error => return RoundEnd::Error(why()),
+            }
+        }
+    }
+
+    /// The response.log record of a step, with the session's counters.
+    fn record(
+        &self,
+        ctx: &mut Context,
+        step: AgentStep,
+        started: Timestamp,
+        duration_s: f64,
+    ) -> StepRecord {
+        ctx.usage.add(step.usage);
+        ctx.cost.add(step.cost);
+        StepRecord {
+            agent_type: step.agent_type.to_string(),
+            agent_name: step.agent_name,
+            session_step: ctx.session_step,
+            round_step: ctx.round_step,
+            round_num: ctx.round_num,
+            status: step.status,
+            request: self.request.clone(),
+            subtask: self.subtask.clone(),
+            observation: step.observation,
+            thought: step.thought,
+            plan: step.plan,
+            comment: step.comment,
+            action: step.actions,
+            llm_cost: if step.usage.total() > 0 {
+                step.cost.usd()
+            } else {
+                None
+            },
+            prompt_tokens: step.usage.prompt_tokens,
+            completion_tokens: step.usage.completion_tokens,
+            error: step.error,
+            started,
+            duration_s,
+        }
+    }
+}

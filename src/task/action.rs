@@ -1,0 +1,157 @@
+//! Recorded actions: one tool call of a recorded plan (UFO's `{agent, action,
+//! parameters}`), with the result it is expected to have when replayed.
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+use crate::command::{CommandResult, ResultStatus};
+use crate::text::shorten;
+
+/// One action of a recorded plan or of a task's `setup`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Action {
+    /// The agent that took the action (informational: `LinuxAgent`, `AppAgent`, ...).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub agent: Option<String>,
+    /// The tool to call.
+    pub action: String,
+    /// The tool's arguments.
+    #[serde(default)]
+    pub parameters: Map<String, Value>,
+    /// What the result must look like; without it the command must succeed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub expect: Option<Expect>,
+    /// Why the action was taken (the recording agent's thought), shown in trajectories.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub comment: Option<String>,
+}
+
+/// The recorded result of an action, checked when the action is replayed.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Expect {
+    /// The result status (`success` or `failure`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub status: Option<ResultStatus>,
+    /// The exit code of a shell command.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub exit_code: Option<i64>,
+    /// The exact standard output (compared without trailing whitespace).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stdout: Option<String>,
+}
+
+impl Expect {
+    /// Every way `result` differs from this expectation, in words; empty when it
+    /// matches. Without an explicit status or exit code, success is expected.
+    pub fn differences(&self, result: &CommandResult) -> Vec<String> {
+        let mut diffs = Vec::new();
+        let wanted_status = self.status.unwrap_or(match self.exit_code {
+            Some(0) | None => ResultStatus::Success,
+            Some(_) => ResultStatus::Failure,
+        });
+        if result.status != wanted_status {
+            let why = result
+                .error
+                .as_deref()
+                .map(|e| format!(" ({})", shorten(e, 200)))
+                .unwrap_or_default();
+            diffs.push(format!(
+                "status {}{why}, expected {wanted_status}",
+                result.status
+            ));
+        }
+        if let Some(code) = self.exit_code {
+            match result.exit_code() {
+                Some(got) if got == code => {}
+                Some(got) => diffs.push(format!("exit code {got}, expected {code}")),
+                None => diffs.push(format!("no exit code, expected {code}")),
+            }
+        }
+        if let Some(want) = &self.stdout {
+            let got = result.stdout().unwrap_or("");
+            if got.trim_end() != want.trim_end() {
+                diffs.push(describe_text_difference("stdout", got, want));
+            }
+        }
+        diffs
+    }
+}
+
+/// "stdout line 2 is `x`, expected `y`" for two texts that differ.
+pub fn describe_text_difference(what: &str, got: &str, want: &str) -> String {
+    let got_lines: Vec<&str> = got.trim_end().lines().collect();
+    let want_lines: Vec<&str> = want.trim_end().lines().collect();
+    for (i, (g, w)) in got_lines.iter().zip(&want_lines).enumerate() {
+        if g != w {
+            return format!(
+                "{what} line {} is {:?}, expected {:?}",
+                i + 1,
+                shorten(g, 120),
+                shorten(w, 120)
+            );
+        }
+    }
+    format!(
+        "{what} has {} lines, expected {}",
+        got_lines.len(),
+        want_lines.len()
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn result(status: ResultStatus, exit: i64, stdout: &str) -> CommandResult {
+        CommandResult {
+            status,
+            error: None,
+            result: json!({"exit_code": exit, "stdout": stdout}),
+            namespace: None,
+            call_id: "c".into(),
+        }
+    }
+
+    #[test]
+    fn no_expectation_means_success() {
+        let e = Expect::default();
+        assert!(
+            e.differences(&result(ResultStatus::Success, 0, ""))
+                .is_empty()
+        );
+        let d = e.differences(&result(ResultStatus::Failure, 1, ""));
+        assert_eq!(d, vec!["status failure, expected success"]);
+    }
+
+    #[test]
+    fn nonzero_exit_code_implies_failure_expected() {
+        let e = Expect {
+            exit_code: Some(1),
+            ..Default::default()
+        };
+        assert!(
+            e.differences(&result(ResultStatus::Failure, 1, ""))
+                .is_empty()
+        );
+        let d = e.differences(&result(ResultStatus::Failure, 2, ""));
+        assert_eq!(d, vec!["exit code 2, expected 1"]);
+    }
+
+    #[test]
+    fn stdout_compared_without_trailing_whitespace() {
+        let e = Expect {
+            stdout: Some("a\nb\n".into()),
+            ..Default::default()
+        };
+        assert!(
+            e.differences(&result(ResultStatus::Success, 0, "a\nb"))
+                .is_empty()
+        );
+        let d = e.differences(&result(ResultStatus::Success, 0, "a\nc\n"));
+        assert_eq!(d, vec![r#"stdout line 2 is "c", expected "b""#]);
+        let d = e.differences(&result(ResultStatus::Success, 0, "a\n"));
+        assert_eq!(d, vec!["stdout has 1 lines, expected 2"]);
+    }
+}

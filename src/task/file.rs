@@ -1,0 +1,571 @@
+//! Reading one task file: JSON syntax, key types, shape, and the meaning of every key,
+//! with every problem collected (not just the first) and located precisely.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::time::Duration;
+
+use serde::Deserialize;
+use serde_json::Value;
+
+use super::{Action, Check, Problem, Task, TaskId, TaskKind};
+use crate::command::ToolSpec;
+
+/// Keys a task file may have; anything else is a warning.
+const KNOWN_KEYS: &[&str] = &[
+    "id",
+    "task",
+    "object",
+    "close",
+    "steps",
+    "request",
+    "actions",
+    "tags",
+    "timeout",
+    "max_steps",
+    "files",
+    "setup",
+    "evaluate",
+];
+/// Keys an action may have.
+const ACTION_KEYS: &[&str] = &["agent", "action", "parameters", "expect", "comment"];
+
+/// The keys of a task file with their JSON types; meaning comes later.
+#[derive(Deserialize)]
+struct RawTask {
+    id: Option<String>,
+    task: Option<String>,
+    object: Option<String>,
+    close: Option<BoolLike>,
+    steps: Option<Vec<String>>,
+    request: Option<String>,
+    actions: Option<Vec<Action>>,
+    tags: Option<Vec<String>>,
+    timeout: Option<Seconds>,
+    max_steps: Option<u32>,
+    files: Option<BTreeMap<String, String>>,
+    setup: Option<Vec<Action>>,
+    evaluate: Option<Vec<Check>>,
+}
+
+/// UFO's `close` is a bool, but dataflow writes the string `"True"`.
+#[derive(Deserialize)]
+#[serde(untagged, expecting = "true or false")]
+enum BoolLike {
+    Bool(bool),
+    Text(String),
+}
+
+/// A timeout in seconds, or a duration text such as `"90s"`.
+#[derive(Deserialize)]
+#[serde(
+    untagged,
+    expecting = "a number of seconds or a duration such as \"90s\""
+)]
+enum Seconds {
+    Number(f64),
+    Text(String),
+}
+
+/// What reading one file gave.
+pub(crate) struct FileOutcome {
+    /// The id the file declares, if it declares a valid one (used even when the file
+    /// has other problems, so its error lands in the right folder).
+    pub(crate) declared_id: Option<TaskId>,
+    /// The task, or everything wrong with the file.
+    pub(crate) result: Result<Task, Vec<Problem>>,
+}
+
+/// Reads one task file's text. `default_id` is the id its path gives; `tools` are the
+/// tools recorded actions may call.
+pub(crate) fn parse_task(
+    file: &Path,
+    text: &str,
+    default_id: Result<TaskId, super::IdError>,
+    tools: &[ToolSpec],
+) -> FileOutcome {
+    let fail = |declared_id, problems| FileOutcome {
+        declared_id,
+        result: Err(problems),
+    };
+    // Syntax first, so a broken file gets the parser's line and column.
+    let value: Value = match serde_json::from_str(text) {
+        Ok(v) => v,
+        Err(e) => return fail(None, vec![json_problem(file, &e, "")]),
+    };
+    let Some(object) = value.as_object() else {
+        let p = Problem::new(
+            file,
+            format!(
+                "a task file must hold a JSON object, not {}",
+                crate::text::json_type(&value)
+            ),
+        )
+        .fix("wrap the task in { ... } with a \"request\" or \"task\" key");
+        return fail(None, vec![p]);
+    };
+    let declared_id = object
+        .get("id")
+        .and_then(Value::as_str)
+        .and_then(|s| TaskId::parse(s).ok());
+
+    // Types second, located by the document path and the parser's position.
+    let deserializer = &mut serde_json::Deserializer::from_str(text);
+    let raw: RawTask = match serde_path_to_error::deserialize(deserializer) {
+        Ok(raw) => raw,
+        Err(e) => {
+            let at = e.path().to_string();
+            return fail(declared_id, vec![json_problem(file, e.inner(), &at)]);
+        }
+    };
+
+    // Meaning last: every remaining problem is collected.
+    let mut checker = Checker {
+        file,
+        problems: Vec::new(),
+        warnings: Vec::new(),
+    };
+    checker.unknown_keys(object);
+    let task = checker.build(raw, default_id, tools, text);
+    match (task, checker.problems.is_empty()) {
+        (Some(task), true) => FileOutcome {
+            declared_id,
+            result: Ok(Task {
+                warnings: checker.warnings,
+                ..task
+            }),
+        },
+        _ => fail(declared_id, checker.problems),
+    }
+}
+
+/// A serde_json error as a problem, with its position split out of the message.
+fn json_problem(file: &Path, e: &serde_json::Error, at: &str) -> Problem {
+    let full = e.to_string();
+    let suffix = format!(" at line {} column {}", e.line(), e.column());
+    let message = full.strip_suffix(&suffix).unwrap_or(&full).to_string();
+    let fix = if e.is_syntax() || e.is_eof() {
+        "fix the JSON syntax there (a missing comma, quote or bracket is the usual cause)"
+            .to_string()
+    } else if at.is_empty() {
+        "see design.md §2 for the task file shapes".to_string()
+    } else {
+        format!("give `{at}` a value of the expected type")
+    };
+    Problem::new(file, message)
+        .position(e.line(), e.column())
+        .at(at)
+        .fix(fix)
+}
+
+/// Collects problems and warnings while giving the raw keys their meaning.
+struct Checker<'a> {
+    file: &'a Path,
+    problems: Vec<Problem>,
+    warnings: Vec<String>,
+}
+
+impl Checker<'_> {
+    fn problem(&mut self, at: &str, message: impl Into<String>, fix: impl Into<String>) {
+        self.problems
+            .push(Problem::new(self.file, message).at(at).fix(fix));
+    }
+
+    fn unknown_keys(&mut self, object: &serde_json::Map<String, Value>) {
+        for key in object.keys().filter(|k| !KNOWN_KEYS.contains(&k.as_str())) {
+            self.warnings.push(format!("unknown key `{key}` ignored"));
+        }
+        for list in ["actions", "setup"] {
+            let Some(Value::Array(items)) = object.get(list) else {
+                continue;
+            };
+            for (i, item) in items.iter().enumerate() {
+                let Some(obj) = item.as_object() else {
+                    continue;
+                };
+                for key in obj.keys().filter(|k| !ACTION_KEYS.contains(&k.as_str())) {
+                    self.warnings
+                        .push(format!("unknown key `{list}[{i}].{key}` ignored"));
+                }
+            }
+        }
+    }
+
+    fn build(
+        &mut self,
+        raw: RawTask,
+        default_id: Result<TaskId, super::IdError>,
+        tools: &[ToolSpec],
+        text: &str,
+    ) -> Option<Task> {
+        let id = self.id(raw.id.as_deref(), default_id);
+        let (kind, request) = self.shape(&raw)?;
+        let close = self.close(raw.close);
+        let timeout = self.timeout(raw.timeout);
+        if raw.max_steps == Some(0) {
+            self.problem(
+                "max_steps",
+                "max_steps is 0, so no step could run",
+                "remove it or give a positive number",
+            );
+        }
+        if let TaskKind::RecordedPlan { actions } = &kind {
+            self.actions("actions", actions, tools);
+        }
+        let setup = raw.setup.unwrap_or_default();
+        self.actions("setup", &setup, tools);
+        let files = raw.files.unwrap_or_default();
+        for path in files.keys() {
+            if let Err(e) = crate::paths::normalize_relative(path, false) {
+                self.problem(
+                    &format!("files.{path}"),
+                    e.to_string(),
+                    "use a path inside the workspace, such as data/input.csv",
+                );
+            }
+        }
+        let checks = raw.evaluate.unwrap_or_default();
+        self.checks(&checks);
+        Some(Task {
+            id: id?,
+            source: self.file.to_path_buf(),
+            source_hash: crate::hash::hex(text.as_bytes()),
+            kind,
+            request,
+            object: raw.object,
+            close,
+            tags: raw.tags.unwrap_or_default(),
+            timeout,
+            max_steps: raw.max_steps,
+            files,
+            setup,
+            checks,
+            warnings: Vec::new(),
+        })
+    }
+
+    fn id(
+        &mut self,
+        declared: Option<&str>,
+        default_id: Result<TaskId, super::IdError>,
+    ) -> Option<TaskId> {
+        match declared {
+            Some(text) => match TaskId::parse(text) {
+                Ok(id) => Some(id),
+                Err(e) => {
+                    self.problem(
+                        "id",
+                        e.to_string(),
+                        "use letters, digits, '.', '_', '-' and '/' between folders",
+                    );
+                    None
+                }
+            },
+            None => match default_id {
+                Ok(id) => Some(id),
+                Err(e) => {
+                    self.problem(
+                        "",
+                        format!("{e} (the id comes from the file's path)"),
+                        "rename the file, or set a safe \"id\" in it (letters, digits, '.', '_', '-')",
+                    );
+                    None
+                }
+            },
+        }
+    }
+
+    /// Which of the four shapes the keys make, and its request text.
+    fn shape(&mut self, raw: &RawTask) -> Option<(TaskKind, String)> {
+        let task = raw.task.as_deref().map(str::trim).filter(|s| !s.is_empty());
+        let request = raw
+            .request
+            .as_deref()
+            .map(str::trim)
+            .filter(|s| !s.is_empty());
+        if let (Some(t), Some(r)) = (task, request)
+            && t != r
+        {
+            self.warnings.push("both `task` and `request` are set; `request` is used for recorded plans, `task` otherwise".into());
+        }
+        let text = if raw.actions.is_some() {
+            request.or(task)
+        } else {
+            task.or(request)
+        };
+        let Some(text) = text else {
+            let empty = raw.task.is_some() || raw.request.is_some();
+            let (message, fix) = if empty {
+                (
+                    "the request is empty",
+                    "write what the agent should do in \"request\" (or \"task\")",
+                )
+            } else {
+                (
+                    "no request: the file has neither \"request\" nor \"task\"",
+                    "add \"request\": \"what to do\" (recorded plans and seed-doc files) or \"task\": \"what to do\" (UFO request files)",
+                )
+            };
+            self.problem("", message, fix);
+            return None;
+        };
+        let kind = match (&raw.actions, &raw.steps) {
+            (Some(actions), steps) => {
+                if steps.is_some() {
+                    self.warnings.push(
+                        "`steps` ignored: the file has recorded `actions`, which are replayed"
+                            .into(),
+                    );
+                }
+                TaskKind::RecordedPlan {
+                    actions: actions.clone(),
+                }
+            }
+            (None, Some(steps)) => {
+                if steps.is_empty() {
+                    self.problem(
+                        "steps",
+                        "`steps` is empty",
+                        "list at least one step, or remove `steps` to run the task as one request",
+                    );
+                }
+                for (i, step) in steps.iter().enumerate() {
+                    if step.trim().is_empty() {
+                        self.problem(
+                            &format!("steps[{i}]"),
+                            "the step is empty",
+                            "write what this step should do, or remove it",
+                        );
+                    }
+                }
+                TaskKind::UfoStepPlan {
+                    steps: steps.clone(),
+                }
+            }
+            (None, None) if task.is_some() => TaskKind::UfoRequest,
+            (None, None) => TaskKind::SeedRequest,
+        };
+        Some((kind, text.to_string()))
+    }
+
+    fn close(&mut self, close: Option<BoolLike>) -> bool {
+        match close {
+            None => false,
+            Some(BoolLike::Bool(b)) => b,
+            Some(BoolLike::Text(t)) => match t.to_ascii_lowercase().as_str() {
+                "true" => true,
+                "false" => false,
+                _ => {
+                    self.problem("close", format!("`close` is {t:?}"), "use true or false");
+                    false
+                }
+            },
+        }
+    }
+
+    fn timeout(&mut self, timeout: Option<Seconds>) -> Option<Duration> {
+        let fix = "give a positive number of seconds, or a duration such as \"90s\" or \"10m\"";
+        match timeout? {
+            Seconds::Number(n) if n.is_finite() && n > 0.0 => Some(Duration::from_secs_f64(n)),
+            Seconds::Number(n) => {
+                self.problem(
+                    "timeout",
+                    format!("timeout {n} is not a positive number of seconds"),
+                    fix,
+                );
+                None
+            }
+            Seconds::Text(t) => match crate::config::parse_duration(&t) {
+                Ok(d) => Some(d),
+                Err(e) => {
+                    self.problem("timeout", e, fix);
+                    None
+                }
+            },
+        }
+    }
+
+    fn actions(&mut self, list: &str, actions: &[Action], tools: &[ToolSpec]) {
+        for (i, action) in actions.iter().enumerate() {
+            let at = format!("{list}[{i}]");
+            let Some(spec) = tools.iter().find(|t| t.name == action.action) else {
+                let names: Vec<&str> = tools.iter().map(|t| t.name).collect();
+                self.problem(
+                    &format!("{at}.action"),
+                    format!("unknown tool `{}`", action.action),
+                    format!("use one of: {}", names.join(", ")),
+                );
+                continue;
+            };
+            if let Err(e) = spec.check_arguments(&action.parameters) {
+                self.problem(
+                    &format!("{at}.parameters"),
+                    e,
+                    "see the tool list in the README",
+                );
+            }
+        }
+    }
+
+    fn checks(&mut self, checks: &[Check]) {
+        for (i, check) in checks.iter().enumerate() {
+            let at = format!("evaluate[{i}]");
+            if let Some(path) = check.path()
+                && let Err(e) = crate::paths::normalize_relative(path, false)
+            {
+                self.problem(
+                    &format!("{at}.path"),
+                    e.to_string(),
+                    "use a path inside the workspace",
+                );
+            }
+            for (key, pattern) in check.patterns() {
+                if let Err(e) = Check::regex(pattern) {
+                    let first = e
+                        .to_string()
+                        .lines()
+                        .last()
+                        .unwrap_or_default()
+                        .trim()
+                        .to_string();
+                    self.problem(&format!("{at}.{key}"), format!("invalid regular expression: {first}"), "fix the pattern (Rust regex syntax; escape literal characters such as . ( [ with \\)");
+                }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::executor::shell_tools;
+
+    fn parse(text: &str) -> FileOutcome {
+        parse_task(
+            Path::new("t/x.json"),
+            text,
+            TaskId::parse("x"),
+            &shell_tools(),
+        )
+    }
+
+    fn problems(text: &str) -> Vec<String> {
+        match parse(text).result {
+            Ok(_) => vec![],
+            Err(ps) => ps.iter().map(|p| p.to_string()).collect(),
+        }
+    }
+
+    #[test]
+    fn tells_the_four_shapes_apart() {
+        let shapes = [
+            (
+                r#"{"task": "t", "object": "a.docx", "close": true}"#,
+                "UfoRequest",
+            ),
+            (r#"{"task": "t", "steps": ["a", "b"]}"#, "UfoStepPlan"),
+            (r#"{"request": "r"}"#, "SeedRequest"),
+            (r#"{"request": "r", "actions": []}"#, "RecordedPlan"),
+        ];
+        for (text, want) in shapes {
+            let task = parse(text).result.unwrap();
+            assert_eq!(format!("{:?}", task.kind.shape()), want, "{text}");
+        }
+    }
+
+    #[test]
+    fn syntax_errors_have_line_and_column() {
+        let p = problems("{\n  \"request\": \"a\"\n  \"actions\": []\n}");
+        assert_eq!(p.len(), 1);
+        assert!(
+            p[0].starts_with("t/x.json:3:3: expected `,` or `}`"),
+            "{}",
+            p[0]
+        );
+        assert!(p[0].contains("fix: fix the JSON syntax"), "{}", p[0]);
+    }
+
+    #[test]
+    fn type_errors_name_the_key() {
+        let p = problems("{\"request\": \"a\", \"actions\": [{\"action\": 5}]}");
+        assert!(
+            p[0].contains("`actions[0].action`: invalid type: integer `5`, expected a string"),
+            "{}",
+            p[0]
+        );
+        let p = problems(r#"{"task": "a", "close": "maybe"}"#);
+        assert!(p[0].contains("`close`: `close` is \"maybe\""), "{}", p[0]);
+    }
+
+    #[test]
+    fn missing_request_says_which_keys() {
+        let p = problems(r#"{"object": "a.docx"}"#);
+        assert!(
+            p[0].contains("neither \"request\" nor \"task\""),
+            "{}",
+            p[0]
+        );
+        let p = problems(r#"{"request": "  "}"#);
+        assert!(p[0].contains("the request is empty"), "{}", p[0]);
+        let p = problems("[1, 2]");
+        assert!(
+            p[0].contains("must hold a JSON object, not an array"),
+            "{}",
+            p[0]
+        );
+    }
+
+    #[test]
+    fn collects_every_semantic_problem() {
+        let text = r#"{"id": "../up", "request": "r", "timeout": -1, "max_steps": 0,
+            "files": {"/etc/x": ""},
+            "actions": [{"action": "rm_rf", "parameters": {}},
+                        {"action": "execute_command", "parameters": {"cmd": "ls"}}],
+            "evaluate": [{"type": "file_contains", "path": "../a", "pattern": "("}]}"#;
+        let p = problems(text);
+        let joined = p.join("\n");
+        for needle in [
+            "`id`: the id `../up` has the segment `..`",
+            "`timeout`: timeout -1 is not a positive",
+            "`max_steps`: max_steps is 0",
+            "`files./etc/x`: `/etc/x` is an absolute path",
+            "`actions[0].action`: unknown tool `rm_rf`",
+            "`actions[1].parameters`: `execute_command` needs the parameter `command`",
+            "`evaluate[0].path`: `../a` leaves the workspace",
+            "`evaluate[0].pattern`: invalid regular expression",
+        ] {
+            assert!(joined.contains(needle), "missing {needle:?} in\n{joined}");
+        }
+        // A bad declared id is not used; the path id is unaffected.
+        assert!(parse(text).declared_id.is_none());
+    }
+
+    #[test]
+    fn lenient_where_ufo_files_are_loose() {
+        let out = parse(r#"{"task": "t", "close": "True", "extra": 1, "timeout": "90s"}"#);
+        let task = out.result.unwrap();
+        assert!(task.close);
+        assert_eq!(task.timeout, Some(Duration::from_secs(90)));
+        assert_eq!(task.warnings, vec!["unknown key `extra` ignored"]);
+    }
+
+    #[test]
+    fn unsafe_path_id_suggests_an_explicit_id() {
+        let out = parse_task(
+            Path::new("t/my task.json"),
+            r#"{"request": "r"}"#,
+            TaskId::parse("my task"),
+            &shell_tools(),
+        );
+        let p = out.result.unwrap_err();
+        assert!(p[0].to_string().contains("contains a space"), "{}", p[0]);
+        assert!(p[0].to_string().contains("set a safe \"id\""), "{}", p[0]);
+        let out = parse_task(
+            Path::new("t/my task.json"),
+            r#"{"id": "my_task", "request": "r"}"#,
+            TaskId::parse("my task"),
+            &shell_tools(),
+        );
+        assert_eq!(out.result.unwrap().id.as_str(), "my_task");
+    }
+}

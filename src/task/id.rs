@@ -1,0 +1,236 @@
+//! Task ids: the path of a task file relative to the folder given, without `.json`
+//! (`word/insert_table`), or the file's own `id`. An id names a folder inside the run
+//! dir, so only ids that are safe as relative paths are accepted.
+
+use std::fmt;
+use std::path::{Component, Path};
+
+use serde::{Deserialize, Deserializer, Serialize};
+
+/// Characters allowed in one segment of an id, besides ASCII letters and digits.
+const SAFE_PUNCTUATION: &[char] = &['.', '_', '-'];
+/// Longest segment accepted; file systems allow 255 bytes, we leave room for suffixes.
+const MAX_SEGMENT: usize = 200;
+
+/// A validated task id: `/`-separated segments of letters, digits, `.`, `_`, `-`,
+/// none empty, none starting with a dot.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+pub struct TaskId(String);
+
+/// Why a text is not a safe task id.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum IdError {
+    /// Nothing left after trimming.
+    #[error("the id is empty")]
+    Empty,
+    /// Starts with `/` or a drive letter.
+    #[error("the id `{0}` is an absolute path")]
+    Absolute(String),
+    /// Contains an empty, `.` or `..` segment, or one starting with a dot.
+    #[error(
+        "the id `{id}` has the segment `{segment}`, which could leave the run folder or hide a file"
+    )]
+    BadSegment {
+        /// The whole id.
+        id: String,
+        /// The offending segment.
+        segment: String,
+    },
+    /// Contains a character that is unsafe in file names.
+    #[error("the id `{id}` contains {shown}, which is not safe in a file name")]
+    UnsafeChar {
+        /// The whole id.
+        id: String,
+        /// The character, described for humans.
+        shown: String,
+    },
+    /// A segment longer than file systems allow.
+    #[error("the id `{0}` has a segment longer than {MAX_SEGMENT} characters")]
+    TooLong(String),
+}
+
+impl TaskId {
+    /// Validates an id given in a task file or built from a path.
+    pub fn parse(text: &str) -> Result<Self, IdError> {
+        let id = text.trim();
+        if id.is_empty() {
+            return Err(IdError::Empty);
+        }
+        if id.starts_with('/') || id.starts_with('\\') || id.chars().nth(1) == Some(':') {
+            return Err(IdError::Absolute(id.to_string()));
+        }
+        for segment in id.split('/') {
+            if segment.is_empty() || segment.starts_with('.') {
+                return Err(IdError::BadSegment {
+                    id: id.to_string(),
+                    segment: segment.to_string(),
+                });
+            }
+            if let Some(c) = segment.chars().find(|c| !is_safe(*c)) {
+                return Err(IdError::UnsafeChar {
+                    id: id.to_string(),
+                    shown: describe_char(c),
+                });
+            }
+            if segment.chars().count() > MAX_SEGMENT {
+                return Err(IdError::TooLong(id.to_string()));
+            }
+        }
+        Ok(Self(id.to_string()))
+    }
+
+    /// The id of a task file at `relative` (to the folder given): its path without the
+    /// `.json` extension, with `/` between folders.
+    pub fn from_relative_path(relative: &Path) -> Result<Self, IdError> {
+        Self::parse(&relative_id_text(relative))
+    }
+
+    /// A safe stand-in for an id that failed validation, so the bad file still gets a
+    /// results folder: unsafe characters become `_`, bad segments are dropped.
+    pub fn sanitized(text: &str) -> Self {
+        let segments: Vec<String> = text
+            .split(['/', '\\'])
+            .filter(|s| !s.is_empty() && *s != "." && *s != "..")
+            .map(|s| {
+                let clean: String = s
+                    .trim_start_matches('.')
+                    .chars()
+                    .map(|c| if is_safe(c) { c } else { '_' })
+                    .take(MAX_SEGMENT)
+                    .collect();
+                if clean.is_empty() {
+                    "_".to_string()
+                } else {
+                    clean
+                }
+            })
+            .collect();
+        if segments.is_empty() {
+            Self("_".to_string())
+        } else {
+            Self(segments.join("/"))
+        }
+    }
+
+    /// The id as text.
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+
+    /// The id with a suffix on its last segment (for de-duplicated stand-ins).
+    pub fn with_suffix(&self, suffix: &str) -> Self {
+        Self(format!("{}{suffix}", self.0))
+    }
+
+    /// The id's folder segments, outermost first.
+    pub fn segments(&self) -> impl Iterator<Item = &str> {
+        self.0.split('/')
+    }
+
+    /// The folder part of the id (`word` for `word/insert_table`), empty at top level.
+    pub fn group(&self) -> &str {
+        self.0.rsplit_once('/').map(|(g, _)| g).unwrap_or("")
+    }
+}
+
+impl fmt::Display for TaskId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl<'de> Deserialize<'de> for TaskId {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let text = String::deserialize(d)?;
+        TaskId::parse(&text).map_err(serde::de::Error::custom)
+    }
+}
+
+/// The raw id text for a relative path, before validation.
+pub(super) fn relative_id_text(relative: &Path) -> String {
+    let without_ext = match relative.extension() {
+        Some(ext) if ext.eq_ignore_ascii_case("json") => relative.with_extension(""),
+        _ => relative.to_path_buf(),
+    };
+    without_ext
+        .components()
+        .filter_map(|c| match c {
+            Component::Normal(s) => Some(s.to_string_lossy().into_owned()),
+            _ => None,
+        })
+        .collect::<Vec<_>>()
+        .join("/")
+}
+
+fn is_safe(c: char) -> bool {
+    c.is_ascii_alphanumeric() || SAFE_PUNCTUATION.contains(&c)
+}
+
+fn describe_char(c: char) -> String {
+    match c {
+        ' ' => "a space".to_string(),
+        '\\' => "a backslash".to_string(),
+        c if c.is_control() => format!("the control character U+{:04X}", c as u32),
+        c => format!("the character `{c}`"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn accepts_nested_safe_ids() {
+        assert_eq!(
+            TaskId::parse("word/insert_table").unwrap().as_str(),
+            "word/insert_table"
+        );
+        assert_eq!(TaskId::parse("a-b.c_d").unwrap().group(), "");
+        assert_eq!(TaskId::parse("x/y/z").unwrap().group(), "x/y");
+    }
+
+    #[test]
+    fn rejects_escapes_and_unsafe_chars() {
+        assert!(matches!(
+            TaskId::parse("../etc"),
+            Err(IdError::BadSegment { .. })
+        ));
+        assert!(matches!(
+            TaskId::parse("a//b"),
+            Err(IdError::BadSegment { .. })
+        ));
+        assert!(matches!(
+            TaskId::parse(".hidden"),
+            Err(IdError::BadSegment { .. })
+        ));
+        assert!(matches!(TaskId::parse("/abs"), Err(IdError::Absolute(_))));
+        assert!(matches!(TaskId::parse("C:x"), Err(IdError::Absolute(_))));
+        let err = TaskId::parse("my task").unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "the id `my task` contains a space, which is not safe in a file name"
+        );
+        assert!(matches!(TaskId::parse(""), Err(IdError::Empty)));
+        assert!(matches!(
+            TaskId::parse(&"x".repeat(201)),
+            Err(IdError::TooLong(_))
+        ));
+    }
+
+    #[test]
+    fn ids_from_paths_drop_json_extension() {
+        let id = TaskId::from_relative_path(Path::new("word/insert_table.json")).unwrap();
+        assert_eq!(id.as_str(), "word/insert_table");
+        let id = TaskId::from_relative_path(Path::new("./a.JSON")).unwrap();
+        assert_eq!(id.as_str(), "a");
+    }
+
+    #[test]
+    fn sanitized_is_always_valid() {
+        for raw in ["my task", "../../x", "..", "", "a/.b/c", "ü/ß"] {
+            let id = TaskId::sanitized(raw);
+            assert!(TaskId::parse(id.as_str()).is_ok(), "{raw:?} -> {id}");
+        }
+        assert_eq!(TaskId::sanitized("my task").as_str(), "my_task");
+    }
+}

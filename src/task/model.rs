@@ -1,0 +1,122 @@
+//! The validated task: what a task file means once its shape is known. Everything the
+//! runner needs is here, typed; nothing refers back to the raw JSON.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use serde::Serialize;
+
+use super::{Action, Check, TaskId};
+
+/// A task ready to run.
+#[derive(Clone, Debug)]
+pub struct Task {
+    /// Unique id within the run; names the task's results folder.
+    pub id: TaskId,
+    /// The task file it came from (empty for `--request`).
+    pub source: PathBuf,
+    /// A hash of the file's bytes, so a resumed run notices an edited task.
+    pub source_hash: String,
+    /// The shape and what it carries.
+    pub kind: TaskKind,
+    /// The request text given to the agent and the evaluator.
+    pub request: String,
+    /// UFO's `object`: the file or application the task is about.
+    pub object: Option<String>,
+    /// UFO's `close`: close the application afterwards.
+    pub close: bool,
+    /// Free-form labels, carried into results.
+    pub tags: Vec<String>,
+    /// Wall-clock limit for this task, overriding the run's `--timeout`.
+    pub timeout: Option<Duration>,
+    /// Step limit for this task, overriding `--max-steps`.
+    pub max_steps: Option<u32>,
+    /// Files written into the workspace before anything runs (relative path → content).
+    pub files: BTreeMap<String, String>,
+    /// Actions run before the session; not part of the trajectory.
+    pub setup: Vec<Action>,
+    /// Deterministic checks deciding the outcome.
+    pub checks: Vec<Check>,
+    /// Non-fatal remarks found while loading (unknown keys, lenient conversions).
+    pub warnings: Vec<String>,
+}
+
+/// The four task shapes of design.md §2.
+#[derive(Clone, Debug)]
+pub enum TaskKind {
+    /// `{"task", "object", "close"}`: an LLM agent works on the request.
+    UfoRequest,
+    /// `{"task", "steps": [..]}`: one LLM round per step.
+    UfoStepPlan {
+        /// The steps, one round each.
+        steps: Vec<String>,
+    },
+    /// `{"request"}`: an LLM agent works on the request.
+    SeedRequest,
+    /// `{"request", "actions": [..]}`: replayed with no LLM.
+    RecordedPlan {
+        /// The actions, one step each.
+        actions: Vec<Action>,
+    },
+}
+
+/// The shape names used in results files.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Shape {
+    /// UFO request file.
+    UfoRequest,
+    /// UFO step plan.
+    UfoStepPlan,
+    /// Seed-doc request.
+    SeedRequest,
+    /// Recorded plan.
+    RecordedPlan,
+    /// `--request` on the command line.
+    CommandLine,
+    /// A file that could not be loaded.
+    Invalid,
+}
+
+/// The session type that runs a shape, named as in UFO.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, serde::Deserialize)]
+pub enum SessionKind {
+    /// An LLM agent on one request (UFO's batch_normal).
+    FromFileSession,
+    /// Follows steps or recorded actions (UFO's follower mode).
+    FollowerSession,
+    /// No session could be built (bad task file).
+    None,
+}
+
+impl SessionKind {
+    /// The name as written in results.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::FromFileSession => "FromFileSession",
+            Self::FollowerSession => "FollowerSession",
+            Self::None => "none",
+        }
+    }
+}
+
+impl TaskKind {
+    /// The shape name.
+    pub fn shape(&self) -> Shape {
+        match self {
+            Self::UfoRequest => Shape::UfoRequest,
+            Self::UfoStepPlan { .. } => Shape::UfoStepPlan,
+            Self::SeedRequest => Shape::SeedRequest,
+            Self::RecordedPlan { .. } => Shape::RecordedPlan,
+        }
+    }
+
+    /// The session type that runs it.
+    pub fn session(&self) -> SessionKind {
+        match self {
+            Self::UfoRequest | Self::SeedRequest => SessionKind::FromFileSession,
+            Self::UfoStepPlan { .. } | Self::RecordedPlan { .. } => SessionKind::FollowerSession,
+        }
+    }
+}

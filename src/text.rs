@@ -1,0 +1,69 @@
+//! Tiny text helpers shared by logs, trajectories and error messages.
+
+use serde_json::Value;
+
+/// `s` cut to at most `max` characters, with `…` marking the cut.
+pub fn shorten(s: &str, max: usize) -> String {
+    if s.chars().count() <= max {
+        return s.to_string();
+    }
+    let mut out: String = s.chars().take(max.saturating_sub(1)).collect();
+    out.push('…');
+    out
+}
+
+/// The first line of `s`, shortened, for one-line summaries.
+pub fn first_line(s: &str, max: usize) -> String {
+    let line = s.lines().find(|l| !l.trim().is_empty()).unwrap_or("");
+    let more = s.trim().lines().count() > 1;
+    let mut out = shorten(line.trim(), max);
+    if more && !out.ends_with('…') {
+        out.push_str(" …");
+    }
+    out
+}
+
+/// "a string", "an integer", ... for messages about JSON values.
+pub fn json_type(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(n) if n.is_f64() => "a number",
+        Value::Number(_) => "an integer",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
+}
+
+/// `n thing` / `n things`.
+pub fn plural(n: usize, thing: &str) -> String {
+    if n == 1 {
+        format!("1 {thing}")
+    } else {
+        format!("{n} {thing}s")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn shortens_on_char_boundaries() {
+        assert_eq!(shorten("héllo wörld", 6), "héllo…");
+        assert_eq!(shorten("short", 10), "short");
+    }
+
+    #[test]
+    fn first_line_marks_more() {
+        assert_eq!(first_line("\nabc\ndef\n", 10), "abc …");
+        assert_eq!(first_line("abc", 10), "abc");
+    }
+
+    #[test]
+    fn plurals() {
+        assert_eq!(plural(1, "task"), "1 task");
+        assert_eq!(plural(0, "task"), "0 tasks");
+    }
+}
