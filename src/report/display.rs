@@ -140,13 +140,14 @@ impl Display {
         self.running.remove(f.record.id.as_str());
         self.done += 1;
         if self.mode != DisplayMode::Quiet {
-            let mut line = format!(
-                "[{:>w$}/{}] {}",
-                self.done,
-                self.total,
-                task_line(&f.record),
-                w = digits(self.total)
-            );
+            let shown = if f.problems.is_empty() {
+                task_line(&f.record)
+            } else {
+                let n = plural(f.problems.len(), "problem");
+                format!("ERROR   {}: invalid task file ({n})", f.record.id)
+            };
+            let w = digits(self.total);
+            let mut line = format!("[{:>w$}/{}] {shown}", self.done, self.total);
             for p in &f.problems {
                 line.push_str(&format!(
                     "\n        {}",

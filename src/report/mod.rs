@@ -8,12 +8,14 @@ mod display;
 mod stats;
 mod store;
 mod summary;
+mod task_files;
 mod trajectory;
 mod validate;
+mod writers;
 
 use std::thread::JoinHandle;
 
-pub use atomic::{append_line, write_atomic, write_json};
+pub use atomic::{Durability, append_line, write_atomic, write_json};
 pub use display::{Display, DisplayMode, summary_line};
 pub use stats::RunStats;
 pub use store::Store;
@@ -45,7 +47,7 @@ impl Reporter {
         self.stats.observe(event);
         self.store.handle(event);
         if let Event::RunFinished(_) = event {
-            self.stats.write_errors = self.store.errors().to_vec();
+            self.stats.write_errors = self.store.errors();
         }
         self.display.handle(event, &self.stats);
     }

@@ -1,36 +1,31 @@
-//! The result files of a run (design.md §5), written as events arrive. Each task's
-//! `status.json` is written atomically at every state change and written last when a
-//! task finishes, so a task is final on disk only once all its files are. Run-level
-//! summaries are rebuilt from the records.
+//! The result files of a run (design.md §5). Per-task files go to the writer lanes as
+//! events arrive; run-level files (`run.json`, `tasks_status.json`, `summary.*`) are
+//! written here, from the records, only after the lanes have caught up — so they never
+//! claim more than the tasks' own files say.
 
 use std::collections::BTreeMap;
-use std::path::Path;
 use std::time::{Duration, Instant};
 
 use serde_json::json;
 
-use super::atomic::{append_line, write_atomic, write_json};
+use super::atomic::{Durability, write_json};
 use super::summary;
-use super::trajectory;
-use crate::event::{Event, LogLine, RunFinished, RunStarted, TaskFinished};
+use super::task_files::{self, describe};
+use super::writers::Writers;
+use crate::event::{Event, RunFinished, RunStarted};
 use crate::layout::RunLayout;
-use crate::record::{StepRecord, TaskRecord};
+use crate::record::TaskRecord;
 use crate::task::TaskId;
 
-/// Files of an attempt that move to `attempts/N/` when the next attempt starts.
-const ATTEMPT_FILES: &[&str] = &[
-    "response.log",
-    "task.log",
-    "output.md",
-    "evaluation.log",
-    "plan.json",
-];
 /// How often `tasks_status.json` is rewritten while a run goes on.
 const TASKS_STATUS_EVERY: Duration = Duration::from_secs(1);
+/// Writer lanes: enough to overlap fsyncs; the work is waiting, not computing.
+const LANES: usize = 4;
 
 /// Writes result files.
 pub struct Store {
     layout: RunLayout,
+    writers: Writers,
     run: Option<RunStarted>,
     records: BTreeMap<TaskId, TaskRecord>,
     tasks_status_written: Option<Instant>,
@@ -42,6 +37,7 @@ impl Store {
     pub fn new(layout: RunLayout) -> Self {
         Self {
             layout,
+            writers: Writers::new(LANES),
             run: None,
             records: BTreeMap::new(),
             tasks_status_written: None,
@@ -50,140 +46,80 @@ impl Store {
     }
 
     /// Files that could not be written, in words.
-    pub fn errors(&self) -> &[String] {
-        &self.errors
+    pub fn errors(&self) -> Vec<String> {
+        let mut all = self.errors.clone();
+        all.extend(self.writers.errors());
+        all
     }
 
     /// Writes what `event` changes.
     pub fn handle(&mut self, event: &Event) {
-        let result = match event {
-            Event::RunStarted(r) => self.run_started(r),
+        let layout = self.layout.clone();
+        match event {
+            Event::RunStarted(r) => {
+                let result =
+                    std::fs::create_dir_all(layout.root()).map_err(|e| describe(layout.root(), &e));
+                self.run = Some((**r).clone());
+                self.keep(result.and_then(|()| self.write_run_json(None)));
+            }
             Event::TaskSkipped(record) => {
                 self.records.insert(record.id.clone(), (**record).clone());
-                Ok(())
             }
-            Event::TaskStarted(record) => self.task_started(record),
-            Event::TaskLog { id, line } => self.log_line(id, line),
-            Event::StepFinished { id, step } => self.step(id, step),
-            Event::TaskRetrying { record, .. } => self.status(record),
-            Event::TaskFinished(f) => self.task_finished(f),
-            Event::Stopping { .. } => Ok(()),
-            Event::RunFinished(f) => self.run_finished(f),
-        };
-        if let Err(e) = result {
-            self.errors.push(e);
-        }
-    }
-
-    fn run_started(&mut self, r: &RunStarted) -> Result<(), String> {
-        std::fs::create_dir_all(self.layout.root())
-            .map_err(|e| describe(self.layout.root(), &e))?;
-        self.run = Some(r.clone());
-        self.write_run_json(None)
-    }
-
-    fn task_started(&mut self, record: &TaskRecord) -> Result<(), String> {
-        let dir = self.layout.task_dir(&record.id);
-        std::fs::create_dir_all(&dir).map_err(|e| describe(&dir, &e))?;
-        let previous = record.attempt_count().saturating_sub(1);
-        for name in ATTEMPT_FILES {
-            let path = dir.join(name);
-            if !path.exists() {
-                continue;
-            }
-            let moved = if previous > 0 {
-                let kept = dir.join("attempts").join(previous.to_string());
-                std::fs::create_dir_all(&kept)
-                    .and_then(|()| std::fs::rename(&path, kept.join(name)))
-            } else {
-                std::fs::remove_file(&path)
-            };
-            moved.map_err(|e| describe(&path, &e))?;
-        }
-        self.records.insert(record.id.clone(), record.clone());
-        self.status(record)
-    }
-
-    fn log_line(&self, id: &TaskId, line: &LogLine) -> Result<(), String> {
-        let path = self.layout.task_file(id, "task.log");
-        let level = serde_json::to_value(line.level)
-            .ok()
-            .and_then(|v| v.as_str().map(str::to_string))
-            .unwrap_or_default();
-        let text = format!(
-            "{} {level:<5} {}",
-            line.at,
-            line.message.replace('\n', "\n    ")
-        );
-        append_line(&path, &text).map_err(|e| describe(&path, &e))
-    }
-
-    fn step(&self, id: &TaskId, step: &StepRecord) -> Result<(), String> {
-        let path = self.layout.task_file(id, "response.log");
-        let line = serde_json::to_string(step).map_err(|e| e.to_string())?;
-        append_line(&path, &line).map_err(|e| describe(&path, &e))
-    }
-
-    fn status(&self, record: &TaskRecord) -> Result<(), String> {
-        let path = self.layout.status(&record.id);
-        write_json(&path, record).map_err(|e| describe(&path, &e))
-    }
-
-    fn task_finished(&mut self, f: &TaskFinished) -> Result<(), String> {
-        let id = &f.record.id;
-        let dir = self.layout.task_dir(id);
-        std::fs::create_dir_all(&dir).map_err(|e| describe(&dir, &e))?;
-        let mut errors = Vec::new();
-        if !f.problems.is_empty() {
-            for name in ATTEMPT_FILES {
-                let _ = std::fs::remove_file(dir.join(name));
-            }
-            for p in &f.problems {
-                let line = format!(
-                    "{} ERROR {}",
-                    crate::timestamp::Timestamp::now(),
-                    p.to_string().replace('\n', "\n    ")
+            Event::TaskStarted(record) => {
+                self.records.insert(record.id.clone(), (**record).clone());
+                let record = (**record).clone();
+                self.writers.submit(
+                    &record.id.clone(),
+                    Box::new(move || task_files::started(&layout, &record)),
                 );
-                if let Err(e) = append_line(&dir.join("task.log"), &line) {
-                    errors.push(describe(&dir.join("task.log"), &e));
+            }
+            Event::TaskLog { id, line } => {
+                let (id2, line) = (id.clone(), line.clone());
+                self.writers.submit(
+                    id,
+                    Box::new(move || task_files::log_line(&layout, &id2, &line)),
+                );
+            }
+            Event::StepFinished { id, step } => {
+                let (id2, step) = (id.clone(), step.clone());
+                self.writers
+                    .submit(id, Box::new(move || task_files::step(&layout, &id2, &step)));
+            }
+            Event::TaskRetrying { record, .. } => {
+                let record = (**record).clone();
+                self.writers.submit(
+                    &record.id.clone(),
+                    Box::new(move || task_files::status(&layout, &record, Durability::CrashSafe)),
+                );
+            }
+            Event::TaskFinished(f) => {
+                self.records.insert(f.record.id.clone(), f.record.clone());
+                let f = (**f).clone();
+                self.writers.submit(
+                    &f.record.id.clone(),
+                    Box::new(move || task_files::finished(&layout, &f)),
+                );
+                if self
+                    .tasks_status_written
+                    .is_none_or(|t| t.elapsed() >= TASKS_STATUS_EVERY)
+                {
+                    self.writers.flush();
+                    let result = self.write_tasks_status();
+                    self.keep(result);
                 }
             }
-        }
-        if let Some(e) = &f.evaluation {
-            let path = dir.join("evaluation.log");
-            let line = format!("{}\n", e.log_line(&f.record.request));
-            if let Err(err) = write_atomic(&path, line.as_bytes()) {
-                errors.push(describe(&path, &err));
+            Event::Stopping { .. } => {}
+            Event::RunFinished(f) => {
+                self.writers.flush();
+                let result = self.run_finished(f);
+                self.keep(result);
             }
         }
-        if let Some(plan) = &f.plan {
-            let path = dir.join("plan.json");
-            if let Err(e) = write_json(&path, plan) {
-                errors.push(describe(&path, &e));
-            }
-        }
-        let md = trajectory::render(&f.record, &f.trajectory, f.evaluation.as_ref(), &f.problems);
-        let path = dir.join("output.md");
-        if let Err(e) = write_atomic(&path, md.as_bytes()) {
-            errors.push(describe(&path, &e));
-        }
-        // Last: the task is final on disk only once everything else is written.
-        if let Err(e) = self.status(&f.record) {
-            errors.push(e);
-        }
-        self.records.insert(id.clone(), f.record.clone());
-        if self
-            .tasks_status_written
-            .is_none_or(|t| t.elapsed() >= TASKS_STATUS_EVERY)
-        {
-            if let Err(e) = self.write_tasks_status() {
-                errors.push(e);
-            }
-        }
-        if errors.is_empty() {
-            Ok(())
-        } else {
-            Err(errors.join("; "))
+    }
+
+    fn keep(&mut self, result: Result<(), String>) {
+        if let Err(e) = result {
+            self.errors.push(e);
         }
     }
 
@@ -191,7 +127,11 @@ impl Store {
         let mut errors = Vec::new();
         let records = self.records.values();
         let path = self.layout.summary_json();
-        if let Err(e) = write_json(&path, &summary::summary_json(records.clone())) {
+        if let Err(e) = write_json(
+            &path,
+            &summary::summary_json(records.clone()),
+            Durability::Durable,
+        ) {
             errors.push(describe(&path, &e));
         }
         let path = self.layout.summary_csv();
@@ -214,8 +154,12 @@ impl Store {
     fn write_tasks_status(&mut self) -> Result<(), String> {
         self.tasks_status_written = Some(Instant::now());
         let path = self.layout.tasks_status();
-        write_json(&path, &summary::tasks_status(self.records.values()))
-            .map_err(|e| describe(&path, &e))
+        write_json(
+            &path,
+            &summary::tasks_status(self.records.values()),
+            Durability::Durable,
+        )
+        .map_err(|e| describe(&path, &e))
     }
 
     fn write_run_json(&self, finished: Option<&RunFinished>) -> Result<(), String> {
@@ -242,10 +186,6 @@ impl Store {
             "config": run.config,
         });
         let path = self.layout.run_json();
-        write_json(&path, &value).map_err(|e| describe(&path, &e))
+        write_json(&path, &value, Durability::Durable).map_err(|e| describe(&path, &e))
     }
-}
-
-fn describe(path: &Path, e: &std::io::Error) -> String {
-    format!("cannot write {}: {e}", path.display())
 }

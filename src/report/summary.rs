@@ -162,7 +162,7 @@ pub(super) fn write_summary_csv<'a>(
     if bytes.is_empty() {
         bytes = b"id,session,status,complete,attempts,rounds,steps,duration_s,prompt_tokens,completion_tokens,cost_usd,error\n".to_vec();
     }
-    super::atomic::write_atomic(path, &bytes)
+    super::atomic::write_atomic(path, &bytes, super::atomic::Durability::Durable)
 }
 
 /// UFO's `tasks_status.json`: `{task_id: true}` once a task is done (final and not

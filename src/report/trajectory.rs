@@ -218,6 +218,7 @@ fn action_section(md: &mut String, a: &ActionRecord, show_action: bool) {
         {
             let _ = writeln!(md, "\n{label}:\n");
             md.push_str(&code_block(text));
+            md.push('\n');
         }
     }
     if let Some(entries) = r.get("entries").and_then(|v| v.as_array()) {
@@ -234,6 +235,7 @@ fn action_section(md: &mut String, a: &ActionRecord, show_action: bool) {
             .collect();
         md.push_str("\nEntries:\n\n");
         md.push_str(&code_block(&names.join("\n")));
+        md.push('\n');
     }
 }
 
@@ -261,7 +263,6 @@ fn code_block(text: &str) -> String {
             lines.len()
         );
     }
-    out.push('\n');
     out
 }
 

@@ -145,7 +145,7 @@ fn json_problem(file: &Path, e: &serde_json::Error, at: &str) -> Problem {
     let suffix = format!(" at line {} column {}", e.line(), e.column());
     let message = full.strip_suffix(&suffix).unwrap_or(&full).to_string();
     let fix = if e.is_syntax() || e.is_eof() {
-        "fix the JSON syntax there (a missing comma, quote or bracket is the usual cause)"
+        "correct the JSON syntax there (a missing comma, quote or bracket is the usual cause)"
             .to_string()
     } else if at.is_empty() {
         "see design.md §2 for the task file shapes".to_string()
@@ -428,7 +428,7 @@ impl Checker<'_> {
                         .unwrap_or_default()
                         .trim()
                         .to_string();
-                    self.problem(&format!("{at}.{key}"), format!("invalid regular expression: {first}"), "fix the pattern (Rust regex syntax; escape literal characters such as . ( [ with \\)");
+                    self.problem(&format!("{at}.{key}"), format!("invalid regular expression: {first}"), "correct the pattern (Rust regex syntax; escape literal characters such as . ( [ with \\)");
                 }
             }
         }
@@ -482,7 +482,7 @@ mod tests {
             "{}",
             p[0]
         );
-        assert!(p[0].contains("fix: fix the JSON syntax"), "{}", p[0]);
+        assert!(p[0].contains("fix: correct the JSON syntax"), "{}", p[0]);
     }
 
     #[test]

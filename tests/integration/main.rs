@@ -1,1 +1,11 @@
-fn main() {}
+//! Integration tests: the `ufo-batch` binary run on temporary folders, its exit code,
+//! its output and the files it writes.
+
+mod helpers;
+
+mod concurrency;
+mod outcomes;
+mod resume;
+mod samples;
+mod shapes;
+mod timeouts;

@@ -1,0 +1,175 @@
+//! A temporary project folder with task files, and the binary run on it.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+/// Longest a single run of the binary may take before the test fails.
+const WATCHDOG: Duration = Duration::from_secs(180);
+
+/// A temporary folder holding task files under `tasks/` and results under `results/`.
+pub(crate) struct Project {
+    dir: tempfile::TempDir,
+}
+
+impl Project {
+    pub(crate) fn new() -> Self {
+        Self {
+            dir: tempfile::tempdir().expect("temp dir"),
+        }
+    }
+
+    pub(crate) fn path(&self) -> &Path {
+        self.dir.path()
+    }
+
+    /// Writes `tasks/<rel>` as pretty JSON.
+    pub(crate) fn task(&self, rel: &str, value: Value) -> &Self {
+        self.file(
+            &format!("tasks/{rel}"),
+            &serde_json::to_string_pretty(&value).unwrap(),
+        )
+    }
+
+    /// Writes any file under the project.
+    pub(crate) fn file(&self, rel: &str, text: &str) -> &Self {
+        let path = self.dir.path().join(rel);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, text).unwrap();
+        self
+    }
+
+    /// Runs `ufo-batch <args>` in the project folder.
+    pub(crate) fn cmd(&self, args: &[&str]) -> Output {
+        run_binary(self.dir.path(), args, &[])
+    }
+
+    /// Runs `ufo-batch run tasks --progress lines <extra>` and reads `results/tasks`.
+    pub(crate) fn run(&self, extra: &[&str]) -> Output {
+        let mut args = vec!["run", "tasks", "--progress", "lines"];
+        args.extend_from_slice(extra);
+        self.cmd(&args)
+    }
+}
+
+/// What one run of the binary did.
+pub(crate) struct Output {
+    pub(crate) code: i32,
+    pub(crate) stdout: String,
+    pub(crate) stderr: String,
+    pub(crate) cwd: PathBuf,
+}
+
+impl Output {
+    /// The run dir of a run named `name` under `results/`.
+    pub(crate) fn run_dir(&self, name: &str) -> PathBuf {
+        self.cwd.join("results").join(name)
+    }
+
+    /// `results/tasks/<id>/status.json`.
+    pub(crate) fn status(&self, id: &str) -> Value {
+        read_json(&self.run_dir("tasks").join(id).join("status.json"))
+    }
+
+    /// The `status` field of a task.
+    pub(crate) fn status_of(&self, id: &str) -> String {
+        self.status(id)["status"]
+            .as_str()
+            .unwrap_or("?")
+            .to_string()
+    }
+
+    /// A file of a task's results folder.
+    pub(crate) fn task_file(&self, id: &str, name: &str) -> String {
+        let path = self.run_dir("tasks").join(id).join(name);
+        std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+    }
+
+    /// `results/tasks/summary.json`.
+    pub(crate) fn summary(&self) -> Value {
+        read_json(&self.run_dir("tasks").join("summary.json"))
+    }
+
+    /// Fails the test showing the output unless the exit code is `code`.
+    #[track_caller]
+    pub(crate) fn expect_code(&self, code: i32) -> &Self {
+        assert_eq!(
+            self.code, code,
+            "exit code\n--- stdout\n{}\n--- stderr\n{}",
+            self.stdout, self.stderr
+        );
+        self
+    }
+}
+
+/// Runs the binary with a watchdog, so a hang fails the test instead of stalling it.
+pub(crate) fn run_binary(cwd: &Path, args: &[&str], env: &[(&str, &str)]) -> Output {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_ufo-batch"))
+        .args(args)
+        .current_dir(cwd)
+        .envs(env.iter().copied())
+        .env_remove("UFO_BATCH_JOBS")
+        .env_remove("UFO_BATCH_OUT")
+        .env_remove("UFO_BATCH_TIMEOUT")
+        .env_remove("UFO_BATCH_CONFIG")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn ufo-batch");
+    let stdout = child.stdout.take().unwrap();
+    let stderr = child.stderr.take().unwrap();
+    let out_reader =
+        std::thread::spawn(move || std::io::read_to_string(stdout).unwrap_or_default());
+    let err_reader =
+        std::thread::spawn(move || std::io::read_to_string(stderr).unwrap_or_default());
+    let started = Instant::now();
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        if started.elapsed() > WATCHDOG {
+            let _ = child.kill();
+            panic!("ufo-batch {args:?} did not finish within {WATCHDOG:?}");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    Output {
+        code: status.code().unwrap_or(-1),
+        stdout: out_reader.join().unwrap(),
+        stderr: err_reader.join().unwrap(),
+        cwd: cwd.to_path_buf(),
+    }
+}
+
+pub(crate) fn read_json(path: &Path) -> Value {
+    let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    serde_json::from_str(&text)
+        .unwrap_or_else(|e| panic!("{} is not JSON: {e}\n{text}", path.display()))
+}
+
+/// A recorded plan of shell commands, all expected to succeed.
+pub(crate) fn shell_plan(request: &str, commands: &[&str]) -> Value {
+    let actions: Vec<Value> = commands
+        .iter()
+        .map(|c| serde_json::json!({"action": "execute_command", "parameters": {"command": c}}))
+        .collect();
+    serde_json::json!({"request": request, "actions": actions})
+}
+
+/// Waits until process `pid` is gone (or a zombie); false if it is still alive after ~5 s.
+pub(crate) fn process_gone(pid: i32) -> bool {
+    for _ in 0..100 {
+        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+        let state = stat
+            .rsplit(')')
+            .next()
+            .and_then(|s| s.split_whitespace().next());
+        if stat.is_empty() || state == Some("Z") {
+            return true;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    false
+}

@@ -1,0 +1,95 @@
+//! Re-running the same command resumes the run dir: final results are kept, `--rerun-failed`
+//! re-runs what did not pass, an edited task file runs again, `--fresh` starts over.
+
+use serde_json::json;
+
+use crate::helpers::{Project, shell_plan};
+
+fn project() -> Project {
+    let p = Project::new();
+    p.task("pass.json", shell_plan("pass", &["echo ok"])).task(
+        "fail.json",
+        json!({"request": "f", "actions": [], "evaluate": [{"type": "file_exists", "path": "x"}]}),
+    );
+    p
+}
+
+fn attempts(out: &crate::helpers::Output, id: &str) -> usize {
+    out.status(id)["attempts"].as_array().unwrap().len()
+}
+
+#[test]
+fn a_second_run_keeps_final_results() {
+    let p = project();
+    p.run(&[]).expect_code(1);
+    let out = p.run(&[]);
+    out.expect_code(1);
+    assert!(
+        out.stderr.contains("2 already have a result and are kept"),
+        "{}",
+        out.stderr
+    );
+    assert!(
+        out.stderr
+            .contains("2 tasks: 1 passed, 1 failed (2 kept from earlier)"),
+        "{}",
+        out.stderr
+    );
+    assert_eq!(attempts(&out, "pass"), 1);
+    assert_eq!(attempts(&out, "fail"), 1);
+    let run = crate::helpers::read_json(&out.run_dir("tasks").join("run.json"));
+    assert_eq!(run["invocation"], 2);
+}
+
+#[test]
+fn rerun_failed_runs_only_what_did_not_pass() {
+    let p = project();
+    p.run(&[]).expect_code(1);
+    let out = p.run(&["--rerun-failed"]);
+    assert_eq!(attempts(&out, "pass"), 1);
+    assert_eq!(attempts(&out, "fail"), 2);
+    let status = out.status("fail");
+    assert_eq!(status["attempts"][0]["status"], "failed");
+    assert_eq!(status["attempts"][1]["status"], "failed");
+    // The first attempt's files are kept.
+    assert!(
+        p.path()
+            .join("results/tasks/fail/attempts/1/output.md")
+            .exists()
+    );
+    assert!(
+        p.path()
+            .join("results/tasks/fail/attempts/1/workspace")
+            .exists()
+    );
+}
+
+#[test]
+fn an_edited_task_runs_again_and_fresh_starts_over() {
+    let p = project();
+    p.run(&[]).expect_code(1);
+    p.task("fail.json", json!({"request": "f", "actions": [{"action": "write_file", "parameters": {"path": "x", "content": ""}}],
+                              "evaluate": [{"type": "file_exists", "path": "x"}]}));
+    let out = p.run(&[]);
+    out.expect_code(0);
+    assert_eq!(out.status_of("fail"), "passed");
+    assert_eq!(attempts(&out, "fail"), 2);
+    let out = p.run(&["--fresh"]);
+    out.expect_code(0);
+    assert_eq!(attempts(&out, "pass"), 1);
+    assert_eq!(attempts(&out, "fail"), 1);
+}
+
+#[test]
+fn a_folder_that_is_not_a_run_is_never_touched() {
+    let p = project();
+    p.file("results/tasks/precious.txt", "keep me");
+    let out = p.run(&["--fresh"]);
+    out.expect_code(2);
+    assert!(
+        out.stderr.contains("is not a ufo-batch run folder"),
+        "{}",
+        out.stderr
+    );
+    assert!(p.path().join("results/tasks/precious.txt").exists());
+}

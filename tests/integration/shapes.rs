@@ -1,0 +1,173 @@
+//! Task file shapes and bad files: `validate` reports every problem precisely and exits
+//! 2; `run` reports each bad file as an `error` result and runs the rest.
+
+use serde_json::json;
+
+use crate::helpers::{Project, shell_plan};
+
+/// A folder with one file of each shape and one of each kind of bad file.
+fn mixed() -> Project {
+    let p = Project::new();
+    p.task("good/recorded.json", shell_plan("echo", &["echo hi"]))
+        .task("ufo/request.json", json!({"task": "Insert a table", "object": "draft.docx", "close": false}))
+        .task("ufo/step_plan.json", json!({"task": "Type a heading", "steps": ["type 'Test'", "make it heading 1"], "object": "draft.docx"}))
+        .task("seed/request.json", json!({"request": "List the files"}))
+        .file("tasks/bad/syntax.json", "{\n  \"request\": \"x\",\n  \"actions\": [\n}\n")
+        .task("bad/no_request.json", json!({"object": "draft.docx"}))
+        .task("bad/wrong_type.json", json!({"request": "x", "actions": [{"action": "execute_command", "parameters": {"command": "ls"}}], "close": "sometimes"}))
+        .task("bad/unsafe_id.json", json!({"id": "../../etc", "request": "x", "actions": []}))
+        .task("bad/dup_a.json", json!({"id": "same", "request": "x", "actions": []}))
+        .task("bad/dup_b.json", json!({"id": "same", "request": "y", "actions": []}))
+        .task("bad/unknown_tool.json", json!({"request": "x", "actions": [{"action": "format_disk", "parameters": {}}]}))
+        .file("tasks/bad/my task.json", "{\"request\": \"x\", \"actions\": []}");
+    p
+}
+
+#[test]
+fn validate_reports_every_problem_and_exits_2() {
+    let p = mixed();
+    let out = p.cmd(&["validate", "tasks"]);
+    out.expect_code(2);
+    let text = &out.stdout;
+    for needle in [
+        "tasks/bad/syntax.json:4:1: expected value",
+        "tasks/bad/no_request.json: no request: the file has neither \"request\" nor \"task\"",
+        "tasks/bad/wrong_type.json: `close`: `close` is \"sometimes\"",
+        "tasks/bad/unsafe_id.json: `id`: the id `../../etc` has the segment `..`",
+        "tasks/bad/dup_b.json: duplicate id `same`: tasks/bad/dup_a.json has it too",
+        "tasks/bad/unknown_tool.json: `actions[0].action`: unknown tool `format_disk`",
+        "fix: use one of: execute_command, write_file, read_file, list_dir",
+        "tasks/bad/my task.json: the id `bad/my task` contains a space",
+        "12 task files checked: 5 valid (2 RecordedPlan, 1 SeedRequest, 1 UfoRequest, 1 UfoStepPlan), 7 bad files with 7 problems",
+    ] {
+        assert!(text.contains(needle), "missing {needle:?} in:\n{text}");
+    }
+}
+
+#[test]
+fn validate_passes_a_clean_folder() {
+    let p = Project::new();
+    p.task("a.json", shell_plan("a", &["true"]));
+    let out = p.cmd(&["validate", "tasks"]);
+    out.expect_code(0);
+    assert_eq!(
+        out.stdout,
+        "1 task file checked: 1 valid (1 RecordedPlan)\n"
+    );
+}
+
+#[test]
+fn run_reports_bad_files_as_errors_and_runs_the_rest() {
+    let p = mixed();
+    let out = p.run(&[]);
+    out.expect_code(1);
+    assert_eq!(out.status_of("good/recorded"), "passed");
+    assert_eq!(
+        out.status_of("same"),
+        "passed",
+        "the first file with a duplicate id runs"
+    );
+    for (id, needle) in [
+        (
+            "bad/syntax",
+            "invalid task file: line 4 column 1: expected value",
+        ),
+        ("bad/no_request", "no request"),
+        ("bad/wrong_type", "`close` is \"sometimes\""),
+        ("bad/unsafe_id", "has the segment `..`"),
+        ("same.dup2", "duplicate id `same`"),
+        ("bad/unknown_tool", "unknown tool `format_disk`"),
+        ("bad/my_task", "contains a space"),
+    ] {
+        let status = out.status(id);
+        assert_eq!(status["status"], "error", "{id}: {status}");
+        let error = status["error"].as_str().unwrap();
+        assert!(error.contains(needle), "{id}: {error}");
+        let md = out.task_file(id, "output.md");
+        assert!(md.contains("## Problems in the task file"), "{id}");
+    }
+    // The LLM shapes load fine and report, per task, that they need an LLM.
+    for id in ["ufo/request", "ufo/step_plan", "seed/request"] {
+        let status = out.status(id);
+        assert_eq!(status["status"], "error", "{id}");
+        assert!(
+            status["error"].as_str().unwrap().contains("needs an LLM"),
+            "{status}"
+        );
+    }
+    let totals = &out.summary()["totals"];
+    assert_eq!(totals["total"], 12);
+    assert_eq!(totals["passed"], 2);
+    assert_eq!(totals["error"], 10);
+    assert!(
+        out.stderr
+            .contains("ERROR   bad/syntax: invalid task file (1 problem)"),
+        "{}",
+        out.stderr
+    );
+}
+
+#[test]
+fn missing_path_and_empty_folder_exit_2_before_running() {
+    let p = Project::new();
+    let out = p.cmd(&["run", "nowhere"]);
+    out.expect_code(2);
+    assert!(
+        out.stderr
+            .contains("error: no such file or folder: nowhere"),
+        "{}",
+        out.stderr
+    );
+    p.file("empty/readme.txt", "");
+    let out = p.cmd(&["run", "empty"]);
+    out.expect_code(2);
+    assert!(
+        out.stderr
+            .contains("no task files (*.json) found under empty"),
+        "{}",
+        out.stderr
+    );
+    assert!(
+        !p.path().join("results").exists(),
+        "nothing may be written before a run starts"
+    );
+}
+
+#[test]
+fn bad_options_and_config_exit_2_with_the_reason() {
+    let p = Project::new();
+    p.task("a.json", shell_plan("a", &["true"]));
+    let out = p.run(&["--jobs", "0"]);
+    out.expect_code(2);
+    assert!(
+        out.stderr.contains("--jobs must be at least 1"),
+        "{}",
+        out.stderr
+    );
+    let out = p.run(&["--timeout", "soon"]);
+    out.expect_code(2);
+    assert!(
+        out.stderr.contains("--timeout: \"soon\" is not a duration"),
+        "{}",
+        out.stderr
+    );
+    p.file("ufo-batch.toml", "[run]\njobs = \"many\"\n");
+    let out = p.run(&[]);
+    out.expect_code(2);
+    assert!(
+        out.stderr.contains("bad config file ufo-batch.toml"),
+        "{}",
+        out.stderr
+    );
+    assert!(out.stderr.contains("line 2"), "{}", out.stderr);
+}
+
+#[test]
+fn a_single_file_can_be_run() {
+    let p = Project::new();
+    p.task("one.json", shell_plan("one", &["echo one > out.txt"]));
+    let out = p.cmd(&["run", "tasks/one.json", "--progress", "lines"]);
+    out.expect_code(0);
+    let status = crate::helpers::read_json(&out.run_dir("one").join("one/status.json"));
+    assert_eq!(status["status"], "passed");
+}
