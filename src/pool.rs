@@ -12,7 +12,7 @@ use std::sync::Arc;
 use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
 
-use crate::attempt::{AttemptOutcome, AttemptSettings, run_attempt};
+use crate::attempt::{AttemptOutcome, AttemptRunner};
 use crate::event::{Event, EventSender, TaskFinished};
 use crate::record::{AttemptRecord, TaskRecord, TaskStatus};
 use crate::task::Task;
@@ -72,7 +72,7 @@ impl StopTokens {
 /// The pool.
 pub struct SessionPool {
     jobs: usize,
-    settings: Arc<AttemptSettings>,
+    runner: Arc<dyn AttemptRunner>,
     events: EventSender,
 }
 
@@ -83,11 +83,11 @@ struct Running {
 }
 
 impl SessionPool {
-    /// A pool running at most `jobs` attempts at once.
-    pub fn new(jobs: usize, settings: AttemptSettings, events: EventSender) -> Self {
+    /// A pool running at most `jobs` attempts at once with `runner`.
+    pub fn new(jobs: usize, runner: Arc<dyn AttemptRunner>, events: EventSender) -> Self {
         Self {
             jobs: jobs.max(1),
-            settings: Arc::new(settings),
+            runner,
             events,
         }
     }
@@ -158,11 +158,13 @@ impl SessionPool {
         self.events
             .send(Event::TaskStarted(Box::new(record.clone())));
         let events = self.events.for_task(task.id.clone());
-        let settings = Arc::clone(&self.settings);
+        let runner = Arc::clone(&self.runner);
         let kill = stop.kill.clone();
         let attempt_task = Arc::clone(&task);
         let handle = set.spawn(async move {
-            run_attempt(&attempt_task, &settings, previous_attempts, events, kill).await
+            runner
+                .run(&attempt_task, previous_attempts, events, kill)
+                .await
         });
         (handle.id(), Running { task, record })
     }
@@ -219,28 +221,17 @@ impl SessionPool {
 
 /// A task's first record.
 pub fn new_record(task: &Task) -> TaskRecord {
-    TaskRecord {
-        id: task.id.clone(),
-        source: task.source.display().to_string(),
-        source_hash: task.source_hash.clone(),
-        shape: task.kind.shape(),
-        session: task.kind.session(),
-        request: task.request.clone(),
-        tags: task.tags.clone(),
-        status: TaskStatus::Pending,
-        complete: None,
-        error: None,
-        attempts: Vec::new(),
-        started: None,
-        finished: None,
-        duration_s: 0.0,
-        rounds: 0,
-        steps: 0,
-        round_steps: Vec::new(),
-        usage: Default::default(),
-        cost_usd: Some(0.0),
-        warnings: task.warnings.clone(),
-    }
+    let mut record = TaskRecord::new(
+        task.id.clone(),
+        task.source.display().to_string(),
+        task.source_hash.clone(),
+        task.kind.shape(),
+        task.kind.session(),
+        task.request.clone(),
+    );
+    record.tags = task.tags.clone();
+    record.warnings = task.warnings.clone();
+    record
 }
 
 /// Brings a record from an earlier invocation up to date with the task file as it is now.
@@ -265,4 +256,157 @@ fn panic_message(e: tokio::task::JoinError) -> String {
         .or_else(|| payload.downcast_ref::<String>().cloned())
         .unwrap_or_else(|| "unknown panic".to_string());
     format!("internal error: the session panicked: {text}")
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::time::Duration;
+
+    use super::*;
+    use crate::event::{EventReceiver, TaskEvents};
+    use crate::testutil::task;
+
+    /// Counts how many attempts run at once; panics on the task named `boom`.
+    #[derive(Default)]
+    struct Counting {
+        now: AtomicUsize,
+        max: AtomicUsize,
+    }
+
+    #[async_trait::async_trait]
+    impl AttemptRunner for Counting {
+        async fn run(
+            &self,
+            task: &Task,
+            _: u32,
+            _: TaskEvents,
+            kill: CancellationToken,
+        ) -> AttemptOutcome {
+            let now = self.now.fetch_add(1, Ordering::SeqCst) + 1;
+            self.max.fetch_max(now, Ordering::SeqCst);
+            if task.id.as_str() == "boom" {
+                self.now.fetch_sub(1, Ordering::SeqCst);
+                panic!("boom!");
+            }
+            let outcome = tokio::select! {
+                () = tokio::time::sleep(Duration::from_secs(10)) => AttemptOutcome::infrastructure_error("done".into()),
+                () = kill.cancelled() => AttemptOutcome::infrastructure_error("killed".into()),
+            };
+            self.now.fetch_sub(1, Ordering::SeqCst);
+            AttemptOutcome {
+                status: TaskStatus::Passed,
+                reason: None,
+                ..outcome
+            }
+        }
+    }
+
+    fn work(ids: &[&str]) -> Vec<Scheduled> {
+        ids.iter()
+            .map(|id| Scheduled {
+                task: task(id),
+                previous: None,
+            })
+            .collect()
+    }
+
+    fn finished(rx: &mut EventReceiver) -> Vec<(String, TaskStatus, Option<String>)> {
+        let mut out = Vec::new();
+        while let Ok(event) = rx.try_recv() {
+            if let Event::TaskFinished(f) = event {
+                out.push((f.record.id.to_string(), f.record.status, f.record.error));
+            }
+        }
+        out.sort_by(|a, b| a.0.cmp(&b.0));
+        out
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn never_runs_more_than_jobs_at_once() {
+        let runner = Arc::new(Counting::default());
+        let (tx, mut rx) = crate::event::channel();
+        let ids: Vec<String> = (0..20).map(|i| format!("t{i:02}")).collect();
+        let ids: Vec<&str> = ids.iter().map(String::as_str).collect();
+        SessionPool::new(3, runner.clone(), tx)
+            .run(work(&ids), StopTokens::default())
+            .await;
+        assert_eq!(runner.max.load(Ordering::SeqCst), 3);
+        let done = finished(&mut rx);
+        assert_eq!(done.len(), 20);
+        assert!(done.iter().all(|(_, s, _)| *s == TaskStatus::Passed));
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_panicking_session_is_an_error_and_the_rest_run() {
+        let (tx, mut rx) = crate::event::channel();
+        let runner = Arc::new(Counting::default());
+        SessionPool::new(2, runner, tx)
+            .run(work(&["a", "boom", "c"]), StopTokens::default())
+            .await;
+        let done = finished(&mut rx);
+        assert_eq!(done[0].1, TaskStatus::Passed);
+        assert_eq!(
+            done[1],
+            (
+                "boom".into(),
+                TaskStatus::Error,
+                Some("internal error: the session panicked: boom!".into())
+            )
+        );
+        assert_eq!(done[2].1, TaskStatus::Passed);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn draining_cancels_unstarted_tasks_and_lets_running_ones_finish() {
+        let (tx, mut rx) = crate::event::channel();
+        let stop = StopTokens::default();
+        let stopper = stop.clone();
+        tokio::spawn(async move {
+            tokio::time::sleep(Duration::from_secs(1)).await;
+            stopper.interrupt();
+        });
+        let runner = Arc::new(Counting::default());
+        let reason = SessionPool::new(2, runner, tx)
+            .run(work(&["a", "b", "c", "d"]), stop.clone())
+            .await;
+        assert_eq!(reason.as_deref(), Some("interrupted (Ctrl-C)"));
+        assert!(stop.interrupted());
+        let done = finished(&mut rx);
+        assert_eq!(done[0].1, TaskStatus::Passed, "a was running and finishes");
+        assert_eq!(done[1].1, TaskStatus::Passed, "b was running and finishes");
+        assert_eq!(
+            done[2],
+            (
+                "c".into(),
+                TaskStatus::Cancelled,
+                Some("not started: interrupted (Ctrl-C)".into())
+            )
+        );
+        assert_eq!(done[3].1, TaskStatus::Cancelled);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn every_task_gets_started_and_finished_events_in_order() {
+        let (tx, mut rx) = crate::event::channel();
+        SessionPool::new(1, Arc::new(Counting::default()), tx)
+            .run(work(&["a", "b"]), StopTokens::default())
+            .await;
+        let mut order = Vec::new();
+        while let Ok(event) = rx.try_recv() {
+            match event {
+                Event::TaskStarted(r) => order.push(format!("start {}", r.id)),
+                Event::TaskFinished(f) => order.push(format!(
+                    "end {} attempts={}",
+                    f.record.id,
+                    f.record.attempts.len()
+                )),
+                _ => {}
+            }
+        }
+        assert_eq!(
+            order,
+            ["start a", "end a attempts=1", "start b", "end b attempts=1"]
+        );
+    }
 }

@@ -66,7 +66,11 @@ pub async fn run(
         max_rounds: config.max_rounds,
         eval: config.eval,
     };
-    let pool = SessionPool::new(config.jobs.get(), settings, events.clone());
+    let pool = SessionPool::new(
+        config.jobs.get(),
+        std::sync::Arc::new(settings),
+        events.clone(),
+    );
     let stopped = pool.run(work, stop.clone()).await;
     events.send(Event::RunFinished(RunFinished {
         finished: Timestamp::now(),
@@ -86,28 +90,16 @@ fn invalid_result(bad: InvalidTask) -> TaskFinished {
         0 | 1 => String::new(),
         n => format!(" (and {} more; see task.log)", n - 1),
     };
-    let record = TaskRecord {
-        id: bad.id,
-        source: bad.source.display().to_string(),
-        source_hash: bad.source_hash,
-        shape: Shape::Invalid,
-        session: SessionKind::None,
-        request: String::new(),
-        tags: Vec::new(),
-        status: TaskStatus::Error,
-        complete: None,
-        error: Some(format!("invalid task file: {first}{more}")),
-        attempts: Vec::new(),
-        started: None,
-        finished: None,
-        duration_s: 0.0,
-        rounds: 0,
-        steps: 0,
-        round_steps: Vec::new(),
-        usage: Default::default(),
-        cost_usd: Some(0.0),
-        warnings: Vec::new(),
-    };
+    let mut record = TaskRecord::new(
+        bad.id,
+        bad.source.display().to_string(),
+        bad.source_hash,
+        Shape::Invalid,
+        SessionKind::None,
+        String::new(),
+    );
+    record.status = TaskStatus::Error;
+    record.error = Some(format!("invalid task file: {first}{more}"));
     TaskFinished {
         record,
         trajectory: Vec::new(),

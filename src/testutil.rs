@@ -18,3 +18,59 @@ pub(crate) async fn wait_gone(pid: i32) -> bool {
     }
     false
 }
+
+/// A minimal recorded-plan task with id `id`.
+pub(crate) fn task(id: &str) -> crate::task::Task {
+    use crate::task::{Task, TaskId, TaskKind};
+    Task {
+        id: TaskId::parse(id).expect("a valid test id"),
+        source: format!("{id}.json").into(),
+        source_hash: String::new(),
+        kind: TaskKind::RecordedPlan {
+            actions: Vec::new(),
+        },
+        request: format!("request of {id}"),
+        object: None,
+        close: false,
+        tags: Vec::new(),
+        timeout: None,
+        max_steps: None,
+        files: Default::default(),
+        setup: Vec::new(),
+        checks: Vec::new(),
+        warnings: Vec::new(),
+    }
+}
+
+/// An executor that succeeds at everything and remembers what it was asked.
+#[derive(Default)]
+pub(crate) struct RecordingExecutor {
+    pub(crate) commands: Vec<crate::command::Command>,
+}
+
+#[async_trait::async_trait]
+impl crate::executor::Executor for RecordingExecutor {
+    fn namespace(&self) -> &str {
+        "test"
+    }
+
+    fn tools(&self) -> Vec<crate::command::ToolSpec> {
+        crate::executor::shell_tools()
+    }
+
+    async fn execute(
+        &mut self,
+        command: &crate::command::Command,
+    ) -> crate::command::CommandResult {
+        self.commands.push(command.clone());
+        crate::command::CommandResult::success(
+            command,
+            "test",
+            serde_json::json!({"exit_code": 0, "stdout": ""}),
+        )
+    }
+
+    async fn shutdown(&mut self) -> Option<String> {
+        None
+    }
+}

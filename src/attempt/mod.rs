@@ -41,6 +41,33 @@ pub struct AttemptSettings {
     pub eval: EvalMode,
 }
 
+/// Runs attempts for the pool. The pool only schedules; this is what it schedules, so
+/// tests can give it attempts that panic, hang or count themselves.
+#[async_trait::async_trait]
+pub trait AttemptRunner: Send + Sync + 'static {
+    /// Runs one attempt of `task`.
+    async fn run(
+        &self,
+        task: &Task,
+        previous_attempts: u32,
+        events: TaskEvents,
+        kill: CancellationToken,
+    ) -> AttemptOutcome;
+}
+
+#[async_trait::async_trait]
+impl AttemptRunner for AttemptSettings {
+    async fn run(
+        &self,
+        task: &Task,
+        previous_attempts: u32,
+        events: TaskEvents,
+        kill: CancellationToken,
+    ) -> AttemptOutcome {
+        run_attempt(task, self, previous_attempts, events, kill).await
+    }
+}
+
 /// Where an attempt got to; read after the attempt ends, however it ended.
 #[derive(Default)]
 struct Progress {

@@ -105,6 +105,39 @@ pub struct TaskRecord {
 }
 
 impl TaskRecord {
+    /// A record with nothing run yet: `pending`, no attempts, no usage, cost 0.
+    pub fn new(
+        id: TaskId,
+        source: String,
+        source_hash: String,
+        shape: Shape,
+        session: SessionKind,
+        request: String,
+    ) -> Self {
+        Self {
+            id,
+            source,
+            source_hash,
+            shape,
+            session,
+            request,
+            tags: Vec::new(),
+            status: TaskStatus::Pending,
+            complete: None,
+            error: None,
+            attempts: Vec::new(),
+            started: None,
+            finished: None,
+            duration_s: 0.0,
+            rounds: 0,
+            steps: 0,
+            round_steps: Vec::new(),
+            usage: Usage::default(),
+            cost_usd: Some(0.0),
+            warnings: Vec::new(),
+        }
+    }
+
     /// The attempts so far, counted.
     pub fn attempt_count(&self) -> u32 {
         self.attempts.len() as u32

@@ -106,3 +106,132 @@ impl Session {
         SessionEnd::Finished
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::collections::VecDeque;
+
+    use async_trait::async_trait;
+
+    use super::*;
+    use crate::agent::AgentStep;
+    use crate::event::Event;
+    use crate::session::AgentStatus;
+    use crate::testutil::RecordingExecutor;
+
+    /// Answers each step with the next scripted status; CONTINUE when the script ends.
+    struct Scripted(VecDeque<AgentStatus>);
+
+    #[async_trait]
+    impl Agent for Scripted {
+        async fn handle(&mut self, _ctx: &mut Context, _executor: &mut dyn Executor) -> AgentStep {
+            let status = self.0.pop_front().unwrap_or(AgentStatus::Continue);
+            AgentStep::new("TestAgent", "test", status)
+        }
+    }
+
+    fn session(
+        script: &[AgentStatus],
+        rounds: usize,
+        limits: Limits,
+    ) -> (Session, crate::event::EventReceiver) {
+        let (tx, rx) = crate::event::channel();
+        let ctx = Context::new(
+            "r".into(),
+            "/tmp".into(),
+            tx.for_task(crate::task::TaskId::parse("t").unwrap()),
+        );
+        let rounds = (0..rounds)
+            .map(|i| Round {
+                request: format!("round {i}"),
+                subtask: None,
+            })
+            .collect();
+        let agent = Box::new(Scripted(script.iter().copied().collect()));
+        (
+            Session::new(SessionKind::FollowerSession, rounds, agent, limits, ctx),
+            rx,
+        )
+    }
+
+    const WIDE: Limits = Limits {
+        max_steps: 100,
+        max_rounds: 100,
+    };
+    use AgentStatus::{Continue as C, Error as E, Fail as F, Finish as D};
+
+    #[tokio::test]
+    async fn rounds_run_in_order_with_per_round_counts() {
+        let (mut s, mut rx) = session(&[C, D, D, C, C, D], 3, WIDE);
+        assert_eq!(
+            s.run(&mut RecordingExecutor::default()).await,
+            SessionEnd::Finished
+        );
+        assert_eq!(s.ctx.round_steps, vec![2, 1, 3]);
+        assert_eq!(s.ctx.session_step, 6);
+        let mut seen = Vec::new();
+        while let Ok(Event::StepFinished { step, .. }) = rx.try_recv() {
+            seen.push((
+                step.session_step,
+                step.round_num,
+                step.round_step,
+                step.request.clone(),
+            ));
+        }
+        assert_eq!(seen[3], (4, 2, 1, "round 2".to_string()));
+        assert_eq!(seen.len(), 6);
+    }
+
+    #[tokio::test]
+    async fn step_limit_is_session_wide() {
+        let (mut s, _rx) = session(
+            &[C, D, C, C, C],
+            2,
+            Limits {
+                max_steps: 4,
+                max_rounds: 10,
+            },
+        );
+        assert_eq!(
+            s.run(&mut RecordingExecutor::default()).await,
+            SessionEnd::StepLimit(4)
+        );
+        assert_eq!(s.ctx.round_steps, vec![2, 2]);
+    }
+
+    #[tokio::test]
+    async fn round_limit_stops_before_the_next_round() {
+        let (mut s, _rx) = session(
+            &[D, D, D],
+            3,
+            Limits {
+                max_steps: 10,
+                max_rounds: 2,
+            },
+        );
+        assert_eq!(
+            s.run(&mut RecordingExecutor::default()).await,
+            SessionEnd::RoundLimit(2)
+        );
+        assert_eq!(s.ctx.rounds(), 2);
+    }
+
+    #[tokio::test]
+    async fn fail_and_error_end_the_session_early() {
+        let (mut s, _rx) = session(&[D, F, D], 3, WIDE);
+        assert_eq!(
+            s.run(&mut RecordingExecutor::default()).await,
+            SessionEnd::Failed("the agent said FAIL".into())
+        );
+        assert_eq!(
+            s.ctx.round_steps,
+            vec![1, 1],
+            "the third round never starts"
+        );
+        let (mut s, _rx) = session(&[C, E], 1, WIDE);
+        assert_eq!(
+            s.run(&mut RecordingExecutor::default()).await,
+            SessionEnd::Error("the agent said ERROR".into())
+        );
+    }
+}
