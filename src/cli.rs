@@ -22,7 +22,7 @@ pub struct Cli {
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Run every task file (*.json) found under the paths given.
-    Run(RunArgs),
+    Run(Box<RunArgs>),
     /// Check task files and print every problem; run nothing. Exits 2 if any file is bad.
     Validate(ValidateArgs),
 }
@@ -30,9 +30,22 @@ pub enum Command {
 /// Options of `ufo-batch run`.
 #[derive(Debug, Args)]
 pub struct RunArgs {
-    /// Task files or folders (searched recursively for *.json).
-    #[arg(required = true, value_name = "PATH")]
+    /// Task files or folders (searched recursively for *.json). A run folder of an
+    /// earlier run replays its tasks' plan.json files.
+    #[arg(value_name = "PATH", required_unless_present = "request")]
     pub paths: Vec<PathBuf>,
+    /// Run this request without a task file (repeatable).
+    #[arg(long, value_name = "TEXT")]
+    pub request: Vec<String>,
+    /// LLM model; LLM-driven tasks need one.
+    #[arg(long, value_name = "MODEL", env = "UFO_BATCH_MODEL")]
+    pub model: Option<String>,
+    /// OpenAI-compatible server root (OpenAI, Azure, vLLM, llama.cpp, Ollama).
+    #[arg(long, value_name = "URL", env = "OPENAI_BASE_URL")]
+    pub llm_base_url: Option<String>,
+    /// Stop starting tasks once the run's LLM spend reaches this many USD.
+    #[arg(long, value_name = "USD")]
+    pub max_cost: Option<f64>,
     /// Results root; the run dir is OUT/NAME.
     #[arg(long, value_name = "DIR", env = "UFO_BATCH_OUT")]
     pub out: Option<PathBuf>,
@@ -107,6 +120,10 @@ impl RunArgs {
             command_timeout: self.command_timeout,
             fresh: self.fresh,
             rerun_failed: self.rerun_failed,
+            model: self.model,
+            llm_base_url: self.llm_base_url,
+            max_cost: self.max_cost,
+            requests: self.request,
         };
         (overrides, self.config, self.progress)
     }

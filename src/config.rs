@@ -8,8 +8,10 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
+use crate::agent::{AgentSettings, ConfirmPolicy};
 use crate::eval::EvalMode;
 use crate::executor::ShellSettings;
+use crate::llm::{ApiType, LlmConfig, MaxTokensField, Price, ResponseFormat};
 
 /// The config file read when `--config` is not given, if it exists.
 pub const DEFAULT_CONFIG_FILE: &str = "ufo-batch.toml";
@@ -49,6 +51,59 @@ pub struct ConfigFile {
     /// `[executor]`: how commands run.
     #[serde(default)]
     pub executor: ExecutorSection,
+    /// `[llm]`: the model server.
+    #[serde(default)]
+    pub llm: LlmSection,
+    /// `[agent]`: how LLM agents behave.
+    #[serde(default)]
+    pub agent: AgentSection,
+}
+
+/// `[llm]` of the config file; every key is optional.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LlmSection {
+    /// Server root (`https://api.openai.com/v1`, `http://127.0.0.1:8080/v1`, ...).
+    pub base_url: Option<String>,
+    /// Model name (Azure: the deployment).
+    pub model: Option<String>,
+    /// `openai` or `azure`.
+    pub api_type: Option<ApiType>,
+    /// Azure's `api-version`.
+    pub api_version: Option<String>,
+    /// The environment variable that holds the key.
+    pub api_key_env: Option<String>,
+    /// Sampling temperature.
+    pub temperature: Option<f64>,
+    /// Token limit per reply.
+    pub max_tokens: Option<u32>,
+    /// `max_tokens`, `max_completion_tokens` or `none`.
+    pub max_tokens_field: Option<MaxTokensField>,
+    /// `none`, `json_object` or `json_schema`.
+    pub response_format: Option<ResponseFormat>,
+    /// Per-request timeout (`"60s"`).
+    pub timeout: Option<String>,
+    /// Retries after transient failures.
+    pub max_retries: Option<u32>,
+    /// First backoff delay (`"1s"`).
+    pub retry_base: Option<String>,
+    /// Longest wait between retries (`"60s"`).
+    pub retry_max: Option<String>,
+    /// USD per 1k tokens, by model: `[llm.prices."gpt-4o"] input = 0.0025, output = 0.01`.
+    #[serde(default)]
+    pub prices: std::collections::BTreeMap<String, Price>,
+}
+
+/// `[agent]` of the config file.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AgentSection {
+    /// Characters of command results sent back to the model per step.
+    pub observation_limit: Option<usize>,
+    /// Times an unusable reply is asked again.
+    pub reply_retries: Option<u32>,
+    /// `deny` (default) or `allow` sensitive actions the model asks to confirm.
+    pub confirm: Option<ConfirmPolicy>,
 }
 
 /// `[run]` of the config file; every key is optional.
@@ -128,6 +183,14 @@ pub struct RunOverrides {
     pub fresh: bool,
     /// `--rerun-failed`.
     pub rerun_failed: bool,
+    /// `--model` (env `UFO_BATCH_MODEL`).
+    pub model: Option<String>,
+    /// `--llm-base-url` (env `OPENAI_BASE_URL`).
+    pub llm_base_url: Option<String>,
+    /// `--max-cost`.
+    pub max_cost: Option<f64>,
+    /// `--request`: requests to run without a file.
+    pub requests: Vec<String>,
 }
 
 /// What to do with results already in the run dir.
@@ -169,6 +232,14 @@ pub struct RunConfig {
     /// Command execution settings.
     #[serde(skip)]
     pub shell: ShellSettings,
+    /// The LLM, when a model is configured.
+    pub llm: Option<LlmConfig>,
+    /// LLM agent settings.
+    pub agent: AgentSettings,
+    /// Stop scheduling once the run's LLM spend reaches this many USD.
+    pub max_cost: Option<f64>,
+    /// Requests given with `--request`.
+    pub requests: Vec<String>,
     /// The config file that was read, if any.
     pub config_file: Option<PathBuf>,
 }
@@ -180,9 +251,9 @@ impl RunConfig {
         file: ConfigFile,
         config_file: Option<PathBuf>,
     ) -> Result<Self, ConfigError> {
-        if o.paths.is_empty() {
+        if o.paths.is_empty() && o.requests.is_empty() {
             return Err(ConfigError::Invalid(
-                "give at least one task file or folder to run".into(),
+                "give at least one task file or folder to run, or --request TEXT".into(),
             ));
         }
         if o.fresh && o.rerun_failed {
@@ -194,9 +265,10 @@ impl RunConfig {
             .out
             .or(file.run.out)
             .unwrap_or_else(|| PathBuf::from("results"));
-        let run_name = match o.name {
-            Some(name) => name,
-            None => default_run_name(&o.paths[0])?,
+        let run_name = match (o.name, o.paths.first()) {
+            (Some(name), _) => name,
+            (None, Some(path)) => default_run_name(path)?,
+            (None, None) => request_run_name(),
         };
         check_run_name(&run_name)?;
         let jobs = o.jobs.or(file.run.jobs).unwrap_or_else(default_jobs);
@@ -214,6 +286,9 @@ impl RunConfig {
         let max_steps = nonzero("--max-steps", o.max_steps.or(file.run.max_steps))?;
         let max_rounds = nonzero("--max-rounds", o.max_rounds.or(file.run.max_rounds))?;
         let shell = shell_settings(o.command_timeout, file.executor)?;
+        let llm = llm_config(o.model, o.llm_base_url, file.llm)?;
+        let agent = agent_settings(file.agent)?;
+        check_llm_needs(eval, o.max_cost, llm.as_ref())?;
         let resume = if o.fresh {
             ResumeMode::Fresh
         } else if o.rerun_failed {
@@ -233,13 +308,26 @@ impl RunConfig {
             eval,
             resume,
             shell,
+            llm,
+            agent,
+            max_cost: o.max_cost,
+            requests: o.requests,
             config_file,
         })
     }
 
-    /// The configuration as recorded in `run.json`.
+    /// The configuration as recorded in `run.json`: no secret, only where it comes from.
     pub fn to_json(&self) -> serde_json::Value {
         let mut v = serde_json::to_value(self).unwrap_or_default();
+        if let Some(llm) = &self.llm {
+            v["llm"]["base_url"] = without_userinfo(&llm.base_url).into();
+            let key = if std::env::var_os(&llm.api_key_env).is_some() {
+                "set"
+            } else {
+                "not set"
+            };
+            v["llm"]["api_key"] = format!("{key} (from ${})", llm.api_key_env).into();
+        }
         v["command_timeout"] = humantime::format_duration(self.shell.command_timeout)
             .to_string()
             .into();
@@ -275,7 +363,106 @@ fn shell_settings(
     })
 }
 
-fn as_human<S: serde::Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error> {
+fn llm_config(
+    model: Option<String>,
+    base_url: Option<String>,
+    f: LlmSection,
+) -> Result<Option<LlmConfig>, ConfigError> {
+    let Some(model) = model.or(f.model).filter(|m| !m.trim().is_empty()) else {
+        return Ok(None);
+    };
+    let mut c = LlmConfig::new(model);
+    if let Some(url) = base_url.or(f.base_url) {
+        if !(url.starts_with("http://") || url.starts_with("https://")) {
+            return Err(ConfigError::Invalid(format!(
+                "--llm-base-url {url:?}: give an http:// or https:// URL"
+            )));
+        }
+        c.base_url = url;
+    }
+    c.api_type = f.api_type.unwrap_or(c.api_type);
+    c.api_version = f.api_version;
+    c.api_key_env = f.api_key_env.unwrap_or(c.api_key_env);
+    c.temperature = f.temperature.unwrap_or(c.temperature);
+    c.max_tokens = f.max_tokens.unwrap_or(c.max_tokens);
+    c.max_tokens_field = f.max_tokens_field.unwrap_or(c.max_tokens_field);
+    c.response_format = f.response_format.unwrap_or(c.response_format);
+    c.timeout = duration_option("[llm] timeout", f.timeout)?.unwrap_or(c.timeout);
+    c.max_retries = f.max_retries.unwrap_or(c.max_retries);
+    c.retry_base = duration_option("[llm] retry_base", f.retry_base)?.unwrap_or(c.retry_base);
+    c.retry_max = duration_option("[llm] retry_max", f.retry_max)?.unwrap_or(c.retry_max);
+    c.prices = f.prices;
+    Ok(Some(c))
+}
+
+fn agent_settings(f: AgentSection) -> Result<AgentSettings, ConfigError> {
+    let d = AgentSettings::default();
+    let observation_limit = f.observation_limit.unwrap_or(d.observation_limit);
+    if observation_limit < 200 {
+        return Err(ConfigError::Invalid(
+            "[agent] observation_limit must be at least 200 characters".into(),
+        ));
+    }
+    Ok(AgentSettings {
+        observation_limit,
+        reply_retries: f.reply_retries.unwrap_or(d.reply_retries),
+        confirm: f.confirm.unwrap_or(d.confirm),
+    })
+}
+
+/// Options that only make sense with an LLM, checked before anything runs.
+fn check_llm_needs(
+    eval: EvalMode,
+    max_cost: Option<f64>,
+    llm: Option<&LlmConfig>,
+) -> Result<(), ConfigError> {
+    if eval == EvalMode::Llm && llm.is_none() {
+        return Err(ConfigError::Invalid(
+            "--eval llm needs an LLM: give --model".into(),
+        ));
+    }
+    if let Some(max) = max_cost {
+        if !(max.is_finite() && max > 0.0) {
+            return Err(ConfigError::Invalid(
+                "--max-cost must be a positive number of USD".into(),
+            ));
+        }
+        let Some(llm) = llm else {
+            return Err(ConfigError::Invalid(
+                "--max-cost limits LLM spend, but no LLM is configured (--model)".into(),
+            ));
+        };
+        if llm.price().is_none() {
+            return Err(ConfigError::Invalid(format!(
+                "--max-cost needs the price of {m:?}: add [llm.prices.\"{m}\"] with input and \
+                 output (USD per 1k tokens) to ufo-batch.toml",
+                m = llm.model
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// A URL without `user:password@`.
+pub fn without_userinfo(url: &str) -> String {
+    match (url.find("://"), url.find('@')) {
+        (Some(scheme), Some(at)) if at > scheme && !url[scheme + 3..at].contains('/') => {
+            format!("{}***@{}", &url[..scheme + 3], &url[at + 1..])
+        }
+        _ => url.to_string(),
+    }
+}
+
+/// The run name of a run with only `--request`s: `request-20261122-101500` (UTC).
+fn request_run_name() -> String {
+    let now = crate::timestamp::Timestamp::now().to_string();
+    let digits: String = now.chars().filter(char::is_ascii_digit).take(14).collect();
+    let (day, time) = digits.split_at(8.min(digits.len()));
+    format!("request-{day}-{time}")
+}
+
+/// Serializes a duration as `90s`, `10m`.
+pub fn as_human<S: serde::Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error> {
     s.collect_str(&humantime::format_duration(*d))
 }
 
@@ -305,9 +492,13 @@ fn default_run_name(path: &Path) -> Result<String, ConfigError> {
     } else {
         absolute.file_name()
     };
-    let name = name
+    let mut name = name
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_default();
+    if absolute.is_dir() && crate::layout::is_run_dir(&absolute) {
+        // Replaying an earlier run must not resume that same run dir.
+        name.push_str("-replay");
+    }
     let safe: String = name
         .chars()
         .map(|c| {

@@ -67,3 +67,15 @@ impl RunLayout {
         self.task_dir(id).join(name)
     }
 }
+
+/// The `run.json` of a ufo-batch run dir at `dir`, if `dir` is one.
+pub fn read_run_json(dir: &Path) -> Option<serde_json::Value> {
+    let text = std::fs::read_to_string(dir.join("run.json")).ok()?;
+    let value: serde_json::Value = serde_json::from_str(&text).ok()?;
+    (value.get("tool").and_then(|t| t.as_str()) == Some("ufo-batch")).then_some(value)
+}
+
+/// True when `dir` is a ufo-batch run dir.
+pub fn is_run_dir(dir: &Path) -> bool {
+    read_run_json(dir).is_some()
+}

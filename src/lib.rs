@@ -27,6 +27,7 @@ pub mod event;
 pub mod executor;
 pub mod hash;
 pub mod layout;
+pub mod llm;
 pub mod paths;
 pub mod pool;
 pub mod record;
@@ -54,6 +55,7 @@ use report::{Display, DisplayMode};
 pub fn execute(cli: Cli) -> Result<u8, Error> {
     match cli.command {
         Command::Run(args) => {
+            let args = *args;
             let (overrides, config_path, progress) = args.into_overrides();
             let (file, used) = read_config(config_path)?;
             let config = RunConfig::resolve(overrides, file, used)?;

@@ -74,6 +74,28 @@ pub struct SessionPool {
     jobs: usize,
     runner: Arc<dyn AttemptRunner>,
     events: EventSender,
+    budget: Option<Budget>,
+}
+
+/// A spending limit: no task starts once the run's LLM spend reaches `max_usd`.
+pub struct Budget {
+    /// The spend so far, updated by the LLM client.
+    pub spend: Arc<crate::llm::Spend>,
+    /// The limit.
+    pub max_usd: f64,
+}
+
+impl Budget {
+    /// Why no more tasks may start, if the budget is spent.
+    fn exhausted(&self) -> Option<String> {
+        let spent = self.spend.usd();
+        (spent >= self.max_usd).then(|| {
+            format!(
+                "the cost budget of ${:.2} is reached (${spent:.4} spent; --max-cost)",
+                self.max_usd
+            )
+        })
+    }
 }
 
 /// A running attempt, by tokio task id.
@@ -89,7 +111,14 @@ impl SessionPool {
             jobs: jobs.max(1),
             runner,
             events,
+            budget: None,
         }
+    }
+
+    /// Stops scheduling once `budget` is spent.
+    pub fn with_budget(mut self, budget: Budget) -> Self {
+        self.budget = Some(budget);
+        self
     }
 
     /// Runs every task unless stopped; each task ends with exactly one `TaskFinished`.
@@ -99,7 +128,7 @@ impl SessionPool {
         let mut running: HashMap<tokio::task::Id, Running> = HashMap::new();
         let mut stopping = false;
         loop {
-            while !stopping && set.len() < self.jobs {
+            while !self.stopping(&stop, &mut stopping) && set.len() < self.jobs {
                 let Some(item) = queue.next() else { break };
                 let (id, entry) = self.start(&mut set, item, &stop);
                 running.insert(id, entry);
@@ -110,15 +139,16 @@ impl SessionPool {
             tokio::select! {
                 biased;
                 () = stop.drain.cancelled(), if !stopping => {
-                    stopping = true;
-                    let reason = stop.reason().unwrap_or_else(|| "stopped".to_string());
-                    self.events.send(Event::Stopping { reason });
+                    self.stopping(&stop, &mut stopping);
                 }
                 Some(joined) = set.join_next_with_id() => {
                     let (tid, outcome) = match joined {
                         Ok((tid, outcome)) => (tid, outcome),
                         Err(e) => (e.id(), AttemptOutcome::infrastructure_error(panic_message(e))),
                     };
+                    if let Some(reason) = &outcome.fatal {
+                        stop.stop(format!("{reason} (every task would fail the same way)"));
+                    }
                     if let Some(entry) = running.remove(&tid) {
                         self.finish(entry, outcome);
                     }
@@ -130,6 +160,23 @@ impl SessionPool {
             self.not_started(item, reason.as_deref().unwrap_or("the run stopped"));
         }
         reason
+    }
+
+    /// Whether scheduling has stopped: a stop token, or the budget, says so. The first
+    /// time, tells the reporters why.
+    fn stopping(&self, stop: &StopTokens, stopping: &mut bool) -> bool {
+        if *stopping {
+            return true;
+        }
+        if let Some(reason) = self.budget.as_ref().and_then(Budget::exhausted) {
+            stop.stop(reason);
+        }
+        if stop.drain.is_cancelled() {
+            *stopping = true;
+            let reason = stop.reason().unwrap_or_else(|| "stopped".to_string());
+            self.events.send(Event::Stopping { reason });
+        }
+        *stopping
     }
 
     fn start(
@@ -184,6 +231,7 @@ impl SessionPool {
         record.steps = outcome.steps;
         record.round_steps = outcome.round_steps.clone();
         record.usage.add(outcome.usage);
+        record.llm.add(outcome.llm);
         record.cost_usd = match (record.cost_usd, outcome.cost.usd()) {
             (Some(a), Some(b)) => Some(a + b),
             _ => None,

@@ -3,8 +3,6 @@
 //! pass, or its task file changed since); `cancelled`, `running` and `pending` tasks
 //! run again. `--fresh` deletes the run dir first, and only a ufo-batch run dir.
 
-use std::path::Path;
-
 use crate::config::ResumeMode;
 use crate::layout::RunLayout;
 use crate::record::{TaskRecord, TaskStatus};
@@ -49,7 +47,7 @@ pub fn prepare_run_dir(layout: &RunLayout, mode: ResumeMode) -> Result<u32, RunD
     if !root.exists() {
         return Ok(0);
     }
-    let run_json = read_run_json(&layout.run_json());
+    let run_json = crate::layout::read_run_json(root);
     let empty = std::fs::read_dir(root).map_err(io)?.next().is_none();
     let Some(run_json) = run_json else {
         return if empty {
@@ -66,12 +64,6 @@ pub fn prepare_run_dir(layout: &RunLayout, mode: ResumeMode) -> Result<u32, RunD
         .get("invocation")
         .and_then(|v| v.as_u64())
         .unwrap_or(1) as u32)
-}
-
-fn read_run_json(path: &Path) -> Option<serde_json::Value> {
-    let text = std::fs::read_to_string(path).ok()?;
-    let value: serde_json::Value = serde_json::from_str(&text).ok()?;
-    (value.get("tool").and_then(|t| t.as_str()) == Some("ufo-batch")).then_some(value)
 }
 
 /// The stored record of a task, if it has a readable one.

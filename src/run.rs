@@ -2,17 +2,21 @@
 //! reporter, run the pool, and return the run's statistics. This is the wiring; each
 //! part lives in its own module.
 
+use std::sync::Arc;
+
 use crate::attempt::AttemptSettings;
-use crate::config::RunConfig;
+use crate::config::{ConfigError, RunConfig, without_userinfo};
 use crate::error::Error;
+use crate::eval::EvalMode;
 use crate::event::{self, Event, RunFinished, RunStarted, TaskFinished};
 use crate::executor::shell_tools;
 use crate::layout::RunLayout;
-use crate::pool::{Scheduled, SessionPool, StopTokens};
+use crate::llm::{ApiKey, LlmClient, Spend};
+use crate::pool::{Budget, Scheduled, SessionPool, StopTokens};
 use crate::record::{TaskRecord, TaskStatus};
 use crate::report::{Display, Reporter, RunStats, Store};
 use crate::resume::{self, Decision};
-use crate::task::{self, InvalidTask, SessionKind, Shape};
+use crate::task::{self, InvalidTask, LoadedTasks, SessionKind, Shape, Task, TaskId, TaskKind};
 use crate::timestamp::Timestamp;
 
 /// Runs a batch to its end (or until `stop`), reporting through `display`.
@@ -21,8 +25,12 @@ pub async fn run(
     display: Display,
     stop: StopTokens,
 ) -> Result<RunStats, Error> {
-    let tools = shell_tools();
-    let loaded = task::load(&config.paths, Some(&config.out_root), &tools)?;
+    let mut loaded = if config.paths.is_empty() {
+        LoadedTasks::default()
+    } else {
+        task::load(&config.paths, Some(&config.out_root), &shell_tools())?
+    };
+    add_requests(&mut loaded, &config.requests);
     let layout = RunLayout::new(&config.run_dir);
     let previous_invocations = resume::prepare_run_dir(&layout, config.resume)?;
 
@@ -38,6 +46,12 @@ pub async fn run(
             Decision::Run(previous) => work.push(Scheduled { task, previous }),
         }
     }
+
+    let spend = Arc::new(Spend::default());
+    let llm = match &config.llm {
+        Some(c) => Some(Arc::new(client(c, &work, config, spend.clone())?)),
+        None => None,
+    };
 
     let (events, receiver) = event::channel();
     let reporter = Reporter::new(Store::new(layout.clone()), display).spawn(receiver);
@@ -65,12 +79,13 @@ pub async fn run(
         max_steps: config.max_steps,
         max_rounds: config.max_rounds,
         eval: config.eval,
+        llm,
+        agent: config.agent.clone(),
     };
-    let pool = SessionPool::new(
-        config.jobs.get(),
-        std::sync::Arc::new(settings),
-        events.clone(),
-    );
+    let mut pool = SessionPool::new(config.jobs.get(), Arc::new(settings), events.clone());
+    if let Some(max_usd) = config.max_cost {
+        pool = pool.with_budget(Budget { spend, max_usd });
+    }
     let stopped = pool.run(work, stop.clone()).await;
     events.send(Event::RunFinished(RunFinished {
         finished: Timestamp::now(),
@@ -81,6 +96,62 @@ pub async fn run(
     reporter.join().map_err(|_| {
         Error::Internal("the reporter thread panicked; result files may be incomplete".into())
     })
+}
+
+/// The run's LLM client. A hosted service without a key is refused before anything
+/// runs, but only when some task will actually talk to the LLM (a replay needs none).
+fn client(
+    c: &crate::llm::LlmConfig,
+    work: &[Scheduled],
+    config: &RunConfig,
+    spend: Arc<Spend>,
+) -> Result<LlmClient, Error> {
+    let key = ApiKey::from_env(&c.api_key_env);
+    let judged = |t: &Task| match config.eval {
+        EvalMode::Llm => true,
+        EvalMode::Auto => t.checks.is_empty(),
+        EvalMode::Checks | EvalMode::None => false,
+    };
+    let needed = work
+        .iter()
+        .any(|s| !matches!(s.task.kind, TaskKind::RecordedPlan { .. }) || judged(&s.task));
+    if needed && key.is_none() && c.needs_key() {
+        return Err(ConfigError::Invalid(format!(
+            "no API key for {}: set ${} (keys are read only from the environment)",
+            without_userinfo(&c.base_url),
+            c.api_key_env
+        ))
+        .into());
+    }
+    LlmClient::new(c.clone(), key, spend).map_err(Error::Internal)
+}
+
+/// Tasks for `--request` texts: ids `request`, `request-2`, ...
+fn add_requests(loaded: &mut LoadedTasks, requests: &[String]) {
+    for (i, text) in requests.iter().enumerate() {
+        let id = if i == 0 {
+            "request".to_string()
+        } else {
+            format!("request-{}", i + 1)
+        };
+        let id = TaskId::parse(&id).expect("request ids are valid");
+        loaded.tasks.push(Task {
+            id,
+            source: "--request".into(),
+            source_hash: crate::hash::hex(text.as_bytes()),
+            kind: TaskKind::SeedRequest,
+            request: text.clone(),
+            object: None,
+            close: false,
+            tags: Vec::new(),
+            timeout: None,
+            max_steps: None,
+            files: Default::default(),
+            setup: Vec::new(),
+            checks: Vec::new(),
+            warnings: Vec::new(),
+        });
+    }
 }
 
 /// The `error` result of a task file that cannot run.

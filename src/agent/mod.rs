@@ -1,17 +1,27 @@
 //! Agents: what decides the next step of a session. Each agent turns the context into
 //! one step (status, actions taken, reasoning) and acts only through the executor it is
-//! handed. The ReplayAgent replays recorded actions with no LLM.
+//! handed. The ReplayAgent replays recorded actions with no LLM; the LinuxAgent asks an
+//! LLM; the EvaluationAgent judges a finished session.
 
+mod evaluation;
+mod json_text;
+mod linux;
+mod prompt;
 mod replay;
+mod reply;
 
 use async_trait::async_trait;
 use serde_json::Value;
 
+pub use evaluation::{EvaluationAgent, JudgeFailure, Judgement, parse_verdict};
+pub use json_text::extract_object;
+pub use linux::{AgentSettings, ConfirmPolicy, LinuxAgent};
 pub use replay::ReplayAgent;
+pub use reply::{Reply, ReplyAction, parse_reply};
 
 use crate::executor::Executor;
-use crate::record::{ActionRecord, Usage};
-use crate::session::{AgentStatus, Context, Cost};
+use crate::record::{ActionRecord, LlmStats, Usage};
+use crate::session::{AgentStatus, Context, Cost, ErrorKind};
 
 /// One step as an agent reports it; the round adds the counters and timing.
 #[derive(Clone, Debug)]
@@ -38,6 +48,10 @@ pub struct AgentStep {
     pub cost: Cost,
     /// What went wrong, if anything.
     pub error: Option<String>,
+    /// With status ERROR: whose failure it is.
+    pub error_kind: ErrorKind,
+    /// LLM calls made for this step.
+    pub llm: LlmStats,
 }
 
 impl AgentStep {
@@ -59,6 +73,8 @@ impl AgentStep {
             usage: Usage::default(),
             cost: Cost::default(),
             error: None,
+            error_kind: ErrorKind::default(),
+            llm: LlmStats::default(),
         }
     }
 }

@@ -3,6 +3,7 @@
 //! and say what happened. The trajectory survives a timeout or a kill: the session
 //! lives outside the future that is abandoned.
 
+mod evaluate;
 mod factory;
 mod outcome;
 mod plan;
@@ -15,17 +16,16 @@ use tokio_util::sync::CancellationToken;
 pub use outcome::AttemptOutcome;
 
 use crate::command::Command;
-use crate::eval::{EvalMode, run_checks};
+use crate::eval::EvalMode;
 use crate::event::TaskEvents;
 use crate::executor::{Executor, ShellExecutor, ShellSettings};
 use crate::layout::RunLayout;
-use crate::record::Evaluation;
-use crate::session::{Context, Session, SessionEnd};
+use crate::session::{Context, Session};
 use crate::task::Task;
 use outcome::Ended;
 
 /// Settings every attempt of a run shares.
-#[derive(Clone, Debug)]
+#[derive(Clone)]
 pub struct AttemptSettings {
     /// Where task folders live.
     pub layout: RunLayout,
@@ -39,6 +39,10 @@ pub struct AttemptSettings {
     pub max_rounds: Option<u32>,
     /// Evaluation mode.
     pub eval: EvalMode,
+    /// The LLM, when one is configured.
+    pub llm: Option<std::sync::Arc<crate::llm::LlmClient>>,
+    /// Knobs of LLM agents.
+    pub agent: crate::agent::AgentSettings,
 }
 
 /// Runs attempts for the pool. The pool only schedules; this is what it schedules, so
@@ -99,6 +103,16 @@ pub async fn run_attempt(
         events.log(crate::event::Level::Error, reason.clone());
         return AttemptOutcome::infrastructure_error(reason);
     }
+    match workspace::copy_ufo_object(task, &ws).await {
+        Ok(Some(from)) => events.info(format!(
+            "copied {} into the workspace (UFO's files/ layout)",
+            from.display()
+        )),
+        Ok(None) => {}
+        Err(e) => events.warn(format!(
+            "could not copy the task's object file into the workspace: {e}"
+        )),
+    }
     for warning in &task.warnings {
         events.warn(format!("task file: {warning}"));
     }
@@ -158,11 +172,25 @@ async fn body(
     let end = session.run(executor).await;
     events.info(format!("session {}", end.describe()));
     progress.stage = Stage::Evaluation;
-    let evaluation = evaluate(task, settings.eval, &end, executor, &session.ctx).await;
+    let evaluation =
+        match evaluate::evaluate(task, settings, &end, executor, &mut session.ctx).await {
+            Ok(evaluation) => evaluation,
+            Err(failure) => {
+                events.log(
+                    crate::event::Level::Error,
+                    format!("the LLM judge failed: {}", failure.reason),
+                );
+                return Ended::JudgeFailed {
+                    end,
+                    reason: failure.reason,
+                    fatal: failure.fatal,
+                };
+            }
+        };
     if let Some(e) = &evaluation {
         events.info(format!(
-            "evaluation: complete={} ({})",
-            e.complete, e.reason
+            "evaluation ({:?}): complete={} ({})",
+            e.evaluator, e.complete, e.reason
         ));
     }
     Ended::Session { end, evaluation }
@@ -197,28 +225,6 @@ async fn run_setup(
         }
     }
     Ok(())
-}
-
-/// The evaluation the mode asks for, when the session got far enough to judge.
-async fn evaluate(
-    task: &Task,
-    mode: EvalMode,
-    end: &SessionEnd,
-    executor: &mut dyn Executor,
-    ctx: &Context,
-) -> Option<Evaluation> {
-    let judged = matches!(
-        end,
-        SessionEnd::Finished
-            | SessionEnd::Failed(_)
-            | SessionEnd::StepLimit(_)
-            | SessionEnd::RoundLimit(_)
-    );
-    let use_checks = matches!(mode, EvalMode::Auto | EvalMode::Checks) && !task.checks.is_empty();
-    if !judged || !use_checks {
-        return None;
-    }
-    Some(run_checks(&task.checks, &ctx.workspace, executor).await)
 }
 
 fn stage_name(stage: Stage) -> &'static str {

@@ -2,8 +2,8 @@
 
 use std::time::Duration;
 
-use crate::record::{Evaluation, StepRecord, TaskStatus, Usage};
-use crate::session::{Context, Cost, SessionEnd};
+use crate::record::{Evaluation, LlmStats, StepRecord, TaskStatus, Usage};
+use crate::session::{Context, Cost, ErrorKind, SessionEnd};
 
 /// How the attempt's future ended.
 pub(super) enum Ended {
@@ -15,6 +15,12 @@ pub(super) enum Ended {
     Session {
         end: SessionEnd,
         evaluation: Option<Evaluation>,
+    },
+    /// The session ran but the LLM judge could not give a verdict.
+    JudgeFailed {
+        end: SessionEnd,
+        reason: String,
+        fatal: bool,
     },
     /// The wall-clock limit struck.
     TimedOut(Duration),
@@ -47,6 +53,11 @@ pub struct AttemptOutcome {
     pub usage: Usage,
     /// Cost.
     pub cost: Cost,
+    /// LLM calls, retries and unusable replies.
+    pub llm: LlmStats,
+    /// Set when the failure will recur for every task (wrong API key, unknown model):
+    /// the pool stops scheduling, with this reason.
+    pub fatal: Option<String>,
 }
 
 impl AttemptOutcome {
@@ -63,6 +74,8 @@ impl AttemptOutcome {
             round_steps: Vec::new(),
             usage: Usage::default(),
             cost: Cost::default(),
+            llm: LlmStats::default(),
+            fatal: None,
         }
     }
 
@@ -75,6 +88,8 @@ impl AttemptOutcome {
     }
 
     pub(super) fn from_end(ended: Ended, ctx: Option<&Context>, stage: &str) -> Self {
+        let mut retryable = false;
+        let mut fatal = None;
         let (status, reason, evaluation) = match ended {
             Ended::SetupFailed(why) => (TaskStatus::Error, Some(why), None),
             Ended::CannotRun(why) => (TaskStatus::Error, Some(why), None),
@@ -95,11 +110,28 @@ impl AttemptOutcome {
                 None,
             ),
             Ended::Session { end, evaluation } => {
+                if let SessionEnd::Error(why, kind) = &end {
+                    retryable = *kind == ErrorKind::Infrastructure;
+                    fatal = (*kind == ErrorKind::Fatal).then(|| why.clone());
+                }
                 let (status, reason) = session_status(&end, evaluation.as_ref());
                 (status, reason, evaluation)
             }
+            Ended::JudgeFailed {
+                end,
+                reason,
+                fatal: is_fatal,
+            } => {
+                let session = end.describe();
+                retryable = !is_fatal;
+                fatal = is_fatal.then(|| reason.clone());
+                let why = format!("the session {session}, but the LLM judge failed: {reason}");
+                (TaskStatus::Error, Some(why), None)
+            }
         };
         let mut out = Self::blank(status, reason);
+        out.retryable = retryable;
+        out.fatal = fatal;
         out.evaluation = evaluation;
         if let Some(ctx) = ctx {
             out.trajectory = ctx.trajectory.clone();
@@ -108,6 +140,7 @@ impl AttemptOutcome {
             out.round_steps = ctx.round_steps.clone();
             out.usage = ctx.usage;
             out.cost = ctx.cost;
+            out.llm = ctx.llm;
         }
         out
     }
@@ -132,7 +165,10 @@ fn session_status(
             _ => (TaskStatus::Passed, None),
         },
         SessionEnd::Failed(why) => (TaskStatus::Failed, Some(why.clone())),
-        SessionEnd::Error(why) => (TaskStatus::Error, Some(why.clone())),
+        // An agent that cannot produce usable replies failed the task; a broken LLM
+        // connection or executor is the runner's problem.
+        SessionEnd::Error(why, ErrorKind::Agent) => (TaskStatus::Failed, Some(why.clone())),
+        SessionEnd::Error(why, _) => (TaskStatus::Error, Some(why.clone())),
         SessionEnd::StepLimit(_) | SessionEnd::RoundLimit(_) => {
             (TaskStatus::Failed, Some(end.describe()))
         }
@@ -179,9 +215,9 @@ mod tests {
             session_status(&SessionEnd::StepLimit(5), None).0,
             TaskStatus::Failed
         );
-        assert_eq!(
-            session_status(&SessionEnd::Error("e".into()), None).0,
-            TaskStatus::Error
-        );
+        let infra = SessionEnd::Error("e".into(), ErrorKind::Infrastructure);
+        assert_eq!(session_status(&infra, None).0, TaskStatus::Error);
+        let garbage = SessionEnd::Error("e".into(), ErrorKind::Agent);
+        assert_eq!(session_status(&garbage, None).0, TaskStatus::Failed);
     }
 }

@@ -39,6 +39,34 @@ pub(super) async fn prepare(
     Ok(())
 }
 
+/// UFO's batch layout keeps a task's file under `files/` beside `tasks/`
+/// (`Parent/tasks/x.json` → `Parent/files/<object>`, ufo.md §1). When a task's
+/// `object` names such a file, it is copied into the workspace; returns where from.
+pub(super) async fn copy_ufo_object(
+    task: &crate::task::Task,
+    workspace: &Path,
+) -> std::io::Result<Option<std::path::PathBuf>> {
+    let Some(object) = task.object.as_deref().filter(|o| !o.trim().is_empty()) else {
+        return Ok(None);
+    };
+    let Some(name) = Path::new(object).file_name() else {
+        return Ok(None);
+    };
+    let Some(dir) = std::path::absolute(&task.source)
+        .ok()
+        .and_then(|p| p.parent().map(Path::to_path_buf))
+    else {
+        return Ok(None);
+    };
+    let files_dir = std::path::PathBuf::from(dir.to_string_lossy().replace("tasks", "files"));
+    let from = files_dir.join(name);
+    if files_dir == dir || !tokio::fs::metadata(&from).await.is_ok_and(|m| m.is_file()) {
+        return Ok(None);
+    }
+    tokio::fs::copy(&from, workspace.join(name)).await?;
+    Ok(Some(from))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

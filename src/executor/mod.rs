@@ -29,19 +29,88 @@ pub trait Executor: Send {
     async fn shutdown(&mut self) -> Option<String>;
 }
 
+/// A command's result and how long it took.
+#[derive(Clone, Debug)]
+pub struct Executed {
+    /// The result.
+    pub result: CommandResult,
+    /// Seconds it took.
+    pub duration_s: f64,
+}
+
 /// Runs commands in order; after the first failure the rest are `skipped` (UFO's
 /// CommandRouter with `early_exit=True`).
-pub async fn execute_all(executor: &mut dyn Executor, commands: &[Command]) -> Vec<CommandResult> {
-    let mut results = Vec::with_capacity(commands.len());
+pub async fn execute_all(executor: &mut dyn Executor, commands: &[Command]) -> Vec<Executed> {
+    let mut out = Vec::with_capacity(commands.len());
     let mut failed = false;
     for command in commands {
         if failed {
-            results.push(CommandResult::skipped(command));
+            out.push(Executed {
+                result: CommandResult::skipped(command),
+                duration_s: 0.0,
+            });
             continue;
         }
+        let clock = std::time::Instant::now();
         let result = executor.execute(command).await;
         failed = result.status == ResultStatus::Failure;
-        results.push(result);
+        out.push(Executed {
+            result,
+            duration_s: crate::timestamp::seconds(clock.elapsed()),
+        });
     }
-    results
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::testutil::RecordingExecutor;
+
+    /// Fails every command whose tool is `fail`.
+    struct FailNamed(RecordingExecutor);
+
+    #[async_trait]
+    impl Executor for FailNamed {
+        fn namespace(&self) -> &str {
+            "test"
+        }
+        fn tools(&self) -> Vec<ToolSpec> {
+            Vec::new()
+        }
+        async fn execute(&mut self, command: &Command) -> CommandResult {
+            if command.tool_name == "fail" {
+                return CommandResult::failure(
+                    command,
+                    "test",
+                    "no".into(),
+                    serde_json::Value::Null,
+                );
+            }
+            self.0.execute(command).await
+        }
+        async fn shutdown(&mut self) -> Option<String> {
+            None
+        }
+    }
+
+    #[tokio::test]
+    async fn commands_after_a_failure_are_skipped() {
+        let mut ex = FailNamed(RecordingExecutor::default());
+        let cmds: Vec<Command> = ["a", "fail", "c"]
+            .iter()
+            .map(|t| Command::action(*t, Default::default()))
+            .collect();
+        let out = execute_all(&mut ex, &cmds).await;
+        let statuses: Vec<ResultStatus> = out.iter().map(|e| e.result.status).collect();
+        assert_eq!(
+            statuses,
+            [
+                ResultStatus::Success,
+                ResultStatus::Failure,
+                ResultStatus::Skipped
+            ]
+        );
+        assert_eq!(ex.0.commands.len(), 1, "c never reached the executor");
+    }
 }

@@ -10,4 +10,4 @@ mod task;
 pub use evaluation::{Complete, Evaluation, Evaluator, SubScore};
 pub use status::TaskStatus;
 pub use step::{ActionRecord, StepRecord};
-pub use task::{AttemptRecord, TaskRecord, Usage};
+pub use task::{AttemptRecord, LlmStats, TaskRecord, Usage};

@@ -29,6 +29,26 @@ impl Usage {
     }
 }
 
+/// How the LLM was used: calls made, transport retries, replies that could not be used.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LlmStats {
+    /// Successful chat calls.
+    pub calls: u32,
+    /// Requests retried after a transient failure (429, 5xx, timeout, ...).
+    pub retries: u32,
+    /// Replies that could not be used and were asked again.
+    pub bad_replies: u32,
+}
+
+impl LlmStats {
+    /// Adds other counts to these.
+    pub fn add(&mut self, other: LlmStats) {
+        self.calls += other.calls;
+        self.retries += other.retries;
+        self.bad_replies += other.bad_replies;
+    }
+}
+
 /// One attempt at a task.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct AttemptRecord {
@@ -99,6 +119,9 @@ pub struct TaskRecord {
     /// Cost in USD; absent when the model has no configured price.
     #[serde(default)]
     pub cost_usd: Option<f64>,
+    /// LLM calls, retries and unusable replies, all attempts and the evaluator included.
+    #[serde(default)]
+    pub llm: LlmStats,
     /// Remarks from loading the task file.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub warnings: Vec<String>,
@@ -134,6 +157,7 @@ impl TaskRecord {
             round_steps: Vec::new(),
             usage: Usage::default(),
             cost_usd: Some(0.0),
+            llm: LlmStats::default(),
             warnings: Vec::new(),
         }
     }

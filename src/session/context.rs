@@ -4,7 +4,7 @@
 use std::path::PathBuf;
 
 use crate::event::TaskEvents;
-use crate::record::{StepRecord, Usage};
+use crate::record::{LlmStats, StepRecord, Usage};
 
 /// Accumulated LLM cost. Once one call has no known price the total is unknown, and
 /// says so rather than pretending to be 0.
@@ -66,6 +66,8 @@ pub struct Context {
     pub usage: Usage,
     /// Cost so far.
     pub cost: Cost,
+    /// LLM calls, retries and unusable replies so far.
+    pub llm: LlmStats,
     /// The task's workspace folder.
     pub workspace: PathBuf,
     /// Where log lines and steps go.
@@ -86,6 +88,7 @@ impl Context {
             trajectory: Vec::new(),
             usage: Usage::default(),
             cost: Cost::default(),
+            llm: LlmStats::default(),
             workspace,
             events,
         }

@@ -14,4 +14,4 @@ mod state;
 pub use context::{Context, Cost};
 pub use round::{Round, RoundEnd};
 pub use session::{Limits, Session, SessionEnd};
-pub use state::{AgentStatus, Transition, transition};
+pub use state::{AgentStatus, ErrorKind, Transition, transition};

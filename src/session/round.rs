@@ -3,7 +3,7 @@
 
 use std::time::Instant;
 
-use super::{Context, Transition, transition};
+use super::{Context, ErrorKind, Transition, transition};
 use crate::agent::{Agent, AgentStep};
 use crate::executor::Executor;
 use crate::record::StepRecord;
@@ -25,8 +25,8 @@ pub enum RoundEnd {
     Finished,
     /// The agent said FAIL (or a replayed step diverged), with the reason.
     Failed(String),
-    /// The agent said ERROR, with the reason.
-    Error(String),
+    /// The agent said ERROR, with the reason and whose failure it is.
+    Error(String, ErrorKind),
     /// The session's step limit was reached.
     StepLimit,
 }
@@ -59,6 +59,7 @@ impl Round {
             }
             let status = step.status;
             let reason = step.error.clone();
+            let kind = step.error_kind;
             let record = self.record(ctx, step, started, seconds(clock.elapsed()));
             ctx.events.step(record.clone());
             ctx.trajectory.push(record);
@@ -71,7 +72,7 @@ impl Round {
                 Transition::Continue => {}
                 Transition::EndRound => return RoundEnd::Finished,
                 Transition::Fail => return RoundEnd::Failed(why()),
-                Transition::Error => return RoundEnd::Error(why()),
+                Transition::Error => return RoundEnd::Error(why(), kind),
             }
         }
     }
@@ -86,6 +87,7 @@ impl Round {
     ) -> StepRecord {
         ctx.usage.add(step.usage);
         ctx.cost.add(step.cost);
+        ctx.llm.add(step.llm);
         StepRecord {
             agent_type: step.agent_type.to_string(),
             agent_name: step.agent_name,

@@ -6,7 +6,7 @@
 
 use std::collections::VecDeque;
 
-use super::{Context, Round, RoundEnd};
+use super::{Context, ErrorKind, Round, RoundEnd};
 use crate::agent::Agent;
 use crate::executor::Executor;
 use crate::task::SessionKind;
@@ -27,8 +27,8 @@ pub enum SessionEnd {
     Finished,
     /// The agent gave up or a replay diverged, with the reason.
     Failed(String),
-    /// The agent reported an error, with the reason.
-    Error(String),
+    /// The agent reported an error, with the reason and whose failure it is.
+    Error(String, ErrorKind),
     /// The step limit was reached.
     StepLimit(u32),
     /// The round limit was reached with rounds still to run.
@@ -41,7 +41,7 @@ impl SessionEnd {
         match self {
             Self::Finished => "finished".to_string(),
             Self::Failed(why) => format!("failed: {why}"),
-            Self::Error(why) => format!("error: {why}"),
+            Self::Error(why, _) => format!("error: {why}"),
             Self::StepLimit(n) => format!(
                 "stopped at the step limit ({n} steps); raise --max-steps or the task's max_steps"
             ),
@@ -99,7 +99,7 @@ impl Session {
             match end {
                 RoundEnd::Finished => {}
                 RoundEnd::Failed(why) => return SessionEnd::Failed(why),
-                RoundEnd::Error(why) => return SessionEnd::Error(why),
+                RoundEnd::Error(why, kind) => return SessionEnd::Error(why, kind),
                 RoundEnd::StepLimit => return SessionEnd::StepLimit(self.limits.max_steps),
             }
         }
@@ -231,7 +231,7 @@ mod tests {
         let (mut s, _rx) = session(&[C, E], 1, WIDE);
         assert_eq!(
             s.run(&mut RecordingExecutor::default()).await,
-            SessionEnd::Error("the agent said ERROR".into())
+            SessionEnd::Error("the agent said ERROR".into(), ErrorKind::Agent)
         );
     }
 }

@@ -39,6 +39,20 @@ impl fmt::Display for AgentStatus {
     }
 }
 
+/// What kind of failure an `ERROR` step reports; it decides the task's status.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum ErrorKind {
+    /// The agent could not go on (replies that could not be used): the task `failed`.
+    #[default]
+    Agent,
+    /// The runner's side failed (LLM unreachable, executor broken): the task is an
+    /// `error` and may be retried.
+    Infrastructure,
+    /// As `Infrastructure`, and every other task would fail the same way (wrong key,
+    /// unknown model): the run stops scheduling.
+    Fatal,
+}
+
 /// What the round does next.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Transition {

@@ -93,6 +93,10 @@ pub fn discover(paths: &[PathBuf], exclude: Option<&Path>) -> Result<Vec<FoundFi
     let mut found = Vec::new();
     for root in paths {
         let meta = std::fs::metadata(root).map_err(|_| LoadError::Missing(root.clone()))?;
+        if meta.is_dir() && crate::layout::is_run_dir(root) {
+            found.extend(recorded_plans(root)?);
+            continue;
+        }
         if meta.is_file() {
             let name = root
                 .file_name()
@@ -142,6 +146,44 @@ pub fn discover(paths: &[PathBuf], exclude: Option<&Path>) -> Result<Vec<FoundFi
     }
     if found.is_empty() {
         return Err(LoadError::Empty(paths.to_vec()));
+    }
+    Ok(found)
+}
+
+/// The `plan.json` of every task of an earlier run (`ufo-batch run results/RUN/`),
+/// with the task dir as the id. Workspaces and earlier attempts are not searched.
+fn recorded_plans(run_dir: &Path) -> Result<Vec<FoundFile>, LoadError> {
+    let walker = walkdir::WalkDir::new(run_dir)
+        .sort_by_file_name()
+        .into_iter()
+        .filter_entry(|e| {
+            let name = e.file_name().to_string_lossy();
+            let in_task_dir = e
+                .path()
+                .parent()
+                .is_some_and(|p| p.join("status.json").is_file());
+            !(in_task_dir && (name == "workspace" || name == "attempts"))
+        });
+    let mut found = Vec::new();
+    for entry in walker {
+        let entry = entry.map_err(|source| LoadError::Walk {
+            path: source
+                .path()
+                .map(Path::to_path_buf)
+                .unwrap_or_else(|| run_dir.to_path_buf()),
+            source,
+        })?;
+        if entry.file_type().is_file() && entry.file_name() == "plan.json" {
+            let task_dir = entry.path().parent().unwrap_or(run_dir);
+            let relative = task_dir
+                .strip_prefix(run_dir)
+                .unwrap_or(task_dir)
+                .to_path_buf();
+            found.push(FoundFile {
+                path: entry.into_path(),
+                relative,
+            });
+        }
     }
     Ok(found)
 }

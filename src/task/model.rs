@@ -73,8 +73,6 @@ pub enum Shape {
     SeedRequest,
     /// Recorded plan.
     RecordedPlan,
-    /// `--request` on the command line.
-    CommandLine,
     /// A file that could not be loaded.
     Invalid,
 }

@@ -46,6 +46,11 @@ impl Project {
         run_binary(self.dir.path(), args, &[])
     }
 
+    /// Runs `ufo-batch <args>` with extra environment variables.
+    pub(crate) fn cmd_env(&self, args: &[&str], env: &[(&str, &str)]) -> Output {
+        run_binary(self.dir.path(), args, env)
+    }
+
     /// Runs `ufo-batch run tasks --progress lines <extra>` and reads `results/tasks`.
     pub(crate) fn run(&self, extra: &[&str]) -> Output {
         let mut args = vec!["run", "tasks", "--progress", "lines"];
@@ -109,11 +114,14 @@ pub(crate) fn run_binary(cwd: &Path, args: &[&str], env: &[(&str, &str)]) -> Out
     let mut child = Command::new(env!("CARGO_BIN_EXE_ufo-batch"))
         .args(args)
         .current_dir(cwd)
-        .envs(env.iter().copied())
         .env_remove("UFO_BATCH_JOBS")
         .env_remove("UFO_BATCH_OUT")
         .env_remove("UFO_BATCH_TIMEOUT")
         .env_remove("UFO_BATCH_CONFIG")
+        .env_remove("UFO_BATCH_MODEL")
+        .env_remove("OPENAI_API_KEY")
+        .env_remove("OPENAI_BASE_URL")
+        .envs(env.iter().copied())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()

@@ -2,8 +2,11 @@
 //! its output and the files it writes.
 
 mod helpers;
+mod mock_llm;
 
 mod concurrency;
+mod llm;
+mod llm_faults;
 mod outcomes;
 mod resume;
 mod samples;

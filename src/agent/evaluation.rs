@@ -1,0 +1,337 @@
+//! The EvaluationAgent: an LLM judge of a finished session (UFO's evaluation contract,
+//! ufo.md §5). It sees the request, every step (thought, action, result) and the final
+//! workspace, and answers `{reason, sub_scores: [{name, evaluation}], complete}`.
+
+use std::fmt::Write;
+use std::path::Path;
+use std::sync::Arc;
+
+use serde_json::{Value, json};
+
+use super::json_text::extract_object;
+use super::prompt::workspace_listing;
+use crate::command::ResultStatus;
+use crate::event::TaskEvents;
+use crate::llm::{LlmClient, LlmError, Message};
+use crate::record::{Complete, Evaluation, Evaluator, LlmStats, StepRecord, SubScore, Usage};
+use crate::session::Cost;
+
+/// Characters of each command output shown to the judge.
+const OUTPUT_LIMIT: usize = 600;
+/// Small text files whose content the judge sees, and their size limit.
+const FILES_SHOWN: usize = 8;
+const FILE_LIMIT: usize = 1500;
+
+/// What the judge said, and what asking cost.
+#[derive(Clone, Debug)]
+pub struct Judgement {
+    /// The verdict.
+    pub evaluation: Evaluation,
+    /// Tokens used.
+    pub usage: Usage,
+    /// Their cost.
+    pub cost: Cost,
+    /// Calls, retries, unusable replies.
+    pub llm: LlmStats,
+}
+
+/// Why there is no verdict, with what asking cost so far.
+#[derive(Clone, Debug)]
+pub struct JudgeFailure {
+    /// In words.
+    pub reason: String,
+    /// True when every task would fail the same way.
+    pub fatal: bool,
+    /// Tokens used before it failed.
+    pub usage: Usage,
+    /// Their cost.
+    pub cost: Cost,
+    /// Calls made.
+    pub llm: LlmStats,
+}
+
+/// The judge.
+pub struct EvaluationAgent {
+    llm: Arc<LlmClient>,
+    reply_retries: u32,
+}
+
+impl EvaluationAgent {
+    /// A judge asking `llm`, re-asking an unusable reply `reply_retries` times.
+    pub fn new(llm: Arc<LlmClient>, reply_retries: u32) -> Self {
+        Self { llm, reply_retries }
+    }
+
+    /// Judges a session.
+    pub async fn judge(
+        &self,
+        request: &str,
+        steps: &[StepRecord],
+        workspace: &Path,
+        events: &TaskEvents,
+    ) -> Result<Judgement, JudgeFailure> {
+        let mut messages = vec![
+            Message::system(SYSTEM),
+            Message::user(brief(request, steps, workspace)),
+        ];
+        let notify = {
+            let events = events.clone();
+            move |m: String| events.warn(format!("judge: {m}"))
+        };
+        let schema = schema();
+        let (mut usage, mut cost, mut llm) =
+            (Usage::default(), Cost::default(), LlmStats::default());
+        let mut problem = String::new();
+        for attempt in 1..=self.reply_retries + 1 {
+            let answer = match self.llm.chat(&messages, Some(&schema), &notify).await {
+                Ok(a) => a,
+                Err(e) => return Err(failure(&e, usage, cost, llm)),
+            };
+            usage.add(answer.usage);
+            cost.add(answer.cost);
+            llm.calls += 1;
+            llm.retries += answer.attempts - 1;
+            match parse_verdict(&answer.content) {
+                Ok(evaluation) => {
+                    return Ok(Judgement {
+                        evaluation,
+                        usage,
+                        cost,
+                        llm,
+                    });
+                }
+                Err(p) => {
+                    llm.bad_replies += 1;
+                    events.warn(format!(
+                        "judge reply {attempt} could not be used: {p}\n--- reply ---\n{}",
+                        crate::text::shorten(&answer.content, 4000)
+                    ));
+                    messages.push(Message::assistant(answer.content));
+                    messages.push(Message::user(format!(
+                        "That reply could not be used: {p}. Reply with one JSON object with the keys reason, sub_scores and complete."
+                    )));
+                    problem = p;
+                }
+            }
+        }
+        Err(JudgeFailure {
+            reason: format!("its replies could not be used; last problem: {problem}"),
+            fatal: false,
+            usage,
+            cost,
+            llm,
+        })
+    }
+}
+
+fn failure(e: &LlmError, usage: Usage, cost: Cost, llm: LlmStats) -> JudgeFailure {
+    JudgeFailure {
+        reason: e.to_string(),
+        fatal: e.is_fatal(),
+        usage,
+        cost,
+        llm,
+    }
+}
+
+const SYSTEM: &str = "You evaluate whether an agent completed a task. The agent worked in a Linux workspace \
+folder through tools (shell commands and file operations). You get the original request, the agent's \
+trajectory (for each step: its thought, the action it took and the result), and the final content of the \
+workspace.\n\nJudge only from this evidence, never from the agent's own claims of success. List sub-scores: \
+the separate requirements the request states (for example \"output file exists\", \"rows sorted by score\"), \
+each judged yes, no or unsure. complete is yes only if every requirement is met, no if one is not, unsure if \
+the evidence cannot tell.\n\nReply with exactly one JSON object and nothing else:\n\
+{\"reason\": \"why, citing the evidence\", \"sub_scores\": [{\"name\": \"requirement\", \"evaluation\": \"yes | no | unsure\"}], \
+\"complete\": \"yes | no | unsure\"}";
+
+/// The user message: request, trajectory, final workspace.
+fn brief(request: &str, steps: &[StepRecord], workspace: &Path) -> String {
+    let mut m = format!(
+        "<Original Request> {}\n\n<Execution Trajectory>\n",
+        request.trim()
+    );
+    if steps.is_empty() {
+        m.push_str("(no steps)\n");
+    }
+    for s in steps {
+        let _ = write!(m, "Step {} [{}]", s.session_step, s.status);
+        if let Some(subtask) = &s.subtask {
+            let _ = write!(m, " subtask: {}", subtask.trim());
+        }
+        m.push('\n');
+        if let Some(t) = s.thought.as_deref().filter(|t| !t.trim().is_empty()) {
+            let _ = writeln!(m, "  thought: {}", t.trim());
+        }
+        for a in &s.action {
+            let r = &a.result;
+            let code = r
+                .exit_code()
+                .map(|c| format!(", exit code {c}"))
+                .unwrap_or_default();
+            let _ = writeln!(m, "  action: {} -> {}{code}", a.action_string, r.status);
+            if let Some(e) = r
+                .error
+                .as_deref()
+                .filter(|_| r.status != ResultStatus::Success)
+            {
+                let _ = writeln!(m, "    error: {}", crate::text::shorten(e, OUTPUT_LIMIT));
+            }
+            for key in ["stdout", "stderr", "content"] {
+                if let Some(text) = r
+                    .result
+                    .get(key)
+                    .and_then(Value::as_str)
+                    .filter(|t| !t.trim().is_empty())
+                {
+                    let shown = crate::text::shorten(text.trim_end(), OUTPUT_LIMIT)
+                        .replace('\n', "\n      ");
+                    let _ = writeln!(m, "    {key}: {shown}");
+                }
+            }
+        }
+        if let Some(c) = s.comment.as_deref().filter(|c| !c.trim().is_empty()) {
+            let _ = writeln!(m, "  comment: {}", c.trim());
+        }
+    }
+    let _ = write!(
+        m,
+        "\n<Final workspace>\n{}\n",
+        workspace_listing(workspace, 50)
+    );
+    for (path, text) in small_text_files(workspace) {
+        let _ = write!(m, "\n<File {path}>\n{text}\n");
+    }
+    m.push_str("\n<Your response>");
+    m
+}
+
+/// Up to FILES_SHOWN small UTF-8 files of the workspace, with their text.
+fn small_text_files(root: &Path) -> Vec<(String, String)> {
+    walkdir::WalkDir::new(root)
+        .min_depth(1)
+        .sort_by_file_name()
+        .into_iter()
+        .flatten()
+        .filter(|e| {
+            e.file_type().is_file() && e.metadata().is_ok_and(|m| m.len() as usize <= FILE_LIMIT)
+        })
+        .filter_map(|e| {
+            let text = String::from_utf8(std::fs::read(e.path()).ok()?).ok()?;
+            let rel = e.path().strip_prefix(root).ok()?.display().to_string();
+            Some((rel, text))
+        })
+        .take(FILES_SHOWN)
+        .collect()
+}
+
+fn schema() -> Value {
+    let verdict = json!({"type": "string", "enum": ["yes", "no", "unsure"]});
+    json!({
+        "type": "object",
+        "properties": {
+            "reason": {"type": "string"},
+            "sub_scores": {"type": "array", "items": {"type": "object",
+                "properties": {"name": {"type": "string"}, "evaluation": verdict}, "required": ["name", "evaluation"]}},
+            "complete": verdict
+        },
+        "required": ["reason", "sub_scores", "complete"]
+    })
+}
+
+/// A judge's reply, leniently: keys in any case, sub-scores as a list or as a map
+/// (dataflow's form), verdicts as yes/no/unsure or booleans.
+pub fn parse_verdict(text: &str) -> Result<Evaluation, String> {
+    let value = extract_object(text)?;
+    let object: serde_json::Map<String, Value> = value
+        .as_object()
+        .cloned()
+        .unwrap_or_default()
+        .into_iter()
+        .map(|(k, v)| (k.to_ascii_lowercase(), v))
+        .collect();
+    let complete = match object.get("complete") {
+        Some(v) => {
+            verdict(v).ok_or_else(|| format!("`complete` must be yes, no or unsure, not {v}"))?
+        }
+        None => return Err("the reply has no `complete`".to_string()),
+    };
+    let sub_scores = match object.get("sub_scores") {
+        Some(Value::Array(items)) => items
+            .iter()
+            .filter_map(|item| {
+                let name = item.get("name").and_then(Value::as_str)?.to_string();
+                let evaluation = item.get("evaluation").and_then(verdict)?;
+                Some(SubScore {
+                    name,
+                    evaluation,
+                    detail: None,
+                })
+            })
+            .collect(),
+        Some(Value::Object(map)) => map
+            .iter()
+            .filter_map(|(name, v)| {
+                Some(SubScore {
+                    name: name.clone(),
+                    evaluation: verdict(v)?,
+                    detail: None,
+                })
+            })
+            .collect(),
+        _ => Vec::new(),
+    };
+    let reason = object
+        .get("reason")
+        .and_then(Value::as_str)
+        .unwrap_or("")
+        .trim()
+        .to_string();
+    Ok(Evaluation {
+        reason,
+        sub_scores,
+        complete,
+        evaluator: Evaluator::Llm,
+    })
+}
+
+fn verdict(v: &Value) -> Option<Complete> {
+    match v {
+        Value::Bool(true) => Some(Complete::Yes),
+        Value::Bool(false) => Some(Complete::No),
+        Value::String(s) => match s.trim().to_ascii_lowercase().as_str() {
+            "yes" | "true" => Some(Complete::Yes),
+            "no" | "false" => Some(Complete::No),
+            "unsure" => Some(Complete::Unsure),
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn verdicts_in_ufo_and_dataflow_forms() {
+        let e = parse_verdict(r#"{"reason": "ok", "sub_scores": [{"name": "file", "evaluation": "yes"}], "complete": "yes"}"#).unwrap();
+        assert_eq!(
+            (e.complete, e.sub_scores.len(), e.evaluator),
+            (Complete::Yes, 1, Evaluator::Llm)
+        );
+        let e = parse_verdict("```json\n{\"Reason\": \"r\", \"Sub_Scores\": {\"a\": \"no\"}, \"Complete\": \"NO\"}\n```").unwrap();
+        assert_eq!(
+            (e.complete, e.sub_scores[0].evaluation),
+            (Complete::No, Complete::No)
+        );
+        assert_eq!(
+            parse_verdict(r#"{"reason": "r"}"#).unwrap_err(),
+            "the reply has no `complete`"
+        );
+        assert!(
+            parse_verdict(r#"{"complete": "maybe"}"#)
+                .unwrap_err()
+                .contains("must be yes, no or unsure")
+        );
+    }
+}

@@ -1,0 +1,257 @@
+//! The LinuxAgent: asks the model for one action at a time (UFO's reply schema), runs it
+//! through the executor, and feeds the results back, until the model says FINISH or
+//! FAIL. A reply that cannot be used is sent back with the reason, a bounded number of
+//! times. PENDING and CONFIRM never wait for a human: the unattended policy decides.
+
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use serde_json::Value;
+
+use super::prompt::{
+    RoundBrief, correction_message, reply_schema, results_message, round_message, system_prompt,
+};
+use super::reply::{Reply, parse_reply};
+use super::{Agent, AgentStep};
+use crate::command::{Command, ResultStatus, ToolSpec};
+use crate::event::Level;
+use crate::executor::{Executor, execute_all};
+use crate::llm::{LlmClient, Message};
+use crate::record::ActionRecord;
+use crate::session::{AgentStatus, Context, ErrorKind};
+
+const AGENT_TYPE: &str = "LinuxAgent";
+/// Reply text quoted in `task.log` when a reply cannot be used.
+const QUOTE_LIMIT: usize = 4000;
+
+/// What to do when the model asks to confirm a sensitive action.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ConfirmPolicy {
+    /// Refuse it: the action does not run and the task fails, saying why.
+    #[default]
+    Deny,
+    /// Run it.
+    Allow,
+}
+
+/// Knobs of LLM agents.
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct AgentSettings {
+    /// Characters of command results sent back to the model per step.
+    pub observation_limit: usize,
+    /// Times a reply that cannot be used is asked again before the step ends in ERROR.
+    pub reply_retries: u32,
+    /// The unattended answer to CONFIRM.
+    pub confirm: ConfirmPolicy,
+}
+
+impl Default for AgentSettings {
+    fn default() -> Self {
+        Self {
+            observation_limit: 4000,
+            reply_retries: 3,
+            confirm: ConfirmPolicy::Deny,
+        }
+    }
+}
+
+/// A single-tier agent working through the shell tools.
+pub struct LinuxAgent {
+    llm: Arc<LlmClient>,
+    tools: Vec<ToolSpec>,
+    settings: AgentSettings,
+    system: String,
+    schema: Value,
+    object: Option<String>,
+    /// A step plan's steps (follower sessions), one round each.
+    steps: Option<Vec<String>>,
+    /// The conversation of the current round, after the system prompt.
+    history: Vec<Message>,
+}
+
+impl LinuxAgent {
+    /// An agent using `llm` and `tools`; `steps` makes it a follower of a step plan.
+    pub fn new(
+        llm: Arc<LlmClient>,
+        tools: Vec<ToolSpec>,
+        settings: AgentSettings,
+        object: Option<String>,
+        steps: Option<Vec<String>>,
+    ) -> Self {
+        Self {
+            system: system_prompt(&tools),
+            schema: reply_schema(&tools),
+            llm,
+            tools,
+            settings,
+            object,
+            steps,
+            history: Vec::new(),
+        }
+    }
+
+    /// Asks until a reply can be used; `Err` ends the step in ERROR.
+    async fn ask(
+        &mut self,
+        ctx: &Context,
+        step: &mut AgentStep,
+    ) -> Result<Reply, (String, ErrorKind)> {
+        let events = ctx.events.clone();
+        let notify = move |message: String| events.warn(message);
+        let tries = self.settings.reply_retries + 1;
+        let mut last_problem = String::new();
+        for attempt in 1..=tries {
+            let mut messages = Vec::with_capacity(self.history.len() + 1);
+            messages.push(Message::system(self.system.clone()));
+            messages.extend(self.history.iter().cloned());
+            let answer = match self.llm.chat(&messages, Some(&self.schema), &notify).await {
+                Ok(answer) => answer,
+                Err(e) => {
+                    let kind = if e.is_fatal() {
+                        ErrorKind::Fatal
+                    } else {
+                        ErrorKind::Infrastructure
+                    };
+                    return Err((e.to_string(), kind));
+                }
+            };
+            step.usage.add(answer.usage);
+            step.cost.add(answer.cost);
+            step.llm.calls += 1;
+            step.llm.retries += answer.attempts - 1;
+            self.history
+                .push(Message::assistant(answer.content.clone()));
+            match parse_reply(&answer.content, &self.tools) {
+                Ok(reply) => return Ok(reply),
+                Err(problem) => {
+                    step.llm.bad_replies += 1;
+                    ctx.events.warn(format!(
+                        "reply {attempt} of {tries} could not be used: {problem}\n--- reply ---\n{}",
+                        crate::text::shorten(&answer.content, QUOTE_LIMIT)
+                    ));
+                    self.history
+                        .push(Message::user(correction_message(&problem)));
+                    last_problem = problem;
+                }
+            }
+        }
+        Err((
+            format!(
+                "the model's replies could not be used ({tries} tries; each is quoted in task.log); last problem: {last_problem}"
+            ),
+            ErrorKind::Agent,
+        ))
+    }
+}
+
+#[async_trait]
+impl Agent for LinuxAgent {
+    fn begin_round(&mut self, ctx: &Context) {
+        self.history.clear();
+        let done: Vec<String> = match &self.steps {
+            Some(steps) => steps.iter().take(ctx.round_num as usize).cloned().collect(),
+            None => Vec::new(),
+        };
+        let step = match (&self.steps, &ctx.subtask) {
+            (Some(steps), Some(subtask)) => {
+                Some((subtask.as_str(), ctx.round_num as usize + 1, steps.len()))
+            }
+            _ => None,
+        };
+        let brief = RoundBrief {
+            request: &ctx.request,
+            object: self.object.as_deref(),
+            step,
+            done: &done,
+            workspace: &ctx.workspace,
+        };
+        self.history.push(Message::user(round_message(&brief)));
+    }
+
+    async fn handle(&mut self, ctx: &mut Context, executor: &mut dyn Executor) -> AgentStep {
+        let mut step = AgentStep::new(AGENT_TYPE, AGENT_TYPE, AgentStatus::Continue);
+        let reply = match self.ask(ctx, &mut step).await {
+            Ok(reply) => reply,
+            Err((why, kind)) => {
+                ctx.events.log(Level::Error, why.clone());
+                step.status = AgentStatus::Error;
+                step.error = Some(why);
+                step.error_kind = kind;
+                return step;
+            }
+        };
+        step.observation = reply.observation.clone();
+        step.thought = reply.thought.clone();
+        step.plan = reply.plan.clone();
+        step.comment = reply.comment.clone();
+        let commands: Vec<Command> = reply
+            .actions
+            .iter()
+            .map(|a| Command::action(&a.function, a.arguments.clone()))
+            .collect();
+        if reply.status == AgentStatus::Confirm
+            && self.settings.confirm == ConfirmPolicy::Deny
+            && !commands.is_empty()
+        {
+            let asked: Vec<String> = commands.iter().map(Command::action_string).collect();
+            let why = format!(
+                "the agent asked to confirm a sensitive action ({}); unattended runs deny it \
+                 (set confirm = \"allow\" under [agent] in ufo-batch.toml to let such actions run)",
+                asked.join("; ")
+            );
+            ctx.events.warn(why.clone());
+            step.status = AgentStatus::Fail;
+            step.error = Some(why);
+            return step;
+        }
+        for command in &commands {
+            ctx.events.info(format!(
+                "step {}: {}",
+                ctx.session_step + 1,
+                command.action_string()
+            ));
+        }
+        let executed = execute_all(executor, &commands).await;
+        let failed = executed
+            .iter()
+            .any(|e| e.result.status != ResultStatus::Success);
+        step.status = match reply.status {
+            AgentStatus::Fail => AgentStatus::Fail,
+            AgentStatus::Finish if failed => {
+                ctx.events.info(
+                    "the model said FINISH but an action failed; it gets to see the error first",
+                );
+                AgentStatus::Continue
+            }
+            other => other,
+        };
+        let note = (reply.status == AgentStatus::Pending).then_some(
+            "no human is available to answer questions in this run; go on with your best judgment",
+        );
+        let shown: Vec<(String, crate::command::CommandResult)> = commands
+            .iter()
+            .zip(&executed)
+            .map(|(c, e)| (c.action_string(), e.result.clone()))
+            .collect();
+        self.history.push(Message::user(results_message(
+            &shown,
+            note,
+            self.settings.observation_limit,
+        )));
+        step.actions = commands
+            .into_iter()
+            .zip(executed)
+            .map(|(command, e)| ActionRecord {
+                function: command.tool_name.clone(),
+                action_string: command.action_string(),
+                arguments: command.parameters,
+                status: step.status,
+                result: e.result,
+                divergence: None,
+                duration_s: e.duration_s,
+            })
+            .collect();
+        step
+    }
+}

@@ -1,0 +1,301 @@
+//! What the LinuxAgent tells the model: the system prompt (role, tools, reply format,
+//! rules), the first message of a round, the results of each step, and the correction
+//! after a bad reply. Also the JSON schema of a reply, for servers that constrain output.
+
+use std::fmt::Write;
+use std::path::Path;
+
+use serde_json::{Value, json};
+
+use crate::command::{CommandResult, ResultStatus};
+use crate::command::{ParamKind, ToolSpec};
+
+/// The system prompt for an agent with `tools`.
+pub(super) fn system_prompt(tools: &[ToolSpec]) -> String {
+    let mut p = String::from(
+        "You are LinuxAgent. You complete the user's request by calling tools in a Linux workspace \
+         folder, one action per reply, until the request is done.\n\n## Tools\n",
+    );
+    for tool in tools {
+        let _ = writeln!(p, "- `{}`: {}", tool.name, tool.description);
+        for param in &tool.params {
+            let kind = match param.kind {
+                ParamKind::String => "string",
+                ParamKind::Integer => "integer",
+                ParamKind::Boolean => "boolean",
+            };
+            let need = if param.required {
+                "required"
+            } else {
+                "optional"
+            };
+            let _ = writeln!(
+                p,
+                "    - `{}` ({kind}, {need}): {}",
+                param.name, param.description
+            );
+        }
+    }
+    p.push_str(
+        "\n## Reply format\nReply with exactly one JSON object and nothing else:\n\
+         {\n  \"observation\": \"what you see now: the result of your last action, the files, any error\",\n  \
+         \"thought\": \"why your next action moves the request forward\",\n  \
+         \"action\": {\"function\": \"a tool name, or \\\"\\\" for no action\", \"arguments\": {\"parameter\": \"value\"}, \"status\": \"CONTINUE | FINISH | FAIL\"},\n  \
+         \"plan\": [\"the steps you expect after this one\"],\n  \
+         \"comment\": \"a short note; with FINISH, the answer or what was done; with FAIL, why\"\n}\n\n\
+         ## Status\n\
+         - CONTINUE: more actions are needed after this one.\n\
+         - FINISH: the request is done once this reply's action (if any) has run.\n\
+         - FAIL: the request cannot be done; say why in comment.\n\n\
+         ## Rules\n\
+         - The workspace is your current directory. Use relative paths and stay inside it.\n\
+         - You see the result of each action in the next message. If it failed, read the error and \
+         try something different; never repeat a command that failed the same way.\n\
+         - No human is watching: do not ask questions or wait for confirmation; decide yourself.\n\
+         - Prefer small, safe commands. Never touch anything outside the workspace.\n",
+    );
+    p
+}
+
+/// The first message of a round.
+pub(super) struct RoundBrief<'a> {
+    /// The task's request.
+    pub(super) request: &'a str,
+    /// UFO's `object` (file or application), if any.
+    pub(super) object: Option<&'a str>,
+    /// For a step plan: this step, its number and the step count.
+    pub(super) step: Option<(&'a str, usize, usize)>,
+    /// Steps of the plan already done, in order.
+    pub(super) done: &'a [String],
+    /// The workspace, to list what is in it.
+    pub(super) workspace: &'a Path,
+}
+
+/// The first user message of a round.
+pub(super) fn round_message(brief: &RoundBrief<'_>) -> String {
+    let mut m = String::new();
+    match brief.step {
+        None => {
+            let _ = writeln!(m, "<Request> {}", brief.request.trim());
+        }
+        Some((step, n, total)) => {
+            let _ = writeln!(m, "<Overall task> {}", brief.request.trim());
+            if !brief.done.is_empty() {
+                m.push_str("<Steps already done>\n");
+                for (i, s) in brief.done.iter().enumerate() {
+                    let _ = writeln!(m, "{}. {}", i + 1, s.trim());
+                }
+            }
+            let _ = writeln!(
+                m,
+                "<Current step ({n} of {total})> {}\nDo only this step; set status FINISH as soon as it is done.",
+                step.trim()
+            );
+        }
+    }
+    if let Some(object) = brief.object {
+        let _ = writeln!(m, "<File or application> {object}");
+    }
+    let _ = writeln!(
+        m,
+        "<Workspace files>\n{}",
+        workspace_listing(brief.workspace, 50)
+    );
+    m.push_str("Reply with your first action as one JSON object.");
+    m
+}
+
+/// The message after a step: what each action returned, trimmed to `limit` characters.
+pub(super) fn results_message(
+    actions: &[(String, CommandResult)],
+    note: Option<&str>,
+    limit: usize,
+) -> String {
+    let mut m = String::from("Results of your last action:\n");
+    if actions.is_empty() {
+        m.push_str("(no action was taken)\n");
+    }
+    for (i, (call, result)) in actions.iter().enumerate() {
+        let _ = write!(m, "{}. {call} → {}", i + 1, result.status);
+        if let Some(code) = result.exit_code() {
+            let _ = write!(m, ", exit code {code}");
+        }
+        m.push('\n');
+        if let Some(e) = &result.error
+            && result.status != ResultStatus::Success
+        {
+            let _ = writeln!(m, "error: {e}");
+        }
+        let r = &result.result;
+        for key in ["stdout", "stderr", "content"] {
+            if let Some(text) = r.get(key).and_then(Value::as_str).filter(|t| !t.is_empty()) {
+                let _ = writeln!(m, "{key}:\n{}", text.trim_end());
+            }
+        }
+        if let Some(entries) = r.get("entries").and_then(Value::as_array) {
+            let names: Vec<String> = entries
+                .iter()
+                .map(|e| {
+                    let name = e["name"].as_str().unwrap_or("?");
+                    if e["type"] == "dir" {
+                        format!("{name}/")
+                    } else {
+                        format!("{name} ({} bytes)", e["size"])
+                    }
+                })
+                .collect();
+            let _ = writeln!(
+                m,
+                "entries: {}",
+                if names.is_empty() {
+                    "(empty)".to_string()
+                } else {
+                    names.join(", ")
+                }
+            );
+        }
+    }
+    if let Some(note) = note {
+        let _ = writeln!(m, "Note: {note}");
+    }
+    let mut m = shorten_middle(&m, limit);
+    m.push_str("Reply with your next action as one JSON object.");
+    m
+}
+
+/// The correction after a reply that could not be used.
+pub(super) fn correction_message(why: &str) -> String {
+    format!(
+        "Your last reply could not be used: {why}. Reply again with exactly one JSON object with the keys \
+         observation, thought, action (function, arguments, status), plan and comment."
+    )
+}
+
+/// The JSON schema of a reply, for constrained decoding.
+pub(super) fn reply_schema(tools: &[ToolSpec]) -> Value {
+    let mut names: Vec<&str> = tools.iter().map(|t| t.name).collect();
+    names.push("");
+    json!({
+        "type": "object",
+        "properties": {
+            "observation": {"type": "string"},
+            "thought": {"type": "string"},
+            "action": {
+                "type": "object",
+                "properties": {
+                    "function": {"type": "string", "enum": names},
+                    "arguments": {"type": "object"},
+                    "status": {"type": "string", "enum": ["CONTINUE", "FINISH", "FAIL"]}
+                },
+                "required": ["function", "arguments", "status"]
+            },
+            "plan": {"type": "array", "items": {"type": "string"}},
+            "comment": {"type": "string"}
+        },
+        "required": ["observation", "thought", "action", "plan", "comment"]
+    })
+}
+
+/// Files under `root` (relative paths and sizes), at most `max` lines.
+pub(super) fn workspace_listing(root: &Path, max: usize) -> String {
+    let mut lines = Vec::new();
+    let mut total = 0;
+    for entry in walkdir::WalkDir::new(root)
+        .min_depth(1)
+        .sort_by_file_name()
+        .into_iter()
+        .flatten()
+    {
+        total += 1;
+        if lines.len() >= max {
+            continue;
+        }
+        let rel = entry
+            .path()
+            .strip_prefix(root)
+            .unwrap_or(entry.path())
+            .display()
+            .to_string();
+        if entry.file_type().is_dir() {
+            lines.push(format!("{rel}/"));
+        } else {
+            let size = entry.metadata().map(|m| m.len()).unwrap_or(0);
+            lines.push(format!("{rel} ({size} bytes)"));
+        }
+    }
+    if lines.is_empty() {
+        return "(empty)".to_string();
+    }
+    if total > lines.len() {
+        lines.push(format!("… and {} more", total - lines.len()));
+    }
+    lines.join("\n")
+}
+
+/// `text` cut to about `limit` characters, keeping the start and the end.
+fn shorten_middle(text: &str, limit: usize) -> String {
+    let count = text.chars().count();
+    if count <= limit {
+        return text.to_string();
+    }
+    let head: String = text.chars().take(limit * 2 / 3).collect();
+    let tail: String = text.chars().skip(count - limit / 3).collect();
+    format!(
+        "{head}\n…[{} characters omitted]…\n{tail}",
+        count - head.chars().count() - tail.chars().count()
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::command::Command;
+    use crate::executor::shell_tools;
+
+    #[test]
+    fn system_prompt_lists_every_tool_and_parameter() {
+        let p = system_prompt(&shell_tools());
+        for needle in [
+            "`execute_command`",
+            "`command` (string, required)",
+            "`append` (boolean, optional)",
+            "CONTINUE | FINISH | FAIL",
+        ] {
+            assert!(p.contains(needle), "{needle}");
+        }
+    }
+
+    #[test]
+    fn results_are_trimmed_but_keep_both_ends() {
+        let cmd = Command::action("execute_command", Default::default());
+        let long: String = (0..2000).map(|i| format!("line {i}\n")).collect();
+        let result = CommandResult::success(&cmd, "shell", json!({"exit_code": 0, "stdout": long}));
+        let m = results_message(
+            &[("execute_command(command=\"seq\")".into(), result)],
+            None,
+            1000,
+        );
+        assert!(m.contains("line 0\n"));
+        assert!(m.contains("line 1999"));
+        assert!(m.contains("characters omitted"));
+        assert!(m.len() < 1300, "{}", m.len());
+    }
+
+    #[test]
+    fn step_briefs_show_progress() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("a.txt"), "hi").unwrap();
+        let done = vec!["type the title".to_string()];
+        let m = round_message(&RoundBrief {
+            request: "make a doc",
+            object: Some("draft.docx"),
+            step: Some(("make it bold", 2, 3)),
+            done: &done,
+            workspace: dir.path(),
+        });
+        assert!(m.contains("<Overall task> make a doc"));
+        assert!(m.contains("1. type the title"));
+        assert!(m.contains("<Current step (2 of 3)> make it bold"));
+        assert!(m.contains("a.txt (2 bytes)"));
+    }
+}

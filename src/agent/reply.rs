@@ -1,0 +1,263 @@
+//! The UFO agent reply (`{observation, thought, action: {function, arguments, status},
+//! plan, comment}`, ufo.md §6), parsed leniently: keys in any case, UFO's legacy
+//! top-level `Function`/`Args`/`Status`, an `action` list (action sequences), arguments
+//! given as a JSON string. Then checked against the executor's tools, so a bad reply
+//! is caught before anything runs and the model is told exactly what was wrong.
+
+use serde_json::{Map, Value};
+
+use super::json_text::extract_object;
+use crate::command::ToolSpec;
+use crate::session::AgentStatus;
+
+/// A usable reply.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Reply {
+    /// What the model saw.
+    pub observation: Option<String>,
+    /// Why it acts.
+    pub thought: Option<String>,
+    /// What it plans next.
+    pub plan: Option<Value>,
+    /// A remark (the final answer, on FINISH).
+    pub comment: Option<String>,
+    /// The tool calls, in order (empty: no action).
+    pub actions: Vec<ReplyAction>,
+    /// The step's status.
+    pub status: AgentStatus,
+}
+
+/// One tool call of a reply.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ReplyAction {
+    /// The tool.
+    pub function: String,
+    /// Its arguments.
+    pub arguments: Map<String, Value>,
+}
+
+/// Parses and checks a reply; `Err` is the message to send back to the model.
+pub fn parse_reply(text: &str, tools: &[ToolSpec]) -> Result<Reply, String> {
+    let value = extract_object(text)?;
+    let object = lowercase_keys(value.as_object().cloned().unwrap_or_default());
+    let text_field = |key: &str| match object.get(key) {
+        Some(Value::String(s)) if !s.trim().is_empty() => Some(s.clone()),
+        Some(Value::Null) | None => None,
+        Some(Value::String(_)) => None,
+        Some(other) => Some(other.to_string()),
+    };
+    let (raw_actions, action_status) = raw_actions(&object)?;
+    let mut actions = Vec::new();
+    for (i, raw) in raw_actions.into_iter().enumerate() {
+        if let Some(action) = check_action(i, raw, tools)? {
+            actions.push(action);
+        }
+    }
+    let status_value = action_status.or_else(|| object.get("status").cloned());
+    let status = match status_value {
+        Some(v) => parse_status(&v)?,
+        None => {
+            return Err(
+                "the reply has no status: set action.status to CONTINUE, FINISH or FAIL"
+                    .to_string(),
+            );
+        }
+    };
+    Ok(Reply {
+        observation: text_field("observation"),
+        thought: text_field("thought"),
+        plan: object.get("plan").filter(|p| !p.is_null()).cloned(),
+        comment: text_field("comment").or_else(|| text_field("result")),
+        actions,
+        status,
+    })
+}
+
+fn lowercase_keys(object: Map<String, Value>) -> Map<String, Value> {
+    object
+        .into_iter()
+        .map(|(k, v)| (k.to_ascii_lowercase(), v))
+        .collect()
+}
+
+/// A JSON object with lower-cased keys.
+type Object = Map<String, Value>;
+
+/// The action objects of a reply, and the status they carry (the last one's).
+fn raw_actions(object: &Map<String, Value>) -> Result<(Vec<Object>, Option<Value>), String> {
+    let list = match object.get("action") {
+        Some(Value::Object(a)) => vec![lowercase_keys(a.clone())],
+        Some(Value::Array(items)) => items
+            .iter()
+            .map(|item| match item {
+                Value::Object(a) => Ok(lowercase_keys(a.clone())),
+                other => Err(format!(
+                    "each action must be an object, not {}",
+                    crate::text::json_type(other)
+                )),
+            })
+            .collect::<Result<_, _>>()?,
+        Some(Value::Null) | None => {
+            // UFO's legacy non-visual format: Function / Args / Status at the top level.
+            let mut legacy = Map::new();
+            for (from, to) in [
+                ("function", "function"),
+                ("args", "arguments"),
+                ("arguments", "arguments"),
+            ] {
+                if let Some(v) = object.get(from) {
+                    legacy.insert(to.to_string(), v.clone());
+                }
+            }
+            if legacy.is_empty() {
+                Vec::new()
+            } else {
+                vec![legacy]
+            }
+        }
+        Some(other) => {
+            return Err(format!(
+                "`action` must be an object, not {}",
+                crate::text::json_type(other)
+            ));
+        }
+    };
+    let status = list.iter().rev().find_map(|a| a.get("status").cloned());
+    Ok((list, status))
+}
+
+/// One action checked against the tools; `None` for an empty function (no action).
+fn check_action(
+    i: usize,
+    raw: Map<String, Value>,
+    tools: &[ToolSpec],
+) -> Result<Option<ReplyAction>, String> {
+    let function = match raw.get("function") {
+        Some(Value::String(f)) => f.trim().to_string(),
+        Some(Value::Null) | None => String::new(),
+        Some(other) => {
+            return Err(format!(
+                "action {}: `function` must be a string, not {}",
+                i + 1,
+                crate::text::json_type(other)
+            ));
+        }
+    };
+    if function.is_empty() {
+        return Ok(None);
+    }
+    let names: Vec<&str> = tools.iter().map(|t| t.name).collect();
+    let Some(spec) = tools.iter().find(|t| t.name == function) else {
+        return Err(format!(
+            "unknown function `{function}`; the functions are: {}",
+            names.join(", ")
+        ));
+    };
+    let arguments = match raw.get("arguments").or_else(|| raw.get("args")) {
+        Some(Value::Object(a)) => a.clone(),
+        Some(Value::Null) | None => Map::new(),
+        Some(Value::String(s)) => match serde_json::from_str::<Value>(s) {
+            Ok(Value::Object(a)) => a,
+            _ => {
+                return Err(format!(
+                    "action {}: `arguments` must be an object such as {{\"command\": \"ls\"}}",
+                    i + 1
+                ));
+            }
+        },
+        Some(other) => {
+            return Err(format!(
+                "action {}: `arguments` must be an object, not {}",
+                i + 1,
+                crate::text::json_type(other)
+            ));
+        }
+    };
+    spec.check_arguments(&arguments)?;
+    Ok(Some(ReplyAction {
+        function,
+        arguments,
+    }))
+}
+
+fn parse_status(value: &Value) -> Result<AgentStatus, String> {
+    let text = value
+        .as_str()
+        .unwrap_or_default()
+        .trim()
+        .to_ascii_uppercase();
+    match text.as_str() {
+        "CONTINUE" => Ok(AgentStatus::Continue),
+        "FINISH" => Ok(AgentStatus::Finish),
+        "FAIL" => Ok(AgentStatus::Fail),
+        "PENDING" => Ok(AgentStatus::Pending),
+        "CONFIRM" => Ok(AgentStatus::Confirm),
+        _ => Err(format!(
+            "status {value} is not one of CONTINUE, FINISH, FAIL"
+        )),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::executor::shell_tools;
+
+    fn parse(text: &str) -> Result<Reply, String> {
+        parse_reply(text, &shell_tools())
+    }
+
+    #[test]
+    fn the_ufo_schema() {
+        let r = parse(r#"{"observation": "empty dir", "thought": "list it", "action": {"function": "execute_command",
+            "arguments": {"command": "ls"}, "status": "CONTINUE"}, "plan": ["look", "write"], "comment": ""}"#)
+        .unwrap();
+        assert_eq!(r.status, AgentStatus::Continue);
+        assert_eq!(r.actions[0].function, "execute_command");
+        assert_eq!(r.thought.as_deref(), Some("list it"));
+        assert_eq!(r.comment, None);
+        assert_eq!(r.plan, Some(serde_json::json!(["look", "write"])));
+    }
+
+    #[test]
+    fn lenient_forms() {
+        // Code fence, capitalised keys, lowercase status, no action.
+        let r = parse("```json\n{\"Thought\": \"done\", \"Action\": {\"Function\": \"\", \"Status\": \"finish\"}, \"Comment\": \"all good\"}\n```").unwrap();
+        assert_eq!(
+            (r.status, r.actions.len(), r.comment.as_deref()),
+            (AgentStatus::Finish, 0, Some("all good"))
+        );
+        // Legacy top-level keys, arguments as a JSON string.
+        let r = parse(
+            r#"{"Function": "read_file", "Args": "{\"path\": \"a.txt\"}", "Status": "CONTINUE"}"#,
+        )
+        .unwrap();
+        assert_eq!(r.actions[0].arguments["path"], "a.txt");
+        // An action sequence; the last status counts.
+        let r = parse(r#"{"action": [{"function": "write_file", "arguments": {"path": "a", "content": "x"}, "status": "CONTINUE"},
+                                      {"function": "read_file", "arguments": {"path": "a"}, "status": "FINISH"}]}"#).unwrap();
+        assert_eq!((r.actions.len(), r.status), (2, AgentStatus::Finish));
+    }
+
+    #[test]
+    fn bad_replies_say_what_is_wrong() {
+        let e = parse(
+            r#"{"action": {"function": "run_shell", "arguments": {}, "status": "CONTINUE"}}"#,
+        )
+        .unwrap_err();
+        assert_eq!(
+            e,
+            "unknown function `run_shell`; the functions are: execute_command, write_file, read_file, list_dir"
+        );
+        let e = parse(r#"{"action": {"function": "execute_command", "arguments": {"cmd": "ls"}, "status": "CONTINUE"}}"#).unwrap_err();
+        assert!(e.contains("needs the parameter `command`"), "{e}");
+        let e = parse(r#"{"action": {"function": "execute_command", "arguments": {"command": "ls"}, "status": "MAYBE"}}"#).unwrap_err();
+        assert_eq!(e, "status \"MAYBE\" is not one of CONTINUE, FINISH, FAIL");
+        let e = parse(r#"{"thought": "hmm"}"#).unwrap_err();
+        assert!(e.starts_with("the reply has no status"), "{e}");
+        let e = parse("I will now list the files.").unwrap_err();
+        assert!(e.starts_with("the reply has no JSON object"), "{e}");
+        let e = parse(r#"{"action": "ls"}"#).unwrap_err();
+        assert_eq!(e, "`action` must be an object, not a string");
+    }
+}

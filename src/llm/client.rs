@@ -1,0 +1,321 @@
+//! One chat call with retries. Transient failures (429, 5xx, timeouts, connection
+//! failures, malformed bodies) are retried with backoff, honouring `Retry-After`;
+//! permanent ones (400, 401, 403, 404) fail at once with a message that says what to
+//! fix. Every text that leaves here is redacted of the API key.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use serde::Serialize;
+use serde_json::Value;
+
+use super::config::{ApiType, LlmConfig};
+use super::error::{LlmError, detail_of};
+use super::retry::{Backoff, retry_after, retryable_status};
+use super::secret::{ApiKey, redact};
+use super::spend::Spend;
+use super::wire::{Completion, request_body};
+use crate::record::Usage;
+use crate::session::Cost;
+
+/// Who says a message.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Role {
+    /// Instructions.
+    System,
+    /// The runner, speaking for the user and the environment.
+    User,
+    /// The model.
+    Assistant,
+}
+
+/// One chat message.
+#[derive(Clone, Debug, Serialize)]
+pub struct Message {
+    /// Who says it.
+    pub role: Role,
+    /// What is said.
+    pub content: String,
+}
+
+impl Message {
+    /// A system message.
+    pub fn system(content: impl Into<String>) -> Self {
+        Self {
+            role: Role::System,
+            content: content.into(),
+        }
+    }
+
+    /// A user message.
+    pub fn user(content: impl Into<String>) -> Self {
+        Self {
+            role: Role::User,
+            content: content.into(),
+        }
+    }
+
+    /// An assistant message.
+    pub fn assistant(content: impl Into<String>) -> Self {
+        Self {
+            role: Role::Assistant,
+            content: content.into(),
+        }
+    }
+}
+
+/// A successful call.
+#[derive(Clone, Debug)]
+pub struct ChatReply {
+    /// The reply text.
+    pub content: String,
+    /// Tokens of the successful request.
+    pub usage: Usage,
+    /// Its cost.
+    pub cost: Cost,
+    /// Requests made (1 + retries).
+    pub attempts: u32,
+    /// Wall time including retries.
+    pub duration: Duration,
+}
+
+/// The client; one per run, shared by every task.
+pub struct LlmClient {
+    http: reqwest::Client,
+    config: LlmConfig,
+    key: Option<ApiKey>,
+    spend: Arc<Spend>,
+}
+
+/// A failed request: the error and whether (and when) to try again.
+struct Failure {
+    error: LlmError,
+    transient: bool,
+    retry_after: Option<Duration>,
+}
+
+impl LlmClient {
+    /// A client for `config`, authenticating with `key` when there is one.
+    pub fn new(config: LlmConfig, key: Option<ApiKey>, spend: Arc<Spend>) -> Result<Self, String> {
+        let http = reqwest::Client::builder()
+            .timeout(config.timeout)
+            .connect_timeout(config.timeout.min(Duration::from_secs(15)))
+            .user_agent(concat!("ufo-batch/", env!("CARGO_PKG_VERSION")))
+            .build()
+            .map_err(|e| format!("cannot build the HTTP client: {e}"))?;
+        Ok(Self {
+            http,
+            config,
+            key,
+            spend,
+        })
+    }
+
+    /// The configuration.
+    pub fn config(&self) -> &LlmConfig {
+        &self.config
+    }
+
+    /// The run's spend so far.
+    pub fn spend(&self) -> &Arc<Spend> {
+        &self.spend
+    }
+
+    /// The cost of `usage` at the model's price (unknown without a price).
+    pub fn cost_of(&self, usage: Usage) -> Cost {
+        match self.config.price() {
+            Some(p) => Cost::known(
+                usage.prompt_tokens as f64 * p.input / 1000.0
+                    + usage.completion_tokens as f64 * p.output / 1000.0,
+            ),
+            None => Cost::unknown(),
+        }
+    }
+
+    /// Sends `messages` and returns the reply. `schema` constrains the reply when the
+    /// config asks for JSON output. `notify` hears about each retry, in words.
+    pub async fn chat(
+        &self,
+        messages: &[Message],
+        schema: Option<&Value>,
+        notify: &(dyn Fn(String) + Send + Sync),
+    ) -> Result<ChatReply, LlmError> {
+        let body = request_body(&self.config, messages, schema);
+        let backoff = Backoff {
+            base: self.config.retry_base,
+            max: self.config.retry_max,
+        };
+        let clock = Instant::now();
+        let mut attempt = 0;
+        loop {
+            attempt += 1;
+            match self.send_once(&body).await {
+                Ok((content, usage)) => {
+                    let cost = self.cost_of(usage);
+                    self.spend.add(cost);
+                    return Ok(ChatReply {
+                        content,
+                        usage,
+                        cost,
+                        attempts: attempt,
+                        duration: clock.elapsed(),
+                    });
+                }
+                Err(f) if !f.transient => return Err(f.error),
+                Err(f) if attempt > self.config.max_retries => {
+                    return Err(LlmError::GaveUp {
+                        attempts: attempt,
+                        last: f.error.to_string(),
+                    });
+                }
+                Err(f) => {
+                    let delay = backoff.delay_with_hint(attempt, f.retry_after);
+                    let why = if f.retry_after.is_some() {
+                        " (as the server asked)"
+                    } else {
+                        ""
+                    };
+                    notify(format!(
+                        "LLM request {attempt} failed: {}; retrying in {:.1}s{why} (retry {attempt} of {})",
+                        f.error,
+                        delay.as_secs_f64(),
+                        self.config.max_retries
+                    ));
+                    tokio::time::sleep(delay).await;
+                }
+            }
+        }
+    }
+
+    async fn send_once(&self, body: &Value) -> Result<(String, Usage), Failure> {
+        let url = self.config.endpoint();
+        let mut request = self.http.post(&url).json(body);
+        if let Some(key) = &self.key {
+            request = match self.config.api_type {
+                ApiType::OpenAi => request.bearer_auth(key.expose()),
+                ApiType::Azure => request.header("api-key", key.expose()),
+            };
+        }
+        let transient = |message: String| Failure {
+            error: LlmError::Transient(self.redact(&message)),
+            transient: true,
+            retry_after: None,
+        };
+        let response = match request.send().await {
+            Ok(r) => r,
+            Err(e) if e.is_timeout() => {
+                return Err(transient(format!(
+                    "no answer within {}",
+                    humantime::format_duration(self.config.timeout)
+                )));
+            }
+            Err(e) => {
+                return Err(transient(format!(
+                    "cannot reach {url}: {}",
+                    error_chain(&e)
+                )));
+            }
+        };
+        let status = response.status();
+        let wait = retry_after(response.headers());
+        let text = match response.text().await {
+            Ok(t) => t,
+            Err(e) if e.is_timeout() => {
+                return Err(transient(format!(
+                    "the answer did not finish within {}",
+                    humantime::format_duration(self.config.timeout)
+                )));
+            }
+            Err(e) => {
+                return Err(transient(format!(
+                    "the answer was cut off: {}",
+                    error_chain(&e)
+                )));
+            }
+        };
+        if status.is_success() {
+            return self.parse(&text).map_err(transient);
+        }
+        let code = status.as_u16();
+        let detail = self.redact(&detail_of(&text));
+        let reason = status.canonical_reason().unwrap_or("");
+        if retryable_status(code) {
+            return Err(Failure {
+                error: LlmError::Transient(format!("{code} {reason}{detail}")),
+                transient: true,
+                retry_after: wait,
+            });
+        }
+        let error = match code {
+            401 | 403 => LlmError::Unauthorized {
+                status: code,
+                detail,
+                hint: match &self.key {
+                    Some(_) => format!("check the API key in ${}", self.config.api_key_env),
+                    None => format!(
+                        "the server wants an API key: set ${}",
+                        self.config.api_key_env
+                    ),
+                },
+            },
+            404 => LlmError::NotFound {
+                status: code,
+                url,
+                detail,
+            },
+            _ => LlmError::Rejected {
+                status: code,
+                detail,
+            },
+        };
+        Err(Failure {
+            error,
+            transient: false,
+            retry_after: None,
+        })
+    }
+
+    fn parse(&self, text: &str) -> Result<(String, Usage), String> {
+        let completion: Completion = serde_json::from_str(text).map_err(|e| {
+            format!(
+                "the server's answer is not a chat completion ({e}): {}",
+                crate::text::shorten(text.trim(), 200)
+            )
+        })?;
+        let Some(choice) = completion.choices.into_iter().next() else {
+            return Err("the server's answer has no choices".to_string());
+        };
+        let content = choice
+            .message
+            .content
+            .or(choice.message.refusal)
+            .unwrap_or_default();
+        let usage = completion
+            .usage
+            .map(|u| Usage {
+                prompt_tokens: u.prompt_tokens,
+                completion_tokens: u.completion_tokens,
+            })
+            .unwrap_or_default();
+        Ok((content, usage))
+    }
+
+    fn redact(&self, text: &str) -> String {
+        redact(text, self.key.as_ref())
+    }
+}
+
+/// An error and its causes on one line (reqwest's own message is terse).
+fn error_chain(e: &dyn std::error::Error) -> String {
+    let mut parts = vec![e.to_string()];
+    let mut source = e.source();
+    while let Some(s) = source {
+        let text = s.to_string();
+        if !parts.iter().any(|p| p.contains(&text)) {
+            parts.push(text);
+        }
+        source = s.source();
+    }
+    parts.join(": ")
+}

@@ -1,0 +1,156 @@
+//! The `[llm]` configuration: where the server is, which model, how requests are shaped,
+//! how long to wait and retry, and what tokens cost.
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+
+/// Which API dialect the server speaks.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ApiType {
+    /// `POST {base_url}/chat/completions` with `Authorization: Bearer KEY`.
+    #[default]
+    OpenAi,
+    /// `POST {base_url}/openai/deployments/{model}/chat/completions?api-version=V` with
+    /// `api-key: KEY`.
+    Azure,
+}
+
+/// Which request field carries the token limit. Servers differ: llama.cpp ignores
+/// `max_completion_tokens`, OpenAI's reasoning models refuse `max_tokens`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum MaxTokensField {
+    /// `max_tokens` (most servers).
+    #[default]
+    MaxTokens,
+    /// `max_completion_tokens` (OpenAI's newer models).
+    MaxCompletionTokens,
+    /// No limit is sent.
+    None,
+}
+
+/// Whether replies are constrained to JSON.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ResponseFormat {
+    /// Free text (the prompt asks for JSON; replies are parsed leniently).
+    #[default]
+    None,
+    /// `{"type": "json_object", "schema": ...}` (OpenAI JSON mode; llama.cpp grammar).
+    JsonObject,
+    /// `{"type": "json_schema", ...}` (OpenAI structured outputs, not strict).
+    JsonSchema,
+}
+
+/// USD per 1,000 tokens.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Price {
+    /// Per 1k prompt tokens.
+    pub input: f64,
+    /// Per 1k completion tokens.
+    pub output: f64,
+}
+
+/// The resolved LLM configuration.
+#[derive(Clone, Debug, Serialize)]
+pub struct LlmConfig {
+    /// Server root, e.g. `https://api.openai.com/v1`.
+    pub base_url: String,
+    /// Model (the deployment name on Azure).
+    pub model: String,
+    /// API dialect.
+    pub api_type: ApiType,
+    /// Azure's `api-version`.
+    pub api_version: Option<String>,
+    /// The environment variable holding the key (the key itself is never stored here).
+    pub api_key_env: String,
+    /// Sampling temperature.
+    pub temperature: f64,
+    /// Token limit per reply.
+    pub max_tokens: u32,
+    /// Which field carries it.
+    pub max_tokens_field: MaxTokensField,
+    /// JSON constraint on replies.
+    pub response_format: ResponseFormat,
+    /// Per-request timeout.
+    #[serde(serialize_with = "crate::config::as_human")]
+    pub timeout: Duration,
+    /// Retries after a transient failure.
+    pub max_retries: u32,
+    /// First backoff delay; doubles each retry (with jitter).
+    #[serde(serialize_with = "crate::config::as_human")]
+    pub retry_base: Duration,
+    /// Longest wait between retries, `Retry-After` included.
+    #[serde(serialize_with = "crate::config::as_human")]
+    pub retry_max: Duration,
+    /// Prices by model name.
+    pub prices: BTreeMap<String, Price>,
+}
+
+impl LlmConfig {
+    /// Defaults for `model`, talking to OpenAI.
+    pub fn new(model: impl Into<String>) -> Self {
+        Self {
+            base_url: "https://api.openai.com/v1".to_string(),
+            model: model.into(),
+            api_type: ApiType::OpenAi,
+            api_version: None,
+            api_key_env: "OPENAI_API_KEY".to_string(),
+            temperature: 0.0,
+            max_tokens: 2000,
+            max_tokens_field: MaxTokensField::MaxTokens,
+            response_format: ResponseFormat::None,
+            timeout: Duration::from_secs(60),
+            max_retries: 5,
+            retry_base: Duration::from_secs(1),
+            retry_max: Duration::from_secs(60),
+            prices: BTreeMap::new(),
+        }
+    }
+
+    /// The price of the configured model, if known.
+    pub fn price(&self) -> Option<Price> {
+        self.prices.get(&self.model).copied()
+    }
+
+    /// True for hosted services that always need a key (OpenAI, Azure).
+    pub fn needs_key(&self) -> bool {
+        self.api_type == ApiType::Azure || self.base_url.contains("api.openai.com")
+    }
+
+    /// The chat-completions URL.
+    pub fn endpoint(&self) -> String {
+        let root = self.base_url.trim_end_matches('/');
+        match self.api_type {
+            ApiType::OpenAi => format!("{root}/chat/completions"),
+            ApiType::Azure => format!(
+                "{root}/openai/deployments/{}/chat/completions?api-version={}",
+                self.model,
+                self.api_version.as_deref().unwrap_or("2024-10-21")
+            ),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn endpoints() {
+        let mut c = LlmConfig::new("gpt-4o");
+        c.base_url = "http://127.0.0.1:8089/v1/".into();
+        assert_eq!(c.endpoint(), "http://127.0.0.1:8089/v1/chat/completions");
+        c.api_type = ApiType::Azure;
+        c.base_url = "https://x.openai.azure.com".into();
+        c.api_version = Some("2025-01-01".into());
+        assert_eq!(
+            c.endpoint(),
+            "https://x.openai.azure.com/openai/deployments/gpt-4o/chat/completions?api-version=2025-01-01"
+        );
+    }
+}

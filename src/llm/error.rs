@@ -1,0 +1,74 @@
+//! LLM call failures, worded for the user: what happened, and what to do about it.
+
+/// Why an LLM call failed.
+#[derive(Debug, Clone, thiserror::Error)]
+pub enum LlmError {
+    /// 401/403: the key is missing or wrong.
+    #[error("the LLM server refused the request ({status}){detail}; {hint}")]
+    Unauthorized {
+        /// HTTP status.
+        status: u16,
+        /// The server's words, redacted.
+        detail: String,
+        /// What to check.
+        hint: String,
+    },
+    /// 404: no such model or endpoint.
+    #[error(
+        "the LLM server has no such model or endpoint ({status} at {url}){detail}; check --model and --llm-base-url"
+    )]
+    NotFound {
+        /// HTTP status.
+        status: u16,
+        /// The URL called.
+        url: String,
+        /// The server's words, redacted.
+        detail: String,
+    },
+    /// Another 4xx: the request itself is wrong; retrying cannot help.
+    #[error("the LLM server rejected the request ({status}){detail}")]
+    Rejected {
+        /// HTTP status.
+        status: u16,
+        /// The server's words, redacted.
+        detail: String,
+    },
+    /// A failure that may pass (429, 5xx, timeout, connection, malformed body).
+    #[error("{0}")]
+    Transient(String),
+    /// Transient failures until the retries ran out.
+    #[error("the LLM was unreachable after {attempts} attempts; last: {last}")]
+    GaveUp {
+        /// Requests made.
+        attempts: u32,
+        /// The last failure.
+        last: String,
+    },
+}
+
+impl LlmError {
+    /// True for failures that will recur on every task (wrong key, wrong model), so the
+    /// run should stop scheduling instead of failing every task the same way.
+    pub fn is_fatal(&self) -> bool {
+        matches!(self, Self::Unauthorized { .. } | Self::NotFound { .. })
+    }
+}
+
+/// `": message"` from a server's error body (OpenAI's `{"error": {"message"}}` or the
+/// first line of text), or nothing.
+pub(super) fn detail_of(body: &str) -> String {
+    let message = serde_json::from_str::<serde_json::Value>(body)
+        .ok()
+        .and_then(|v| {
+            v.pointer("/error/message")
+                .or_else(|| v.get("message"))
+                .or_else(|| v.get("error"))
+                .and_then(|m| m.as_str().map(str::to_string))
+        })
+        .unwrap_or_else(|| crate::text::first_line(body, 200));
+    if message.trim().is_empty() {
+        String::new()
+    } else {
+        format!(": {}", crate::text::shorten(message.trim(), 300))
+    }
+}

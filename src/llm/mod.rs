@@ -1,0 +1,19 @@
+//! The OpenAI-compatible chat client (OpenAI, Azure OpenAI, vLLM, llama.cpp, Ollama):
+//! one POST per call, bounded retries with backoff on transient failures, clear errors
+//! on permanent ones, token and cost accounting. The API key comes only from the
+//! environment and is redacted from every error text.
+
+mod client;
+mod config;
+mod error;
+mod retry;
+mod secret;
+mod spend;
+mod wire;
+
+pub use client::{ChatReply, LlmClient, Message, Role};
+pub use config::{ApiType, LlmConfig, MaxTokensField, Price, ResponseFormat};
+pub use error::LlmError;
+pub use retry::Backoff;
+pub use secret::{ApiKey, redact};
+pub use spend::Spend;

@@ -1,0 +1,68 @@
+//! The API key: read from the environment, sent in one header, never shown. `Debug`
+//! prints stars, and every text that leaves the client passes through [`redact`].
+
+use std::fmt;
+
+/// An API key. Its text is only reachable through [`ApiKey::expose`].
+#[derive(Clone)]
+pub struct ApiKey(String);
+
+impl ApiKey {
+    /// The key in environment variable `var`, if set and not empty.
+    pub fn from_env(var: &str) -> Option<Self> {
+        std::env::var(var)
+            .ok()
+            .map(|k| k.trim().to_string())
+            .filter(|k| !k.is_empty())
+            .map(Self)
+    }
+
+    /// A key from text (tests).
+    pub fn new(key: impl Into<String>) -> Self {
+        Self(key.into())
+    }
+
+    /// The key itself, for the request header only.
+    pub fn expose(&self) -> &str {
+        &self.0
+    }
+}
+
+impl fmt::Debug for ApiKey {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("ApiKey(***)")
+    }
+}
+
+/// `text` with the key, and any long-enough piece of it, replaced by `***`. Servers
+/// echo keys in error bodies, sometimes partly masked (`sk-abc1****wxyz`), so the
+/// first and last eight characters are removed too.
+pub fn redact(text: &str, key: Option<&ApiKey>) -> String {
+    let Some(key) = key.map(ApiKey::expose).filter(|k| k.len() >= 8) else {
+        return text.to_string();
+    };
+    let mut out = text.replace(key, "***");
+    let chars: Vec<char> = key.chars().collect();
+    if chars.len() >= 16 {
+        let head: String = chars[..8].iter().collect();
+        let tail: String = chars[chars.len() - 8..].iter().collect();
+        out = out.replace(&head, "***").replace(&tail, "***");
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn redacts_whole_and_partial_keys() {
+        let key = ApiKey::new("sk-test-0123456789abcdefXYZ");
+        let text = "Incorrect API key provided: sk-test-0123456789abcdefXYZ. Or sk-test-***defXYZ";
+        let red = redact(text, Some(&key));
+        assert!(!red.contains("0123456789"), "{red}");
+        assert!(!red.contains("sk-test-"), "{red}");
+        assert_eq!(format!("{key:?}"), "ApiKey(***)");
+        assert_eq!(redact("nothing", None), "nothing");
+    }
+}

@@ -1,0 +1,293 @@
+//! An OpenAI-compatible chat server on loopback for tests. Each task's request text
+//! carries a marker such as `[script:sum]`; requests with that marker get the next
+//! scripted reply for it (agent and judge requests have separate scripts). Faults are
+//! replies too: an HTTP status with `Retry-After`, a hang, a malformed body.
+
+use std::collections::{HashMap, VecDeque};
+use std::net::SocketAddr;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use serde_json::{Value, json};
+use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
+use tokio::net::{TcpListener, TcpStream};
+
+/// Tokens every successful reply reports.
+pub(crate) const PROMPT_TOKENS: u64 = 100;
+pub(crate) const COMPLETION_TOKENS: u64 = 20;
+
+/// One scripted answer.
+#[derive(Clone, Debug)]
+pub(crate) enum Reply {
+    /// 200 with this text as the assistant's message.
+    Content(String),
+    /// An HTTP error.
+    Status {
+        code: u16,
+        retry_after: Option<&'static str>,
+        body: String,
+    },
+    /// Nothing for this long (past the client's timeout), then a 200 with this text.
+    Hang(Duration, String),
+    /// 200 with this raw body.
+    Raw(String),
+    /// 401 whose message repeats the request's Authorization header (as careless servers do).
+    EchoAuth,
+}
+
+/// A request the server received.
+#[derive(Clone, Debug)]
+pub(crate) struct Received {
+    pub(crate) marker: Option<String>,
+    pub(crate) judge: bool,
+    pub(crate) headers: HashMap<String, String>,
+    pub(crate) body: Value,
+}
+
+#[derive(Default)]
+struct State {
+    agent: HashMap<String, VecDeque<Reply>>,
+    judge: HashMap<String, VecDeque<Reply>>,
+    received: Vec<Received>,
+}
+
+/// The running server; it stops when dropped.
+pub(crate) struct MockLlm {
+    addr: SocketAddr,
+    state: Arc<Mutex<State>>,
+    stop: Option<tokio::sync::oneshot::Sender<()>>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+impl MockLlm {
+    pub(crate) fn start() -> Self {
+        let state = Arc::new(Mutex::new(State::default()));
+        let (addr_tx, addr_rx) = std::sync::mpsc::channel();
+        let (stop_tx, stop_rx) = tokio::sync::oneshot::channel::<()>();
+        let shared = Arc::clone(&state);
+        let thread = std::thread::spawn(move || {
+            let rt = tokio::runtime::Builder::new_multi_thread()
+                .worker_threads(2)
+                .enable_all()
+                .build()
+                .unwrap();
+            rt.block_on(async move {
+                let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+                addr_tx.send(listener.local_addr().unwrap()).unwrap();
+                let serve = async {
+                    loop {
+                        let Ok((socket, _)) = listener.accept().await else {
+                            continue;
+                        };
+                        let state = Arc::clone(&shared);
+                        tokio::spawn(async move {
+                            let _ = serve_connection(socket, state).await;
+                        });
+                    }
+                };
+                tokio::select! {
+                    () = serve => {}
+                    _ = stop_rx => {}
+                }
+            });
+        });
+        let addr = addr_rx.recv().unwrap();
+        Self {
+            addr,
+            state,
+            stop: Some(stop_tx),
+            thread: Some(thread),
+        }
+    }
+
+    /// The base URL to give `--llm-base-url`.
+    pub(crate) fn url(&self) -> String {
+        format!("http://{}/v1", self.addr)
+    }
+
+    /// Replies for agent requests of the task whose request contains `[script:NAME]`.
+    pub(crate) fn script(&self, name: &str, replies: Vec<Reply>) -> &Self {
+        self.state
+            .lock()
+            .unwrap()
+            .agent
+            .insert(marker(name), replies.into());
+        self
+    }
+
+    /// Replies for judge requests of that task.
+    pub(crate) fn judge(&self, name: &str, replies: Vec<Reply>) -> &Self {
+        self.state
+            .lock()
+            .unwrap()
+            .judge
+            .insert(marker(name), replies.into());
+        self
+    }
+
+    /// Every request so far.
+    pub(crate) fn received(&self) -> Vec<Received> {
+        self.state.lock().unwrap().received.clone()
+    }
+
+    /// Requests of one script.
+    pub(crate) fn received_for(&self, name: &str) -> Vec<Received> {
+        let m = marker(name);
+        self.received()
+            .into_iter()
+            .filter(|r| r.marker.as_deref() == Some(m.as_str()))
+            .collect()
+    }
+}
+
+impl Drop for MockLlm {
+    fn drop(&mut self) {
+        if let Some(stop) = self.stop.take() {
+            let _ = stop.send(());
+        }
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}
+
+pub(crate) fn marker(name: &str) -> String {
+    format!("[script:{name}]")
+}
+
+/// An agent reply in UFO's schema.
+pub(crate) fn action(function: &str, arguments: Value, status: &str) -> Reply {
+    Reply::Content(
+        json!({
+            "observation": "looked at the workspace",
+            "thought": format!("next I call {function}"),
+            "action": {"function": function, "arguments": arguments, "status": status},
+            "plan": ["check the result"],
+            "comment": if status == "FINISH" { "done" } else { "" },
+        })
+        .to_string(),
+    )
+}
+
+/// A reply that finishes without an action.
+pub(crate) fn finish(comment: &str) -> Reply {
+    Reply::Content(
+        json!({"observation": "all done", "thought": "the request is complete",
+               "action": {"function": "", "arguments": {}, "status": "FINISH"}, "plan": [], "comment": comment})
+        .to_string(),
+    )
+}
+
+/// A judge verdict.
+pub(crate) fn verdict(complete: &str, reason: &str) -> Reply {
+    Reply::Content(
+        json!({"reason": reason, "sub_scores": [{"name": "output", "evaluation": complete}], "complete": complete})
+            .to_string(),
+    )
+}
+
+async fn serve_connection(socket: TcpStream, state: Arc<Mutex<State>>) -> std::io::Result<()> {
+    let mut reader = BufReader::new(socket);
+    loop {
+        let mut headers = HashMap::new();
+        let mut line = String::new();
+        if reader.read_line(&mut line).await? == 0 {
+            return Ok(());
+        }
+        loop {
+            let mut h = String::new();
+            reader.read_line(&mut h).await?;
+            let h = h.trim_end();
+            if h.is_empty() {
+                break;
+            }
+            if let Some((k, v)) = h.split_once(':') {
+                headers.insert(k.trim().to_ascii_lowercase(), v.trim().to_string());
+            }
+        }
+        let len: usize = headers
+            .get("content-length")
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(0);
+        let mut body = vec![0; len];
+        reader.read_exact(&mut body).await?;
+        let body: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
+        let reply = route(&state, headers.clone(), body);
+        let (status, extra, text) = match reply {
+            Reply::Content(content) => (200, String::new(), completion(&content)),
+            Reply::Raw(raw) => (200, String::new(), raw),
+            Reply::Status {
+                code,
+                retry_after,
+                body,
+            } => {
+                let extra = retry_after
+                    .map(|r| format!("Retry-After: {r}\r\n"))
+                    .unwrap_or_default();
+                (code, extra, body)
+            }
+            Reply::Hang(d, content) => {
+                tokio::time::sleep(d).await;
+                (200, String::new(), completion(&content))
+            }
+            Reply::EchoAuth => {
+                let auth = headers.get("authorization").cloned().unwrap_or_default();
+                let body =
+                    json!({"error": {"message": format!("Incorrect API key provided: {auth}")}})
+                        .to_string();
+                (401, String::new(), body)
+            }
+        };
+        let head = format!(
+            "HTTP/1.1 {status} X\r\nContent-Type: application/json\r\nContent-Length: {}\r\n{extra}\r\n",
+            text.len()
+        );
+        let socket = reader.get_mut();
+        socket.write_all(head.as_bytes()).await?;
+        socket.write_all(text.as_bytes()).await?;
+        socket.flush().await?;
+    }
+}
+
+fn completion(content: &str) -> String {
+    json!({
+        "id": "chatcmpl-test",
+        "object": "chat.completion",
+        "choices": [{"index": 0, "message": {"role": "assistant", "content": content}, "finish_reason": "stop"}],
+        "usage": {"prompt_tokens": PROMPT_TOKENS, "completion_tokens": COMPLETION_TOKENS, "total_tokens": PROMPT_TOKENS + COMPLETION_TOKENS}
+    })
+    .to_string()
+}
+
+/// The next reply for a request: by the marker in its messages, judge or agent.
+fn route(state: &Mutex<State>, headers: HashMap<String, String>, body: Value) -> Reply {
+    let text = body["messages"].to_string();
+    let judge = body["messages"][0]["content"]
+        .as_str()
+        .is_some_and(|s| s.starts_with("You evaluate"));
+    let mut state = state.lock().unwrap();
+    let scripts = if judge { &state.judge } else { &state.agent };
+    let found = scripts.keys().find(|m| text.contains(m.as_str())).cloned();
+    state.received.push(Received {
+        marker: found.clone(),
+        judge,
+        headers,
+        body,
+    });
+    let scripts = if judge {
+        &mut state.judge
+    } else {
+        &mut state.agent
+    };
+    match found
+        .and_then(|m| scripts.get_mut(&m))
+        .and_then(VecDeque::pop_front)
+    {
+        Some(reply) => reply,
+        None => Reply::Status {
+            code: 500,
+            retry_after: None,
+            body: "{\"error\": {\"message\": \"no scripted reply left\"}}".into(),
+        },
+    }
+}
