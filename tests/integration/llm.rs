@@ -494,3 +494,58 @@ fn llm_tasks_without_a_model_say_how_to_configure_one() {
         "{error}"
     );
 }
+
+#[test]
+fn azure_gets_its_url_and_api_key_header() {
+    let mock = MockLlm::start();
+    mock.script("az", vec![finish("done")]);
+    let p = Project::new();
+    let root = mock.url().trim_end_matches("/v1").to_string();
+    p.file(
+        "ufo-batch.toml",
+        &format!(
+            "[llm]\nbase_url = \"{root}\"\nmodel = \"my-deployment\"\napi_type = \"azure\"\napi_version = \"2025-01-01\"\napi_key_env = \"AZURE_OPENAI_KEY\"\n"
+        ),
+    );
+    p.task("t.json", json!({"request": format!("x {}", marker("az"))}));
+    let out = p.cmd_env(
+        &["run", "tasks", "--eval", "none", "--progress", "lines"],
+        &[("AZURE_OPENAI_KEY", "azure-key-123456789")],
+    );
+    out.expect_code(0);
+    let request = &mock.received()[0];
+    assert_eq!(
+        request.path,
+        "/openai/deployments/my-deployment/chat/completions?api-version=2025-01-01"
+    );
+    assert_eq!(request.headers["api-key"], "azure-key-123456789");
+    assert!(!request.headers.contains_key("authorization"));
+    // Without the key, Azure is refused before anything runs.
+    let out = p.run(&["--eval", "none", "--fresh"]);
+    out.expect_code(2);
+    assert!(
+        out.stderr.contains("set $AZURE_OPENAI_KEY"),
+        "{}",
+        out.stderr
+    );
+}
+
+#[test]
+fn max_tokens_field_and_json_mode_reach_the_server() {
+    let mock = MockLlm::start();
+    mock.script("f", vec![finish("done")]);
+    let p = Project::new();
+    p.file("ufo-batch.toml", "[llm]\nmodel = \"m\"\nmax_tokens = 77\nmax_tokens_field = \"max_completion_tokens\"\nresponse_format = \"json_object\"\ntemperature = 0.5\n");
+    p.task("t.json", json!({"request": format!("x {}", marker("f"))}));
+    run_with(&p, &mock, &["--eval", "none"]).expect_code(0);
+    let body = &mock.received()[0].body;
+    assert_eq!(body["max_completion_tokens"], 77);
+    assert!(body.get("max_tokens").is_none());
+    assert_eq!(body["temperature"], 0.5);
+    assert_eq!(body["model"], "m");
+    assert_eq!(body["response_format"]["type"], "json_object");
+    assert_eq!(
+        body["response_format"]["schema"]["properties"]["action"]["properties"]["status"]["enum"],
+        json!(["CONTINUE", "FINISH", "FAIL"])
+    );
+}

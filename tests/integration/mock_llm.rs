@@ -38,6 +38,7 @@ pub(crate) enum Reply {
 /// A request the server received.
 #[derive(Clone, Debug)]
 pub(crate) struct Received {
+    pub(crate) path: String,
     pub(crate) marker: Option<String>,
     pub(crate) judge: bool,
     pub(crate) headers: HashMap<String, String>,
@@ -212,7 +213,8 @@ async fn serve_connection(socket: TcpStream, state: Arc<Mutex<State>>) -> std::i
         let mut body = vec![0; len];
         reader.read_exact(&mut body).await?;
         let body: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
-        let reply = route(&state, headers.clone(), body);
+        let path = line.split_whitespace().nth(1).unwrap_or("").to_string();
+        let reply = route(&state, path, headers.clone(), body);
         let (status, extra, text) = match reply {
             Reply::Content(content) => (200, String::new(), completion(&content)),
             Reply::Raw(raw) => (200, String::new(), raw),
@@ -260,7 +262,12 @@ fn completion(content: &str) -> String {
 }
 
 /// The next reply for a request: by the marker in its messages, judge or agent.
-fn route(state: &Mutex<State>, headers: HashMap<String, String>, body: Value) -> Reply {
+fn route(
+    state: &Mutex<State>,
+    path: String,
+    headers: HashMap<String, String>,
+    body: Value,
+) -> Reply {
     let text = body["messages"].to_string();
     let judge = body["messages"][0]["content"]
         .as_str()
@@ -269,6 +276,7 @@ fn route(state: &Mutex<State>, headers: HashMap<String, String>, body: Value) ->
     let scripts = if judge { &state.judge } else { &state.agent };
     let found = scripts.keys().find(|m| text.contains(m.as_str())).cloned();
     state.received.push(Received {
+        path,
         marker: found.clone(),
         judge,
         headers,
