@@ -60,7 +60,13 @@ pub(super) async fn evaluate(
         )),
         Judge::Nobody => Ok(None),
         Judge::Llm => {
-            let Some(llm) = &settings.llm else {
+            // A session that did not finish has failed already; a verdict would not
+            // change that and would cost tokens.
+            let Some(llm) = settings
+                .llm
+                .as_ref()
+                .filter(|_| *end == SessionEnd::Finished)
+            else {
                 return Ok(None);
             };
             let judge = EvaluationAgent::new(llm.clone(), settings.agent.reply_retries);
