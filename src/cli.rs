@@ -25,6 +25,9 @@ pub enum Command {
     Run(Box<RunArgs>),
     /// Check task files and print every problem; run nothing. Exits 2 if any file is bad.
     Validate(ValidateArgs),
+    /// Run a command confined with Landlock (used by the runner itself).
+    #[command(hide = true)]
+    SandboxExec(SandboxExecArgs),
 }
 
 /// Options of `ufo-batch run`.
@@ -46,6 +49,27 @@ pub struct RunArgs {
     /// Stop starting tasks once the run's LLM spend reaches this many USD.
     #[arg(long, value_name = "USD")]
     pub max_cost: Option<f64>,
+    /// Retry a task up to N times after an infrastructure error (never after `failed`).
+    #[arg(long, value_name = "N")]
+    pub retries: Option<u32>,
+    /// Stop starting tasks after the first task that does not pass.
+    #[arg(long, conflicts_with = "max_fail")]
+    pub fail_fast: bool,
+    /// Stop starting tasks after N tasks failed, erred or timed out.
+    #[arg(long, value_name = "N")]
+    pub max_fail: Option<u32>,
+    /// Run only shard I of N (stable hash of the task id), e.g. 2/4.
+    #[arg(long, value_name = "I/N", conflicts_with = "shards")]
+    pub shard: Option<String>,
+    /// Run this machine's shard of N, from JOB_COMPLETION_INDEX or SLURM_ARRAY_TASK_ID.
+    #[arg(long, value_name = "N")]
+    pub shards: Option<u32>,
+    /// After Ctrl-C or SIGTERM, how long running tasks may finish before they are stopped.
+    #[arg(long, value_name = "DUR")]
+    pub grace: Option<String>,
+    /// How commands are confined: auto, landlock, bwrap or none.
+    #[arg(long, value_name = "MODE", value_parser = parse_sandbox)]
+    pub sandbox: Option<crate::executor::sandbox::SandboxMode>,
     /// Results root; the run dir is OUT/NAME.
     #[arg(long, value_name = "DIR", env = "UFO_BATCH_OUT")]
     pub out: Option<PathBuf>,
@@ -82,6 +106,17 @@ pub struct RunArgs {
     /// How progress is shown (auto: a bar on a terminal, lines otherwise).
     #[arg(long, value_enum, default_value_t = Progress::Auto)]
     pub progress: Progress,
+}
+
+/// Options of the hidden `ufo-batch sandbox-exec`.
+#[derive(Debug, Args)]
+pub struct SandboxExecArgs {
+    /// A folder the command may write (repeatable).
+    #[arg(long = "rw", value_name = "DIR")]
+    pub writable: Vec<PathBuf>,
+    /// The command and its arguments.
+    #[arg(last = true, required = true)]
+    pub argv: Vec<String>,
 }
 
 /// Options of `ufo-batch validate`.
@@ -124,11 +159,25 @@ impl RunArgs {
             llm_base_url: self.llm_base_url,
             max_cost: self.max_cost,
             requests: self.request,
+            sandbox: self.sandbox,
+            retries: self.retries,
+            max_fail: if self.fail_fast {
+                Some(1)
+            } else {
+                self.max_fail
+            },
+            shard: self.shard,
+            shards: self.shards,
+            grace: self.grace,
         };
         (overrides, self.config, self.progress)
     }
 }
 
 fn parse_eval(s: &str) -> Result<EvalMode, String> {
+    s.parse()
+}
+
+fn parse_sandbox(s: &str) -> Result<crate::executor::sandbox::SandboxMode, String> {
     s.parse()
 }

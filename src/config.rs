@@ -10,7 +10,8 @@ use serde::{Deserialize, Serialize};
 
 use crate::agent::{AgentSettings, ConfirmPolicy};
 use crate::eval::EvalMode;
-use crate::executor::ShellSettings;
+use crate::executor::sandbox::{Sandbox, SandboxMode};
+use crate::executor::{ResourceLimits, ShellSettings};
 use crate::llm::{ApiType, LlmConfig, MaxTokensField, Price, ResponseFormat};
 
 /// The config file read when `--config` is not given, if it exists.
@@ -57,6 +58,21 @@ pub struct ConfigFile {
     /// `[agent]`: how LLM agents behave.
     #[serde(default)]
     pub agent: AgentSection,
+    /// `[sandbox]`: how commands are confined.
+    #[serde(default)]
+    pub sandbox: SandboxSection,
+}
+
+/// `[sandbox]` of the config file.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SandboxSection {
+    /// `auto`, `landlock`, `bwrap` or `none`.
+    pub mode: Option<String>,
+    /// Address-space limit per process (`"4GiB"`, `"512M"`, `"none"`).
+    pub memory: Option<String>,
+    /// CPU-time limit per process (`"10m"`, `"none"`).
+    pub cpu: Option<String>,
 }
 
 /// `[llm]` of the config file; every key is optional.
@@ -122,6 +138,14 @@ pub struct RunSection {
     pub max_rounds: Option<u32>,
     /// Evaluation mode.
     pub eval: Option<String>,
+    /// Retries after an infrastructure error.
+    pub retries: Option<u32>,
+    /// First delay before a retry (`"2s"`).
+    pub retry_delay: Option<String>,
+    /// Stop scheduling after this many tasks did not pass.
+    pub max_fail: Option<u32>,
+    /// Grace period after Ctrl-C / SIGTERM (`"30s"`).
+    pub grace: Option<String>,
 }
 
 /// `[executor]` of the config file.
@@ -191,6 +215,18 @@ pub struct RunOverrides {
     pub max_cost: Option<f64>,
     /// `--request`: requests to run without a file.
     pub requests: Vec<String>,
+    /// `--sandbox`.
+    pub sandbox: Option<SandboxMode>,
+    /// `--retries`.
+    pub retries: Option<u32>,
+    /// `--max-fail` (`--fail-fast` is 1).
+    pub max_fail: Option<u32>,
+    /// `--shard I/N`.
+    pub shard: Option<String>,
+    /// `--shards N`.
+    pub shards: Option<u32>,
+    /// `--grace`.
+    pub grace: Option<String>,
 }
 
 /// What to do with results already in the run dir.
@@ -240,6 +276,20 @@ pub struct RunConfig {
     pub max_cost: Option<f64>,
     /// Requests given with `--request`.
     pub requests: Vec<String>,
+    /// How commands are to be confined (resolved against the machine at run start).
+    pub sandbox: SandboxMode,
+    /// Retries after an infrastructure error.
+    pub retries: u32,
+    /// First delay before a retry; doubles, with jitter.
+    #[serde(serialize_with = "as_human")]
+    pub retry_delay: Duration,
+    /// Stop scheduling after this many tasks did not pass.
+    pub max_fail: Option<u32>,
+    /// The shard this machine runs.
+    pub shard: Option<crate::shard::Shard>,
+    /// How long running tasks may finish after Ctrl-C / SIGTERM.
+    #[serde(serialize_with = "as_human")]
+    pub grace: Duration,
     /// The config file that was read, if any.
     pub config_file: Option<PathBuf>,
 }
@@ -265,10 +315,25 @@ impl RunConfig {
             .out
             .or(file.run.out)
             .unwrap_or_else(|| PathBuf::from("results"));
+        let shard = match (o.shard, o.shards) {
+            (Some(text), _) => {
+                Some(crate::shard::Shard::parse(&text).map_err(ConfigError::Invalid)?)
+            }
+            (None, Some(n)) => Some(
+                crate::shard::Shard::from_env(n, |v| std::env::var(v).ok())
+                    .map_err(ConfigError::Invalid)?,
+            ),
+            (None, None) => None,
+        };
         let run_name = match (o.name, o.paths.first()) {
             (Some(name), _) => name,
             (None, Some(path)) => default_run_name(path)?,
             (None, None) => request_run_name(),
+        };
+        // Shards of one batch must not share a run dir; `merge` brings them together.
+        let run_name = match (&shard, run_name.contains("-shard-")) {
+            (Some(s), false) => format!("{run_name}-shard-{}-of-{}", s.index + 1, s.count),
+            _ => run_name,
         };
         check_run_name(&run_name)?;
         let jobs = o.jobs.or(file.run.jobs).unwrap_or_else(default_jobs);
@@ -285,7 +350,20 @@ impl RunConfig {
         };
         let max_steps = nonzero("--max-steps", o.max_steps.or(file.run.max_steps))?;
         let max_rounds = nonzero("--max-rounds", o.max_rounds.or(file.run.max_rounds))?;
-        let shell = shell_settings(o.command_timeout, file.executor)?;
+        let sandbox = match (o.sandbox, &file.sandbox.mode) {
+            (Some(mode), _) => mode,
+            (None, Some(text)) => text
+                .parse()
+                .map_err(|e| ConfigError::Invalid(format!("[sandbox] mode: {e}")))?,
+            (None, None) => SandboxMode::Auto,
+        };
+        let retry_delay = duration_option("[run] retry_delay", file.run.retry_delay)?
+            .unwrap_or(Duration::from_secs(2));
+        let grace = duration_option("--grace", o.grace.or(file.run.grace))?
+            .unwrap_or(Duration::from_secs(30));
+        let max_fail = nonzero("--max-fail", o.max_fail.or(file.run.max_fail))?;
+        let mut shell = shell_settings(o.command_timeout, file.executor)?;
+        shell.limits = resource_limits(&file.sandbox)?;
         let llm = llm_config(o.model, o.llm_base_url, file.llm)?;
         let agent = agent_settings(file.agent)?;
         check_llm_needs(eval, o.max_cost, llm.as_ref())?;
@@ -312,6 +390,12 @@ impl RunConfig {
             agent,
             max_cost: o.max_cost,
             requests: o.requests,
+            sandbox,
+            retries: o.retries.or(file.run.retries).unwrap_or(0),
+            retry_delay,
+            max_fail,
+            shard,
+            grace,
             config_file,
         })
     }
@@ -332,6 +416,7 @@ impl RunConfig {
             .to_string()
             .into();
         v["output_limit"] = self.shell.output_limit.into();
+        v["limits"] = serde_json::to_value(self.shell.limits).unwrap_or_default();
         v
     }
 }
@@ -360,6 +445,8 @@ fn shell_settings(
         command_timeout,
         max_command_timeout,
         output_limit,
+        sandbox: Sandbox::None,
+        limits: ResourceLimits::default(),
     })
 }
 
@@ -441,6 +528,61 @@ fn check_llm_needs(
         }
     }
     Ok(())
+}
+
+/// Per-process limits: 8 GiB of address space and 10 minutes of CPU unless set.
+fn resource_limits(f: &SandboxSection) -> Result<ResourceLimits, ConfigError> {
+    let memory_bytes = match f.memory.as_deref() {
+        None => Some(8 << 30),
+        Some(text) => {
+            parse_size(text).map_err(|e| ConfigError::Invalid(format!("[sandbox] memory: {e}")))?
+        }
+    };
+    let cpu_seconds = match f.cpu.as_deref().map(str::trim) {
+        None => Some(600),
+        Some("none") => None,
+        Some(text) => Some(
+            parse_duration(text)
+                .map_err(|e| ConfigError::Invalid(format!("[sandbox] cpu: {e}")))?
+                .as_secs()
+                .max(1),
+        ),
+    };
+    Ok(ResourceLimits {
+        memory_bytes,
+        cpu_seconds,
+    })
+}
+
+/// A size: `512M`, `4G`, `4GiB`, `1.5g`, a number of bytes, or `none`.
+pub fn parse_size(text: &str) -> Result<Option<u64>, String> {
+    let t = text.trim().to_ascii_lowercase();
+    if t == "none" {
+        return Ok(None);
+    }
+    let split = t
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .unwrap_or(t.len());
+    let (number, unit) = t.split_at(split);
+    let factor: u64 = match unit.trim() {
+        "" | "b" => 1,
+        "k" | "kb" | "kib" => 1 << 10,
+        "m" | "mb" | "mib" => 1 << 20,
+        "g" | "gb" | "gib" => 1 << 30,
+        "t" | "tb" | "tib" => 1 << 40,
+        other => {
+            return Err(format!(
+                "unknown unit `{other}` in {text:?} (use K, M, G or T)"
+            ));
+        }
+    };
+    let n: f64 = number
+        .parse()
+        .map_err(|_| format!("{text:?} is not a size such as 512M or 4G"))?;
+    if !(n.is_finite() && n > 0.0) {
+        return Err(format!("{text:?} is not a positive size"));
+    }
+    Ok(Some((n * factor as f64) as u64))
 }
 
 /// A URL without `user:password@`.
@@ -558,6 +700,19 @@ mod tests {
             paths: paths.iter().map(PathBuf::from).collect(),
             ..Default::default()
         }
+    }
+
+    #[test]
+    fn sizes() {
+        assert_eq!(parse_size("512M").unwrap(), Some(512 << 20));
+        assert_eq!(parse_size("4GiB").unwrap(), Some(4 << 30));
+        assert_eq!(parse_size("1.5g").unwrap(), Some(3 << 29));
+        assert_eq!(parse_size("none").unwrap(), None);
+        assert!(
+            parse_size("4 parsecs")
+                .unwrap_err()
+                .contains("unknown unit")
+        );
     }
 
     #[test]

@@ -59,6 +59,8 @@ pub enum Event {
     Stopping {
         /// Why, in words.
         reason: String,
+        /// After a signal: seconds running tasks have before they are stopped.
+        grace_s: Option<f64>,
     },
     /// The run is over.
     RunFinished(RunFinished),
@@ -83,6 +85,15 @@ pub struct RunStarted {
     pub config: serde_json::Value,
     /// How many invocations of this run dir came before this one.
     pub previous_invocations: u32,
+    /// How commands are confined.
+    pub sandbox: String,
+    /// Things the user must see before the run (a missing sandbox, ...).
+    pub warnings: Vec<String>,
+    /// The shard this run is, if sharded.
+    pub shard: Option<crate::shard::Shard>,
+    /// Every task id of the batch before sharding, so that `merge` can tell which
+    /// tasks no shard ran.
+    pub selection: Vec<TaskId>,
 }
 
 /// A task's final result and everything needed to write its files.

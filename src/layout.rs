@@ -33,6 +33,11 @@ impl RunLayout {
         self.root.join("tasks_status.json")
     }
 
+    /// `selection.json`: every task id of the batch and the shard this run is.
+    pub fn selection(&self) -> PathBuf {
+        self.root.join("selection.json")
+    }
+
     /// `summary.json`.
     pub fn summary_json(&self) -> PathBuf {
         self.root.join("summary.json")
@@ -55,6 +60,11 @@ impl RunLayout {
     /// A task's working folder.
     pub fn workspace(&self, id: &TaskId) -> PathBuf {
         self.task_dir(id).join("workspace")
+    }
+
+    /// A task's private temporary folder (its commands' TMPDIR).
+    pub fn tmp(&self, id: &TaskId) -> PathBuf {
+        self.task_dir(id).join("tmp")
     }
 
     /// A task's `status.json`.

@@ -33,8 +33,10 @@ pub mod pool;
 pub mod record;
 pub mod report;
 pub mod resume;
+pub mod retry;
 pub mod run;
 pub mod session;
+pub mod shard;
 pub mod signals;
 pub mod task;
 pub mod text;
@@ -72,13 +74,14 @@ pub fn execute(cli: Cli) -> Result<u8, Error> {
                 .map_err(|e| Error::Internal(format!("cannot start the async runtime: {e}")))?;
             let stats = runtime.block_on(async {
                 let stop = pool::StopTokens::default();
-                let watcher = signals::watch_interrupts(stop.clone());
+                let watcher = signals::watch(stop.clone(), config.grace);
                 let stats = run::run(&config, display, stop).await;
                 watcher.abort();
                 stats
             })?;
             Ok(stats.exit_code())
         }
+        Command::SandboxExec(args) => sandbox_exec(&args),
         Command::Validate(args) => {
             let loaded = task::load(&args.paths, None, &executor::shell_tools())?;
             let (text, bad) = report::validation_report(&loaded);
@@ -90,6 +93,20 @@ pub fn execute(cli: Cli) -> Result<u8, Error> {
             }
         }
     }
+}
+
+/// `sandbox-exec`: becomes the command under Landlock; returns only on failure.
+#[cfg(target_os = "linux")]
+fn sandbox_exec(args: &cli::SandboxExecArgs) -> Result<u8, Error> {
+    let why = executor::sandbox::shim::exec(&args.writable, &args.argv);
+    eprintln!("ufo-batch sandbox: {why}");
+    Ok(126)
+}
+
+#[cfg(not(target_os = "linux"))]
+fn sandbox_exec(_args: &cli::SandboxExecArgs) -> Result<u8, Error> {
+    eprintln!("ufo-batch sandbox: Landlock exists only on Linux");
+    Ok(126)
 }
 
 /// The config file: the one named, or `ufo-batch.toml` if it exists.

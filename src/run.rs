@@ -9,10 +9,11 @@ use crate::config::{ConfigError, RunConfig, without_userinfo};
 use crate::error::Error;
 use crate::eval::EvalMode;
 use crate::event::{self, Event, RunFinished, RunStarted, TaskFinished};
+use crate::executor::ShellSettings;
 use crate::executor::shell_tools;
 use crate::layout::RunLayout;
 use crate::llm::{ApiKey, LlmClient, Spend};
-use crate::pool::{Budget, Scheduled, SessionPool, StopTokens};
+use crate::pool::{Budget, RetryPolicy, Scheduled, SessionPool, StopTokens};
 use crate::record::{TaskRecord, TaskStatus};
 use crate::report::{Display, Reporter, RunStats, Store};
 use crate::resume::{self, Decision};
@@ -31,6 +32,15 @@ pub async fn run(
         task::load(&config.paths, Some(&config.out_root), &shell_tools())?
     };
     add_requests(&mut loaded, &config.requests);
+    let selection = all_ids(&loaded);
+    if let Some(shard) = config.shard {
+        loaded.tasks.retain(|t| shard.contains(&t.id));
+        loaded.invalid.retain(|t| shard.contains(&t.id));
+    }
+    let shim = std::env::current_exe().ok();
+    let (sandbox, sandbox_warning) =
+        crate::executor::sandbox::resolve(config.sandbox, shim.as_deref())
+            .map_err(ConfigError::Invalid)?;
     let layout = RunLayout::new(&config.run_dir);
     let previous_invocations = resume::prepare_run_dir(&layout, config.resume)?;
 
@@ -64,6 +74,10 @@ pub async fn run(
         jobs: config.jobs.get(),
         config: config.to_json(),
         previous_invocations,
+        sandbox: sandbox.to_string(),
+        warnings: sandbox_warning.into_iter().collect(),
+        shard: config.shard,
+        selection,
     })));
     for bad in loaded.invalid {
         events.send(Event::TaskFinished(Box::new(invalid_result(bad))));
@@ -74,7 +88,10 @@ pub async fn run(
 
     let settings = AttemptSettings {
         layout,
-        shell: config.shell.clone(),
+        shell: ShellSettings {
+            sandbox,
+            ..config.shell.clone()
+        },
         timeout: config.timeout,
         max_steps: config.max_steps,
         max_rounds: config.max_rounds,
@@ -86,6 +103,16 @@ pub async fn run(
     if let Some(max_usd) = config.max_cost {
         pool = pool.with_budget(Budget { spend, max_usd });
     }
+    let backoff = crate::retry::Backoff {
+        base: config.retry_delay,
+        max: config.retry_delay * 30,
+    };
+    pool = pool
+        .with_retries(RetryPolicy {
+            retries: config.retries,
+            backoff,
+        })
+        .with_max_fail(config.max_fail);
     let stopped = pool.run(work, stop.clone()).await;
     events.send(Event::RunFinished(RunFinished {
         finished: Timestamp::now(),
@@ -124,6 +151,18 @@ fn client(
         .into());
     }
     LlmClient::new(c.clone(), key, spend).map_err(Error::Internal)
+}
+
+/// Every id of the batch, valid and invalid, sorted.
+fn all_ids(loaded: &LoadedTasks) -> Vec<TaskId> {
+    let mut ids: Vec<TaskId> = loaded
+        .tasks
+        .iter()
+        .map(|t| t.id.clone())
+        .chain(loaded.invalid.iter().map(|t| t.id.clone()))
+        .collect();
+    ids.sort();
+    ids
 }
 
 /// Tasks for `--request` texts: ids `request`, `request-2`, ...

@@ -116,7 +116,13 @@ pub async fn run_attempt(
     for warning in &task.warnings {
         events.warn(format!("task file: {warning}"));
     }
-    let mut executor = ShellExecutor::new(ws.clone(), settings.shell.clone());
+    let tmp = settings.layout.tmp(&task.id);
+    if let Err(e) = workspace::fresh_dir(&tmp).await {
+        let reason = format!("cannot prepare the temporary folder {}: {e}", tmp.display());
+        events.log(crate::event::Level::Error, reason.clone());
+        return AttemptOutcome::infrastructure_error(reason);
+    }
+    let mut executor = ShellExecutor::with_tmp(ws.clone(), Some(tmp), settings.shell.clone());
     let limit = task.timeout.unwrap_or(settings.timeout);
     let mut progress = Progress::default();
     let ended = {

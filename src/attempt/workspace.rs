@@ -39,6 +39,14 @@ pub(super) async fn prepare(
     Ok(())
 }
 
+/// An empty folder at `dir` (whatever was there is removed).
+pub(super) async fn fresh_dir(dir: &Path) -> std::io::Result<()> {
+    if tokio::fs::try_exists(dir).await? {
+        tokio::fs::remove_dir_all(dir).await?;
+    }
+    tokio::fs::create_dir_all(dir).await
+}
+
 /// UFO's batch layout keeps a task's file under `files/` beside `tasks/`
 /// (`Parent/tasks/x.json` → `Parent/files/<object>`, ufo.md §1). When a task's
 /// `object` names such a file, it is copied into the workspace; returns where from.

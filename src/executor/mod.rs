@@ -4,10 +4,12 @@
 
 mod capture;
 mod process;
+pub mod sandbox;
 mod shell;
 
 use async_trait::async_trait;
 
+pub use process::ResourceLimits;
 pub use shell::{ShellExecutor, ShellSettings, shell_tools};
 
 use crate::command::{Command, CommandResult, ResultStatus, ToolSpec};
@@ -23,6 +25,12 @@ pub trait Executor: Send {
 
     /// Runs one command. Failures are results, never panics or errors.
     async fn execute(&mut self, command: &Command) -> CommandResult;
+
+    /// Set once the executor itself has failed (not a command: the means of running
+    /// commands), so the session ends as an infrastructure error.
+    fn fault(&self) -> Option<String> {
+        None
+    }
 
     /// Ends whatever the commands left running (background processes). Returns a note
     /// for the task log when there was something to end.

@@ -46,6 +46,17 @@ pub(crate) struct Spec<'a> {
     pub(crate) timeout: Duration,
     /// Bytes kept per stream.
     pub(crate) output_limit: usize,
+    /// Resource limits of the command's processes.
+    pub(crate) limits: ResourceLimits,
+}
+
+/// Per-process resource limits (each process of a command gets them).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
+pub struct ResourceLimits {
+    /// Address space in bytes (RLIMIT_AS).
+    pub memory_bytes: Option<u64>,
+    /// CPU seconds (RLIMIT_CPU).
+    pub cpu_seconds: Option<u64>,
 }
 
 /// Runs a command to its end or its timeout.
@@ -61,7 +72,7 @@ pub(crate) async fn run(spec: Spec<'_>) -> std::io::Result<Finished> {
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .kill_on_drop(true);
-    isolate(&mut command);
+    isolate(&mut command, spec.limits);
     let mut child = command.spawn()?;
     let mut group = ProcessGroup::of(&child);
     let (stdout_pipe, stderr_pipe) = (child.stdout.take(), child.stderr.take());
@@ -117,13 +128,36 @@ pub(crate) async fn run(spec: Spec<'_>) -> std::io::Result<Finished> {
     })
 }
 
+/// Its own process group (so the whole tree can be killed) and its resource limits.
 #[cfg(unix)]
-fn isolate(command: &mut Command) {
+fn isolate(command: &mut Command, limits: ResourceLimits) {
     command.process_group(0);
+    let set = |resource, value: Option<u64>| match value {
+        None => Ok(()),
+        Some(v) => {
+            let limit = libc::rlimit {
+                rlim_cur: v as libc::rlim_t,
+                rlim_max: v as libc::rlim_t,
+            };
+            // SAFETY: setrlimit is async-signal-safe and touches only this process.
+            if unsafe { libc::setrlimit(resource, &limit) } == 0 {
+                Ok(())
+            } else {
+                Err(std::io::Error::last_os_error())
+            }
+        }
+    };
+    // SAFETY: the closure only calls setrlimit, which is safe between fork and exec.
+    unsafe {
+        command.pre_exec(move || {
+            set(libc::RLIMIT_AS, limits.memory_bytes)?;
+            set(libc::RLIMIT_CPU, limits.cpu_seconds)
+        });
+    }
 }
 
 #[cfg(windows)]
-fn isolate(command: &mut Command) {
+fn isolate(command: &mut Command, _limits: ResourceLimits) {
     const CREATE_NEW_PROCESS_GROUP: u32 = 0x0000_0200;
     command.creation_flags(CREATE_NEW_PROCESS_GROUP);
 }
@@ -226,6 +260,7 @@ mod tests {
             env: &env(),
             timeout,
             output_limit: 4096,
+            limits: ResourceLimits::default(),
         })
         .await
         .unwrap()
@@ -259,5 +294,29 @@ mod tests {
         assert!(group.alive());
         drop(group);
         assert!(wait_gone(pid).await, "background sleeper {pid} survived");
+    }
+
+    #[tokio::test]
+    async fn memory_and_cpu_limits_apply_to_the_command() {
+        let dir = std::env::temp_dir();
+        let argv = [
+            "/bin/sh".to_string(),
+            "-c".to_string(),
+            "ulimit -v; ulimit -t".to_string(),
+        ];
+        let limits = ResourceLimits {
+            memory_bytes: Some(512 << 20),
+            cpu_seconds: Some(7),
+        };
+        let spec = Spec {
+            argv: &argv,
+            cwd: &dir,
+            env: &env(),
+            timeout: Duration::from_secs(10),
+            output_limit: 4096,
+            limits,
+        };
+        let f = run(spec).await.unwrap();
+        assert_eq!(f.stdout.text(), "524288\n7\n");
     }
 }

@@ -9,7 +9,8 @@ use async_trait::async_trait;
 use serde_json::{Map, Value, json};
 
 use super::Executor;
-use super::process::{self, ProcessGroup, Spec};
+use super::process::{self, ProcessGroup, ResourceLimits, Spec};
+use super::sandbox::Sandbox;
 use crate::command::{Command, CommandResult, ParamKind, ParamSpec, ToolSpec};
 use crate::paths::resolve_in;
 use crate::timestamp::seconds;
@@ -25,6 +26,10 @@ pub struct ShellSettings {
     pub max_command_timeout: Duration,
     /// Bytes kept of each output stream and of a file read.
     pub output_limit: usize,
+    /// How commands are confined.
+    pub sandbox: Sandbox,
+    /// Per-process resource limits.
+    pub limits: ResourceLimits,
 }
 
 impl Default for ShellSettings {
@@ -33,6 +38,8 @@ impl Default for ShellSettings {
             command_timeout: Duration::from_secs(60),
             max_command_timeout: Duration::from_secs(600),
             output_limit: 64 * 1024,
+            sandbox: Sandbox::None,
+            limits: ResourceLimits::default(),
         }
     }
 }
@@ -110,6 +117,10 @@ pub fn shell_tools() -> Vec<ToolSpec> {
 /// Runs shell tools inside one task's workspace.
 pub struct ShellExecutor {
     workspace: PathBuf,
+    /// Where commands may write (the workspace and the task's temp folder).
+    writable: Vec<PathBuf>,
+    /// Set when the executor itself failed (a shell that cannot start).
+    fault: Option<String>,
     settings: ShellSettings,
     env: Vec<(String, String)>,
     /// Process groups that outlived their command, ended at shutdown.
@@ -119,12 +130,24 @@ pub struct ShellExecutor {
 impl ShellExecutor {
     /// An executor for `workspace` (which must exist).
     pub fn new(workspace: PathBuf, settings: ShellSettings) -> Self {
-        let env = command_env(&workspace);
+        Self::with_tmp(workspace, None, settings)
+    }
+
+    /// An executor for `workspace` whose commands get `tmp` as their private TMPDIR
+    /// (both must exist). Both are the only places a sandboxed command may write.
+    pub fn with_tmp(workspace: PathBuf, tmp: Option<PathBuf>, settings: ShellSettings) -> Self {
+        let workspace = workspace.canonicalize().unwrap_or(workspace);
+        let tmp = tmp.map(|t| t.canonicalize().unwrap_or(t));
+        let env = command_env(&workspace, tmp.as_deref());
+        let mut writable = vec![workspace.clone()];
+        writable.extend(tmp);
         Self {
             workspace,
+            writable,
             settings,
             env,
             leftovers: Vec::new(),
+            fault: None,
         }
     }
 
@@ -148,7 +171,8 @@ impl ShellExecutor {
             },
             None => self.workspace.clone(),
         };
-        let argv = ["/bin/sh".to_string(), "-c".to_string(), line];
+        let shell = ["/bin/sh".to_string(), "-c".to_string(), line];
+        let argv = self.settings.sandbox.wrap(&shell, &self.writable, &cwd);
         let clock = Instant::now();
         let spec = Spec {
             argv: &argv,
@@ -156,10 +180,16 @@ impl ShellExecutor {
             env: &self.env,
             timeout,
             output_limit: self.settings.output_limit,
+            limits: self.settings.limits,
         };
         let finished = match process::run(spec).await {
             Ok(f) => f,
-            Err(e) => return self.fail(command, format!("could not start /bin/sh: {e}")),
+            Err(e) => {
+                // The machine, not the command: the attempt ends as an infrastructure error.
+                let why = format!("could not start {}: {e}", argv[0]);
+                self.fault = Some(why.clone());
+                return self.fail(command, why);
+            }
         };
         let result = json!({
             "exit_code": finished.exit_code,
@@ -312,6 +342,10 @@ impl Executor for ShellExecutor {
         }
     }
 
+    fn fault(&self) -> Option<String> {
+        self.fault.clone()
+    }
+
     async fn shutdown(&mut self) -> Option<String> {
         let alive = self.leftovers.iter().filter(|g| g.alive()).count();
         self.leftovers.clear(); // dropping a group kills it
@@ -330,7 +364,7 @@ fn str_arg<'a>(args: &'a Map<String, Value>, key: &str) -> Option<&'a str> {
 
 /// The environment a command sees: enough to work, nothing secret. The runner's own
 /// variables (API keys among them) are not passed on.
-fn command_env(workspace: &Path) -> Vec<(String, String)> {
+fn command_env(workspace: &Path, tmp: Option<&Path>) -> Vec<(String, String)> {
     let path = std::env::var("PATH").unwrap_or_else(|_| "/usr/local/bin:/usr/bin:/bin".to_string());
     let lang = std::env::var("LANG").unwrap_or_else(|_| "C.UTF-8".to_string());
     vec![
@@ -338,6 +372,10 @@ fn command_env(workspace: &Path) -> Vec<(String, String)> {
         ("HOME".to_string(), workspace.display().to_string()),
         ("LANG".to_string(), lang),
         ("TERM".to_string(), "dumb".to_string()),
+        (
+            "TMPDIR".to_string(),
+            tmp.unwrap_or(workspace).display().to_string(),
+        ),
     ]
 }
 
@@ -477,7 +515,7 @@ mod tests {
         assert!(
             names
                 .iter()
-                .all(|n| ["HOME", "LANG", "PATH", "PWD", "SHLVL", "TERM", "_"].contains(n)),
+                .all(|n| ["HOME", "LANG", "PATH", "PWD", "SHLVL", "TERM", "TMPDIR", "_"].contains(n)),
             "{names:?}"
         );
     }

@@ -11,11 +11,11 @@ use serde_json::Value;
 
 use super::config::{ApiType, LlmConfig};
 use super::error::{LlmError, detail_of};
-use super::retry::{Backoff, retry_after, retryable_status};
 use super::secret::{ApiKey, redact};
 use super::spend::Spend;
 use super::wire::{Completion, request_body};
 use crate::record::Usage;
+use crate::retry::{Backoff, retry_after, retryable_status};
 use crate::session::Cost;
 
 /// Who says a message.

@@ -6,7 +6,6 @@
 mod client;
 mod config;
 mod error;
-mod retry;
 mod secret;
 mod spend;
 mod wire;
@@ -14,6 +13,5 @@ mod wire;
 pub use client::{ChatReply, LlmClient, Message, Role};
 pub use config::{ApiType, LlmConfig, MaxTokensField, Price, ResponseFormat};
 pub use error::LlmError;
-pub use retry::Backoff;
 pub use secret::{ApiKey, redact};
 pub use spend::Spend;

@@ -74,15 +74,18 @@ impl Display {
                 self.line(&line);
             }
             Event::TaskFinished(f) => self.task_finished(f, stats),
-            Event::Stopping { reason } => {
+            Event::Stopping { reason, grace_s } => {
                 let n = self.running.len();
-                let line = if n == 0 {
-                    format!("stopping: {reason}")
-                } else {
-                    format!(
-                        "stopping: {reason}; waiting for {} to finish (press Ctrl-C again to stop them now)",
+                let line = match (n, grace_s) {
+                    (0, _) => format!("stopping: {reason}"),
+                    (_, Some(g)) => format!(
+                        "stopping: {reason}; {} may finish within {g:.0}s (press Ctrl-C again to stop them now)",
                         plural(n, "running task")
-                    )
+                    ),
+                    (_, None) => format!(
+                        "stopping: {reason}; waiting for {} to finish",
+                        plural(n, "running task")
+                    ),
                 };
                 self.line(&line);
             }
@@ -107,12 +110,14 @@ impl Display {
     fn run_started(&mut self, r: &RunStarted) {
         self.total = r.total;
         let kept = r.total - r.to_run;
+        let shard = r.shard.map(|s| format!(", shard {s}")).unwrap_or_default();
         let mut line = format!(
-            "ufo-batch {}: {} → {} ({} at a time)",
+            "ufo-batch {}: {} → {} ({} at a time, sandbox {}{shard})",
             env!("CARGO_PKG_VERSION"),
             plural(r.total, "task"),
             r.dir.display(),
-            r.jobs
+            r.jobs,
+            r.sandbox
         );
         if kept > 0 {
             line.push_str(&format!(
@@ -121,6 +126,9 @@ impl Display {
         }
         if self.mode != DisplayMode::Quiet {
             self.print(&line);
+        }
+        for warning in &r.warnings {
+            self.print(warning);
         }
         if self.mode == DisplayMode::Bar {
             let bar =

@@ -87,7 +87,7 @@ impl RunStats {
                 self.cost
                     .add(f.record.cost_usd.map_or_else(Cost::unknown, Cost::known));
             }
-            Event::Stopping { reason } => self.stopped = Some(reason.clone()),
+            Event::Stopping { reason, .. } => self.stopped = Some(reason.clone()),
             Event::RunFinished(f) => {
                 self.interrupted = f.interrupted;
                 if self.stopped.is_none() {

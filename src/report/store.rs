@@ -60,7 +60,16 @@ impl Store {
                 let result =
                     std::fs::create_dir_all(layout.root()).map_err(|e| describe(layout.root(), &e));
                 self.run = Some((**r).clone());
-                self.keep(result.and_then(|()| self.write_run_json(None)));
+                let selection =
+                    json!({"shard": r.shard.map(|s| s.to_string()), "tasks": r.selection});
+                let path = layout.selection();
+                let result = result
+                    .and_then(|()| {
+                        write_json(&path, &selection, Durability::Durable)
+                            .map_err(|e| describe(&path, &e))
+                    })
+                    .and_then(|()| self.write_run_json(None));
+                self.keep(result);
             }
             Event::TaskSkipped(record) => {
                 self.records.insert(record.id.clone(), (**record).clone());
@@ -180,6 +189,8 @@ impl Store {
             "finished": finished.map(|f| f.finished),
             "stopped": finished.and_then(|f| f.stopped.clone()),
             "jobs": run.jobs,
+            "sandbox": run.sandbox,
+            "shard": run.shard.map(|s| s.to_string()),
             "tasks_selected": run.total,
             "tasks_run": run.to_run,
             "totals": finished.map(|_| summary::totals(self.records.values())),

@@ -3,7 +3,7 @@
 
 use std::time::Instant;
 
-use super::{Context, ErrorKind, Transition, transition};
+use super::{AgentStatus, Context, ErrorKind, Transition, transition};
 use crate::agent::{Agent, AgentStep};
 use crate::executor::Executor;
 use crate::record::StepRecord;
@@ -51,7 +51,13 @@ impl Round {
             }
             let started = Timestamp::now();
             let clock = Instant::now();
-            let step = agent.handle(ctx, executor).await;
+            let mut step = agent.handle(ctx, executor).await;
+            if let Some(fault) = executor.fault() {
+                // Whatever the agent concluded, the means of acting broke.
+                step.status = AgentStatus::Error;
+                step.error_kind = ErrorKind::Infrastructure;
+                step.error = Some(format!("the executor failed: {fault}"));
+            }
             ctx.session_step += 1;
             ctx.round_step += 1;
             if let Some(n) = ctx.round_steps.last_mut() {

@@ -20,6 +20,7 @@ pub const RESERVED_NAMES: &[&str] = &[
     "output.md",
     "plan.json",
     "task.log",
+    "tmp",
 ];
 
 /// A task file that cannot run, kept so its error is reported in the results.

@@ -1,6 +1,6 @@
-//! When to retry an LLM call and how long to wait: exponential backoff with jitter,
-//! overridden by the server's `Retry-After` (capped), for 408/409/425/429/5xx, timeouts,
-//! connection failures and malformed bodies — never for other 4xx.
+//! How long to wait before trying again: exponential backoff with jitter (shared by LLM
+//! calls and task retries), and for LLM calls, which failures are worth a retry and what
+//! the server's `Retry-After` asks for.
 
 use std::time::Duration;
 
@@ -37,13 +37,13 @@ impl Backoff {
 }
 
 /// Statuses worth retrying.
-pub(super) fn retryable_status(status: u16) -> bool {
+pub(crate) fn retryable_status(status: u16) -> bool {
     matches!(status, 408 | 409 | 425 | 429) || status >= 500
 }
 
 /// The server's requested wait: `retry-after-ms`, or `Retry-After` in seconds.
 /// (An HTTP-date `Retry-After` falls back to the backoff.)
-pub(super) fn retry_after(headers: &HeaderMap) -> Option<Duration> {
+pub(crate) fn retry_after(headers: &HeaderMap) -> Option<Duration> {
     let text = |name: &str| {
         headers
             .get(name)

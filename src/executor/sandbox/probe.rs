@@ -1,0 +1,46 @@
+//! Finding out, once per run, which sandbox works on this machine: each candidate is
+//! tried on a harmless command.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+/// True when the shim can restrict itself with Landlock here.
+pub(super) fn landlock(shim: &Path) -> bool {
+    let dir = std::env::temp_dir();
+    Command::new(shim)
+        .args(["sandbox-exec", "--rw"])
+        .arg(&dir)
+        .args(["--", "/bin/sh", "-c", "true"])
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success())
+}
+
+/// The bwrap binary, when it exists and can create its namespaces here.
+pub(super) fn bwrap() -> Option<PathBuf> {
+    let path = std::env::var_os("PATH")?;
+    let bwrap = std::env::split_paths(&path)
+        .map(|d| d.join("bwrap"))
+        .find(|p| p.is_file())?;
+    let works = Command::new(&bwrap)
+        .args([
+            "--ro-bind",
+            "/",
+            "/",
+            "--dev",
+            "/dev",
+            "--proc",
+            "/proc",
+            "--unshare-all",
+            "--die-with-parent",
+            "true",
+        ])
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success());
+    works.then_some(bwrap)
+}

@@ -1,0 +1,104 @@
+//! How a task's record changes over its life in the pool: created from the task file,
+//! an attempt opened, an attempt closed (finished or to be retried), or never started.
+
+use crate::attempt::AttemptOutcome;
+use crate::record::{AttemptRecord, TaskRecord, TaskStatus};
+use crate::task::Task;
+use crate::timestamp::{Timestamp, seconds};
+
+/// A task's first record.
+pub fn new_record(task: &Task) -> TaskRecord {
+    let mut record = TaskRecord::new(
+        task.id.clone(),
+        task.source.display().to_string(),
+        task.source_hash.clone(),
+        task.kind.shape(),
+        task.kind.session(),
+        task.request.clone(),
+    );
+    record.tags = task.tags.clone();
+    record.warnings = task.warnings.clone();
+    record
+}
+
+/// The record at the start of a new attempt (`previous` from an earlier invocation or
+/// attempt, if any).
+pub(super) fn open_attempt(
+    task: &Task,
+    previous: Option<TaskRecord>,
+    now: Timestamp,
+) -> TaskRecord {
+    let mut record = previous.unwrap_or_else(|| new_record(task));
+    refresh_from_task(&mut record, task);
+    let number = record.attempt_count() + 1;
+    record.status = TaskStatus::Running;
+    record.error = None;
+    record.complete = None;
+    record.started = Some(now);
+    record.finished = None;
+    record.attempts.push(AttemptRecord {
+        attempt: number,
+        started: now,
+        finished: None,
+        status: TaskStatus::Running,
+        error: None,
+    });
+    record
+}
+
+/// Records how an attempt ended: its status, reason, counts, tokens and cost (which
+/// add up over attempts).
+pub(super) fn close_attempt(record: &mut TaskRecord, outcome: &AttemptOutcome, now: Timestamp) {
+    record.status = outcome.status;
+    record.error = outcome.reason.clone();
+    record.complete = outcome.evaluation.as_ref().map(|e| e.complete);
+    record.finished = Some(now);
+    record.duration_s = record
+        .started
+        .map(|s| seconds(now.since(s)))
+        .unwrap_or_default();
+    record.rounds = outcome.rounds;
+    record.steps = outcome.steps;
+    record.round_steps = outcome.round_steps.clone();
+    record.usage.add(outcome.usage);
+    record.llm.add(outcome.llm);
+    record.cost_usd = match (record.cost_usd, outcome.cost.usd()) {
+        (Some(a), Some(b)) => Some(a + b),
+        _ => None,
+    };
+    if let Some(last) = record.attempts.last_mut() {
+        last.finished = Some(now);
+        last.status = outcome.status;
+        last.error = outcome.reason.clone();
+    }
+}
+
+/// A record waiting for a retry: not final, so a crash during the wait runs it again.
+pub(super) fn await_retry(record: &mut TaskRecord, delay_s: f64) {
+    let attempt = record.attempt_count();
+    let why = record.error.take().unwrap_or_default();
+    record.status = TaskStatus::Pending;
+    record.error = Some(format!(
+        "attempt {attempt} ended in error ({why}); retrying in {delay_s:.1}s"
+    ));
+}
+
+/// The record of a task that never started because the run stopped.
+pub(super) fn not_started(task: &Task, previous: Option<TaskRecord>, reason: &str) -> TaskRecord {
+    let mut record = previous.unwrap_or_else(|| new_record(task));
+    refresh_from_task(&mut record, task);
+    record.status = TaskStatus::Cancelled;
+    record.error = Some(format!("not started: {reason}"));
+    record
+}
+
+/// Brings a record from an earlier invocation up to date with the task file as it is now.
+fn refresh_from_task(record: &mut TaskRecord, task: &Task) {
+    record.source = task.source.display().to_string();
+    record.source_hash = task.source_hash.clone();
+    record.shape = task.kind.shape();
+    record.session = task.kind.session();
+    record.request = task.request.clone();
+    record.tags = task.tags.clone();
+    record.warnings = task.warnings.clone();
+}
