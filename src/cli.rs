@@ -25,6 +25,8 @@ pub enum Command {
     Run(Box<RunArgs>),
     /// Check task files and print every problem; run nothing. Exits 2 if any file is bad.
     Validate(ValidateArgs),
+    /// Merge the run dirs of shards (or runs of one batch) into one run dir.
+    Merge(MergeArgs),
     /// Run a command confined with Landlock (used by the runner itself).
     #[command(hide = true)]
     SandboxExec(SandboxExecArgs),
@@ -106,6 +108,17 @@ pub struct RunArgs {
     /// How progress is shown (auto: a bar on a terminal, lines otherwise).
     #[arg(long, value_enum, default_value_t = Progress::Auto)]
     pub progress: Progress,
+}
+
+/// Options of `ufo-batch merge`.
+#[derive(Debug, Args)]
+pub struct MergeArgs {
+    /// The new run dir to create.
+    #[arg(value_name = "OUT")]
+    pub out: PathBuf,
+    /// The run dirs to merge.
+    #[arg(value_name = "RUN_DIR", required = true)]
+    pub inputs: Vec<PathBuf>,
 }
 
 /// Options of the hidden `ufo-batch sandbox-exec`.

@@ -327,13 +327,17 @@ impl RunConfig {
         };
         let run_name = match (o.name, o.paths.first()) {
             (Some(name), _) => name,
-            (None, Some(path)) => default_run_name(path)?,
-            (None, None) => request_run_name(),
-        };
-        // Shards of one batch must not share a run dir; `merge` brings them together.
-        let run_name = match (&shard, run_name.contains("-shard-")) {
-            (Some(s), false) => format!("{run_name}-shard-{}-of-{}", s.index + 1, s.count),
-            _ => run_name,
+            (None, first) => {
+                let base = match first {
+                    Some(path) => default_run_name(path)?,
+                    None => request_run_name(),
+                };
+                // Shards of one batch must not share a run dir; `merge` joins them.
+                match &shard {
+                    Some(s) => format!("{base}-shard-{}-of-{}", s.index + 1, s.count),
+                    None => base,
+                }
+            }
         };
         check_run_name(&run_name)?;
         let jobs = o.jobs.or(file.run.jobs).unwrap_or_else(default_jobs);

@@ -17,6 +17,9 @@ pub enum Error {
     /// The run folder cannot be used.
     #[error(transparent)]
     RunDir(#[from] RunDirError),
+    /// Input that cannot be used (a folder that is not a run dir, ...).
+    #[error("{0}")]
+    Input(String),
     /// `validate` found problems (already printed).
     #[error("{0}")]
     Invalid(String),
@@ -29,7 +32,11 @@ impl Error {
     /// The process exit code: 2 for bad usage, configuration or input.
     pub fn exit_code(&self) -> u8 {
         match self {
-            Self::Config(_) | Self::Load(_) | Self::RunDir(_) | Self::Invalid(_) => 2,
+            Self::Config(_)
+            | Self::Load(_)
+            | Self::RunDir(_)
+            | Self::Input(_)
+            | Self::Invalid(_) => 2,
             Self::Internal(_) => 1,
         }
     }

@@ -82,6 +82,24 @@ pub fn execute(cli: Cli) -> Result<u8, Error> {
             Ok(stats.exit_code())
         }
         Command::SandboxExec(args) => sandbox_exec(&args),
+        Command::Merge(args) => {
+            let merged = report::merge(&args.out, &args.inputs).map_err(Error::Input)?;
+            print!(
+                "{}",
+                report::merge_summary(&args.out, &args.inputs, &merged)
+            );
+            let all_passed = merged
+                .totals
+                .as_ref()
+                .is_some_and(|t| t.passed == t.total && t.total > 0);
+            Ok(if !merged.consistent() {
+                2
+            } else if all_passed {
+                0
+            } else {
+                1
+            })
+        }
         Command::Validate(args) => {
             let loaded = task::load(&args.paths, None, &executor::shell_tools())?;
             let (text, bad) = report::validation_report(&loaded);

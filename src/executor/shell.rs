@@ -513,9 +513,10 @@ mod tests {
             .await;
         let names: Vec<&str> = r.stdout().unwrap().lines().collect();
         assert!(
-            names
-                .iter()
-                .all(|n| ["HOME", "LANG", "PATH", "PWD", "SHLVL", "TERM", "TMPDIR", "_"].contains(n)),
+            names.iter().all(|n| [
+                "HOME", "LANG", "PATH", "PWD", "SHLVL", "TERM", "TMPDIR", "_"
+            ]
+            .contains(n)),
             "{names:?}"
         );
     }

@@ -51,6 +51,28 @@ pub fn write_json(
     write_atomic(path, &bytes, durability)
 }
 
+/// Removes temporary files that a write killed half-way left in `dir` (`.NAME.xxxxxx`
+/// next to a result file NAME). Returns how many were removed.
+pub(super) fn remove_stale_temps(dir: &Path, names: &[&str]) -> usize {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return 0;
+    };
+    let mut removed = 0;
+    for entry in entries.flatten() {
+        let file = entry.file_name().to_string_lossy().into_owned();
+        let stale = names
+            .iter()
+            .any(|n| file.starts_with(&format!(".{n}.")) && file.len() > n.len() + 2);
+        if stale
+            && entry.file_type().is_ok_and(|t| t.is_file())
+            && std::fs::remove_file(entry.path()).is_ok()
+        {
+            removed += 1;
+        }
+    }
+    removed
+}
+
 /// Appends one line (a newline is added) in a single write.
 pub fn append_line(path: &Path, line: &str) -> std::io::Result<()> {
     let mut buf = Vec::with_capacity(line.len() + 1);
@@ -85,5 +107,29 @@ mod tests {
             std::fs::read_dir(dir.path().join("sub")).unwrap().count(),
             1
         );
+    }
+
+    #[test]
+    fn stale_temps_are_removed_and_nothing_else() {
+        let dir = tempfile::tempdir().unwrap();
+        for name in [
+            ".status.json.Ab12Cd",
+            ".output.md.tmp123",
+            ".status.json",
+            "status.json",
+            ".hidden",
+        ] {
+            std::fs::write(dir.path().join(name), "x").unwrap();
+        }
+        assert_eq!(
+            remove_stale_temps(dir.path(), &["status.json", "output.md"]),
+            2
+        );
+        let mut left: Vec<String> = std::fs::read_dir(dir.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        left.sort();
+        assert_eq!(left, [".hidden", ".status.json", "status.json"]);
     }
 }

@@ -5,6 +5,8 @@
 
 mod atomic;
 mod display;
+mod merge;
+mod rebuild;
 mod stats;
 mod store;
 mod summary;
@@ -17,6 +19,8 @@ use std::thread::JoinHandle;
 
 pub use atomic::{Durability, append_line, write_atomic, write_json};
 pub use display::{Display, DisplayMode, summary_line};
+pub use merge::{MergeReport, merge, merge_summary};
+pub use rebuild::{StoredTask, load_records, write_summaries};
 pub use stats::RunStats;
 pub use store::Store;
 pub use summary::{SummaryRow, Totals, summary_csv, summary_json, tasks_status, totals};

@@ -9,6 +9,7 @@ use std::time::{Duration, Instant};
 use serde_json::json;
 
 use super::atomic::{Durability, write_json};
+use super::rebuild;
 use super::summary;
 use super::task_files::{self, describe};
 use super::writers::Writers;
@@ -60,6 +61,14 @@ impl Store {
                 let result =
                     std::fs::create_dir_all(layout.root()).map_err(|e| describe(layout.root(), &e));
                 self.run = Some((**r).clone());
+                let run_files = [
+                    "run.json",
+                    "summary.json",
+                    "summary.csv",
+                    "tasks_status.json",
+                    "selection.json",
+                ];
+                super::atomic::remove_stale_temps(layout.root(), &run_files);
                 let selection =
                     json!({"shard": r.shard.map(|s| s.to_string()), "tasks": r.selection});
                 let path = layout.selection();
@@ -133,30 +142,12 @@ impl Store {
     }
 
     fn run_finished(&mut self, f: &RunFinished) -> Result<(), String> {
-        let mut errors = Vec::new();
-        let records = self.records.values();
-        let path = self.layout.summary_json();
-        if let Err(e) = write_json(
-            &path,
-            &summary::summary_json(records.clone()),
-            Durability::Durable,
-        ) {
-            errors.push(describe(&path, &e));
-        }
-        let path = self.layout.summary_csv();
-        if let Err(e) = summary::write_summary_csv(&path, records) {
-            errors.push(describe(&path, &e));
-        }
-        if let Err(e) = self.write_tasks_status() {
-            errors.push(e);
-        }
-        if let Err(e) = self.write_run_json(Some(f)) {
-            errors.push(e);
-        }
-        if errors.is_empty() {
-            Ok(())
-        } else {
-            Err(errors.join("; "))
+        let summaries = rebuild::write_summaries(&self.layout, self.records.values());
+        let run_json = self.write_run_json(Some(f));
+        match (summaries, run_json) {
+            (Ok(()), Ok(())) => Ok(()),
+            (Err(e), Ok(())) | (Ok(()), Err(e)) => Err(e),
+            (Err(a), Err(b)) => Err(format!("{a}; {b}")),
         }
     }
 

@@ -5,7 +5,7 @@
 
 use std::path::Path;
 
-use super::atomic::{Durability, append_line, write_atomic, write_json};
+use super::atomic::{Durability, append_line, remove_stale_temps, write_atomic, write_json};
 use super::trajectory;
 use crate::event::{LogLine, TaskFinished};
 use crate::layout::RunLayout;
@@ -21,12 +21,15 @@ const ATTEMPT_FILES: &[&str] = &[
     "evaluation.log",
     "plan.json",
 ];
+/// Every file of a task folder that is replaced atomically.
+const ATOMIC_FILES: &[&str] = &["status.json", "output.md", "evaluation.log", "plan.json"];
 
 /// An attempt starts: the previous attempt's files move to `attempts/N/` (or a stale
 /// first attempt's are cleared), and `status.json` says `running`.
 pub(super) fn started(layout: &RunLayout, record: &TaskRecord) -> Result<(), String> {
     let dir = layout.task_dir(&record.id);
     std::fs::create_dir_all(&dir).map_err(|e| describe(&dir, &e))?;
+    remove_stale_temps(&dir, ATOMIC_FILES);
     let previous = record.attempt_count().saturating_sub(1);
     for name in ATTEMPT_FILES {
         let path = dir.join(name);

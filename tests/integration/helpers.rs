@@ -181,3 +181,100 @@ pub(crate) fn process_gone(pid: i32) -> bool {
     }
     false
 }
+
+/// The binary, started and not yet waited for.
+pub(crate) struct Started {
+    child: std::process::Child,
+    cwd: PathBuf,
+    out: Option<std::thread::JoinHandle<String>>,
+    err: Option<std::thread::JoinHandle<String>>,
+}
+
+impl Project {
+    /// Starts `ufo-batch <args>` without waiting for it.
+    pub(crate) fn start(&self, args: &[&str]) -> Started {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_ufo-batch"))
+            .args(args)
+            .current_dir(self.dir.path())
+            .env_remove("UFO_BATCH_JOBS")
+            .env_remove("OPENAI_API_KEY")
+            .env_remove("OPENAI_BASE_URL")
+            .env_remove("UFO_BATCH_MODEL")
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("spawn ufo-batch");
+        let stdout = child.stdout.take().unwrap();
+        let stderr = child.stderr.take().unwrap();
+        Started {
+            child,
+            cwd: self.dir.path().to_path_buf(),
+            out: Some(std::thread::spawn(move || {
+                std::io::read_to_string(stdout).unwrap_or_default()
+            })),
+            err: Some(std::thread::spawn(move || {
+                std::io::read_to_string(stderr).unwrap_or_default()
+            })),
+        }
+    }
+}
+
+impl Started {
+    /// Sends `signal` (a libc signal number).
+    pub(crate) fn signal(&self, signal: i32) {
+        // SAFETY: kill only sends a signal to our own child.
+        unsafe {
+            libc::kill(self.child.id() as i32, signal);
+        }
+    }
+
+    /// Waits (with the watchdog) and collects the output.
+    pub(crate) fn wait(mut self) -> Output {
+        let started = Instant::now();
+        let status = loop {
+            if let Some(status) = self.child.try_wait().unwrap() {
+                break status;
+            }
+            if started.elapsed() > WATCHDOG {
+                let _ = self.child.kill();
+                panic!("ufo-batch did not finish within {WATCHDOG:?}");
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        };
+        use std::os::unix::process::ExitStatusExt;
+        Output {
+            code: status
+                .code()
+                .unwrap_or_else(|| 128 + status.signal().unwrap_or(0)),
+            stdout: self.out.take().unwrap().join().unwrap(),
+            stderr: self.err.take().unwrap().join().unwrap(),
+            cwd: self.cwd.clone(),
+        }
+    }
+}
+
+/// Polls until `ready` holds (about ten seconds at most); false if it never does.
+pub(crate) fn eventually(mut ready: impl FnMut() -> bool) -> bool {
+    for _ in 0..500 {
+        if ready() {
+            return true;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    false
+}
+
+/// How many tasks of `run_dir` have a status.json saying `status`.
+pub(crate) fn count_status(run_dir: &Path, status: &str) -> usize {
+    walkdir::WalkDir::new(run_dir)
+        .into_iter()
+        .flatten()
+        .filter(|e| e.file_name() == "status.json")
+        .filter(|e| {
+            std::fs::read_to_string(e.path())
+                .ok()
+                .and_then(|t| serde_json::from_str::<Value>(&t).ok())
+                .is_some_and(|v| v["status"] == status)
+        })
+        .count()
+}

@@ -4,11 +4,16 @@
 mod helpers;
 mod mock_llm;
 
+mod cancel;
 mod concurrency;
+mod crash;
 mod llm;
 mod llm_faults;
 mod outcomes;
 mod resume;
+mod retries;
 mod samples;
+mod sandbox;
 mod shapes;
+mod shards;
 mod timeouts;

@@ -1,0 +1,84 @@
+//! Run-level files from the stored task records: reading every task's `status.json` in
+//! a run dir, and writing `summary.json`, `summary.csv` and `tasks_status.json` from
+//! records. Used at the end of a run, by `merge`, and by `report`.
+
+use std::path::{Path, PathBuf};
+
+use super::atomic::{Durability, write_json};
+use super::summary;
+use super::task_files::describe;
+use crate::layout::RunLayout;
+use crate::record::TaskRecord;
+
+/// A task record found in a run dir, with its folder.
+#[derive(Clone, Debug)]
+pub struct StoredTask {
+    /// The record.
+    pub record: TaskRecord,
+    /// The task's results folder.
+    pub dir: PathBuf,
+}
+
+/// Every task record stored under `run_dir`, sorted by id, and the files that could
+/// not be read (with why).
+pub fn load_records(run_dir: &Path) -> (Vec<StoredTask>, Vec<String>) {
+    let mut found = Vec::new();
+    let mut problems = Vec::new();
+    let walker = walkdir::WalkDir::new(run_dir)
+        .sort_by_file_name()
+        .into_iter()
+        .filter_entry(|e| {
+            let in_task_dir = e
+                .path()
+                .parent()
+                .is_some_and(|p| p.join("status.json").is_file());
+            let name = e.file_name().to_string_lossy();
+            !(in_task_dir && matches!(name.as_ref(), "workspace" | "attempts" | "tmp"))
+        });
+    for entry in walker.flatten() {
+        if entry.depth() == 0 || !entry.file_type().is_file() || entry.file_name() != "status.json"
+        {
+            continue;
+        }
+        let path = entry.path();
+        let dir = path.parent().unwrap_or(run_dir).to_path_buf();
+        let parsed = std::fs::read_to_string(path)
+            .map_err(|e| e.to_string())
+            .and_then(|text| serde_json::from_str::<TaskRecord>(&text).map_err(|e| e.to_string()));
+        match parsed {
+            Ok(record) => found.push(StoredTask { record, dir }),
+            Err(e) => problems.push(format!("{}: {e}", path.display())),
+        }
+    }
+    found.sort_by(|a, b| a.record.id.cmp(&b.record.id));
+    (found, problems)
+}
+
+/// Writes `summary.json`, `summary.csv` and `tasks_status.json` for `records`.
+pub fn write_summaries<'a>(
+    layout: &RunLayout,
+    records: impl IntoIterator<Item = &'a TaskRecord> + Clone,
+) -> Result<(), String> {
+    let mut errors = Vec::new();
+    let path = layout.summary_json();
+    if let Err(e) = write_json(
+        &path,
+        &summary::summary_json(records.clone()),
+        Durability::Durable,
+    ) {
+        errors.push(describe(&path, &e));
+    }
+    let path = layout.summary_csv();
+    if let Err(e) = summary::write_summary_csv(&path, records.clone()) {
+        errors.push(describe(&path, &e));
+    }
+    let path = layout.tasks_status();
+    if let Err(e) = write_json(&path, &summary::tasks_status(records), Durability::Durable) {
+        errors.push(describe(&path, &e));
+    }
+    if errors.is_empty() {
+        Ok(())
+    } else {
+        Err(errors.join("; "))
+    }
+}

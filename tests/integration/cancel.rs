@@ -1,0 +1,178 @@
+//! Ctrl-C: the first stops scheduling and lets running tasks finish within the grace
+//! period; the second (or the end of the grace) stops them. Either way every task ends
+//! `cancelled` or final, all files are consistent, the exit code is 130, and running
+//! the command again finishes the batch.
+
+use serde_json::json;
+
+use crate::helpers::{Project, count_status, eventually, read_json};
+
+fn sleepers(p: &Project, n: usize, secs: &str) {
+    for i in 0..n {
+        p.task(
+            &format!("s{i}.json"),
+            json!({"request": "sleep", "actions": [
+            {"action": "execute_command", "parameters": {"command": format!("sleep {secs}")}}]}),
+        );
+    }
+}
+
+#[test]
+fn one_ctrl_c_drains_then_the_grace_period_ends_it() {
+    let p = Project::new();
+    sleepers(&p, 4, "30");
+    let run = p.start(&[
+        "run",
+        "tasks",
+        "--jobs",
+        "2",
+        "--grace",
+        "1s",
+        "--progress",
+        "lines",
+    ]);
+    let dir = p.path().join("results/tasks");
+    assert!(
+        eventually(|| count_status(&dir, "running") == 2),
+        "two tasks never started"
+    );
+    run.signal(libc::SIGINT);
+    let out = run.wait();
+    out.expect_code(130);
+    assert!(
+        out.stderr
+            .contains("stopping: interrupted (Ctrl-C); 2 running tasks may finish within 1s"),
+        "{}",
+        out.stderr
+    );
+    let totals = &out.summary()["totals"];
+    assert_eq!(
+        (totals["total"].as_u64(), totals["cancelled"].as_u64()),
+        (Some(4), Some(4)),
+        "{totals}"
+    );
+    let killed: Vec<String> = (0..4)
+        .map(|i| {
+            out.status(&format!("s{i}"))["error"]
+                .as_str()
+                .unwrap()
+                .to_string()
+        })
+        .collect();
+    assert_eq!(
+        killed
+            .iter()
+            .filter(|e| e.starts_with("cancelled during the session"))
+            .count(),
+        2,
+        "{killed:?}"
+    );
+    assert_eq!(
+        killed
+            .iter()
+            .filter(|e| e.starts_with("not started: interrupted (Ctrl-C)"))
+            .count(),
+        2,
+        "{killed:?}"
+    );
+    let run_json = read_json(&out.run_dir("tasks").join("run.json"));
+    assert_eq!(run_json["state"], "interrupted");
+    assert_eq!(
+        read_json(&out.run_dir("tasks").join("tasks_status.json")),
+        json!({"s0": false, "s1": false, "s2": false, "s3": false})
+    );
+}
+
+#[test]
+fn a_second_ctrl_c_stops_running_tasks_at_once_and_a_rerun_finishes() {
+    let p = Project::new();
+    sleepers(&p, 3, "1");
+    p.task("long.json", json!({"request": "sleep", "actions": [{"action": "execute_command", "parameters": {"command": "sleep 300"}}]}));
+    let run = p.start(&[
+        "run",
+        "tasks",
+        "--jobs",
+        "4",
+        "--grace",
+        "5m",
+        "--progress",
+        "lines",
+    ]);
+    let dir = p.path().join("results/tasks");
+    assert!(
+        eventually(|| count_status(&dir, "running") >= 1 && dir.join("long/status.json").exists()),
+        "nothing started"
+    );
+    assert!(eventually(|| std::fs::read_to_string(
+        dir.join("long/status.json")
+    )
+    .is_ok_and(|t| t.contains("running"))));
+    run.signal(libc::SIGINT);
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    run.signal(libc::SIGINT);
+    let out = run.wait();
+    out.expect_code(130);
+    assert_eq!(out.status_of("long"), "cancelled");
+    // Running the same command again runs what did not finish, and keeps what did.
+    let again = p.run(&["--jobs", "4", "--timeout", "5s"]);
+    assert_eq!(
+        again.status_of("long"),
+        "timeout",
+        "the cancelled task ran again"
+    );
+    for i in 0..3 {
+        assert_eq!(again.status_of(&format!("s{i}")), "passed");
+    }
+}
+
+#[test]
+fn sigterm_drains_like_ctrl_c() {
+    let p = Project::new();
+    sleepers(&p, 2, "30");
+    let run = p.start(&[
+        "run",
+        "tasks",
+        "--jobs",
+        "1",
+        "--grace",
+        "200ms",
+        "--progress",
+        "lines",
+    ]);
+    let dir = p.path().join("results/tasks");
+    assert!(eventually(|| count_status(&dir, "running") == 1));
+    run.signal(libc::SIGTERM);
+    let out = run.wait();
+    out.expect_code(130);
+    assert!(
+        out.stderr.contains("stopping: interrupted (SIGTERM)"),
+        "{}",
+        out.stderr
+    );
+}
+
+#[test]
+fn fail_fast_and_max_fail_stop_scheduling() {
+    let p = Project::new();
+    for i in 0..6 {
+        let cmd = if i % 2 == 0 { "false" } else { "true" };
+        p.task(&format!("t{i}.json"), json!({"request": "x", "actions": [{"action": "execute_command", "parameters": {"command": cmd}}]}));
+    }
+    let out = p.run(&["--jobs", "1", "--fail-fast"]);
+    out.expect_code(1);
+    assert!(
+        out.stderr
+            .contains("stopping: a task did not pass (--fail-fast)"),
+        "{}",
+        out.stderr
+    );
+    assert_eq!(out.summary()["totals"]["cancelled"], 5);
+    let out = p.run(&["--jobs", "1", "--max-fail", "2", "--fresh"]);
+    assert!(
+        out.stderr
+            .contains("stopping: 2 tasks did not pass (--max-fail 2)"),
+        "{}",
+        out.stderr
+    );
+    assert_eq!(out.summary()["totals"]["cancelled"], 3);
+}

@@ -1,0 +1,118 @@
+//! Commands cannot write outside their task's workspace (and private temp folder), do
+//! not see the runner's environment, and get resource limits.
+
+use serde_json::json;
+
+use crate::helpers::{Project, read_json};
+
+fn escape_task(p: &Project, marker: &str) {
+    let outside = p.path().join(format!("outside-{marker}.txt"));
+    p.task(
+        "escape.json",
+        json!({"request": "try to write outside", "actions": [
+            {"action": "execute_command", "parameters": {"command": "echo in > inside.txt && echo tmp > \"$TMPDIR/t\""}},
+            {"action": "execute_command", "parameters": {"command": format!("echo out > {}", outside.display())}},
+            {"action": "execute_command", "parameters": {"command": "echo out > ../escaped.txt"}}
+        ]}),
+    );
+}
+
+#[test]
+fn writes_outside_the_workspace_are_denied() {
+    for mode in ["auto", "landlock"] {
+        let p = Project::new();
+        escape_task(&p, mode);
+        let out = p.run(&["--sandbox", mode]);
+        assert!(
+            out.stderr.contains("sandbox landlock"),
+            "{mode}: {}",
+            out.stderr
+        );
+        let status = out.status("escape");
+        assert_eq!(status["status"], "failed", "{mode}: {status}");
+        let error = status["error"].as_str().unwrap();
+        assert!(
+            error.starts_with("step 2 ") && error.contains("Permission denied"),
+            "{mode}: {error}"
+        );
+        assert!(
+            !p.path().join(format!("outside-{mode}.txt")).exists(),
+            "{mode}: wrote outside"
+        );
+        assert!(
+            p.path()
+                .join("results/tasks/escape/workspace/inside.txt")
+                .exists()
+        );
+        let run = read_json(&out.run_dir("tasks").join("run.json"));
+        assert_eq!(run["sandbox"], "landlock");
+    }
+}
+
+#[test]
+fn without_a_sandbox_the_same_writes_succeed() {
+    let p = Project::new();
+    escape_task(&p, "none");
+    let out = p.run(&["--sandbox", "none"]);
+    assert!(out.stderr.contains("sandbox none"), "{}", out.stderr);
+    assert!(
+        p.path().join("outside-none.txt").exists(),
+        "the control case must really write"
+    );
+}
+
+#[test]
+fn bwrap_denies_them_too_when_installed() {
+    if !std::process::Command::new("bwrap")
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success())
+    {
+        eprintln!("bubblewrap is not installed; .ci/run installs it");
+        return;
+    }
+    let p = Project::new();
+    escape_task(&p, "bwrap");
+    let out = p.run(&["--sandbox", "bwrap"]);
+    assert!(out.stderr.contains("sandbox bwrap"), "{}", out.stderr);
+    assert_eq!(out.status_of("escape"), "failed");
+    assert!(!p.path().join("outside-bwrap.txt").exists());
+}
+
+#[test]
+fn commands_see_only_a_scrubbed_environment() {
+    let p = Project::new();
+    p.task("env.json", json!({"request": "env", "actions": [{"action": "execute_command", "parameters": {"command": "env | sort > env.txt"}}]}));
+    let out = p.cmd_env(
+        &["run", "tasks", "--progress", "lines"],
+        &[
+            ("OPENAI_API_KEY", "sk-very-secret-value"),
+            ("AWS_SECRET_ACCESS_KEY", "aws-secret"),
+        ],
+    );
+    out.expect_code(0);
+    let env = out.task_file("env", "workspace/env.txt");
+    assert!(!env.contains("secret"), "{env}");
+    let names: Vec<&str> = env.lines().filter_map(|l| l.split('=').next()).collect();
+    for allowed in &names {
+        assert!(
+            [
+                "HOME", "LANG", "PATH", "PWD", "SHLVL", "TERM", "TMPDIR", "_"
+            ]
+            .contains(allowed),
+            "unexpected {allowed}"
+        );
+    }
+}
+
+#[test]
+fn memory_limits_apply() {
+    let p = Project::new();
+    p.file(
+        "ufo-batch.toml",
+        "[sandbox]\nmemory = \"256M\"\ncpu = \"30s\"\n",
+    );
+    p.task("limits.json", json!({"request": "limits", "actions": [
+        {"action": "execute_command", "parameters": {"command": "ulimit -v; ulimit -t"}, "expect": {"stdout": "262144\n30"}}]}));
+    p.run(&[]).expect_code(0);
+}
