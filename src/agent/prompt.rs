@@ -171,29 +171,58 @@ pub(super) fn correction_message(why: &str) -> String {
     )
 }
 
-/// The JSON schema of a reply, for constrained decoding.
+/// The JSON schema of a reply, for constrained decoding. Each tool is its own
+/// alternative with its own parameters, so a grammar-constrained model can only
+/// produce a call the executor accepts; texts and lists are bounded so a small model
+/// cannot ramble until its token limit.
 pub(super) fn reply_schema(tools: &[ToolSpec]) -> Value {
-    let mut names: Vec<&str> = tools.iter().map(|t| t.name).collect();
-    names.push("");
+    let status = json!({"type": "string", "enum": ["CONTINUE", "FINISH", "FAIL"]});
+    let mut actions: Vec<Value> = tools
+        .iter()
+        .map(|tool| {
+            let properties: serde_json::Map<String, Value> =
+                tool.params.iter().map(|p| (p.name.to_string(), json!({"type": json_type(p.kind)}))).collect();
+            let required: Vec<&str> = tool.params.iter().filter(|p| p.required).map(|p| p.name).collect();
+            json!({
+                "type": "object",
+                "properties": {
+                    "function": {"const": tool.name},
+                    "arguments": {"type": "object", "properties": properties, "required": required, "additionalProperties": false},
+                    "status": status
+                },
+                "required": ["function", "arguments", "status"]
+            })
+        })
+        .collect();
+    actions.push(json!({
+        "type": "object",
+        "properties": {
+            "function": {"const": ""},
+            "arguments": {"type": "object", "properties": {}, "additionalProperties": false},
+            "status": status
+        },
+        "required": ["function", "arguments", "status"]
+    }));
+    let text = json!({"type": "string", "maxLength": 600});
     json!({
         "type": "object",
         "properties": {
-            "observation": {"type": "string"},
-            "thought": {"type": "string"},
-            "action": {
-                "type": "object",
-                "properties": {
-                    "function": {"type": "string", "enum": names},
-                    "arguments": {"type": "object"},
-                    "status": {"type": "string", "enum": ["CONTINUE", "FINISH", "FAIL"]}
-                },
-                "required": ["function", "arguments", "status"]
-            },
-            "plan": {"type": "array", "items": {"type": "string"}},
-            "comment": {"type": "string"}
+            "observation": text,
+            "thought": text,
+            "action": {"anyOf": actions},
+            "plan": {"type": "array", "items": {"type": "string", "maxLength": 200}, "maxItems": 5},
+            "comment": text
         },
         "required": ["observation", "thought", "action", "plan", "comment"]
     })
+}
+
+fn json_type(kind: ParamKind) -> &'static str {
+    match kind {
+        ParamKind::String => "string",
+        ParamKind::Integer => "integer",
+        ParamKind::Boolean => "boolean",
+    }
 }
 
 /// Files under `root` (relative paths and sizes), at most `max` lines.
@@ -263,6 +292,24 @@ mod tests {
         ] {
             assert!(p.contains(needle), "{needle}");
         }
+    }
+
+    #[test]
+    fn the_schema_gives_each_tool_its_parameters() {
+        let schema = reply_schema(&shell_tools());
+        let actions = schema["properties"]["action"]["anyOf"].as_array().unwrap();
+        assert_eq!(actions.len(), shell_tools().len() + 1);
+        let exec = &actions[0]["properties"];
+        assert_eq!(exec["function"]["const"], "execute_command");
+        assert_eq!(exec["arguments"]["required"], json!(["command"]));
+        assert_eq!(
+            exec["arguments"]["properties"]["timeout"]["type"],
+            "integer"
+        );
+        assert_eq!(
+            actions.last().unwrap()["properties"]["function"]["const"],
+            ""
+        );
     }
 
     #[test]

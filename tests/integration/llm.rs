@@ -356,7 +356,7 @@ fn max_cost_needs_a_price() {
 #[test]
 fn an_unpriced_model_has_unknown_cost_not_zero() {
     let mock = MockLlm::start();
-    mock.script("u", vec![finish("done")]);
+    mock.serve_all(finish("done"), std::time::Duration::from_millis(50));
     let p = Project::new();
     p.task("t.json", json!({"request": format!("x {}", marker("u"))}));
     let url = mock.url();
@@ -545,7 +545,8 @@ fn max_tokens_field_and_json_mode_reach_the_server() {
     assert_eq!(body["model"], "m");
     assert_eq!(body["response_format"]["type"], "json_object");
     assert_eq!(
-        body["response_format"]["schema"]["properties"]["action"]["properties"]["status"]["enum"],
-        json!(["CONTINUE", "FINISH", "FAIL"])
+        body["response_format"]["schema"]["properties"]["action"]["anyOf"][0]["properties"]["function"]
+            ["const"],
+        "execute_command"
     );
 }

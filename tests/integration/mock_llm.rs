@@ -50,6 +50,12 @@ struct State {
     agent: HashMap<String, VecDeque<Reply>>,
     judge: HashMap<String, VecDeque<Reply>>,
     received: Vec<Received>,
+    /// The reply for requests without a script (none: a 500).
+    fallback: Option<Reply>,
+    /// Waited before every answer.
+    delay: Duration,
+    /// Keep no copy of requests (long benchmarks).
+    forget: bool,
 }
 
 /// The running server; it stops when dropped.
@@ -62,6 +68,11 @@ pub(crate) struct MockLlm {
 
 impl MockLlm {
     pub(crate) fn start() -> Self {
+        Self::start_on(0)
+    }
+
+    /// A server on `port` of 127.0.0.1 (0: any free port).
+    pub(crate) fn start_on(port: u16) -> Self {
         let state = Arc::new(Mutex::new(State::default()));
         let (addr_tx, addr_rx) = std::sync::mpsc::channel();
         let (stop_tx, stop_rx) = tokio::sync::oneshot::channel::<()>();
@@ -73,7 +84,7 @@ impl MockLlm {
                 .build()
                 .unwrap();
             rt.block_on(async move {
-                let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+                let listener = TcpListener::bind(("127.0.0.1", port)).await.unwrap();
                 addr_tx.send(listener.local_addr().unwrap()).unwrap();
                 let serve = async {
                     loop {
@@ -123,6 +134,16 @@ impl MockLlm {
             .unwrap()
             .judge
             .insert(marker(name), replies.into());
+        self
+    }
+
+    /// The reply for every request without a script, after `delay`; requests are not
+    /// kept (for benchmarks).
+    pub(crate) fn serve_all(&self, reply: Reply, delay: Duration) -> &Self {
+        let mut state = self.state.lock().unwrap();
+        state.fallback = Some(reply);
+        state.delay = delay;
+        state.forget = true;
         self
     }
 
@@ -215,6 +236,10 @@ async fn serve_connection(socket: TcpStream, state: Arc<Mutex<State>>) -> std::i
         let body: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
         let path = line.split_whitespace().nth(1).unwrap_or("").to_string();
         let reply = route(&state, path, headers.clone(), body);
+        let delay = state.lock().unwrap().delay;
+        if !delay.is_zero() {
+            tokio::time::sleep(delay).await;
+        }
         let (status, extra, text) = match reply {
             Reply::Content(content) => (200, String::new(), completion(&content)),
             Reply::Raw(raw) => (200, String::new(), raw),
@@ -275,13 +300,16 @@ fn route(
     let mut state = state.lock().unwrap();
     let scripts = if judge { &state.judge } else { &state.agent };
     let found = scripts.keys().find(|m| text.contains(m.as_str())).cloned();
-    state.received.push(Received {
-        path,
-        marker: found.clone(),
-        judge,
-        headers,
-        body,
-    });
+    if !state.forget {
+        state.received.push(Received {
+            path,
+            marker: found.clone(),
+            judge,
+            headers,
+            body,
+        });
+    }
+    let fallback = state.fallback.clone();
     let scripts = if judge {
         &mut state.judge
     } else {
@@ -292,10 +320,10 @@ fn route(
         .and_then(VecDeque::pop_front)
     {
         Some(reply) => reply,
-        None => Reply::Status {
+        None => fallback.unwrap_or_else(|| Reply::Status {
             code: 500,
             retry_after: None,
             body: "{\"error\": {\"message\": \"no scripted reply left\"}}".into(),
-        },
+        }),
     }
 }
