@@ -120,6 +120,8 @@ pub struct RunFinished {
     pub stopped: Option<String>,
     /// True when the user interrupted it.
     pub interrupted: bool,
+    /// What the runner process used.
+    pub runner: Option<crate::resources::Resources>,
 }
 
 /// Severity of a task log line.

@@ -32,6 +32,7 @@ pub mod paths;
 pub mod pool;
 pub mod record;
 pub mod report;
+pub mod resources;
 pub mod resume;
 pub mod retry;
 pub mod run;
@@ -68,6 +69,7 @@ pub fn execute(cli: Cli) -> Result<u8, Error> {
                 Progress::Quiet => DisplayMode::Quiet,
             };
             let display = Display::new(mode, Box::new(std::io::stderr()));
+            resources::raise_open_file_limit();
             let runtime = tokio::runtime::Builder::new_multi_thread()
                 .enable_all()
                 .build()

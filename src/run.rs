@@ -118,6 +118,7 @@ pub async fn run(
         finished: Timestamp::now(),
         stopped,
         interrupted: stop.interrupted(),
+        runner: crate::resources::Resources::now(),
     }));
     drop(events);
     reporter.join().map_err(|_| {

@@ -185,6 +185,7 @@ impl Store {
             "tasks_selected": run.total,
             "tasks_run": run.to_run,
             "totals": finished.map(|_| summary::totals(self.records.values())),
+            "runner": finished.and_then(|f| f.runner),
             "config": run.config,
         });
         let path = self.layout.run_json();

@@ -1,0 +1,55 @@
+//! What the runner process itself has used (CPU time, peak memory), for `run.json` and
+//! benchmarks. Commands' own usage is not included.
+
+use serde::Serialize;
+
+/// The runner's own resource usage so far.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize)]
+pub struct Resources {
+    /// User plus system CPU seconds of the runner process.
+    pub cpu_s: f64,
+    /// Peak resident memory of the runner process, in KiB.
+    pub peak_rss_kb: u64,
+}
+
+impl Resources {
+    /// Reads them now, where the platform tells.
+    #[cfg(unix)]
+    pub fn now() -> Option<Self> {
+        // SAFETY: getrusage only fills the struct it is given.
+        let usage = unsafe {
+            let mut usage: libc::rusage = std::mem::zeroed();
+            (libc::getrusage(libc::RUSAGE_SELF, &mut usage) == 0).then_some(usage)
+        }?;
+        let secs = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 / 1e6;
+        Some(Self {
+            cpu_s: secs(usage.ru_utime) + secs(usage.ru_stime),
+            peak_rss_kb: usage.ru_maxrss as u64,
+        })
+    }
+
+    /// Not available here.
+    #[cfg(not(unix))]
+    pub fn now() -> Option<Self> {
+        None
+    }
+}
+
+/// Raises the open-file limit to the most allowed: each running command holds pipes,
+/// and the common default of 1024 runs out around `--jobs 256`.
+#[cfg(unix)]
+pub fn raise_open_file_limit() {
+    // SAFETY: getrlimit/setrlimit only read and write the struct given.
+    unsafe {
+        let mut limit: libc::rlimit = std::mem::zeroed();
+        if libc::getrlimit(libc::RLIMIT_NOFILE, &mut limit) == 0 && limit.rlim_cur < limit.rlim_max
+        {
+            limit.rlim_cur = limit.rlim_max;
+            libc::setrlimit(libc::RLIMIT_NOFILE, &limit);
+        }
+    }
+}
+
+/// Nothing to raise here.
+#[cfg(not(unix))]
+pub fn raise_open_file_limit() {}
