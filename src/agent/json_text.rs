@@ -18,7 +18,11 @@ pub fn extract_object(text: &str) -> Result<Value, String> {
             let Some(end) = matching_brace(&candidate[start..]) else {
                 continue;
             };
-            match serde_json::from_str::<Value>(&candidate[start..start + end]) {
+            let text = &candidate[start..start + end];
+            let parsed = serde_json::from_str::<Value>(text).or_else(|e| {
+                serde_json::from_str::<Value>(&escape_raw_controls(text)).map_err(|_| e)
+            });
+            match parsed {
                 Ok(v @ Value::Object(_)) => return Ok(v),
                 Ok(_) => {}
                 Err(e) => {
@@ -34,6 +38,33 @@ pub fn extract_object(text: &str) -> Result<Value, String> {
             crate::text::shorten(trimmed, 120)
         )
     }))
+}
+
+/// `text` with raw control characters inside string literals escaped (models often put
+/// a real newline or tab inside a JSON string, which strict JSON forbids).
+fn escape_raw_controls(text: &str) -> String {
+    let mut out = String::with_capacity(text.len() + 16);
+    let mut in_string = false;
+    let mut escaped = false;
+    for c in text.chars() {
+        if in_string && !escaped && c.is_control() {
+            match c {
+                '\n' => out.push_str("\\n"),
+                '\r' => out.push_str("\\r"),
+                '\t' => out.push_str("\\t"),
+                other => out.push_str(&format!("\\u{:04x}", other as u32)),
+            }
+            continue;
+        }
+        match (in_string, escaped, c) {
+            (true, true, _) => escaped = false,
+            (true, false, '\\') => escaped = true,
+            (_, false, '"') => in_string = !in_string,
+            _ => {}
+        }
+        out.push(c);
+    }
+    out
 }
 
 /// The contents of ``` fenced blocks, in order.
@@ -103,6 +134,17 @@ mod tests {
             extract_object("text ```\n{\"a\": 3}\n``` more").unwrap(),
             json!({"a": 3})
         );
+    }
+
+    #[test]
+    fn raw_newlines_and_tabs_in_strings_are_tolerated() {
+        let reply = "{\"thought\": \"line one\nline\ttwo\", \"n\": 1}";
+        assert_eq!(
+            extract_object(reply).unwrap(),
+            json!({"thought": "line one\nline\ttwo", "n": 1})
+        );
+        // Newlines between tokens are ordinary JSON whitespace and stay as they are.
+        assert_eq!(extract_object("{\n\"a\":\n 1\n}").unwrap(), json!({"a": 1}));
     }
 
     #[test]
