@@ -25,6 +25,10 @@ pub enum Command {
     Run(Box<RunArgs>),
     /// Check task files and print every problem; run nothing. Exits 2 if any file is bad.
     Validate(ValidateArgs),
+    /// Re-render the summaries, report and trajectories of a run dir from its task results.
+    Report(ReportArgs),
+    /// Compare two runs task by task; exits 1 when a task regressed.
+    Compare(CompareArgs),
     /// Merge the run dirs of shards (or runs of one batch) into one run dir.
     Merge(MergeArgs),
     /// Run a command confined with Landlock (used by the runner itself).
@@ -69,6 +73,12 @@ pub struct RunArgs {
     /// After Ctrl-C or SIGTERM, how long running tasks may finish before they are stopped.
     #[arg(long, value_name = "DUR")]
     pub grace: Option<String>,
+    /// Run every task K times (as TASK_ID/rep-1 ... rep-K) to measure pass rates and flakiness.
+    #[arg(long, value_name = "K")]
+    pub repeat: Option<u32>,
+    /// Print a one-line JSON summary of the run on stdout at the end.
+    #[arg(long)]
+    pub summary_json: bool,
     /// How commands are confined: auto, landlock, bwrap or none.
     #[arg(long, value_name = "MODE", value_parser = parse_sandbox)]
     pub sandbox: Option<crate::executor::sandbox::SandboxMode>,
@@ -108,6 +118,31 @@ pub struct RunArgs {
     /// How progress is shown (auto: a bar on a terminal, lines otherwise).
     #[arg(long, value_enum, default_value_t = Progress::Auto)]
     pub progress: Progress,
+}
+
+/// Options of `ufo-batch report`.
+#[derive(Debug, Args)]
+pub struct ReportArgs {
+    /// The run dir.
+    #[arg(value_name = "RUN_DIR")]
+    pub run_dir: PathBuf,
+}
+
+/// Options of `ufo-batch compare`.
+#[derive(Debug, Args)]
+pub struct CompareArgs {
+    /// The baseline run dir.
+    #[arg(value_name = "RUN_A")]
+    pub a: PathBuf,
+    /// The run dir to compare with it.
+    #[arg(value_name = "RUN_B")]
+    pub b: PathBuf,
+    /// Also write the comparison to FILE.
+    #[arg(long, value_name = "FILE")]
+    pub out: Option<PathBuf>,
+    /// JSON instead of markdown.
+    #[arg(long)]
+    pub json: bool,
 }
 
 /// Options of `ufo-batch merge`.
@@ -155,7 +190,7 @@ pub enum Progress {
 
 impl RunArgs {
     /// The options that override the config file.
-    pub fn into_overrides(self) -> (RunOverrides, Option<PathBuf>, Progress) {
+    pub fn into_overrides(self) -> (RunOverrides, Option<PathBuf>, Progress, bool) {
         let overrides = RunOverrides {
             paths: self.paths,
             out: self.out,
@@ -182,8 +217,9 @@ impl RunArgs {
             shard: self.shard,
             shards: self.shards,
             grace: self.grace,
+            repeat: self.repeat,
         };
-        (overrides, self.config, self.progress)
+        (overrides, self.config, self.progress, self.summary_json)
     }
 }
 

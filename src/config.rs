@@ -227,6 +227,8 @@ pub struct RunOverrides {
     pub shards: Option<u32>,
     /// `--grace`.
     pub grace: Option<String>,
+    /// `--repeat`.
+    pub repeat: Option<u32>,
 }
 
 /// What to do with results already in the run dir.
@@ -290,6 +292,8 @@ pub struct RunConfig {
     /// How long running tasks may finish after Ctrl-C / SIGTERM.
     #[serde(serialize_with = "as_human")]
     pub grace: Duration,
+    /// Runs per task (`--repeat`); 1 without repeats.
+    pub repeat: Option<u32>,
     /// The config file that was read, if any.
     pub config_file: Option<PathBuf>,
 }
@@ -400,6 +404,7 @@ impl RunConfig {
             max_fail,
             shard,
             grace,
+            repeat: nonzero("--repeat", o.repeat)?,
             config_file,
         })
     }

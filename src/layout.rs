@@ -38,6 +38,16 @@ impl RunLayout {
         self.root.join("selection.json")
     }
 
+    /// `report.md`: the run for humans (and pull requests).
+    pub fn report_md(&self) -> PathBuf {
+        self.root.join("report.md")
+    }
+
+    /// `junit.xml`: the run for CI dashboards.
+    pub fn junit_xml(&self) -> PathBuf {
+        self.root.join("junit.xml")
+    }
+
     /// `summary.json`.
     pub fn summary_json(&self) -> PathBuf {
         self.root.join("summary.json")

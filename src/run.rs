@@ -37,6 +37,13 @@ pub async fn run(
         loaded.tasks.retain(|t| shard.contains(&t.id));
         loaded.invalid.retain(|t| shard.contains(&t.id));
     }
+    if let Some(k) = config.repeat.filter(|k| *k > 1) {
+        loaded.tasks = loaded
+            .tasks
+            .iter()
+            .flat_map(|t| (1..=k).map(|n| t.repetition(n)))
+            .collect();
+    }
     let shim = std::env::current_exe().ok();
     let (sandbox, sandbox_warning) =
         crate::executor::sandbox::resolve(config.sandbox, shim.as_deref())
@@ -190,6 +197,7 @@ fn add_requests(loaded: &mut LoadedTasks, requests: &[String]) {
             setup: Vec::new(),
             checks: Vec::new(),
             warnings: Vec::new(),
+            repeat: None,
         });
     }
 }

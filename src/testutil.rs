@@ -39,6 +39,7 @@ pub(crate) fn task(id: &str) -> crate::task::Task {
         setup: Vec::new(),
         checks: Vec::new(),
         warnings: Vec::new(),
+        repeat: None,
     }
 }
 

@@ -123,6 +123,9 @@ pub async fn run_attempt(
         return AttemptOutcome::infrastructure_error(reason);
     }
     let mut executor = ShellExecutor::with_tmp(ws.clone(), Some(tmp), settings.shell.clone());
+    if let Some(n) = task.repeat {
+        executor.set_env("UFO_BATCH_REPEAT", &n.to_string());
+    }
     let limit = task.timeout.unwrap_or(settings.timeout);
     let mut progress = Progress::default();
     let ended = {

@@ -151,6 +151,12 @@ impl ShellExecutor {
         }
     }
 
+    /// Adds a variable to the commands' environment.
+    pub fn set_env(&mut self, key: &str, value: &str) {
+        self.env.retain(|(k, _)| k != key);
+        self.env.push((key.to_string(), value.to_string()));
+    }
+
     async fn execute_command(&mut self, command: &Command) -> CommandResult {
         let args = &command.parameters;
         let line = str_arg(args, "command").unwrap_or_default().to_string();

@@ -18,6 +18,7 @@ pub fn new_record(task: &Task) -> TaskRecord {
     );
     record.tags = task.tags.clone();
     record.warnings = task.warnings.clone();
+    record.repeat = task.repeat;
     record
 }
 

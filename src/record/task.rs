@@ -85,6 +85,9 @@ pub struct TaskRecord {
     /// Tags from the task file.
     #[serde(default)]
     pub tags: Vec<String>,
+    /// With `--repeat K`: which repetition this is (1..=K); the id ends in `/rep-N`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub repeat: Option<u32>,
     /// Where the task stands.
     pub status: TaskStatus,
     /// The evaluation's verdict, when there was an evaluation.
@@ -145,6 +148,7 @@ impl TaskRecord {
             session,
             request,
             tags: Vec::new(),
+            repeat: None,
             status: TaskStatus::Pending,
             complete: None,
             error: None,
@@ -159,6 +163,14 @@ impl TaskRecord {
             cost_usd: Some(0.0),
             llm: LlmStats::default(),
             warnings: Vec::new(),
+        }
+    }
+
+    /// The task this record is a repetition of (its own id when not repeated).
+    pub fn base_id(&self) -> TaskId {
+        match self.repeat {
+            Some(_) => TaskId::parse(self.id.group()).unwrap_or_else(|_| self.id.clone()),
+            None => self.id.clone(),
         }
     }
 

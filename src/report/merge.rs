@@ -114,7 +114,11 @@ pub fn merge(out: &Path, inputs: &[PathBuf]) -> Result<MergeReport, String> {
         merged.insert(id.clone(), (record, PathBuf::new()));
     }
     let records: Vec<&TaskRecord> = merged.values().map(|(r, _)| r).collect();
-    write_summaries(&layout, records.iter().copied())?;
+    let name = out
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    write_summaries(&layout, &name, &records)?;
     let totals = summary::totals(records.iter().copied());
     let run = json!({
         "tool": "ufo-batch",

@@ -4,9 +4,14 @@
 //! the core never waits for a disk or a terminal.
 
 mod atomic;
+mod compare;
 mod display;
+mod junit;
+mod markdown;
 mod merge;
 mod rebuild;
+mod repeats;
+mod rerender;
 mod stats;
 mod store;
 mod summary;
@@ -18,9 +23,14 @@ mod writers;
 use std::thread::JoinHandle;
 
 pub use atomic::{Durability, append_line, write_atomic, write_json};
+pub use compare::{Change, Comparison, Rate, Side, compare, compare_md};
 pub use display::{Display, DisplayMode, summary_line};
+pub use junit::junit_xml;
+pub use markdown::report_md;
 pub use merge::{MergeReport, merge, merge_summary};
 pub use rebuild::{StoredTask, load_records, write_summaries};
+pub use repeats::{RepeatTotals, TaskRate, has_repeats, rates, repeat_totals};
+pub use rerender::{Rerendered, rerender};
 pub use stats::RunStats;
 pub use store::Store;
 pub use summary::{SummaryRow, Totals, summary_csv, summary_json, tasks_status, totals};

@@ -4,9 +4,10 @@
 
 use std::path::{Path, PathBuf};
 
-use super::atomic::{Durability, write_json};
+use super::atomic::{Durability, write_atomic, write_json};
 use super::summary;
 use super::task_files::describe;
+use super::{junit, markdown};
 use crate::layout::RunLayout;
 use crate::record::TaskRecord;
 
@@ -54,27 +55,60 @@ pub fn load_records(run_dir: &Path) -> (Vec<StoredTask>, Vec<String>) {
     (found, problems)
 }
 
-/// Writes `summary.json`, `summary.csv` and `tasks_status.json` for `records`.
-pub fn write_summaries<'a>(
+/// Writes every run-level file derived from the records of a run named `name`:
+/// `summary.json`, `summary.csv`, `tasks_status.json`, `junit.xml` and `report.md`.
+pub fn write_summaries(
     layout: &RunLayout,
-    records: impl IntoIterator<Item = &'a TaskRecord> + Clone,
+    name: &str,
+    records: &[&TaskRecord],
 ) -> Result<(), String> {
     let mut errors = Vec::new();
+    let mut keep = |path: PathBuf, result: std::io::Result<()>| {
+        if let Err(e) = result {
+            errors.push(describe(&path, &e));
+        }
+    };
     let path = layout.summary_json();
-    if let Err(e) = write_json(
-        &path,
-        &summary::summary_json(records.clone()),
-        Durability::Durable,
-    ) {
-        errors.push(describe(&path, &e));
-    }
+    keep(
+        path.clone(),
+        write_json(
+            &path,
+            &summary::summary_json(records.iter().copied()),
+            Durability::Durable,
+        ),
+    );
     let path = layout.summary_csv();
-    if let Err(e) = summary::write_summary_csv(&path, records.clone()) {
-        errors.push(describe(&path, &e));
-    }
+    keep(
+        path.clone(),
+        summary::write_summary_csv(&path, records.iter().copied()),
+    );
     let path = layout.tasks_status();
-    if let Err(e) = write_json(&path, &summary::tasks_status(records), Durability::Durable) {
-        errors.push(describe(&path, &e));
+    keep(
+        path.clone(),
+        write_json(
+            &path,
+            &summary::tasks_status(records.iter().copied()),
+            Durability::Durable,
+        ),
+    );
+    let path = layout.report_md();
+    keep(
+        path.clone(),
+        write_atomic(
+            &path,
+            markdown::report_md(name, records).as_bytes(),
+            Durability::Durable,
+        ),
+    );
+    match junit::junit_xml(name, records.iter().copied()) {
+        Ok(xml) => {
+            let path = layout.junit_xml();
+            keep(
+                path.clone(),
+                write_atomic(&path, xml.as_bytes(), Durability::Durable),
+            );
+        }
+        Err(e) => errors.push(e),
     }
     if errors.is_empty() {
         Ok(())

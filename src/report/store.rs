@@ -67,6 +67,8 @@ impl Store {
                     "summary.csv",
                     "tasks_status.json",
                     "selection.json",
+                    "junit.xml",
+                    "report.md",
                 ];
                 super::atomic::remove_stale_temps(layout.root(), &run_files);
                 let selection =
@@ -142,7 +144,13 @@ impl Store {
     }
 
     fn run_finished(&mut self, f: &RunFinished) -> Result<(), String> {
-        let summaries = rebuild::write_summaries(&self.layout, self.records.values());
+        let name = self
+            .run
+            .as_ref()
+            .map(|r| r.name.clone())
+            .unwrap_or_default();
+        let records: Vec<&TaskRecord> = self.records.values().collect();
+        let summaries = rebuild::write_summaries(&self.layout, &name, &records);
         let run_json = self.write_run_json(Some(f));
         match (summaries, run_json) {
             (Ok(()), Ok(())) => Ok(()),

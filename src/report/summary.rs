@@ -133,10 +133,18 @@ pub fn summary_json<'a>(
     records: impl IntoIterator<Item = &'a TaskRecord> + Clone,
 ) -> serde_json::Value {
     let rows: Vec<SummaryRow> = records.clone().into_iter().map(SummaryRow::of).collect();
-    serde_json::json!({
-        "totals": totals(records),
+    let mut summary = serde_json::json!({
+        "totals": totals(records.clone()),
         "tasks": rows,
-    })
+    });
+    if super::repeats::has_repeats(records.clone()) {
+        let rates = super::repeats::rates(records);
+        summary["repeats"] = serde_json::json!({
+            "totals": super::repeats::repeat_totals(&rates),
+            "tasks": rates,
+        });
+    }
+    summary
 }
 
 /// `summary.csv` as bytes.

@@ -241,6 +241,7 @@ impl Checker<'_> {
             setup,
             checks,
             warnings: Vec::new(),
+            repeat: None,
         })
     }
 

@@ -40,6 +40,21 @@ pub struct Task {
     pub checks: Vec<Check>,
     /// Non-fatal remarks found while loading (unknown keys, lenient conversions).
     pub warnings: Vec<String>,
+    /// With `--repeat`: which repetition this is (its id ends in `/rep-N`).
+    pub repeat: Option<u32>,
+}
+
+impl Task {
+    /// Repetition `n` of this task: id `ID/rep-n`.
+    pub fn repetition(&self, n: u32) -> Task {
+        let id = super::TaskId::parse(&format!("{}/rep-{n}", self.id))
+            .unwrap_or_else(|_| self.id.clone());
+        Task {
+            id,
+            repeat: Some(n),
+            ..self.clone()
+        }
+    }
 }
 
 /// The four task shapes of design.md §2.

@@ -10,6 +10,7 @@ mod crash;
 mod llm;
 mod llm_faults;
 mod outcomes;
+mod reports;
 mod resume;
 mod retries;
 mod samples;

@@ -1,0 +1,265 @@
+//! CI reporting: report.md and compare's markdown (snapshots of fixed fixture run dirs),
+//! junit.xml parsed back, compare's exit codes, `report` after a crash, repeats and
+//! flakiness, and the one-line JSON summary.
+
+use std::path::{Path, PathBuf};
+
+use serde_json::json;
+
+use crate::helpers::{Project, read_json, run_binary};
+
+fn fixture(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/runs")
+        .join(name)
+}
+
+/// A writable copy of a fixture run dir.
+fn copy_fixture(p: &Project, name: &str) -> PathBuf {
+    let to = p.path().join(name);
+    for entry in walkdir::WalkDir::new(fixture(name)).into_iter().flatten() {
+        let rel = entry.path().strip_prefix(fixture(name)).unwrap();
+        if entry.file_type().is_dir() {
+            std::fs::create_dir_all(to.join(rel)).unwrap();
+        } else {
+            std::fs::copy(entry.path(), to.join(rel)).unwrap();
+        }
+    }
+    to
+}
+
+#[test]
+fn report_md_of_a_fixture_run() {
+    let p = Project::new();
+    let dir = copy_fixture(&p, "current");
+    let out = p.cmd(&["report", "current"]);
+    out.expect_code(0);
+    assert!(
+        out.stdout.starts_with(
+            "re-rendered current (6 tasks, 6 trajectories): 3 passed, 1 failed, 1 error, 1 timeout"
+        ),
+        "{}",
+        out.stdout
+    );
+    insta::assert_snapshot!(
+        "report_md",
+        std::fs::read_to_string(dir.join("report.md")).unwrap()
+    );
+    // report also rebuilt the other files from the records.
+    assert_eq!(read_json(&dir.join("summary.json"))["totals"]["total"], 6);
+    assert!(dir.join("csv/sum/output.md").exists());
+    assert_eq!(read_json(&dir.join("run.json"))["totals"]["passed"], 3);
+}
+
+#[test]
+fn compare_shows_regressions_first_and_exits_1() {
+    let out = run_binary(
+        Path::new(env!("CARGO_MANIFEST_DIR")),
+        &[
+            "compare",
+            "tests/fixtures/runs/base",
+            "tests/fixtures/runs/current",
+        ],
+        &[],
+    );
+    out.expect_code(1);
+    insta::assert_snapshot!("compare_md", out.stdout);
+}
+
+#[test]
+fn compare_without_regressions_exits_0_and_writes_json() {
+    let p = Project::new();
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let cur = fixture("current").display().to_string();
+    let file = p.path().join("cmp.json").display().to_string();
+    let out = run_binary(
+        root,
+        &["compare", &cur, &cur, "--json", "--out", &file],
+        &[],
+    );
+    out.expect_code(0);
+    let v = read_json(Path::new(&file));
+    assert_eq!(v["regressions"], json!([]));
+    assert_eq!(v["unchanged"], 6);
+    let base = fixture("base").display().to_string();
+    let out = run_binary(root, &["compare", &base, &cur, "--json"], &[]);
+    out.expect_code(1);
+    let v: serde_json::Value = serde_json::from_str(&out.stdout).unwrap();
+    assert_eq!(v["regressions"][0]["id"], "csv/sum");
+    assert_eq!(v["fixes"][0]["id"], "judge/poem");
+    assert_eq!(v["new"][0]["id"], "newbie");
+    assert_eq!(v["missing"][0]["id"], "gone");
+    assert_eq!(
+        v["b"]["cost_usd"],
+        serde_json::Value::Null,
+        "newbie's cost is unknown"
+    );
+    let bad = run_binary(root, &["compare", &base, "/nonexistent"], &[]);
+    bad.expect_code(2);
+    assert!(
+        bad.stderr
+            .contains("/nonexistent is not a ufo-batch run dir"),
+        "{}",
+        bad.stderr
+    );
+}
+
+#[test]
+fn compare_uses_pass_rates_of_repeats() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let out = run_binary(
+        root,
+        &[
+            "compare",
+            "tests/fixtures/runs/repeats-a",
+            "tests/fixtures/runs/repeats-b",
+        ],
+        &[],
+    );
+    out.expect_code(1);
+    insta::assert_snapshot!("compare_repeats_md", out.stdout);
+}
+
+#[test]
+fn junit_parses_back_with_one_testcase_per_task() {
+    let p = Project::new();
+    p.task("ok/a.json", crate::helpers::shell_plan("a", &["true"]))
+        .task("ok/b.json", json!({"request": "b", "actions": [], "evaluate": [{"type": "file_exists", "path": "missing.txt"}]}))
+        .task("top.json", json!({"request": "c", "timeout": 1, "actions": [{"action": "execute_command", "parameters": {"command": "sleep 10"}}]}))
+        .file("tasks/broken.json", "{");
+    let out = p.run(&[]);
+    out.expect_code(1);
+    let xml = std::fs::read_to_string(out.run_dir("tasks").join("junit.xml")).unwrap();
+    let report = quick_junit::Report::deserialize_from_str(&xml).unwrap();
+    assert_eq!((report.tests, report.failures, report.errors), (4, 1, 2));
+    let suite = &report.test_suites[0];
+    let find = |name: &str| {
+        suite
+            .test_cases
+            .iter()
+            .find(|c| c.name.as_str() == name)
+            .unwrap()
+    };
+    assert_eq!(find("a").classname.as_ref().map(|c| c.as_str()), Some("ok"));
+    assert!(matches!(
+        find("a").status,
+        quick_junit::TestCaseStatus::Success { .. }
+    ));
+    match &find("b").status {
+        quick_junit::TestCaseStatus::NonSuccess { kind, message, .. } => {
+            assert_eq!(*kind, quick_junit::NonSuccessKind::Failure);
+            assert!(
+                message
+                    .as_ref()
+                    .unwrap()
+                    .as_str()
+                    .contains("`missing.txt` does not exist")
+            );
+        }
+        other => panic!("{other:?}"),
+    }
+    match &find("top").status {
+        quick_junit::TestCaseStatus::NonSuccess { kind, ty, .. } => {
+            assert_eq!(*kind, quick_junit::NonSuccessKind::Error);
+            assert_eq!(ty.as_ref().unwrap().as_str(), "timeout");
+        }
+        other => panic!("{other:?}"),
+    }
+    assert_eq!(
+        find("top").classname.as_ref().map(|c| c.as_str()),
+        Some("tasks")
+    );
+    assert!(find("top").time.unwrap().as_secs_f64() >= 1.0);
+}
+
+#[test]
+fn repeats_measure_pass_rates_and_flakiness() {
+    let p = Project::new();
+    p.task("flaky.json", json!({"request": "write the repeat number", "actions": [
+            {"action": "execute_command", "parameters": {"command": "echo $UFO_BATCH_REPEAT > n.txt"}}],
+            "evaluate": [{"type": "command", "run": "test $(cat n.txt) -ne 2"}]}))
+        .task("steady.json", crate::helpers::shell_plan("steady", &["true"]));
+    let out = p.run(&["--repeat", "3"]);
+    out.expect_code(1);
+    assert_eq!(out.status_of("flaky/rep-1"), "passed");
+    assert_eq!(out.status_of("flaky/rep-2"), "failed");
+    assert_eq!(out.status_of("flaky/rep-3"), "passed");
+    assert_eq!(out.status("flaky/rep-2")["repeat"], 2);
+    let summary = out.summary();
+    assert_eq!(summary["totals"]["total"], 6);
+    let repeats = &summary["repeats"];
+    assert_eq!(repeats["totals"]["flaky"], json!(["flaky"]));
+    assert_eq!(repeats["totals"]["pass_at_k"], 1.0);
+    assert_eq!(repeats["totals"]["pass_all_k"], 0.5);
+    let flaky = &repeats["tasks"][0];
+    assert_eq!(
+        (
+            flaky["id"].as_str(),
+            flaky["passed"].as_u64(),
+            flaky["runs"].as_u64()
+        ),
+        (Some("flaky"), Some(2), Some(3))
+    );
+    let md = out.task_file(".", "report.md");
+    assert!(md.contains("| flaky | 2/3 | 67% | ⚠️ flaky |"), "{md}");
+    // A second run compared with the first: per-task pass rates.
+    let again = p.run(&["--repeat", "3", "--name", "again"]);
+    again.expect_code(1);
+    let cmp = p.cmd(&["compare", "results/tasks", "results/again"]);
+    cmp.expect_code(0);
+    assert!(cmp.stdout.contains("**No regressions.**"), "{}", cmp.stdout);
+}
+
+#[test]
+fn summary_json_is_one_line_on_stdout() {
+    let p = Project::new();
+    p.task("a.json", crate::helpers::shell_plan("a", &["true"]));
+    let out = p.run(&["--summary-json"]);
+    out.expect_code(0);
+    assert_eq!(out.stdout.lines().count(), 1);
+    let v: serde_json::Value = serde_json::from_str(&out.stdout).unwrap();
+    assert_eq!(
+        (
+            v["total"].as_u64(),
+            v["passed"].as_u64(),
+            v["exit_code"].as_u64()
+        ),
+        (Some(1), Some(1), Some(0))
+    );
+    assert_eq!(v["summary"], "results/tasks/summary.json");
+    assert!(Path::new(&p.path().join("results/tasks/report.md")).exists());
+}
+
+#[test]
+fn report_rebuilds_a_run_that_crashed() {
+    let p = Project::new();
+    for i in 0..3 {
+        p.task(
+            &format!("t{i}.json"),
+            crate::helpers::shell_plan("t", &["true"]),
+        );
+    }
+    p.run(&[]).expect_code(0);
+    let dir = p.path().join("results/tasks");
+    // As after a crash: the run-level files are gone.
+    for f in [
+        "summary.json",
+        "summary.csv",
+        "report.md",
+        "junit.xml",
+        "tasks_status.json",
+    ] {
+        std::fs::remove_file(dir.join(f)).unwrap();
+    }
+    p.cmd(&["report", "results/tasks"]).expect_code(0);
+    assert_eq!(read_json(&dir.join("summary.json"))["totals"]["passed"], 3);
+    assert_eq!(
+        read_json(&dir.join("tasks_status.json")),
+        json!({"t0": true, "t1": true, "t2": true})
+    );
+    assert!(
+        std::fs::read_to_string(dir.join("report.md"))
+            .unwrap()
+            .starts_with("# ufo-batch: tasks")
+    );
+}
