@@ -150,6 +150,25 @@ impl CommandResult {
         self.result.get("exit_code").and_then(Value::as_i64)
     }
 
+    /// A `list_dir` result's entries: name (folders end in `/`) and size.
+    pub fn entries(&self) -> Option<Vec<(String, u64)>> {
+        let entries = self.result.get("entries")?.as_array()?;
+        Some(
+            entries
+                .iter()
+                .map(|e| {
+                    let name = e["name"].as_str().unwrap_or("?");
+                    let shown = if e["type"] == "dir" {
+                        format!("{name}/")
+                    } else {
+                        name.to_string()
+                    };
+                    (shown, e["size"].as_u64().unwrap_or(0))
+                })
+                .collect(),
+        )
+    }
+
     /// The stdout carried in `result`, if any.
     pub fn stdout(&self) -> Option<&str> {
         self.result.get("stdout").and_then(Value::as_str)

@@ -182,23 +182,12 @@ fn add_requests(loaded: &mut LoadedTasks, requests: &[String]) {
             format!("request-{}", i + 1)
         };
         let id = TaskId::parse(&id).expect("request ids are valid");
-        loaded.tasks.push(Task {
+        loaded.tasks.push(Task::new(
             id,
-            source: "--request".into(),
-            source_hash: crate::hash::hex(text.as_bytes()),
-            kind: TaskKind::SeedRequest,
-            request: text.clone(),
-            object: None,
-            close: false,
-            tags: Vec::new(),
-            timeout: None,
-            max_steps: None,
-            files: Default::default(),
-            setup: Vec::new(),
-            checks: Vec::new(),
-            warnings: Vec::new(),
-            repeat: None,
-        });
+            "--request",
+            TaskKind::SeedRequest,
+            text.clone(),
+        ));
     }
 }
 

@@ -22,25 +22,16 @@ pub(crate) async fn wait_gone(pid: i32) -> bool {
 /// A minimal recorded-plan task with id `id`.
 pub(crate) fn task(id: &str) -> crate::task::Task {
     use crate::task::{Task, TaskId, TaskKind};
-    Task {
-        id: TaskId::parse(id).expect("a valid test id"),
-        source: format!("{id}.json").into(),
-        source_hash: String::new(),
-        kind: TaskKind::RecordedPlan {
+    let id = TaskId::parse(id).expect("a valid test id");
+    let request = format!("request of {id}");
+    Task::new(
+        id.clone(),
+        format!("{id}.json"),
+        TaskKind::RecordedPlan {
             actions: Vec::new(),
         },
-        request: format!("request of {id}"),
-        object: None,
-        close: false,
-        tags: Vec::new(),
-        timeout: None,
-        max_steps: None,
-        files: Default::default(),
-        setup: Vec::new(),
-        checks: Vec::new(),
-        warnings: Vec::new(),
-        repeat: None,
-    }
+        request,
+    )
 }
 
 /// An executor that succeeds at everything and remembers what it was asked.

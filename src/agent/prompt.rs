@@ -132,15 +132,14 @@ pub(super) fn results_message(
                 let _ = writeln!(m, "{key}:\n{}", text.trim_end());
             }
         }
-        if let Some(entries) = r.get("entries").and_then(Value::as_array) {
+        if let Some(entries) = result.entries() {
             let names: Vec<String> = entries
                 .iter()
-                .map(|e| {
-                    let name = e["name"].as_str().unwrap_or("?");
-                    if e["type"] == "dir" {
-                        format!("{name}/")
+                .map(|(name, size)| {
+                    if name.ends_with('/') {
+                        name.clone()
                     } else {
-                        format!("{name} ({} bytes)", e["size"])
+                        format!("{name} ({size} bytes)")
                     }
                 })
                 .collect();

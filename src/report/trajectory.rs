@@ -4,7 +4,7 @@
 
 use std::fmt::Write;
 
-use crate::record::{ActionRecord, Complete, Evaluation, StepRecord, TaskRecord, TaskStatus};
+use crate::record::{ActionRecord, Complete, Evaluation, StepRecord, TaskRecord};
 use crate::task::Problem;
 
 /// Output lines shown per stream; the rest is in `response.log`.
@@ -47,7 +47,12 @@ pub fn render(
 fn summary(md: &mut String, r: &TaskRecord, steps: &[StepRecord]) {
     md.push_str("## Summary\n\n");
     let _ = writeln!(md, "- **Request**: {}", one_paragraph(&r.request));
-    let _ = writeln!(md, "- **Status**: {} {}", status_mark(r.status), r.status);
+    let _ = writeln!(
+        md,
+        "- **Status**: {} {}",
+        super::markdown::mark(r.status),
+        r.status
+    );
     if let Some(why) = &r.error {
         let _ = writeln!(md, "- **Why**: {}", one_paragraph(why));
     }
@@ -221,18 +226,8 @@ fn action_section(md: &mut String, a: &ActionRecord, show_action: bool) {
             md.push('\n');
         }
     }
-    if let Some(entries) = r.get("entries").and_then(|v| v.as_array()) {
-        let names: Vec<String> = entries
-            .iter()
-            .map(|e| {
-                let name = e["name"].as_str().unwrap_or("?");
-                if e["type"] == "dir" {
-                    format!("{name}/")
-                } else {
-                    name.to_string()
-                }
-            })
-            .collect();
+    if let Some(entries) = a.result.entries() {
+        let names: Vec<String> = entries.into_iter().map(|(name, _)| name).collect();
         md.push_str("\nEntries:\n\n");
         md.push_str(&code_block(&names.join("\n")));
         md.push('\n');
@@ -269,17 +264,6 @@ fn code_block(text: &str) -> String {
 /// Text on one markdown list line.
 fn one_paragraph(text: &str) -> String {
     text.trim().replace("\r\n", "\n").replace('\n', " ⏎ ")
-}
-
-fn status_mark(status: TaskStatus) -> &'static str {
-    match status {
-        TaskStatus::Passed => "✅",
-        TaskStatus::Failed => "❌",
-        TaskStatus::Error => "💥",
-        TaskStatus::Timeout => "⏱️",
-        TaskStatus::Cancelled => "🚫",
-        TaskStatus::Pending | TaskStatus::Running => "…",
-    }
 }
 
 fn complete_mark(c: Complete) -> &'static str {

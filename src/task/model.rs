@@ -45,6 +45,27 @@ pub struct Task {
 }
 
 impl Task {
+    /// A task of `kind` on `request`, with no optional keys set.
+    pub fn new(id: TaskId, source: impl Into<PathBuf>, kind: TaskKind, request: String) -> Self {
+        Self {
+            id,
+            source: source.into(),
+            source_hash: crate::hash::hex(request.as_bytes()),
+            kind,
+            request,
+            object: None,
+            close: false,
+            tags: Vec::new(),
+            timeout: None,
+            max_steps: None,
+            files: BTreeMap::new(),
+            setup: Vec::new(),
+            checks: Vec::new(),
+            warnings: Vec::new(),
+            repeat: None,
+        }
+    }
+
     /// Repetition `n` of this task: id `ID/rep-n`.
     pub fn repetition(&self, n: u32) -> Task {
         let id = super::TaskId::parse(&format!("{}/rep-{n}", self.id))

@@ -111,16 +111,28 @@ impl Output {
 
 /// Runs the binary with a watchdog, so a hang fails the test instead of stalling it.
 pub(crate) fn run_binary(cwd: &Path, args: &[&str], env: &[(&str, &str)]) -> Output {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_ufo-batch"))
-        .args(args)
-        .current_dir(cwd)
-        .env_remove("UFO_BATCH_JOBS")
-        .env_remove("UFO_BATCH_OUT")
-        .env_remove("UFO_BATCH_TIMEOUT")
-        .env_remove("UFO_BATCH_CONFIG")
-        .env_remove("UFO_BATCH_MODEL")
-        .env_remove("OPENAI_API_KEY")
-        .env_remove("OPENAI_BASE_URL")
+    spawn_binary(cwd, args, env).wait()
+}
+
+/// Starts the binary in `cwd` with a clean environment (none of the variables ufo-batch
+/// reads) plus `env`, capturing its output.
+fn spawn_binary(cwd: &Path, args: &[&str], env: &[(&str, &str)]) -> Started {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_ufo-batch"));
+    command.args(args).current_dir(cwd);
+    for var in [
+        "UFO_BATCH_JOBS",
+        "UFO_BATCH_OUT",
+        "UFO_BATCH_TIMEOUT",
+        "UFO_BATCH_CONFIG",
+        "UFO_BATCH_MODEL",
+        "OPENAI_API_KEY",
+        "OPENAI_BASE_URL",
+        "JOB_COMPLETION_INDEX",
+        "SLURM_ARRAY_TASK_ID",
+    ] {
+        command.env_remove(var);
+    }
+    let mut child = command
         .envs(env.iter().copied())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -128,26 +140,15 @@ pub(crate) fn run_binary(cwd: &Path, args: &[&str], env: &[(&str, &str)]) -> Out
         .expect("spawn ufo-batch");
     let stdout = child.stdout.take().unwrap();
     let stderr = child.stderr.take().unwrap();
-    let out_reader =
-        std::thread::spawn(move || std::io::read_to_string(stdout).unwrap_or_default());
-    let err_reader =
-        std::thread::spawn(move || std::io::read_to_string(stderr).unwrap_or_default());
-    let started = Instant::now();
-    let status = loop {
-        if let Some(status) = child.try_wait().unwrap() {
-            break status;
-        }
-        if started.elapsed() > WATCHDOG {
-            let _ = child.kill();
-            panic!("ufo-batch {args:?} did not finish within {WATCHDOG:?}");
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    };
-    Output {
-        code: status.code().unwrap_or(-1),
-        stdout: out_reader.join().unwrap(),
-        stderr: err_reader.join().unwrap(),
+    Started {
+        child,
         cwd: cwd.to_path_buf(),
+        out: Some(std::thread::spawn(move || {
+            std::io::read_to_string(stdout).unwrap_or_default()
+        })),
+        err: Some(std::thread::spawn(move || {
+            std::io::read_to_string(stderr).unwrap_or_default()
+        })),
     }
 }
 
@@ -193,29 +194,7 @@ pub(crate) struct Started {
 impl Project {
     /// Starts `ufo-batch <args>` without waiting for it.
     pub(crate) fn start(&self, args: &[&str]) -> Started {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_ufo-batch"))
-            .args(args)
-            .current_dir(self.dir.path())
-            .env_remove("UFO_BATCH_JOBS")
-            .env_remove("OPENAI_API_KEY")
-            .env_remove("OPENAI_BASE_URL")
-            .env_remove("UFO_BATCH_MODEL")
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("spawn ufo-batch");
-        let stdout = child.stdout.take().unwrap();
-        let stderr = child.stderr.take().unwrap();
-        Started {
-            child,
-            cwd: self.dir.path().to_path_buf(),
-            out: Some(std::thread::spawn(move || {
-                std::io::read_to_string(stdout).unwrap_or_default()
-            })),
-            err: Some(std::thread::spawn(move || {
-                std::io::read_to_string(stderr).unwrap_or_default()
-            })),
-        }
+        spawn_binary(self.dir.path(), args, &[])
     }
 }
 

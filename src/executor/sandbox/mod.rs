@@ -19,6 +19,9 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
+/// bubblewrap's arguments for a read-only view of the machine.
+const BWRAP_BASE: &[&str] = &["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"];
+
 /// What the user asked for (`--sandbox`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -116,19 +119,8 @@ impl Sandbox {
             }
             Self::Bwrap { bwrap } => {
                 out.push(bwrap.display().to_string());
-                for arg in [
-                    "--ro-bind",
-                    "/",
-                    "/",
-                    "--dev",
-                    "/dev",
-                    "--proc",
-                    "/proc",
-                    "--tmpfs",
-                    "/tmp",
-                ] {
-                    out.push(arg.to_string());
-                }
+                out.extend(BWRAP_BASE.iter().map(|a| a.to_string()));
+                out.extend(["--tmpfs".to_string(), "/tmp".to_string()]);
                 for dir in writable {
                     let d = dir.display().to_string();
                     out.extend(["--bind".to_string(), d.clone(), d]);

@@ -25,18 +25,8 @@ pub(super) fn bwrap() -> Option<PathBuf> {
         .map(|d| d.join("bwrap"))
         .find(|p| p.is_file())?;
     let works = Command::new(&bwrap)
-        .args([
-            "--ro-bind",
-            "/",
-            "/",
-            "--dev",
-            "/dev",
-            "--proc",
-            "/proc",
-            "--unshare-all",
-            "--die-with-parent",
-            "true",
-        ])
+        .args(super::BWRAP_BASE)
+        .args(["--unshare-all", "--die-with-parent", "true"])
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(Stdio::null())
