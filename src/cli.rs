@@ -162,6 +162,15 @@ pub struct SandboxExecArgs {
     /// A folder the command may write (repeatable).
     #[arg(long = "rw", value_name = "DIR")]
     pub writable: Vec<PathBuf>,
+    /// Apply only the limits, no Landlock (bubblewrap or no sandbox).
+    #[arg(long)]
+    pub no_landlock: bool,
+    /// Address-space limit in bytes.
+    #[arg(long, value_name = "BYTES")]
+    pub memory: Option<u64>,
+    /// CPU-time limit in seconds.
+    #[arg(long, value_name = "SECS")]
+    pub cpu: Option<u64>,
     /// The command and its arguments.
     #[arg(last = true, required = true)]
     pub argv: Vec<String>,

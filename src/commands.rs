@@ -144,7 +144,11 @@ fn merge_command(args: &MergeArgs) -> Result<u8, Error> {
 /// `sandbox-exec`: becomes the command under Landlock; returns only on failure.
 #[cfg(target_os = "linux")]
 fn sandbox_exec(args: &SandboxExecArgs) -> Result<u8, Error> {
-    let why = executor::sandbox::shim::exec(&args.writable, &args.argv);
+    let limits = executor::ResourceLimits {
+        memory_bytes: args.memory,
+        cpu_seconds: args.cpu,
+    };
+    let why = executor::sandbox::shim::exec(&args.writable, !args.no_landlock, limits, &args.argv);
     eprintln!("ufo-batch sandbox: {why}");
     Ok(126)
 }

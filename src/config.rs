@@ -454,7 +454,7 @@ fn shell_settings(
         command_timeout,
         max_command_timeout,
         output_limit,
-        sandbox: Sandbox::None,
+        sandbox: Sandbox::none(),
         limits: ResourceLimits::default(),
     })
 }

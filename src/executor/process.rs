@@ -147,6 +147,10 @@ fn isolate(command: &mut Command, limits: ResourceLimits) {
             }
         }
     };
+    if limits == ResourceLimits::default() {
+        // No hook: the spawn stays a posix_spawn instead of a fork of the whole runner.
+        return;
+    }
     // SAFETY: the closure only calls setrlimit, which is safe between fork and exec.
     unsafe {
         command.pre_exec(move || {

@@ -38,7 +38,7 @@ impl Default for ShellSettings {
             command_timeout: Duration::from_secs(60),
             max_command_timeout: Duration::from_secs(600),
             output_limit: 64 * 1024,
-            sandbox: Sandbox::None,
+            sandbox: Sandbox::none(),
             limits: ResourceLimits::default(),
         }
     }
@@ -178,7 +178,10 @@ impl ShellExecutor {
             None => self.workspace.clone(),
         };
         let shell = ["/bin/sh".to_string(), "-c".to_string(), line];
-        let argv = self.settings.sandbox.wrap(&shell, &self.writable, &cwd);
+        let (argv, spawn_limits) =
+            self.settings
+                .sandbox
+                .wrap(&shell, &self.writable, &cwd, self.settings.limits);
         let clock = Instant::now();
         let spec = Spec {
             argv: &argv,
@@ -186,7 +189,7 @@ impl ShellExecutor {
             env: &self.env,
             timeout,
             output_limit: self.settings.output_limit,
-            limits: self.settings.limits,
+            limits: spawn_limits,
         };
         let finished = match process::run(spec).await {
             Ok(f) => f,

@@ -109,7 +109,7 @@ impl Store {
                 let record = (**record).clone();
                 self.writers.submit(
                     &record.id.clone(),
-                    Box::new(move || task_files::status(&layout, &record, Durability::CrashSafe)),
+                    Box::new(move || task_files::status(&layout, &record, Durability::Durable)),
                 );
             }
             Event::TaskFinished(f) => {

@@ -44,9 +44,8 @@ pub(super) fn started(layout: &RunLayout, record: &TaskRecord) -> Result<(), Str
         };
         moved.map_err(|e| describe(&path, &e))?;
     }
-    // A `running` record that a power cut loses only loses the note of an unfinished
-    // attempt; it need not wait for the disk.
-    status(layout, record, Durability::CrashSafe)
+    // Journaled before the attempt runs: a crash at any later moment finds it.
+    status(layout, record, Durability::Durable)
 }
 
 /// A line of `task.log`.

@@ -19,6 +19,8 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
+use super::ResourceLimits;
+
 /// bubblewrap's arguments for a read-only view of the machine.
 const BWRAP_BASE: &[&str] = &["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"];
 
@@ -53,39 +55,50 @@ impl std::str::FromStr for SandboxMode {
     }
 }
 
-/// How commands are actually confined in this run.
+/// How commands are confined in this run.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Sandbox {
+pub enum Confinement {
     /// Not at all.
     None,
-    /// Through `shim sandbox-exec` with Landlock.
-    Landlock {
-        /// The ufo-batch binary.
-        shim: PathBuf,
-    },
-    /// Through bubblewrap.
+    /// Landlock, applied by the `sandbox-exec` shim.
+    Landlock,
+    /// Bubblewrap.
     Bwrap {
         /// The bwrap binary.
         bwrap: PathBuf,
     },
 }
 
+/// How this run starts commands: the confinement, and the ufo-batch binary whose
+/// `sandbox-exec` step applies Landlock and the resource limits. Going through the
+/// shim keeps the runner's own spawn a plain `posix_spawn`: limits set in the runner
+/// (a `pre_exec` hook) would force a `fork` of the whole runner for every command.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Sandbox {
+    /// The confinement.
+    pub confinement: Confinement,
+    /// The ufo-batch binary, when commands can be started through it.
+    pub shim: Option<PathBuf>,
+}
+
 /// The sandbox a mode resolves to on this machine, and a warning when it is weaker than
-/// asked. `shim` is the ufo-batch binary (for Landlock).
+/// asked. `shim` is the ufo-batch binary (for Landlock and for resource limits).
 pub fn resolve(
     mode: SandboxMode,
     shim: Option<&Path>,
 ) -> Result<(Sandbox, Option<String>), String> {
-    let landlock = || {
-        shim.and_then(|s| {
-            probe::landlock(s).then(|| Sandbox::Landlock {
-                shim: s.to_path_buf(),
-            })
-        })
+    let shim = shim.map(Path::to_path_buf);
+    let with = |confinement| Sandbox {
+        confinement,
+        shim: shim.clone(),
     };
-    let bwrap = || probe::bwrap().map(|b| Sandbox::Bwrap { bwrap: b });
+    let landlock = || {
+        shim.as_deref()
+            .and_then(|s| probe::landlock(s).then(|| with(Confinement::Landlock)))
+    };
+    let bwrap = || probe::bwrap().map(|b| with(Confinement::Bwrap { bwrap: b }));
     match mode {
-        SandboxMode::None => Ok((Sandbox::None, None)),
+        SandboxMode::None => Ok((with(Confinement::None), None)),
         SandboxMode::Landlock => landlock()
             .map(|s| (s, None))
             .ok_or_else(|| "--sandbox landlock: this kernel does not enforce Landlock (try --sandbox bwrap)".to_string()),
@@ -97,27 +110,38 @@ pub fn resolve(
                            commands chosen by the model can write anywhere this user can. Install bubblewrap, \
                            or pass --sandbox none to accept this."
                 .to_string();
-            (Sandbox::None, Some(warning))
+            (with(Confinement::None), Some(warning))
         })),
     }
 }
 
 impl Sandbox {
-    /// The argv that runs `argv` confined to `writable` folders, starting in `cwd`.
-    pub fn wrap(&self, argv: &[String], writable: &[PathBuf], cwd: &Path) -> Vec<String> {
+    /// No confinement and no shim (limits, if any, are set by the spawn itself).
+    pub fn none() -> Self {
+        Self {
+            confinement: Confinement::None,
+            shim: None,
+        }
+    }
+
+    /// The argv that runs `argv` confined to `writable` folders, starting in `cwd`, and
+    /// the limits the spawn itself must still apply (when no shim applies them).
+    pub fn wrap(
+        &self,
+        argv: &[String],
+        writable: &[PathBuf],
+        cwd: &Path,
+        limits: ResourceLimits,
+    ) -> (Vec<String>, ResourceLimits) {
+        let limited = limits != ResourceLimits::default();
         let mut out = Vec::new();
-        match self {
-            Self::None => {}
-            Self::Landlock { shim } => {
-                out.push(shim.display().to_string());
-                out.push("sandbox-exec".to_string());
-                for dir in writable {
-                    out.push("--rw".to_string());
-                    out.push(dir.display().to_string());
-                }
-                out.push("--".to_string());
+        let mut spawn_limits = limits;
+        match (&self.confinement, &self.shim) {
+            (Confinement::Landlock, Some(shim)) => {
+                out.extend(shim_args(shim, Some(writable), limits));
+                spawn_limits = ResourceLimits::default();
             }
-            Self::Bwrap { bwrap } => {
+            (Confinement::Bwrap { bwrap }, shim) => {
                 out.push(bwrap.display().to_string());
                 out.extend(BWRAP_BASE.iter().map(|a| a.to_string()));
                 out.extend(["--tmpfs".to_string(), "/tmp".to_string()]);
@@ -125,30 +149,70 @@ impl Sandbox {
                     let d = dir.display().to_string();
                     out.extend(["--bind".to_string(), d.clone(), d]);
                 }
+                if let (Some(shim), true) = (shim, limited) {
+                    // The binary may live under the private /tmp: show it explicitly.
+                    let s = shim.display().to_string();
+                    out.extend(["--ro-bind".to_string(), s.clone(), s]);
+                }
                 out.push("--chdir".to_string());
                 out.push(cwd.display().to_string());
-                for arg in [
-                    "--unshare-all",
-                    "--share-net",
-                    "--die-with-parent",
-                    "--new-session",
-                    "--",
-                ] {
-                    out.push(arg.to_string());
+                out.extend(
+                    [
+                        "--unshare-all",
+                        "--share-net",
+                        "--die-with-parent",
+                        "--new-session",
+                        "--",
+                    ]
+                    .map(String::from),
+                );
+                if let (Some(shim), true) = (shim, limited) {
+                    out.extend(shim_args(shim, None, limits));
+                    spawn_limits = ResourceLimits::default();
                 }
             }
+            (_, Some(shim)) if limited => {
+                out.extend(shim_args(shim, None, limits));
+                spawn_limits = ResourceLimits::default();
+            }
+            _ => {}
         }
         out.extend(argv.iter().cloned());
-        out
+        (out, spawn_limits)
     }
+}
+
+/// `shim sandbox-exec [--rw DIR]... | --no-landlock, [--memory N] [--cpu N] --`.
+fn shim_args(
+    shim: &Path,
+    landlock_writable: Option<&[PathBuf]>,
+    limits: ResourceLimits,
+) -> Vec<String> {
+    let mut out = vec![shim.display().to_string(), "sandbox-exec".to_string()];
+    match landlock_writable {
+        Some(dirs) => {
+            for dir in dirs {
+                out.extend(["--rw".to_string(), dir.display().to_string()]);
+            }
+        }
+        None => out.push("--no-landlock".to_string()),
+    }
+    if let Some(m) = limits.memory_bytes {
+        out.extend(["--memory".to_string(), m.to_string()]);
+    }
+    if let Some(c) = limits.cpu_seconds {
+        out.extend(["--cpu".to_string(), c.to_string()]);
+    }
+    out.push("--".to_string());
+    out
 }
 
 impl fmt::Display for Sandbox {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Self::None => f.write_str("none"),
-            Self::Landlock { .. } => f.write_str("landlock"),
-            Self::Bwrap { .. } => f.write_str("bwrap"),
+        match self.confinement {
+            Confinement::None => f.write_str("none"),
+            Confinement::Landlock => f.write_str("landlock"),
+            Confinement::Bwrap { .. } => f.write_str("bwrap"),
         }
     }
 }
@@ -157,34 +221,52 @@ impl fmt::Display for Sandbox {
 mod tests {
     use super::*;
 
+    const LIMITS: ResourceLimits = ResourceLimits {
+        memory_bytes: Some(1024),
+        cpu_seconds: Some(9),
+    };
+
+    fn sandbox(confinement: Confinement, shim: bool) -> Sandbox {
+        Sandbox {
+            confinement,
+            shim: shim.then(|| PathBuf::from("/bin/ufo-batch")),
+        }
+    }
+
     #[test]
     fn wraps_commands() {
         let argv = vec!["/bin/sh".to_string(), "-c".to_string(), "ls".to_string()];
         let ws = PathBuf::from("/r/t/workspace");
+        let dirs = std::slice::from_ref(&ws);
+        let (plain, spawn) = Sandbox::none().wrap(&argv, dirs, &ws, LIMITS);
         assert_eq!(
-            Sandbox::None.wrap(&argv, std::slice::from_ref(&ws), &ws),
-            argv
+            (plain, spawn),
+            (argv.clone(), LIMITS),
+            "without a shim the spawn applies the limits"
         );
-        let l = Sandbox::Landlock {
-            shim: "/bin/ufo-batch".into(),
-        }
-        .wrap(&argv, std::slice::from_ref(&ws), &ws);
+        let (l, spawn) = sandbox(Confinement::Landlock, true).wrap(&argv, dirs, &ws, LIMITS);
         assert_eq!(
             l.join(" "),
-            "/bin/ufo-batch sandbox-exec --rw /r/t/workspace -- /bin/sh -c ls"
+            "/bin/ufo-batch sandbox-exec --rw /r/t/workspace --memory 1024 --cpu 9 -- /bin/sh -c ls"
         );
-        let b = Sandbox::Bwrap {
-            bwrap: "/usr/bin/bwrap".into(),
-        }
-        .wrap(&argv, std::slice::from_ref(&ws), &ws)
-        .join(" ");
-        assert!(
-            b.contains("--bind /r/t/workspace /r/t/workspace --chdir /r/t/workspace"),
-            "{b}"
+        assert_eq!(spawn, ResourceLimits::default());
+        let (n, _) = sandbox(Confinement::None, true).wrap(&argv, dirs, &ws, LIMITS);
+        assert_eq!(
+            n.join(" "),
+            "/bin/ufo-batch sandbox-exec --no-landlock --memory 1024 --cpu 9 -- /bin/sh -c ls"
         );
-        assert!(
-            b.ends_with("--die-with-parent --new-session -- /bin/sh -c ls"),
-            "{b}"
-        );
+        let (n, _) =
+            sandbox(Confinement::None, true).wrap(&argv, dirs, &ws, ResourceLimits::default());
+        assert_eq!(n, argv, "nothing to apply, nothing in between");
+        let (b, _) = sandbox(
+            Confinement::Bwrap {
+                bwrap: "/usr/bin/bwrap".into(),
+            },
+            true,
+        )
+        .wrap(&argv, dirs, &ws, LIMITS);
+        let b = b.join(" ");
+        assert!(b.contains("--bind /r/t/workspace /r/t/workspace --ro-bind /bin/ufo-batch /bin/ufo-batch --chdir /r/t/workspace"), "{b}");
+        assert!(b.ends_with("--new-session -- /bin/ufo-batch sandbox-exec --no-landlock --memory 1024 --cpu 9 -- /bin/sh -c ls"), "{b}");
     }
 }

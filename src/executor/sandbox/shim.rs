@@ -6,6 +6,7 @@
 use std::os::unix::process::CommandExt;
 use std::path::PathBuf;
 
+use crate::executor::ResourceLimits;
 use landlock::{
     ABI, Access, AccessFs, Ruleset, RulesetAttr, RulesetCreatedAttr, RulesetStatus,
     path_beneath_rules,
@@ -21,18 +22,54 @@ const DEVICES: &[&str] = &[
     "/dev/random",
 ];
 
-/// Restricts this process to read-only access outside `writable`, then execs `argv`.
-/// Only returns on failure.
-pub fn exec(writable: &[PathBuf], argv: &[String]) -> String {
+/// Applies `limits`, restricts this process to read-only access outside `writable`
+/// (unless `landlock` is false), then execs `argv`. Only returns on failure.
+pub fn exec(
+    writable: &[PathBuf],
+    landlock: bool,
+    limits: ResourceLimits,
+    argv: &[String],
+) -> String {
     let Some((program, args)) = argv.split_first() else {
         return "nothing to run".to_string();
     };
+    if let Err(e) = apply_limits(limits) {
+        return format!("cannot set resource limits: {e}");
+    }
+    if landlock && let Err(e) = restrict(writable) {
+        return e;
+    }
+    let error = std::process::Command::new(program).args(args).exec();
+    format!("cannot run {program}: {error}")
+}
+
+fn apply_limits(limits: ResourceLimits) -> std::io::Result<()> {
+    for (resource, value) in [
+        (libc::RLIMIT_AS, limits.memory_bytes),
+        (libc::RLIMIT_CPU, limits.cpu_seconds),
+    ] {
+        let Some(v) = value else { continue };
+        let limit = libc::rlimit {
+            rlim_cur: v as libc::rlim_t,
+            rlim_max: v as libc::rlim_t,
+        };
+        // SAFETY: setrlimit only reads the struct it is given.
+        if unsafe { libc::setrlimit(resource, &limit) } != 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+    }
+    Ok(())
+}
+
+/// Landlock: read-only everywhere, read-write in `writable` and a few devices.
+fn restrict(writable: &[PathBuf]) -> Result<(), String> {
     // Landlock skips paths it cannot open, and a relative path would be resolved
     // against the wrong folder: use canonical paths only.
-    let writable: Vec<PathBuf> = match writable.iter().map(|p| p.canonicalize()).collect() {
-        Ok(w) => w,
-        Err(e) => return format!("a writable folder does not exist: {e}"),
-    };
+    let writable: Vec<PathBuf> = writable
+        .iter()
+        .map(|p| p.canonicalize())
+        .collect::<Result<_, _>>()
+        .map_err(|e| format!("a writable folder does not exist: {e}"))?;
     let abi = ABI::V5;
     let status = Ruleset::default()
         .handle_access(AccessFs::from_all(abi))
@@ -43,11 +80,9 @@ pub fn exec(writable: &[PathBuf], argv: &[String]) -> String {
         .and_then(|r| r.restrict_self());
     match status {
         Ok(s) if s.ruleset == RulesetStatus::NotEnforced => {
-            return "this kernel does not enforce Landlock".to_string();
+            Err("this kernel does not enforce Landlock".to_string())
         }
-        Ok(_) => {}
-        Err(e) => return format!("cannot set up Landlock: {e}"),
+        Ok(_) => Ok(()),
+        Err(e) => Err(format!("cannot set up Landlock: {e}")),
     }
-    let error = std::process::Command::new(program).args(args).exec();
-    format!("cannot run {program}: {error}")
 }
