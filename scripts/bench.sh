@@ -3,8 +3,8 @@
 #
 # 1. N synthetic recorded plans (default 10,000; two tiny commands each: `true` and
 #    `printf ok`), run at several --jobs values: tasks/s, the runner's own CPU time per
-#    task (from run.json), peak RSS of the runner (GNU time -v), and the time to load
-#    and validate the task files.
+#    task and its peak RSS (from run.json), the largest RSS of any process of the run
+#    (GNU time -v), and the time to load and validate the task files.
 # 2. LLM_TASKS request tasks (default 512) against the loopback mock LLM, which answers
 #    each call after LLM_DELAY_MS (default 200 ms): makespan against the ideal
 #    (total wait / jobs) at LLM_JOBS (default "8 64 256").
@@ -53,16 +53,20 @@ echo "== $n recorded plans (2 commands each), sandbox $sandbox, $(nproc) CPUs"
 start=$(date +%s%N)
 "$bin" validate "$plans" >/dev/null
 echo "load + validate: $(( ($(date +%s%N) - start) / 1000000 )) ms"
-printf '%6s %10s %10s %14s %14s %12s\n' jobs wall_s tasks/s runner_cpu_ms cpu_ms/task peak_rss_MB
+printf '%6s %10s %10s %14s %14s %12s %12s\n' jobs wall_s tasks/s runner_cpu_ms cpu_ms/task runner_rss_MB max_rss_MB
 for j in "${jobs[@]}"; do
   t=$root/time-plans-$j.txt
-  /usr/bin/time -v "$bin" run "$plans" --out "$root/out" --name "plans-j$j" --fresh --jobs "$j" \
+  # Old results are deleted before the clock starts: deleting 80,000 files is the file
+  # system's time, not the runner's.
+  rm -rf "$root/out/plans-j$j" && sync
+  /usr/bin/time -v "$bin" run "$plans" --out "$root/out" --name "plans-j$j" --jobs "$j" \
     --sandbox "$sandbox" --progress quiet 2>"$t" >/dev/null || true
   wall=$(python3 -c "import sys; p=sys.argv[1].split(':'); print(sum(float(x)*60**i for i,x in enumerate(reversed(p))))" "$(field 'Elapsed (wall clock)' "$t")")
   cpu=$(runner cpu_s "$root/out/plans-j$j/run.json")
+  own=$(runner peak_rss_kb "$root/out/plans-j$j/run.json")
   rss=$(field 'Maximum resident set size' "$t")
-  python3 -c "import sys; n,w,c,r=int(sys.argv[1]),float(sys.argv[2]),float(sys.argv[3]),int(sys.argv[4]); print(f'{sys.argv[5]:>6} {w:10.2f} {n/w:10.0f} {c*1000:14.0f} {c*1000/n:14.3f} {r/1024:12.1f}')" \
-    "$n" "$wall" "$cpu" "$rss" "$j"
+  python3 -c "import sys; n,w,c,o,r=int(sys.argv[1]),float(sys.argv[2]),float(sys.argv[3]),int(sys.argv[4]),int(sys.argv[5]); print(f'{sys.argv[6]:>6} {w:10.2f} {n/w:10.0f} {c*1000:14.0f} {c*1000/n:14.3f} {o/1024:12.1f} {r/1024:12.1f}')" \
+    "$n" "$wall" "$cpu" "$own" "$rss" "$j"
 done
 
 requests=$root/requests-$llm_tasks
@@ -76,8 +80,9 @@ echo
 echo "== $llm_tasks LLM tasks, one call each, ${llm_delay_ms} ms per call (loopback mock LLM)"
 printf '%6s %12s %12s %10s %14s\n' jobs makespan_s ideal_s ratio runner_cpu_ms
 for j in "${llm_jobs[@]}"; do
+  rm -rf "$root/out/llm-j$j" && sync
   start=$(date +%s%N)
-  "$bin" run "$requests" --out "$root/out" --name "llm-j$j" --fresh --jobs "$j" --sandbox "$sandbox" \
+  "$bin" run "$requests" --out "$root/out" --name "llm-j$j" --jobs "$j" --sandbox "$sandbox" \
     --model bench --llm-base-url "$(cat "$root/mock.url")" --eval none --progress quiet >/dev/null 2>&1 || true
   end=$(date +%s%N)
   cpu=$(runner cpu_s "$root/out/llm-j$j/run.json")
