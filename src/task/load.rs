@@ -201,30 +201,62 @@ pub fn load(
 
 /// Loads the given files (already discovered), in order.
 pub fn load_files(files: &[FoundFile], tools: &[ToolSpec]) -> LoadedTasks {
+    // Reading and parsing are independent per file: spread them over a few threads
+    // (reads wait on the disk; on a cold cache several outstanding reads help most).
+    let threads = std::thread::available_parallelism()
+        .map_or(2, |n| n.get())
+        .clamp(2, 8)
+        * 2;
+    let chunk = files.len().div_ceil(threads).max(64);
+    let loaded: Vec<Loaded> = std::thread::scope(|scope| {
+        let workers: Vec<_> = files
+            .chunks(chunk)
+            .map(|part| {
+                scope.spawn(move || part.iter().map(|f| load_one(f, tools)).collect::<Vec<_>>())
+            })
+            .collect();
+        workers
+            .into_iter()
+            .flat_map(|w| w.join().unwrap_or_default())
+            .collect()
+    });
     let mut tasks = Vec::new();
     let mut invalid = Vec::new();
-    for file in files {
-        let path_id = TaskId::from_relative_path(&file.relative);
-        match std::fs::read_to_string(&file.path) {
-            Err(e) => invalid.push(pending_invalid(
-                file,
-                None,
-                String::new(),
-                vec![read_problem(&file.path, &e)],
-            )),
-            Ok(text) => {
-                let outcome = parse_task(&file.path, &text, path_id, tools);
-                match outcome.result {
-                    Ok(task) => tasks.push(task),
-                    Err(problems) => {
-                        let hash = crate::hash::hex(text.as_bytes());
-                        invalid.push(pending_invalid(file, outcome.declared_id, hash, problems));
-                    }
+    for one in loaded {
+        match one {
+            Loaded::Task(task) => tasks.push(*task),
+            Loaded::Invalid(bad) => invalid.push(bad),
+        }
+    }
+    dedupe(tasks, invalid)
+}
+
+/// One file, read and parsed.
+enum Loaded {
+    Task(Box<Task>),
+    Invalid(InvalidTask),
+}
+
+fn load_one(file: &FoundFile, tools: &[ToolSpec]) -> Loaded {
+    let path_id = TaskId::from_relative_path(&file.relative);
+    match std::fs::read_to_string(&file.path) {
+        Err(e) => Loaded::Invalid(pending_invalid(
+            file,
+            None,
+            String::new(),
+            vec![read_problem(&file.path, &e)],
+        )),
+        Ok(text) => {
+            let outcome = parse_task(&file.path, &text, path_id, tools);
+            match outcome.result {
+                Ok(task) => Loaded::Task(Box::new(task)),
+                Err(problems) => {
+                    let hash = crate::hash::hex(text.as_bytes());
+                    Loaded::Invalid(pending_invalid(file, outcome.declared_id, hash, problems))
                 }
             }
         }
     }
-    dedupe(tasks, invalid)
 }
 
 fn read_problem(path: &Path, e: &std::io::Error) -> Problem {
