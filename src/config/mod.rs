@@ -1,0 +1,18 @@
+//! The validated configuration of a run: the config file (`ufo-batch.toml`), environment
+//! variables and command-line flags merged once (flags over env over file over
+//! defaults) into domain types. Nothing past this module sees raw option text.
+
+mod file;
+mod resolve;
+mod sections;
+mod values;
+
+#[cfg(test)]
+mod tests;
+
+pub use file::{
+    AgentSection, ConfigError, ConfigFile, DEFAULT_CONFIG_FILE, ExecutorSection, LlmSection,
+    RunSection, SandboxSection,
+};
+pub use resolve::{ResumeMode, RunConfig, RunOverrides};
+pub use values::{as_human, parse_duration, parse_size, without_userinfo};

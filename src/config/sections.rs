@@ -1,0 +1,145 @@
+//! Settings built from the config file's sections (with the flags that override them):
+//! command execution, the LLM, LLM agents, the sandbox's resource limits, and the
+//! options that only make sense with an LLM.
+
+use super::ConfigError;
+use super::file::{AgentSection, ExecutorSection, LlmSection, SandboxSection};
+use super::values::{duration_option, parse_duration, parse_size};
+use crate::agent::AgentSettings;
+use crate::eval::EvalMode;
+use crate::executor::sandbox::Sandbox;
+use crate::executor::{ResourceLimits, ShellSettings};
+use crate::llm::LlmConfig;
+
+pub(super) fn shell_settings(
+    command_timeout: Option<String>,
+    file: ExecutorSection,
+) -> Result<ShellSettings, ConfigError> {
+    let defaults = ShellSettings::default();
+    let command_timeout = duration_option(
+        "--command-timeout",
+        command_timeout.or(file.command_timeout),
+    )?
+    .unwrap_or(defaults.command_timeout);
+    let max_command_timeout =
+        duration_option("[executor] max_command_timeout", file.max_command_timeout)?
+            .unwrap_or(defaults.max_command_timeout)
+            .max(command_timeout);
+    let output_limit = file.output_limit.unwrap_or(defaults.output_limit);
+    if output_limit < 1024 {
+        return Err(ConfigError::Invalid(
+            "[executor] output_limit must be at least 1024 bytes".into(),
+        ));
+    }
+    Ok(ShellSettings {
+        command_timeout,
+        max_command_timeout,
+        output_limit,
+        sandbox: Sandbox::none(),
+        limits: ResourceLimits::default(),
+    })
+}
+
+pub(super) fn llm_config(
+    model: Option<String>,
+    base_url: Option<String>,
+    f: LlmSection,
+) -> Result<Option<LlmConfig>, ConfigError> {
+    let Some(model) = model.or(f.model).filter(|m| !m.trim().is_empty()) else {
+        return Ok(None);
+    };
+    let mut c = LlmConfig::new(model);
+    if let Some(url) = base_url.or(f.base_url) {
+        if !(url.starts_with("http://") || url.starts_with("https://")) {
+            return Err(ConfigError::Invalid(format!(
+                "--llm-base-url {url:?}: give an http:// or https:// URL"
+            )));
+        }
+        c.base_url = url;
+    }
+    c.api_type = f.api_type.unwrap_or(c.api_type);
+    c.api_version = f.api_version;
+    c.api_key_env = f.api_key_env.unwrap_or(c.api_key_env);
+    c.temperature = f.temperature.unwrap_or(c.temperature);
+    c.max_tokens = f.max_tokens.unwrap_or(c.max_tokens);
+    c.max_tokens_field = f.max_tokens_field.unwrap_or(c.max_tokens_field);
+    c.response_format = f.response_format.unwrap_or(c.response_format);
+    c.timeout = duration_option("[llm] timeout", f.timeout)?.unwrap_or(c.timeout);
+    c.max_retries = f.max_retries.unwrap_or(c.max_retries);
+    c.retry_base = duration_option("[llm] retry_base", f.retry_base)?.unwrap_or(c.retry_base);
+    c.retry_max = duration_option("[llm] retry_max", f.retry_max)?.unwrap_or(c.retry_max);
+    c.prices = f.prices;
+    Ok(Some(c))
+}
+
+pub(super) fn agent_settings(f: AgentSection) -> Result<AgentSettings, ConfigError> {
+    let d = AgentSettings::default();
+    let observation_limit = f.observation_limit.unwrap_or(d.observation_limit);
+    if observation_limit < 200 {
+        return Err(ConfigError::Invalid(
+            "[agent] observation_limit must be at least 200 characters".into(),
+        ));
+    }
+    Ok(AgentSettings {
+        observation_limit,
+        reply_retries: f.reply_retries.unwrap_or(d.reply_retries),
+        confirm: f.confirm.unwrap_or(d.confirm),
+    })
+}
+
+/// Options that only make sense with an LLM, checked before anything runs.
+pub(super) fn check_llm_needs(
+    eval: EvalMode,
+    max_cost: Option<f64>,
+    llm: Option<&LlmConfig>,
+) -> Result<(), ConfigError> {
+    if eval == EvalMode::Llm && llm.is_none() {
+        return Err(ConfigError::Invalid(
+            "--eval llm needs an LLM: give --model".into(),
+        ));
+    }
+    if let Some(max) = max_cost {
+        if !(max.is_finite() && max > 0.0) {
+            return Err(ConfigError::Invalid(
+                "--max-cost must be a positive number of USD".into(),
+            ));
+        }
+        let Some(llm) = llm else {
+            return Err(ConfigError::Invalid(
+                "--max-cost limits LLM spend, but no LLM is configured (--model)".into(),
+            ));
+        };
+        if llm.price().is_none() {
+            return Err(ConfigError::Invalid(format!(
+                "--max-cost needs the price of {m:?}: add [llm.prices.\"{m}\"] with input and \
+                 output (USD per 1k tokens) to ufo-batch.toml",
+                m = llm.model
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// Per-process limits: 8 GiB of address space and 10 minutes of CPU unless set.
+pub(super) fn resource_limits(f: &SandboxSection) -> Result<ResourceLimits, ConfigError> {
+    let memory_bytes = match f.memory.as_deref() {
+        None => Some(8 << 30),
+        Some(text) => {
+            parse_size(text).map_err(|e| ConfigError::Invalid(format!("[sandbox] memory: {e}")))?
+        }
+    };
+    let cpu_seconds = match f.cpu.as_deref().map(str::trim) {
+        None => Some(600),
+        Some("none") => None,
+        Some(text) => Some(
+            parse_duration(text)
+                .map_err(|e| ConfigError::Invalid(format!("[sandbox] cpu: {e}")))?
+                .as_secs()
+                .max(1),
+        ),
+    };
+    Ok(ResourceLimits {
+        memory_bytes,
+        cpu_seconds,
+    })
+}

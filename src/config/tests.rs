@@ -1,0 +1,103 @@
+//! Tests of the whole configuration layer.
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use super::file::ConfigFile;
+use super::values::{default_run_name, parse_size};
+use super::*;
+
+fn overrides(paths: &[&str]) -> RunOverrides {
+    RunOverrides {
+        paths: paths.iter().map(PathBuf::from).collect(),
+        ..Default::default()
+    }
+}
+
+#[test]
+fn sizes() {
+    assert_eq!(parse_size("512M").unwrap(), Some(512 << 20));
+    assert_eq!(parse_size("4GiB").unwrap(), Some(4 << 30));
+    assert_eq!(parse_size("1.5g").unwrap(), Some(3 << 29));
+    assert_eq!(parse_size("none").unwrap(), None);
+    assert!(
+        parse_size("4 parsecs")
+            .unwrap_err()
+            .contains("unknown unit")
+    );
+}
+
+#[test]
+fn durations() {
+    assert_eq!(parse_duration("90s").unwrap(), Duration::from_secs(90));
+    assert_eq!(parse_duration("10m").unwrap(), Duration::from_secs(600));
+    assert_eq!(parse_duration("1h 30m").unwrap(), Duration::from_secs(5400));
+    assert_eq!(parse_duration("2.5").unwrap(), Duration::from_millis(2500));
+    assert!(parse_duration("0").is_err());
+    assert!(
+        parse_duration("soon")
+            .unwrap_err()
+            .contains("write e.g. 90s")
+    );
+}
+
+#[test]
+fn flags_win_over_the_file() {
+    let file: ConfigFile =
+        toml::from_str("[run]\njobs = 3\ntimeout = \"5m\"\n[executor]\ncommand_timeout = \"5s\"")
+            .unwrap();
+    let mut o = overrides(&["plans"]);
+    o.jobs = Some(7);
+    let c = RunConfig::resolve(o, file, None).unwrap();
+    assert_eq!(c.jobs.get(), 7);
+    assert_eq!(c.timeout, Duration::from_secs(300));
+    assert_eq!(c.shell.command_timeout, Duration::from_secs(5));
+    assert_eq!(c.run_name, "plans");
+    assert_eq!(c.run_dir, PathBuf::from("results/plans"));
+}
+
+#[test]
+fn bad_values_are_rejected_with_the_option_named() {
+    let mut o = overrides(&["plans"]);
+    o.jobs = Some(0);
+    let e = RunConfig::resolve(o, ConfigFile::default(), None).unwrap_err();
+    assert_eq!(e.to_string(), "--jobs must be at least 1");
+    let mut o = overrides(&["plans"]);
+    o.name = Some("../x".into());
+    assert!(
+        RunConfig::resolve(o, ConfigFile::default(), None)
+            .unwrap_err()
+            .to_string()
+            .starts_with("--name")
+    );
+    let mut o = overrides(&["plans"]);
+    o.timeout = Some("forever".into());
+    let e = RunConfig::resolve(o, ConfigFile::default(), None)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.starts_with("--timeout: \"forever\" is not a duration"),
+        "{e}"
+    );
+}
+
+#[test]
+fn unknown_config_keys_are_errors_with_position() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("ufo-batch.toml");
+    std::fs::write(&path, "[run]\njbos = 3\n").unwrap();
+    let e = ConfigFile::load(&path, true).unwrap_err().to_string();
+    assert!(e.contains("line 2"), "{e}");
+    assert!(e.contains("unknown field `jbos`"), "{e}");
+    assert!(ConfigFile::load(&dir.path().join("none.toml"), false).is_ok());
+    assert!(ConfigFile::load(&dir.path().join("none.toml"), true).is_err());
+}
+
+#[test]
+fn run_name_from_files_and_folders() {
+    assert_eq!(default_run_name(Path::new("some/dir/")).unwrap(), "dir");
+    let dir = tempfile::tempdir().unwrap();
+    let f = dir.path().join("one task.json");
+    std::fs::write(&f, "{}").unwrap();
+    assert_eq!(default_run_name(&f).unwrap(), "one_task");
+}

@@ -1,0 +1,169 @@
+//! The `shell` executor: `execute_command`, `write_file`, `read_file` and `list_dir`,
+//! all confined to the task's workspace. Commands run with `sh -c` in a scrubbed
+//! environment, one process group each (see `process`).
+
+mod command;
+mod files;
+mod tools;
+
+#[cfg(all(test, unix))]
+mod tests;
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use async_trait::async_trait;
+use serde_json::{Map, Value};
+
+pub use tools::shell_tools;
+
+use super::Executor;
+use super::process::{ProcessGroup, ResourceLimits};
+use super::sandbox::Sandbox;
+use crate::command::{Command, CommandResult, ToolSpec};
+
+const NAMESPACE: &str = "shell";
+
+/// Knobs of the shell executor.
+#[derive(Clone, Debug)]
+pub struct ShellSettings {
+    /// Timeout of a command that does not ask for one.
+    pub command_timeout: Duration,
+    /// The longest timeout a command may ask for.
+    pub max_command_timeout: Duration,
+    /// Bytes kept of each output stream and of a file read.
+    pub output_limit: usize,
+    /// How commands are confined.
+    pub sandbox: Sandbox,
+    /// Per-process resource limits.
+    pub limits: ResourceLimits,
+}
+
+impl Default for ShellSettings {
+    fn default() -> Self {
+        Self {
+            command_timeout: Duration::from_secs(60),
+            max_command_timeout: Duration::from_secs(600),
+            output_limit: 64 * 1024,
+            sandbox: Sandbox::none(),
+            limits: ResourceLimits::default(),
+        }
+    }
+}
+
+/// Runs shell tools inside one task's workspace.
+pub struct ShellExecutor {
+    workspace: PathBuf,
+    /// Where commands may write (the workspace and the task's temp folder).
+    writable: Vec<PathBuf>,
+    /// Set when the executor itself failed (a shell that cannot start).
+    fault: Option<String>,
+    settings: ShellSettings,
+    env: Vec<(String, String)>,
+    /// Process groups that outlived their command, ended at shutdown.
+    leftovers: Vec<ProcessGroup>,
+}
+
+impl ShellExecutor {
+    /// An executor for `workspace` (which must exist).
+    pub fn new(workspace: PathBuf, settings: ShellSettings) -> Self {
+        Self::with_tmp(workspace, None, settings)
+    }
+
+    /// An executor for `workspace` whose commands get `tmp` as their private TMPDIR
+    /// (both must exist). Both are the only places a sandboxed command may write.
+    pub fn with_tmp(workspace: PathBuf, tmp: Option<PathBuf>, settings: ShellSettings) -> Self {
+        let workspace = workspace.canonicalize().unwrap_or(workspace);
+        let tmp = tmp.map(|t| t.canonicalize().unwrap_or(t));
+        let env = command_env(&workspace, tmp.as_deref());
+        let mut writable = vec![workspace.clone()];
+        writable.extend(tmp);
+        Self {
+            workspace,
+            writable,
+            settings,
+            env,
+            leftovers: Vec::new(),
+            fault: None,
+        }
+    }
+
+    /// Adds a variable to the commands' environment.
+    pub fn set_env(&mut self, key: &str, value: &str) {
+        self.env.retain(|(k, _)| k != key);
+        self.env.push((key.to_string(), value.to_string()));
+    }
+    fn fail(&self, command: &Command, error: String) -> CommandResult {
+        CommandResult::failure(command, NAMESPACE, error, Value::Null)
+    }
+}
+
+#[async_trait]
+impl Executor for ShellExecutor {
+    fn namespace(&self) -> &str {
+        NAMESPACE
+    }
+
+    fn tools(&self) -> Vec<ToolSpec> {
+        shell_tools()
+    }
+
+    async fn execute(&mut self, command: &Command) -> CommandResult {
+        if let Some(spec) = shell_tools().iter().find(|t| t.name == command.tool_name) {
+            if let Err(e) = spec.check_arguments(&command.parameters) {
+                return self.fail(command, e);
+            }
+        } else {
+            let names: Vec<&str> = shell_tools().iter().map(|t| t.name).collect();
+            let error = format!(
+                "unknown tool `{}`; the shell executor has: {}",
+                command.tool_name,
+                names.join(", ")
+            );
+            return self.fail(command, error);
+        }
+        match command.tool_name.as_str() {
+            "execute_command" => self.execute_command(command).await,
+            "write_file" => self.write_file(command).await,
+            "read_file" => self.read_file(command).await,
+            "list_dir" => self.list_dir(command).await,
+            _ => unreachable!("checked against shell_tools above"),
+        }
+    }
+
+    fn fault(&self) -> Option<String> {
+        self.fault.clone()
+    }
+
+    async fn shutdown(&mut self) -> Option<String> {
+        let alive = self.leftovers.iter().filter(|g| g.alive()).count();
+        self.leftovers.clear(); // dropping a group kills it
+        (alive > 0).then(|| {
+            format!(
+                "ended {} left running by commands",
+                crate::text::plural(alive, "background process group")
+            )
+        })
+    }
+}
+
+pub(super) fn str_arg<'a>(args: &'a Map<String, Value>, key: &str) -> Option<&'a str> {
+    args.get(key).and_then(Value::as_str)
+}
+
+/// The environment a command sees: enough to work, nothing secret. The runner's own
+/// variables (API keys among them) are not passed on.
+fn command_env(workspace: &Path, tmp: Option<&Path>) -> Vec<(String, String)> {
+    let path = std::env::var("PATH").unwrap_or_else(|_| "/usr/local/bin:/usr/bin:/bin".to_string());
+    let lang = std::env::var("LANG").unwrap_or_else(|_| "C.UTF-8".to_string());
+    vec![
+        ("PATH".to_string(), path),
+        ("HOME".to_string(), workspace.display().to_string()),
+        ("LANG".to_string(), lang),
+        ("TERM".to_string(), "dumb".to_string()),
+        (
+            "TMPDIR".to_string(),
+            tmp.unwrap_or(workspace).display().to_string(),
+        ),
+    ]
+}

@@ -1,0 +1,74 @@
+//! The shell executor's tools and their parameters: what recorded plans may call and what
+//! the LLM is told it can use.
+
+use crate::command::{ParamKind, ParamSpec, ToolSpec};
+
+/// The tools of the shell executor, for validation and for LLM prompts.
+pub fn shell_tools() -> Vec<ToolSpec> {
+    let p = |name, kind, required, description| ParamSpec {
+        name,
+        kind,
+        required,
+        description,
+    };
+    vec![
+        ToolSpec {
+            name: "execute_command",
+            description: "Run a shell command (sh -c) in the workspace. Returns exit_code, stdout and stderr.",
+            params: vec![
+                p("command", ParamKind::String, true, "the command line"),
+                p(
+                    "timeout",
+                    ParamKind::Integer,
+                    false,
+                    "seconds before the command and everything it started are killed",
+                ),
+                p(
+                    "cwd",
+                    ParamKind::String,
+                    false,
+                    "working directory, relative to the workspace",
+                ),
+            ],
+        },
+        ToolSpec {
+            name: "write_file",
+            description: "Write text to a file in the workspace, creating folders as needed.",
+            params: vec![
+                p(
+                    "path",
+                    ParamKind::String,
+                    true,
+                    "file path, relative to the workspace",
+                ),
+                p("content", ParamKind::String, true, "the text to write"),
+                p(
+                    "append",
+                    ParamKind::Boolean,
+                    false,
+                    "append instead of replacing",
+                ),
+            ],
+        },
+        ToolSpec {
+            name: "read_file",
+            description: "Read a text file from the workspace.",
+            params: vec![p(
+                "path",
+                ParamKind::String,
+                true,
+                "file path, relative to the workspace",
+            )],
+        },
+        ToolSpec {
+            name: "list_dir",
+            description: "List a folder of the workspace (names, types, sizes).",
+            params: vec![p(
+                "path",
+                ParamKind::String,
+                false,
+                "folder path, relative to the workspace (default: the workspace)",
+            )],
+        },
+    ]
+}

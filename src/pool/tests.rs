@@ -1,0 +1,296 @@
+//! Tests of the scheduling loop with injected attempt runners and a paused clock.
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Duration;
+
+use tokio_util::sync::CancellationToken;
+
+use super::*;
+use crate::event::{EventReceiver, TaskEvents};
+use crate::record::TaskStatus;
+use crate::testutil::task;
+
+/// Counts how many attempts run at once; panics on the task named `boom`.
+#[derive(Default)]
+struct Counting {
+    now: AtomicUsize,
+    max: AtomicUsize,
+}
+
+#[async_trait::async_trait]
+impl AttemptRunner for Counting {
+    async fn run(
+        &self,
+        task: &Task,
+        _: u32,
+        _: TaskEvents,
+        kill: CancellationToken,
+    ) -> AttemptOutcome {
+        let now = self.now.fetch_add(1, Ordering::SeqCst) + 1;
+        self.max.fetch_max(now, Ordering::SeqCst);
+        if task.id.as_str() == "boom" {
+            self.now.fetch_sub(1, Ordering::SeqCst);
+            panic!("boom!");
+        }
+        let outcome = tokio::select! {
+            () = tokio::time::sleep(Duration::from_secs(10)) => AttemptOutcome::infrastructure_error("done".into()),
+            () = kill.cancelled() => AttemptOutcome::infrastructure_error("killed".into()),
+        };
+        self.now.fetch_sub(1, Ordering::SeqCst);
+        AttemptOutcome {
+            status: TaskStatus::Passed,
+            reason: None,
+            ..outcome
+        }
+    }
+}
+
+fn work(ids: &[&str]) -> Vec<Scheduled> {
+    ids.iter()
+        .map(|id| Scheduled {
+            task: task(id),
+            previous: None,
+        })
+        .collect()
+}
+
+fn finished(rx: &mut EventReceiver) -> Vec<(String, TaskStatus, Option<String>)> {
+    let mut out = Vec::new();
+    while let Ok(event) = rx.try_recv() {
+        if let Event::TaskFinished(f) = event {
+            out.push((f.record.id.to_string(), f.record.status, f.record.error));
+        }
+    }
+    out.sort_by(|a, b| a.0.cmp(&b.0));
+    out
+}
+
+#[tokio::test(start_paused = true)]
+async fn never_runs_more_than_jobs_at_once() {
+    let runner = Arc::new(Counting::default());
+    let (tx, mut rx) = crate::event::channel();
+    let ids: Vec<String> = (0..20).map(|i| format!("t{i:02}")).collect();
+    let ids: Vec<&str> = ids.iter().map(String::as_str).collect();
+    SessionPool::new(3, runner.clone(), tx)
+        .run(work(&ids), StopTokens::default())
+        .await;
+    assert_eq!(runner.max.load(Ordering::SeqCst), 3);
+    let done = finished(&mut rx);
+    assert_eq!(done.len(), 20);
+    assert!(done.iter().all(|(_, s, _)| *s == TaskStatus::Passed));
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_panicking_session_is_an_error_and_the_rest_run() {
+    let (tx, mut rx) = crate::event::channel();
+    let runner = Arc::new(Counting::default());
+    SessionPool::new(2, runner, tx)
+        .run(work(&["a", "boom", "c"]), StopTokens::default())
+        .await;
+    let done = finished(&mut rx);
+    assert_eq!(done[0].1, TaskStatus::Passed);
+    assert_eq!(
+        done[1],
+        (
+            "boom".into(),
+            TaskStatus::Error,
+            Some("internal error: the session panicked: boom!".into())
+        )
+    );
+    assert_eq!(done[2].1, TaskStatus::Passed);
+}
+
+#[tokio::test(start_paused = true)]
+async fn draining_cancels_unstarted_tasks_and_lets_running_ones_finish() {
+    let (tx, mut rx) = crate::event::channel();
+    let stop = StopTokens::default();
+    let stopper = stop.clone();
+    tokio::spawn(async move {
+        tokio::time::sleep(Duration::from_secs(1)).await;
+        stopper.interrupt("Ctrl-C", Duration::from_secs(30));
+    });
+    let runner = Arc::new(Counting::default());
+    let reason = SessionPool::new(2, runner, tx)
+        .run(work(&["a", "b", "c", "d"]), stop.clone())
+        .await;
+    assert_eq!(reason.as_deref(), Some("interrupted (Ctrl-C)"));
+    assert!(stop.interrupted());
+    let done = finished(&mut rx);
+    assert_eq!(done[0].1, TaskStatus::Passed, "a was running and finishes");
+    assert_eq!(done[1].1, TaskStatus::Passed, "b was running and finishes");
+    assert_eq!(
+        done[2],
+        (
+            "c".into(),
+            TaskStatus::Cancelled,
+            Some("not started: interrupted (Ctrl-C)".into())
+        )
+    );
+    assert_eq!(done[3].1, TaskStatus::Cancelled);
+}
+
+#[tokio::test(start_paused = true)]
+async fn every_task_gets_started_and_finished_events_in_order() {
+    let (tx, mut rx) = crate::event::channel();
+    SessionPool::new(1, Arc::new(Counting::default()), tx)
+        .run(work(&["a", "b"]), StopTokens::default())
+        .await;
+    let mut order = Vec::new();
+    while let Ok(event) = rx.try_recv() {
+        match event {
+            Event::TaskStarted(r) => order.push(format!("start {}", r.id)),
+            Event::TaskFinished(f) => order.push(format!(
+                "end {} attempts={}",
+                f.record.id,
+                f.record.attempts.len()
+            )),
+            _ => {}
+        }
+    }
+    assert_eq!(
+        order,
+        ["start a", "end a attempts=1", "start b", "end b attempts=1"]
+    );
+}
+
+/// Fails its first `failures` attempts of each task with an infrastructure error
+/// (or a deterministic one for tasks named `det*`), then passes; `bad*` tasks fail.
+struct Flaky {
+    failures: u32,
+    seen: std::sync::Mutex<HashMap<String, u32>>,
+}
+
+#[async_trait::async_trait]
+impl AttemptRunner for Flaky {
+    async fn run(
+        &self,
+        task: &Task,
+        previous: u32,
+        _: TaskEvents,
+        _: CancellationToken,
+    ) -> AttemptOutcome {
+        let id = task.id.to_string();
+        let n = {
+            let mut seen = self.seen.lock().unwrap();
+            let n = seen.entry(id.clone()).or_default();
+            *n += 1;
+            *n
+        };
+        assert_eq!(previous, n - 1, "each attempt knows the attempts before it");
+        let mut o =
+            AttemptOutcome::infrastructure_error(format!("executor crashed on attempt {n}"));
+        if id.starts_with("det") {
+            o.retryable = false;
+        } else if id.starts_with("bad") {
+            o.status = TaskStatus::Failed;
+            o.retryable = false;
+        } else if n > self.failures {
+            o.status = TaskStatus::Passed;
+            o.reason = None;
+        }
+        o
+    }
+}
+
+fn flaky(failures: u32) -> Arc<Flaky> {
+    Arc::new(Flaky {
+        failures,
+        seen: Default::default(),
+    })
+}
+
+fn retries(n: u32) -> RetryPolicy {
+    RetryPolicy {
+        retries: n,
+        backoff: crate::retry::Backoff {
+            base: Duration::from_secs(2),
+            max: Duration::from_secs(60),
+        },
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn infrastructure_errors_are_retried_with_every_attempt_kept() {
+    let (tx, mut rx) = crate::event::channel();
+    let pool = SessionPool::new(2, flaky(1), tx).with_retries(retries(2));
+    pool.run(work(&["a", "det", "bad"]), StopTokens::default())
+        .await;
+    let mut retried = Vec::new();
+    let mut done = HashMap::new();
+    while let Ok(event) = rx.try_recv() {
+        match event {
+            Event::TaskRetrying { record, delay_s } => {
+                retried.push((record.id.to_string(), delay_s, record.status))
+            }
+            Event::TaskFinished(f) => {
+                done.insert(f.record.id.to_string(), f.record);
+            }
+            _ => {}
+        }
+    }
+    assert_eq!(
+        retried.len(),
+        1,
+        "only the infrastructure error is retried: {retried:?}"
+    );
+    assert_eq!(retried[0].0, "a");
+    assert!(
+        (1.0..=2.0).contains(&retried[0].1),
+        "backoff with jitter: {}",
+        retried[0].1
+    );
+    assert_eq!(retried[0].2, TaskStatus::Pending);
+    let a = &done["a"];
+    assert_eq!(a.status, TaskStatus::Passed);
+    assert_eq!(a.attempts.len(), 2);
+    assert_eq!(a.attempts[0].status, TaskStatus::Error);
+    assert_eq!(
+        a.attempts[0].error.as_deref(),
+        Some("executor crashed on attempt 1")
+    );
+    assert_eq!(
+        done["det"].attempts.len(),
+        1,
+        "a deterministic error does not loop"
+    );
+    assert_eq!(done["bad"].attempts.len(), 1, "failed is never retried");
+}
+
+#[tokio::test(start_paused = true)]
+async fn retries_run_out() {
+    let (tx, mut rx) = crate::event::channel();
+    SessionPool::new(1, flaky(5), tx)
+        .with_retries(retries(2))
+        .run(work(&["a"]), StopTokens::default())
+        .await;
+    let done = finished(&mut rx);
+    assert_eq!(done[0].1, TaskStatus::Error);
+    assert_eq!(done[0].2.as_deref(), Some("executor crashed on attempt 3"));
+}
+
+#[tokio::test(start_paused = true)]
+async fn max_fail_stops_scheduling() {
+    let (tx, mut rx) = crate::event::channel();
+    let stop = StopTokens::default();
+    let reason = SessionPool::new(1, flaky(0), tx)
+        .with_max_fail(Some(2))
+        .run(work(&["bad1", "ok", "bad2", "ok2", "ok3"]), stop)
+        .await;
+    assert_eq!(
+        reason.as_deref(),
+        Some("2 tasks did not pass (--max-fail 2)")
+    );
+    let done = finished(&mut rx);
+    let statuses: Vec<(&str, TaskStatus)> =
+        done.iter().map(|(id, s, _)| (id.as_str(), *s)).collect();
+    assert_eq!(
+        statuses,
+        [
+            ("bad1", TaskStatus::Failed),
+            ("bad2", TaskStatus::Failed),
+            ("ok", TaskStatus::Passed),
+            ("ok2", TaskStatus::Cancelled),
+            ("ok3", TaskStatus::Cancelled)
+        ]
+    );
+}

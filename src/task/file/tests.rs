@@ -1,0 +1,133 @@
+//! Tests of `task::file`.
+
+use super::*;
+use crate::executor::shell_tools;
+
+fn parse(text: &str) -> FileOutcome {
+    parse_task(
+        Path::new("t/x.json"),
+        text,
+        TaskId::parse("x"),
+        &shell_tools(),
+    )
+}
+
+fn problems(text: &str) -> Vec<String> {
+    match parse(text).result {
+        Ok(_) => vec![],
+        Err(ps) => ps.iter().map(|p| p.to_string()).collect(),
+    }
+}
+
+#[test]
+fn tells_the_four_shapes_apart() {
+    let shapes = [
+        (
+            r#"{"task": "t", "object": "a.docx", "close": true}"#,
+            "UfoRequest",
+        ),
+        (r#"{"task": "t", "steps": ["a", "b"]}"#, "UfoStepPlan"),
+        (r#"{"request": "r"}"#, "SeedRequest"),
+        (r#"{"request": "r", "actions": []}"#, "RecordedPlan"),
+    ];
+    for (text, want) in shapes {
+        let task = parse(text).result.unwrap();
+        assert_eq!(format!("{:?}", task.kind.shape()), want, "{text}");
+    }
+}
+
+#[test]
+fn syntax_errors_have_line_and_column() {
+    let p = problems("{\n  \"request\": \"a\"\n  \"actions\": []\n}");
+    assert_eq!(p.len(), 1);
+    assert!(
+        p[0].starts_with("t/x.json:3:3: expected `,` or `}`"),
+        "{}",
+        p[0]
+    );
+    assert!(p[0].contains("fix: correct the JSON syntax"), "{}", p[0]);
+}
+
+#[test]
+fn type_errors_name_the_key() {
+    let p = problems("{\"request\": \"a\", \"actions\": [{\"action\": 5}]}");
+    assert!(
+        p[0].contains("`actions[0].action`: invalid type: integer `5`, expected a string"),
+        "{}",
+        p[0]
+    );
+    let p = problems(r#"{"task": "a", "close": "maybe"}"#);
+    assert!(p[0].contains("`close`: `close` is \"maybe\""), "{}", p[0]);
+}
+
+#[test]
+fn missing_request_says_which_keys() {
+    let p = problems(r#"{"object": "a.docx"}"#);
+    assert!(
+        p[0].contains("neither \"request\" nor \"task\""),
+        "{}",
+        p[0]
+    );
+    let p = problems(r#"{"request": "  "}"#);
+    assert!(p[0].contains("the request is empty"), "{}", p[0]);
+    let p = problems("[1, 2]");
+    assert!(
+        p[0].contains("must hold a JSON object, not an array"),
+        "{}",
+        p[0]
+    );
+}
+
+#[test]
+fn collects_every_semantic_problem() {
+    let text = r#"{"id": "../up", "request": "r", "timeout": -1, "max_steps": 0,
+        "files": {"/etc/x": ""},
+        "actions": [{"action": "rm_rf", "parameters": {}},
+                    {"action": "execute_command", "parameters": {"cmd": "ls"}}],
+        "evaluate": [{"type": "file_contains", "path": "../a", "pattern": "("}]}"#;
+    let p = problems(text);
+    let joined = p.join("\n");
+    for needle in [
+        "`id`: the id `../up` has the segment `..`",
+        "`timeout`: timeout -1 is not a positive",
+        "`max_steps`: max_steps is 0",
+        "`files./etc/x`: `/etc/x` is an absolute path",
+        "`actions[0].action`: unknown tool `rm_rf`",
+        "`actions[1].parameters`: `execute_command` needs the parameter `command`",
+        "`evaluate[0].path`: `../a` leaves the workspace",
+        "`evaluate[0].pattern`: invalid regular expression",
+    ] {
+        assert!(joined.contains(needle), "missing {needle:?} in\n{joined}");
+    }
+    // A bad declared id is not used; the path id is unaffected.
+    assert!(parse(text).declared_id.is_none());
+}
+
+#[test]
+fn lenient_where_ufo_files_are_loose() {
+    let out = parse(r#"{"task": "t", "close": "True", "extra": 1, "timeout": "90s"}"#);
+    let task = out.result.unwrap();
+    assert!(task.close);
+    assert_eq!(task.timeout, Some(Duration::from_secs(90)));
+    assert_eq!(task.warnings, vec!["unknown key `extra` ignored"]);
+}
+
+#[test]
+fn unsafe_path_id_suggests_an_explicit_id() {
+    let out = parse_task(
+        Path::new("t/my task.json"),
+        r#"{"request": "r"}"#,
+        TaskId::parse("my task"),
+        &shell_tools(),
+    );
+    let p = out.result.unwrap_err();
+    assert!(p[0].to_string().contains("contains a space"), "{}", p[0]);
+    assert!(p[0].to_string().contains("set a safe \"id\""), "{}", p[0]);
+    let out = parse_task(
+        Path::new("t/my task.json"),
+        r#"{"id": "my_task", "request": "r"}"#,
+        TaskId::parse("my task"),
+        &shell_tools(),
+    );
+    assert_eq!(out.result.unwrap().id.as_str(), "my_task");
+}

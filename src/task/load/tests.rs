@@ -1,0 +1,95 @@
+//! Tests of `task::load`.
+
+use super::*;
+use crate::executor::shell_tools;
+use std::fs;
+
+fn write(dir: &Path, rel: &str, text: &str) {
+    let p = dir.join(rel);
+    fs::create_dir_all(p.parent().unwrap()).unwrap();
+    fs::write(p, text).unwrap();
+}
+
+#[test]
+fn finds_json_recursively_sorted_skipping_hidden() {
+    let dir = tempfile::tempdir().unwrap();
+    write(dir.path(), "b.json", "{}");
+    write(dir.path(), "a/z.json", "{}");
+    write(dir.path(), "a/y.JSON", "{}");
+    write(dir.path(), ".git/x.json", "{}");
+    write(dir.path(), "notes.txt", "");
+    let found = discover(&[dir.path().to_path_buf()], None).unwrap();
+    let rel: Vec<String> = found
+        .iter()
+        .map(|f| f.relative.display().to_string())
+        .collect();
+    assert_eq!(rel, ["a/y.JSON", "a/z.json", "b.json"]);
+}
+
+#[test]
+fn excludes_the_results_folder() {
+    let dir = tempfile::tempdir().unwrap();
+    write(dir.path(), "t.json", "{}");
+    write(dir.path(), "results/run/t/status.json", "{}");
+    let found = discover(
+        &[dir.path().to_path_buf()],
+        Some(&dir.path().join("results")),
+    )
+    .unwrap();
+    assert_eq!(found.len(), 1);
+}
+
+#[test]
+fn missing_and_empty_paths_are_errors() {
+    let dir = tempfile::tempdir().unwrap();
+    let err = discover(&[dir.path().join("nope")], None).unwrap_err();
+    assert!(err.to_string().starts_with("no such file or folder"));
+    let err = discover(&[dir.path().to_path_buf()], None).unwrap_err();
+    assert!(
+        err.to_string()
+            .starts_with("no task files (*.json) found under")
+    );
+}
+
+#[test]
+fn duplicate_ids_keep_the_first_and_report_the_second() {
+    let dir = tempfile::tempdir().unwrap();
+    write(dir.path(), "a.json", r#"{"request": "r", "actions": []}"#);
+    write(
+        dir.path(),
+        "b.json",
+        r#"{"id": "a", "request": "r", "actions": []}"#,
+    );
+    write(dir.path(), "c.json", "{broken");
+    let loaded = load(&[dir.path().to_path_buf()], None, &shell_tools()).unwrap();
+    assert_eq!(loaded.tasks.len(), 1);
+    assert_eq!(loaded.tasks[0].source, dir.path().join("a.json"));
+    assert_eq!(loaded.invalid.len(), 2);
+    let dup = &loaded.invalid[0];
+    assert_eq!(dup.id.as_str(), "a.dup2");
+    assert!(
+        dup.problems[0].message.contains("duplicate id `a`"),
+        "{}",
+        dup.problems[0]
+    );
+    assert_eq!(loaded.invalid[1].id.as_str(), "c");
+}
+
+#[test]
+fn nested_ids_cannot_land_in_reserved_folders() {
+    let dir = tempfile::tempdir().unwrap();
+    write(dir.path(), "a.json", r#"{"request": "r", "actions": []}"#);
+    write(
+        dir.path(),
+        "a/workspace.json",
+        r#"{"request": "r", "actions": []}"#,
+    );
+    let loaded = load(&[dir.path().to_path_buf()], None, &shell_tools()).unwrap();
+    assert_eq!(loaded.tasks.len(), 1);
+    assert!(
+        loaded.invalid[0].problems[0]
+            .message
+            .contains("inside another task's `workspace`")
+    );
+    assert_eq!(loaded.invalid[0].id.as_str(), "a/workspace.dup2");
+}
