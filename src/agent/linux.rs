@@ -8,6 +8,7 @@ use std::sync::Arc;
 use async_trait::async_trait;
 use serde_json::Value;
 
+use super::conversation::Conversation;
 use super::prompt::{
     RoundBrief, correction_message, reply_schema, results_message, round_message, system_prompt,
 };
@@ -44,6 +45,8 @@ pub struct AgentSettings {
     pub reply_retries: u32,
     /// The unattended answer to CONFIRM.
     pub confirm: ConfirmPolicy,
+    /// Steps sent to the model in full; older ones are summarized (0: all).
+    pub history_steps: u32,
 }
 
 impl Default for AgentSettings {
@@ -52,6 +55,7 @@ impl Default for AgentSettings {
             observation_limit: 4000,
             reply_retries: 3,
             confirm: ConfirmPolicy::Deny,
+            history_steps: 20,
         }
     }
 }
@@ -66,8 +70,8 @@ pub struct LinuxAgent {
     object: Option<String>,
     /// A step plan's steps (follower sessions), one round each.
     steps: Option<Vec<String>>,
-    /// The conversation of the current round, after the system prompt.
-    history: Vec<Message>,
+    /// The conversation of the current round.
+    conversation: Conversation,
 }
 
 impl LinuxAgent {
@@ -79,6 +83,7 @@ impl LinuxAgent {
         object: Option<String>,
         steps: Option<Vec<String>>,
     ) -> Self {
+        let history_steps = settings.history_steps as usize;
         Self {
             system: system_prompt(&tools),
             schema: reply_schema(&tools),
@@ -87,7 +92,7 @@ impl LinuxAgent {
             settings,
             object,
             steps,
-            history: Vec::new(),
+            conversation: Conversation::new(history_steps),
         }
     }
 
@@ -102,9 +107,7 @@ impl LinuxAgent {
         let tries = self.settings.reply_retries + 1;
         let mut last_problem = String::new();
         for attempt in 1..=tries {
-            let mut messages = Vec::with_capacity(self.history.len() + 1);
-            messages.push(Message::system(self.system.clone()));
-            messages.extend(self.history.iter().cloned());
+            let messages = self.conversation.messages(&self.system);
             let answer = match self.llm.chat(&messages, Some(&self.schema), &notify).await {
                 Ok(answer) => answer,
                 Err(e) => {
@@ -120,7 +123,7 @@ impl LinuxAgent {
             step.cost.add(answer.cost);
             step.llm.calls += 1;
             step.llm.retries += answer.attempts - 1;
-            self.history
+            self.conversation
                 .push(Message::assistant(answer.content.clone()));
             match parse_reply(&answer.content, &self.tools) {
                 Ok(reply) => return Ok(reply),
@@ -130,7 +133,7 @@ impl LinuxAgent {
                         "reply {attempt} of {tries} could not be used: {problem}\n--- reply ---\n{}",
                         crate::text::shorten(&answer.content, QUOTE_LIMIT)
                     ));
-                    self.history
+                    self.conversation
                         .push(Message::user(correction_message(&problem)));
                     last_problem = problem;
                 }
@@ -148,7 +151,6 @@ impl LinuxAgent {
 #[async_trait]
 impl Agent for LinuxAgent {
     fn begin_round(&mut self, ctx: &Context) {
-        self.history.clear();
         let done: Vec<String> = match &self.steps {
             Some(steps) => steps.iter().take(ctx.round_num as usize).cloned().collect(),
             None => Vec::new(),
@@ -166,7 +168,7 @@ impl Agent for LinuxAgent {
             done: &done,
             workspace: &ctx.workspace,
         };
-        self.history.push(Message::user(round_message(&brief)));
+        self.conversation.start(round_message(&brief));
     }
 
     async fn handle(&mut self, ctx: &mut Context, executor: &mut dyn Executor) -> AgentStep {
@@ -234,11 +236,13 @@ impl Agent for LinuxAgent {
             .zip(&executed)
             .map(|(c, e)| (c.action_string(), e.result.clone()))
             .collect();
-        self.history.push(Message::user(results_message(
+        self.conversation.push(Message::user(results_message(
             &shown,
             note,
             self.settings.observation_limit,
         )));
+        self.conversation
+            .end_step(step_summary(&shown, reply.status));
         step.actions = commands
             .into_iter()
             .zip(executed)
@@ -254,4 +258,25 @@ impl Agent for LinuxAgent {
             .collect();
         step
     }
+}
+
+/// One line for a folded step: each action and how it ended.
+fn step_summary(
+    actions: &[(String, crate::command::CommandResult)],
+    status: AgentStatus,
+) -> String {
+    if actions.is_empty() {
+        return format!("no action ({status})");
+    }
+    let parts: Vec<String> = actions
+        .iter()
+        .map(|(call, r)| {
+            let code = r
+                .exit_code()
+                .map(|c| format!(", exit code {c}"))
+                .unwrap_or_default();
+            format!("{} -> {}{code}", crate::text::shorten(call, 160), r.status)
+        })
+        .collect();
+    parts.join("; ")
 }

@@ -114,6 +114,8 @@ pub struct AgentSection {
     pub reply_retries: Option<u32>,
     /// `deny` (default) or `allow` sensitive actions the model asks to confirm.
     pub confirm: Option<ConfirmPolicy>,
+    /// Steps sent to the model in full; older ones are summarized (0: all).
+    pub history_steps: Option<u32>,
 }
 
 /// `[run]` of the config file; every key is optional.

@@ -84,6 +84,7 @@ pub(super) fn agent_settings(f: AgentSection) -> Result<AgentSettings, ConfigErr
         observation_limit,
         reply_retries: f.reply_retries.unwrap_or(d.reply_retries),
         confirm: f.confirm.unwrap_or(d.confirm),
+        history_steps: f.history_steps.unwrap_or(d.history_steps),
     })
 }
 

@@ -550,3 +550,49 @@ fn max_tokens_field_and_json_mode_reach_the_server() {
         "execute_command"
     );
 }
+
+#[test]
+fn long_sessions_fold_old_steps_into_a_summary() {
+    let mock = MockLlm::start();
+    mock.script(
+        "long",
+        vec![
+            action(
+                "execute_command",
+                json!({"command": "echo one"}),
+                "CONTINUE",
+            ),
+            action(
+                "execute_command",
+                json!({"command": "echo two"}),
+                "CONTINUE",
+            ),
+            action(
+                "execute_command",
+                json!({"command": "echo three"}),
+                "CONTINUE",
+            ),
+            finish("done"),
+        ],
+    );
+    let p = llm_project();
+    let config = std::fs::read_to_string(p.path().join("ufo-batch.toml")).unwrap();
+    p.file(
+        "ufo-batch.toml",
+        &format!("{config}[agent]\nhistory_steps = 2\n"),
+    );
+    p.task(
+        "t.json",
+        json!({"request": format!("count {}", marker("long"))}),
+    );
+    run_with(&p, &mock, &["--eval", "none"]).expect_code(0);
+    let requests = mock.received_for("long");
+    let last = &requests[3].body["messages"];
+    let brief = last[1]["content"].as_str().unwrap();
+    assert!(
+        brief.contains("<Earlier steps, summarized (1 of them)>\n1. execute_command(command=\"echo one\") -> success, exit code 0"),
+        "{brief}"
+    );
+    // system + brief + two full steps (reply and results each)
+    assert_eq!(last.as_array().unwrap().len(), 6, "{last}");
+}
