@@ -3,6 +3,8 @@
 //! pass, or its task file changed since); `cancelled`, `running` and `pending` tasks
 //! run again. `--fresh` deletes the run dir first, and only a ufo-batch run dir.
 
+use std::path::{Path, PathBuf};
+
 use crate::config::ResumeMode;
 use crate::layout::RunLayout;
 use crate::record::{TaskRecord, TaskStatus};
@@ -36,34 +38,97 @@ pub enum Decision {
     Keep(TaskRecord),
 }
 
-/// Checks the run dir is ours (or new), deletes it for `--fresh`, and returns how many
-/// invocations of it came before.
-pub fn prepare_run_dir(layout: &RunLayout, mode: ResumeMode) -> Result<u32, RunDirError> {
+/// An old run dir being deleted in the background (`--fresh`), so the new run need not
+/// wait for thousands of files to go. Call `finish` before exiting.
+#[derive(Debug, Default)]
+pub struct Discarding(Option<std::thread::JoinHandle<()>>);
+
+impl Discarding {
+    /// Waits until the old run dir is gone.
+    pub fn finish(self) {
+        if let Some(handle) = self.0 {
+            let _ = handle.join();
+        }
+    }
+}
+
+/// Checks the run dir is ours (or new), moves it aside for `--fresh` (deleting it in the
+/// background), and returns how many invocations of it came before.
+pub fn prepare_run_dir(
+    layout: &RunLayout,
+    mode: ResumeMode,
+) -> Result<(u32, Discarding), RunDirError> {
     let root = layout.root();
     let io = |source| RunDirError::Io {
         path: root.display().to_string(),
         source,
     };
-    if !root.exists() {
-        return Ok(0);
+    let parent = root
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."))
+        .to_path_buf();
+    // Old run dirs that a killed `--fresh` left half-deleted.
+    let mut trash = leftovers(&parent);
+    let mut invocations = 0;
+    if root.exists() {
+        let run_json = crate::layout::read_run_json(root);
+        let empty = std::fs::read_dir(root).map_err(io)?.next().is_none();
+        match run_json {
+            None if !empty => return Err(RunDirError::NotOurs(root.display().to_string())),
+            None => {}
+            Some(_) if mode == ResumeMode::Fresh => {
+                trash.push(move_aside(root, &parent).map_err(io)?)
+            }
+            Some(run) => {
+                invocations = run.get("invocation").and_then(|v| v.as_u64()).unwrap_or(1) as u32
+            }
+        }
     }
-    let run_json = crate::layout::read_run_json(root);
-    let empty = std::fs::read_dir(root).map_err(io)?.next().is_none();
-    let Some(run_json) = run_json else {
-        return if empty {
-            Ok(0)
-        } else {
-            Err(RunDirError::NotOurs(root.display().to_string()))
-        };
-    };
-    if mode == ResumeMode::Fresh {
-        std::fs::remove_dir_all(root).map_err(io)?;
-        return Ok(0);
+    Ok((invocations, delete_in_background(trash)))
+}
+
+/// Hidden siblings named `.NAME.deleting-...`.
+fn leftovers(parent: &Path) -> Vec<PathBuf> {
+    std::fs::read_dir(parent)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter(|e| {
+            let name = e.file_name().to_string_lossy().into_owned();
+            name.starts_with('.')
+                && name.contains(".deleting-")
+                && e.file_type().is_ok_and(|t| t.is_dir())
+        })
+        .map(|e| e.path())
+        .collect()
+}
+
+/// Renames `root` to a hidden sibling (instant), to be deleted in the background.
+fn move_aside(root: &Path, parent: &Path) -> std::io::Result<PathBuf> {
+    let name = root
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let stamp = crate::timestamp::Timestamp::now().unix_seconds();
+    let trash = parent.join(format!(".{name}.deleting-{}-{stamp}", std::process::id()));
+    std::fs::rename(root, &trash)?;
+    Ok(trash)
+}
+
+fn delete_in_background(trash: Vec<PathBuf>) -> Discarding {
+    if trash.is_empty() {
+        return Discarding::default();
     }
-    Ok(run_json
-        .get("invocation")
-        .and_then(|v| v.as_u64())
-        .unwrap_or(1) as u32)
+    let handle = std::thread::Builder::new()
+        .name("discard".into())
+        .spawn(move || {
+            for dir in trash {
+                let _ = std::fs::remove_dir_all(dir);
+            }
+        })
+        .ok();
+    Discarding(handle)
 }
 
 /// The stored record of a task, if it has a readable one.

@@ -49,7 +49,7 @@ pub async fn run(
         crate::executor::sandbox::resolve(config.sandbox, shim.as_deref())
             .map_err(ConfigError::Invalid)?;
     let layout = RunLayout::new(&config.run_dir);
-    let previous_invocations = resume::prepare_run_dir(&layout, config.resume)?;
+    let (previous_invocations, discarding) = resume::prepare_run_dir(&layout, config.resume)?;
 
     let mut kept = Vec::new();
     let mut work = Vec::new();
@@ -128,9 +128,11 @@ pub async fn run(
         runner: crate::resources::Resources::now(),
     }));
     drop(events);
-    reporter.join().map_err(|_| {
+    let stats = reporter.join().map_err(|_| {
         Error::Internal("the reporter thread panicked; result files may be incomplete".into())
-    })
+    });
+    discarding.finish();
+    stats
 }
 
 /// The run's LLM client. A hosted service without a key is refused before anything

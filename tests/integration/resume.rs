@@ -74,10 +74,17 @@ fn an_edited_task_runs_again_and_fresh_starts_over() {
     out.expect_code(0);
     assert_eq!(out.status_of("fail"), "passed");
     assert_eq!(attempts(&out, "fail"), 2);
+    // A half-deleted run dir that a killed `--fresh` left behind.
+    p.file("results/.old.deleting-1-2/x/status.json", "{}");
     let out = p.run(&["--fresh"]);
     out.expect_code(0);
     assert_eq!(attempts(&out, "pass"), 1);
     assert_eq!(attempts(&out, "fail"), 1);
+    let left: Vec<String> = std::fs::read_dir(p.path().join("results"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(left, ["tasks"], "the old run dir and the leftover are gone");
 }
 
 #[test]
