@@ -18,7 +18,7 @@ pub fn dispatch(cli: Cli) -> Result<u8, Error> {
     match cli.command {
         Command::Run(args) => run_command(*args),
         Command::Validate(args) => {
-            let loaded = task::load(&args.paths, None, &executor::shell_tools())?;
+            let loaded = task::load(&args.paths, None, executor::shell_tools())?;
             let (text, bad) = report::validation_report(&loaded);
             print!("{text}");
             if bad {
@@ -116,7 +116,7 @@ fn compare_command(args: &CompareArgs) -> Result<u8, Error> {
     };
     print!("{text}");
     if let Some(out) = &args.out {
-        report::write_atomic(out, text.as_bytes(), report::Durability::Durable)
+        report::write_atomic(out, text.as_bytes())
             .map_err(|e| Error::Input(format!("cannot write {}: {e}", out.display())))?;
     }
     Ok(u8::from(c.regressed()))

@@ -15,6 +15,7 @@
 //! sends and never waits for a reporter; reporters match every variant.
 
 use std::path::PathBuf;
+use std::sync::Arc;
 
 use serde::Serialize;
 use tokio::sync::mpsc;
@@ -44,7 +45,7 @@ pub enum Event {
         /// The task.
         id: TaskId,
         /// The step.
-        step: Box<StepRecord>,
+        step: Arc<StepRecord>,
     },
     /// An attempt ended in an infrastructure error and will be tried again.
     TaskRetrying {
@@ -54,7 +55,7 @@ pub enum Event {
         delay_s: f64,
     },
     /// A task has its final status.
-    TaskFinished(Box<TaskFinished>),
+    TaskFinished(Arc<TaskFinished>),
     /// No new task will be started.
     Stopping {
         /// Why, in words.
@@ -111,6 +112,20 @@ pub struct TaskFinished {
     pub problems: Vec<Problem>,
 }
 
+impl TaskFinished {
+    /// The result of a task that never ran an attempt (an invalid task file, or one the
+    /// run stopped before): its record and why, nothing else.
+    pub fn without_run(record: TaskRecord, problems: Vec<Problem>) -> Self {
+        Self {
+            record,
+            trajectory: Vec::new(),
+            evaluation: None,
+            plan: None,
+            problems,
+        }
+    }
+}
+
 /// The end of a run.
 #[derive(Debug, Clone)]
 pub struct RunFinished {
@@ -136,6 +151,18 @@ pub enum Level {
     Warn,
     /// Something failed.
     Error,
+}
+
+impl Level {
+    /// The name written in `task.log`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Debug => "DEBUG",
+            Self::Info => "INFO",
+            Self::Warn => "WARN",
+            Self::Error => "ERROR",
+        }
+    }
 }
 
 /// One line of a task's own log.
@@ -216,7 +243,7 @@ impl TaskEvents {
     pub fn step(&self, step: StepRecord) {
         self.tx.send(Event::StepFinished {
             id: self.id.clone(),
-            step: Box::new(step),
+            step: Arc::new(step),
         });
     }
 }

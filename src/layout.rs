@@ -6,6 +6,17 @@ use std::path::{Path, PathBuf};
 
 use crate::task::TaskId;
 
+/// The run-level files of a run dir (each replaced atomically).
+pub const RUN_FILES: &[&str] = &[
+    "run.json",
+    "summary.json",
+    "summary.csv",
+    "tasks_status.json",
+    "selection.json",
+    "junit.xml",
+    "report.md",
+];
+
 /// Paths of one run dir.
 #[derive(Clone, Debug)]
 pub struct RunLayout {
@@ -21,6 +32,14 @@ impl RunLayout {
     /// The run dir.
     pub fn root(&self) -> &Path {
         &self.root
+    }
+
+    /// The run's name: the run dir's last path component.
+    pub fn name(&self) -> String {
+        self.root
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default()
     }
 
     /// `run.json`: tool version, times, resolved config, counts.

@@ -152,9 +152,7 @@ pub fn decide(task: &Task, previous: Option<TaskRecord>, mode: ResumeMode) -> De
     let changed = record.source_hash != task.source_hash || record.shape == Shape::Invalid;
     let keep = !changed
         && match mode {
-            ResumeMode::Resume => {
-                record.status.is_final() && record.status != TaskStatus::Cancelled
-            }
+            ResumeMode::Resume => record.status.is_done(),
             ResumeMode::RerunFailed => record.status == TaskStatus::Passed,
             ResumeMode::Fresh => false,
         };

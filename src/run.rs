@@ -29,7 +29,7 @@ pub async fn run(
     let mut loaded = if config.paths.is_empty() {
         LoadedTasks::default()
     } else {
-        task::load(&config.paths, Some(&config.out_root), &shell_tools())?
+        task::load(&config.paths, Some(&config.out_root), shell_tools())?
     };
     add_requests(&mut loaded, &config.requests);
     let selection = all_ids(&loaded);
@@ -87,7 +87,7 @@ pub async fn run(
         selection,
     })));
     for bad in loaded.invalid {
-        events.send(Event::TaskFinished(Box::new(invalid_result(bad))));
+        events.send(Event::TaskFinished(Arc::new(invalid_result(bad))));
     }
     for record in kept {
         events.send(Event::TaskSkipped(Box::new(record)));
@@ -210,11 +210,5 @@ fn invalid_result(bad: InvalidTask) -> TaskFinished {
     );
     record.status = TaskStatus::Error;
     record.error = Some(format!("invalid task file: {first}{more}"));
-    TaskFinished {
-        record,
-        trajectory: Vec::new(),
-        evaluation: None,
-        plan: None,
-        problems: bad.problems,
-    }
+    TaskFinished::without_run(record, bad.problems)
 }

@@ -57,10 +57,19 @@ impl Shard {
         Ok(Self { index, count })
     }
 
+    /// The shard of `count` that `id` belongs to (none when `count` is 0).
+    pub fn of(id: &TaskId, count: u32) -> Option<Self> {
+        let hash = crate::hash::fnv1a64(id.as_str().as_bytes());
+        let index = hash.checked_rem(u64::from(count))?;
+        Some(Self {
+            index: u32::try_from(index).ok()?,
+            count,
+        })
+    }
+
     /// True when `id` belongs to this shard.
     pub fn contains(&self, id: &TaskId) -> bool {
-        crate::hash::fnv1a64(id.as_str().as_bytes()) % u64::from(self.count)
-            == u64::from(self.index)
+        Self::of(id, self.count) == Some(*self)
     }
 }
 

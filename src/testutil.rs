@@ -47,7 +47,7 @@ impl crate::executor::Executor for RecordingExecutor {
     }
 
     fn tools(&self) -> Vec<crate::command::ToolSpec> {
-        crate::executor::shell_tools()
+        crate::executor::shell_tools().to_vec()
     }
 
     async fn execute(

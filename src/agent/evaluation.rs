@@ -8,11 +8,13 @@ use std::sync::Arc;
 
 use serde_json::{Value, json};
 
+use super::ask::{Ask, AskError, Asker, Spent};
+use super::conversation::Conversation;
 use super::json_text::extract_object;
 use super::prompt::workspace_listing;
 use crate::command::ResultStatus;
 use crate::event::TaskEvents;
-use crate::llm::{LlmClient, LlmError, Message};
+use crate::llm::LlmClient;
 use crate::record::{Complete, Evaluation, Evaluator, LlmStats, StepRecord, SubScore, Usage};
 use crate::session::Cost;
 
@@ -70,67 +72,50 @@ impl EvaluationAgent {
         workspace: &Path,
         events: &TaskEvents,
     ) -> Result<Judgement, JudgeFailure> {
-        let mut messages = vec![
-            Message::system(SYSTEM),
-            Message::user(brief(request, steps, workspace)),
-        ];
-        let notify = {
-            let events = events.clone();
-            move |m: String| events.warn(format!("judge: {m}"))
-        };
+        let mut conversation = Conversation::new(0);
+        conversation.start(brief(request, steps, workspace));
         let schema = schema();
-        let (mut usage, mut cost, mut llm) =
-            (Usage::default(), Cost::default(), LlmStats::default());
-        let mut problem = String::new();
-        for attempt in 1..=self.reply_retries + 1 {
-            let answer = match self.llm.chat(&messages, Some(&schema), &notify).await {
-                Ok(a) => a,
-                Err(e) => return Err(failure(&e, usage, cost, llm)),
-            };
-            usage.add(answer.usage);
-            cost.add(answer.cost);
-            llm.calls += 1;
-            llm.retries += answer.attempts - 1;
-            match parse_verdict(&answer.content) {
-                Ok(evaluation) => {
-                    return Ok(Judgement {
-                        evaluation,
-                        usage,
-                        cost,
-                        llm,
-                    });
-                }
-                Err(p) => {
-                    llm.bad_replies += 1;
-                    events.warn(format!(
-                        "judge reply {attempt} could not be used: {p}\n--- reply ---\n{}",
-                        crate::text::shorten(&answer.content, 4000)
-                    ));
-                    messages.push(Message::assistant(answer.content));
-                    messages.push(Message::user(format!(
-                        "That reply could not be used: {p}. Reply with one JSON object with the keys reason, sub_scores and complete."
-                    )));
-                    problem = p;
-                }
+        let ask = Ask {
+            llm: &self.llm,
+            asker: Asker::Judge,
+            system: SYSTEM,
+            schema: &schema,
+            tries: self.reply_retries + 1,
+            events,
+        };
+        let mut spent = Spent::default();
+        let verdict = ask
+            .until_parsed(&mut conversation, &mut spent, parse_verdict, |p| {
+                format!(
+                    "That reply could not be used: {p}. Reply with one JSON object with the keys reason, sub_scores and complete."
+                )
+            })
+            .await;
+        let Spent { usage, cost, llm } = spent;
+        match verdict {
+            Ok(evaluation) => Ok(Judgement {
+                evaluation,
+                usage,
+                cost,
+                llm,
+            }),
+            Err(e) => {
+                let (reason, fatal) = match e {
+                    AskError::Llm(e) => (e.to_string(), e.is_fatal()),
+                    AskError::Unusable(problem) => (
+                        format!("its replies could not be used; last problem: {problem}"),
+                        false,
+                    ),
+                };
+                Err(JudgeFailure {
+                    reason,
+                    fatal,
+                    usage,
+                    cost,
+                    llm,
+                })
             }
         }
-        Err(JudgeFailure {
-            reason: format!("its replies could not be used; last problem: {problem}"),
-            fatal: false,
-            usage,
-            cost,
-            llm,
-        })
-    }
-}
-
-fn failure(e: &LlmError, usage: Usage, cost: Cost, llm: LlmStats) -> JudgeFailure {
-    JudgeFailure {
-        reason: e.to_string(),
-        fatal: e.is_fatal(),
-        usage,
-        cost,
-        llm,
     }
 }
 

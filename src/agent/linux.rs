@@ -8,6 +8,7 @@ use std::sync::Arc;
 use async_trait::async_trait;
 use serde_json::Value;
 
+use super::ask::{Ask, AskError, Asker, Spent};
 use super::conversation::Conversation;
 use super::prompt::{
     RoundBrief, correction_message, reply_schema, results_message, round_message, system_prompt,
@@ -22,8 +23,6 @@ use crate::record::ActionRecord;
 use crate::session::{AgentStatus, Context, ErrorKind};
 
 const AGENT_TYPE: &str = "LinuxAgent";
-/// Reply text quoted in `task.log` when a reply cannot be used.
-const QUOTE_LIMIT: usize = 4000;
 
 /// What to do when the model asks to confirm a sensitive action.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -102,49 +101,38 @@ impl LinuxAgent {
         ctx: &Context,
         step: &mut AgentStep,
     ) -> Result<Reply, (String, ErrorKind)> {
-        let events = ctx.events.clone();
-        let notify = move |message: String| events.warn(message);
-        let tries = self.settings.reply_retries + 1;
-        let mut last_problem = String::new();
-        for attempt in 1..=tries {
-            let messages = self.conversation.messages(&self.system);
-            let answer = match self.llm.chat(&messages, Some(&self.schema), &notify).await {
-                Ok(answer) => answer,
-                Err(e) => {
-                    let kind = if e.is_fatal() {
-                        ErrorKind::Fatal
-                    } else {
-                        ErrorKind::Infrastructure
-                    };
-                    return Err((e.to_string(), kind));
-                }
-            };
-            step.usage.add(answer.usage);
-            step.cost.add(answer.cost);
-            step.llm.calls += 1;
-            step.llm.retries += answer.attempts - 1;
-            self.conversation
-                .push(Message::assistant(answer.content.clone()));
-            match parse_reply(&answer.content, &self.tools) {
-                Ok(reply) => return Ok(reply),
-                Err(problem) => {
-                    step.llm.bad_replies += 1;
-                    ctx.events.warn(format!(
-                        "reply {attempt} of {tries} could not be used: {problem}\n--- reply ---\n{}",
-                        crate::text::shorten(&answer.content, QUOTE_LIMIT)
-                    ));
-                    self.conversation
-                        .push(Message::user(correction_message(&problem)));
-                    last_problem = problem;
-                }
-            }
-        }
-        Err((
-            format!(
-                "the model's replies could not be used ({tries} tries; each is quoted in task.log); last problem: {last_problem}"
+        let ask = Ask {
+            llm: &self.llm,
+            asker: Asker::Agent,
+            system: &self.system,
+            schema: &self.schema,
+            tries: self.settings.reply_retries + 1,
+            events: &ctx.events,
+        };
+        let tools = &self.tools;
+        let mut spent = Spent::default();
+        let result = ask
+            .until_parsed(
+                &mut self.conversation,
+                &mut spent,
+                |content| parse_reply(content, tools),
+                correction_message,
+            )
+            .await;
+        step.usage.add(spent.usage);
+        step.cost.add(spent.cost);
+        step.llm.add(spent.llm);
+        result.map_err(|e| match e {
+            AskError::Llm(e) if e.is_fatal() => (e.to_string(), ErrorKind::Fatal),
+            AskError::Llm(e) => (e.to_string(), ErrorKind::Infrastructure),
+            AskError::Unusable(last_problem) => (
+                format!(
+                    "the model's replies could not be used ({} tries; each is quoted in task.log); last problem: {last_problem}",
+                    ask.tries
+                ),
+                ErrorKind::Agent,
             ),
-            ErrorKind::Agent,
-        ))
+        })
     }
 }
 

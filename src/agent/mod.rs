@@ -3,6 +3,7 @@
 //! handed. The ReplayAgent replays recorded actions with no LLM; the LinuxAgent asks an
 //! LLM; the EvaluationAgent judges a finished session.
 
+mod ask;
 mod conversation;
 mod evaluation;
 mod json_text;

@@ -282,7 +282,7 @@ mod tests {
 
     #[test]
     fn system_prompt_lists_every_tool_and_parameter() {
-        let p = system_prompt(&shell_tools());
+        let p = system_prompt(shell_tools());
         for needle in [
             "`execute_command`",
             "`command` (string, required)",
@@ -295,7 +295,7 @@ mod tests {
 
     #[test]
     fn the_schema_gives_each_tool_its_parameters() {
-        let schema = reply_schema(&shell_tools());
+        let schema = reply_schema(shell_tools());
         let actions = schema["properties"]["action"]["anyOf"].as_array().unwrap();
         assert_eq!(actions.len(), shell_tools().len() + 1);
         let exec = &actions[0]["properties"];

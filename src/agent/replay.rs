@@ -51,11 +51,7 @@ impl Agent for ReplayAgent {
         let clock = Instant::now();
         let result = executor.execute(&command).await;
         let duration_s = seconds(clock.elapsed());
-        let diffs = action
-            .expect
-            .clone()
-            .unwrap_or_default()
-            .differences(&result);
+        let diffs = action.differences(&result);
         let divergence = (!diffs.is_empty()).then(|| diffs.join("; "));
         let status = match (&divergence, self.actions.is_empty()) {
             (Some(_), _) => AgentStatus::Fail,

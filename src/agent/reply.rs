@@ -204,7 +204,7 @@ mod tests {
     use crate::executor::shell_tools;
 
     fn parse(text: &str) -> Result<Reply, String> {
-        parse_reply(text, &shell_tools())
+        parse_reply(text, shell_tools())
     }
 
     #[test]

@@ -55,7 +55,7 @@ pub(super) fn build(
                 .collect();
             let agent = LinuxAgent::new(
                 llm,
-                shell_tools(),
+                shell_tools().to_vec(),
                 settings.agent.clone(),
                 task.object.clone(),
                 Some(steps.clone()),
@@ -82,7 +82,7 @@ pub(super) fn build(
             }];
             let agent = LinuxAgent::new(
                 llm,
-                shell_tools(),
+                shell_tools().to_vec(),
                 settings.agent.clone(),
                 task.object.clone(),
                 None,

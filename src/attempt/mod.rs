@@ -87,6 +87,12 @@ enum Stage {
     Evaluation,
 }
 
+/// An attempt whose folders could not be made: logged, and an infrastructure error.
+fn setup_failed(events: &TaskEvents, reason: String) -> AttemptOutcome {
+    events.log(crate::event::Level::Error, reason.clone());
+    AttemptOutcome::infrastructure_error(reason)
+}
+
 /// Runs one attempt. `previous_attempts` is how many attempts came before (their
 /// workspaces are kept under `attempts/`). `kill` ends the attempt at once.
 pub async fn run_attempt(
@@ -100,8 +106,7 @@ pub async fn run_attempt(
     let archive = settings.layout.task_dir(&task.id).join("attempts");
     if let Err(e) = workspace::prepare(&ws, &archive, previous_attempts, &task.files).await {
         let reason = format!("cannot prepare the workspace {}: {e}", ws.display());
-        events.log(crate::event::Level::Error, reason.clone());
-        return AttemptOutcome::infrastructure_error(reason);
+        return setup_failed(&events, reason);
     }
     match workspace::copy_ufo_object(task, &ws).await {
         Ok(Some(from)) => events.info(format!(
@@ -119,8 +124,7 @@ pub async fn run_attempt(
     let tmp = settings.layout.tmp(&task.id);
     if let Err(e) = workspace::fresh_dir(&tmp).await {
         let reason = format!("cannot prepare the temporary folder {}: {e}", tmp.display());
-        events.log(crate::event::Level::Error, reason.clone());
-        return AttemptOutcome::infrastructure_error(reason);
+        return setup_failed(&events, reason);
     }
     let mut executor = ShellExecutor::with_tmp(ws.clone(), Some(tmp), settings.shell.clone());
     if let Some(n) = task.repeat {
@@ -219,11 +223,7 @@ async fn run_setup(
             command.action_string()
         ));
         let result = executor.execute(&command).await;
-        let diffs = action
-            .expect
-            .clone()
-            .unwrap_or_default()
-            .differences(&result);
+        let diffs = action.differences(&result);
         if !diffs.is_empty() {
             return Err(format!(
                 "setup step {} `{}` failed: {}",

@@ -146,11 +146,11 @@ impl SessionPool {
                 item.previous,
                 reason.as_deref().unwrap_or("the run stopped"),
             );
-            self.send_finished(
-                record,
-                AttemptOutcome::infrastructure_error(String::new()),
-                false,
-            );
+            self.events
+                .send(Event::TaskFinished(Arc::new(TaskFinished::without_run(
+                    record,
+                    Vec::new(),
+                ))));
         }
         reason
     }
@@ -225,23 +225,14 @@ impl SessionPool {
             stop.stop(reason);
         }
         tracing::debug!(task = %record.id, status = %record.status, "task finished");
-        self.send_finished(record, outcome, true);
-        None
-    }
-
-    fn send_finished(&self, record: TaskRecord, outcome: AttemptOutcome, ran: bool) {
-        let (trajectory, evaluation, plan) = if ran {
-            (outcome.trajectory, outcome.evaluation, outcome.plan)
-        } else {
-            (Vec::new(), None, None)
-        };
-        self.events.send(Event::TaskFinished(Box::new(TaskFinished {
+        self.events.send(Event::TaskFinished(Arc::new(TaskFinished {
             record,
-            trajectory,
-            evaluation,
-            plan,
+            trajectory: outcome.trajectory,
+            evaluation: outcome.evaluation,
+            plan: outcome.plan,
             problems: Vec::new(),
         })));
+        None
     }
 }
 

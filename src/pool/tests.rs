@@ -58,7 +58,11 @@ fn finished(rx: &mut EventReceiver) -> Vec<(String, TaskStatus, Option<String>)>
     let mut out = Vec::new();
     while let Ok(event) = rx.try_recv() {
         if let Event::TaskFinished(f) = event {
-            out.push((f.record.id.to_string(), f.record.status, f.record.error));
+            out.push((
+                f.record.id.to_string(),
+                f.record.status,
+                f.record.error.clone(),
+            ));
         }
     }
     out.sort_by(|a, b| a.0.cmp(&b.0));
@@ -223,7 +227,7 @@ async fn infrastructure_errors_are_retried_with_every_attempt_kept() {
                 retried.push((record.id.to_string(), delay_s, record.status))
             }
             Event::TaskFinished(f) => {
-                done.insert(f.record.id.to_string(), f.record);
+                done.insert(f.record.id.to_string(), f.record.clone());
             }
             _ => {}
         }

@@ -40,6 +40,12 @@ impl TaskStatus {
         !matches!(self, Self::Pending | Self::Running)
     }
 
+    /// True once the task needs no more running: final and not `cancelled` (a
+    /// cancelled task runs again when the run is resumed).
+    pub fn is_done(self) -> bool {
+        self.is_final() && self != Self::Cancelled
+    }
+
     /// The name used in files.
     pub fn as_str(self) -> &'static str {
         match self {

@@ -6,49 +6,23 @@
 use std::io::Write;
 use std::path::Path;
 
-/// How far a write must get before it returns.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Durability {
-    /// Atomic against a crashed or killed process.
-    CrashSafe,
-    /// Atomic and on disk (survives power loss).
-    Durable,
-}
-
-/// Replaces `path` with `bytes` atomically.
-pub fn write_atomic(path: &Path, bytes: &[u8], durability: Durability) -> std::io::Result<()> {
+/// Replaces `path` with `bytes` atomically and durably.
+pub fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     let parent = path
         .parent()
         .filter(|p| !p.as_os_str().is_empty())
         .unwrap_or(Path::new("."));
     std::fs::create_dir_all(parent)?;
-    match durability {
-        Durability::Durable => {
-            let mut file = atomic_write_file::AtomicWriteFile::open(path)?;
-            file.write_all(bytes)?;
-            file.commit()
-        }
-        Durability::CrashSafe => {
-            let name = path
-                .file_name()
-                .map(|n| n.to_string_lossy().into_owned())
-                .unwrap_or_default();
-            let tmp = parent.join(format!(".{name}.tmp{}", std::process::id()));
-            std::fs::write(&tmp, bytes)?;
-            std::fs::rename(&tmp, path)
-        }
-    }
+    let mut file = atomic_write_file::AtomicWriteFile::open(path)?;
+    file.write_all(bytes)?;
+    file.commit()
 }
 
 /// Replaces `path` with `value` as pretty JSON, atomically.
-pub fn write_json(
-    path: &Path,
-    value: &impl serde::Serialize,
-    durability: Durability,
-) -> std::io::Result<()> {
+pub fn write_json(path: &Path, value: &impl serde::Serialize) -> std::io::Result<()> {
     let mut bytes = serde_json::to_vec_pretty(value).map_err(std::io::Error::other)?;
     bytes.push(b'\n');
-    write_atomic(path, &bytes, durability)
+    write_atomic(path, &bytes)
 }
 
 /// Removes temporary files that a write killed half-way left in `dir` (`.NAME.xxxxxx`
@@ -93,8 +67,8 @@ mod tests {
     fn writes_and_appends() {
         let dir = tempfile::tempdir().unwrap();
         let p = dir.path().join("sub/status.json");
-        write_json(&p, &serde_json::json!({"a": 1}), Durability::Durable).unwrap();
-        write_json(&p, &serde_json::json!({"a": 2}), Durability::CrashSafe).unwrap();
+        write_json(&p, &serde_json::json!({"a": 1})).unwrap();
+        write_json(&p, &serde_json::json!({"a": 2})).unwrap();
         let v: serde_json::Value =
             serde_json::from_str(&std::fs::read_to_string(&p).unwrap()).unwrap();
         assert_eq!(v["a"], 2);

@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{Value, json};
 
-use super::atomic::{Durability, write_atomic, write_json};
+use super::atomic::{write_atomic, write_json};
 use super::rebuild::{load_records, write_summaries};
 use super::summary;
 use super::trajectory;
@@ -114,16 +114,13 @@ pub fn merge(out: &Path, inputs: &[PathBuf]) -> Result<MergeReport, String> {
         merged.insert(id.clone(), (record, PathBuf::new()));
     }
     let records: Vec<&TaskRecord> = merged.values().map(|(r, _)| r).collect();
-    let name = out
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
+    let name = layout.name();
     write_summaries(&layout, &name, &records)?;
     let totals = summary::totals(records.iter().copied());
     let run = json!({
         "tool": "ufo-batch",
         "version": env!("CARGO_PKG_VERSION"),
-        "name": out.file_name().map(|n| n.to_string_lossy().into_owned()),
+        "name": name,
         "state": "merged",
         "invocation": 1,
         "finished": Timestamp::now(),
@@ -132,12 +129,11 @@ pub fn merge(out: &Path, inputs: &[PathBuf]) -> Result<MergeReport, String> {
         "duplicates": report.duplicates.iter().map(|(id, _, _)| id).collect::<Vec<_>>(),
         "totals": totals,
     });
-    write_json(&layout.run_json(), &run, Durability::Durable).map_err(|e| e.to_string())?;
+    write_json(&layout.run_json(), &run).map_err(|e| e.to_string())?;
     let selection: Vec<&TaskId> = merged.keys().collect();
     write_json(
         &layout.selection(),
         &json!({"shard": null, "tasks": selection}),
-        Durability::Durable,
     )
     .map_err(|e| e.to_string())?;
     report.tasks = merged.len();
@@ -246,18 +242,7 @@ fn missing_record(id: &TaskId, shards: &[(PathBuf, Option<Shard>)]) -> TaskRecor
     let owner = shards
         .iter()
         .find_map(|(_, s)| *s)
-        .map(|s| Shard {
-            index: 0,
-            count: s.count,
-        })
-        .and_then(|s| {
-            (0..s.count)
-                .map(|index| Shard {
-                    index,
-                    count: s.count,
-                })
-                .find(|sh| sh.contains(id))
-        });
+        .and_then(|s| Shard::of(id, s.count));
     let whose = owner
         .map(|s| format!(" (it belongs to shard {s})"))
         .unwrap_or_default();
@@ -277,15 +262,10 @@ fn missing_record(id: &TaskId, shards: &[(PathBuf, Option<Shard>)]) -> TaskRecor
 }
 
 fn write_missing(layout: &RunLayout, record: &TaskRecord) -> Result<(), String> {
-    write_json(&layout.status(&record.id), record, Durability::Durable)
-        .map_err(|e| e.to_string())?;
+    write_json(&layout.status(&record.id), record).map_err(|e| e.to_string())?;
     let md = trajectory::render(record, &[], None, &[]);
-    write_atomic(
-        &layout.task_file(&record.id, "output.md"),
-        md.as_bytes(),
-        Durability::Durable,
-    )
-    .map_err(|e| e.to_string())
+    write_atomic(&layout.task_file(&record.id, "output.md"), md.as_bytes())
+        .map_err(|e| e.to_string())
 }
 
 /// Copies a folder tree (files, folders, symbolic links as links).

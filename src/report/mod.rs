@@ -22,7 +22,7 @@ mod writers;
 
 use std::thread::JoinHandle;
 
-pub use atomic::{Durability, append_line, write_atomic, write_json};
+pub use atomic::{append_line, write_atomic, write_json};
 pub use compare::{Change, Comparison, Rate, Side, compare, compare_md};
 pub use display::{Display, DisplayMode, summary_line};
 pub use junit::junit_xml;

@@ -4,7 +4,7 @@
 
 use std::path::{Path, PathBuf};
 
-use super::atomic::{Durability, write_atomic, write_json};
+use super::atomic::{write_atomic, write_json};
 use super::summary;
 use super::task_files::describe;
 use super::{junit, markdown};
@@ -71,11 +71,7 @@ pub fn write_summaries(
     let path = layout.summary_json();
     keep(
         path.clone(),
-        write_json(
-            &path,
-            &summary::summary_json(records.iter().copied()),
-            Durability::Durable,
-        ),
+        write_json(&path, &summary::summary_json(records.iter().copied())),
     );
     let path = layout.summary_csv();
     keep(
@@ -85,28 +81,17 @@ pub fn write_summaries(
     let path = layout.tasks_status();
     keep(
         path.clone(),
-        write_json(
-            &path,
-            &summary::tasks_status(records.iter().copied()),
-            Durability::Durable,
-        ),
+        write_json(&path, &summary::tasks_status(records.iter().copied())),
     );
     let path = layout.report_md();
     keep(
         path.clone(),
-        write_atomic(
-            &path,
-            markdown::report_md(name, records).as_bytes(),
-            Durability::Durable,
-        ),
+        write_atomic(&path, markdown::report_md(name, records).as_bytes()),
     );
     match junit::junit_xml(name, records.iter().copied()) {
         Ok(xml) => {
             let path = layout.junit_xml();
-            keep(
-                path.clone(),
-                write_atomic(&path, xml.as_bytes(), Durability::Durable),
-            );
+            keep(path.clone(), write_atomic(&path, xml.as_bytes()));
         }
         Err(e) => errors.push(e),
     }

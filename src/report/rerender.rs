@@ -6,9 +6,7 @@
 
 use std::path::Path;
 
-use serde_json::Value;
-
-use super::atomic::{Durability, write_atomic, write_json};
+use super::atomic::{write_atomic, write_json};
 use super::rebuild::{StoredTask, load_records, write_summaries};
 use super::summary::{Totals, totals};
 use super::trajectory;
@@ -49,18 +47,14 @@ pub fn rerender(run_dir: &Path) -> Result<Rerendered, String> {
         }
     }
     let records: Vec<&TaskRecord> = stored.iter().map(|t| &t.record).collect();
-    let name = run["name"].as_str().map(str::to_string).unwrap_or_else(|| {
-        run_dir
-            .file_name()
-            .map(|n| n.to_string_lossy().into_owned())
-            .unwrap_or_default()
-    });
+    let name = run["name"]
+        .as_str()
+        .map_or_else(|| layout.name(), str::to_string);
     write_summaries(&layout, &name, &records)?;
     let totals = totals(records.iter().copied());
     run["totals"] = serde_json::to_value(&totals).unwrap_or_default();
     run["reported"] = serde_json::to_value(Timestamp::now()).unwrap_or_default();
-    write_json(&layout.run_json(), &run, Durability::Durable)
-        .map_err(|e| format!("cannot write run.json: {e}"))?;
+    write_json(&layout.run_json(), &run).map_err(|e| format!("cannot write run.json: {e}"))?;
     Ok(Rerendered {
         tasks: stored.len(),
         trajectories,
@@ -85,12 +79,11 @@ fn rerender_trajectory(task: &StoredTask) -> Result<bool, String> {
         .and_then(|text| {
             text.lines()
                 .next()
-                .and_then(|l| serde_json::from_str::<Value>(l).ok())
-        })
-        .and_then(|v| serde_json::from_value(v).ok());
+                .and_then(|l| serde_json::from_str(l).ok())
+        });
     let md = trajectory::render(&task.record, &steps, evaluation.as_ref(), &[]);
     let path = task.dir.join("output.md");
-    write_atomic(&path, md.as_bytes(), Durability::Durable)
+    write_atomic(&path, md.as_bytes())
         .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
     Ok(true)
 }

@@ -4,11 +4,12 @@
 //! claim more than the tasks' own files say.
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use serde_json::json;
 
-use super::atomic::{Durability, write_json};
+use super::atomic::write_json;
 use super::rebuild;
 use super::summary;
 use super::task_files::{self, describe};
@@ -61,24 +62,12 @@ impl Store {
                 let result =
                     std::fs::create_dir_all(layout.root()).map_err(|e| describe(layout.root(), &e));
                 self.run = Some((**r).clone());
-                let run_files = [
-                    "run.json",
-                    "summary.json",
-                    "summary.csv",
-                    "tasks_status.json",
-                    "selection.json",
-                    "junit.xml",
-                    "report.md",
-                ];
-                super::atomic::remove_stale_temps(layout.root(), &run_files);
+                super::atomic::remove_stale_temps(layout.root(), crate::layout::RUN_FILES);
                 let selection =
                     json!({"shard": r.shard.map(|s| s.to_string()), "tasks": r.selection});
                 let path = layout.selection();
                 let result = result
-                    .and_then(|()| {
-                        write_json(&path, &selection, Durability::Durable)
-                            .map_err(|e| describe(&path, &e))
-                    })
+                    .and_then(|()| write_json(&path, &selection).map_err(|e| describe(&path, &e)))
                     .and_then(|()| self.write_run_json(None));
                 self.keep(result);
             }
@@ -101,7 +90,7 @@ impl Store {
                 );
             }
             Event::StepFinished { id, step } => {
-                let (id2, step) = (id.clone(), step.clone());
+                let (id2, step) = (id.clone(), Arc::clone(step));
                 self.writers
                     .submit(id, Box::new(move || task_files::step(&layout, &id2, &step)));
             }
@@ -109,12 +98,12 @@ impl Store {
                 let record = (**record).clone();
                 self.writers.submit(
                     &record.id.clone(),
-                    Box::new(move || task_files::status(&layout, &record, Durability::Durable)),
+                    Box::new(move || task_files::status(&layout, &record)),
                 );
             }
             Event::TaskFinished(f) => {
                 self.records.insert(f.record.id.clone(), f.record.clone());
-                let f = (**f).clone();
+                let f = Arc::clone(f);
                 self.writers.submit(
                     &f.record.id.clone(),
                     Box::new(move || task_files::finished(&layout, &f)),
@@ -162,12 +151,8 @@ impl Store {
     fn write_tasks_status(&mut self) -> Result<(), String> {
         self.tasks_status_written = Some(Instant::now());
         let path = self.layout.tasks_status();
-        write_json(
-            &path,
-            &summary::tasks_status(self.records.values()),
-            Durability::Durable,
-        )
-        .map_err(|e| describe(&path, &e))
+        write_json(&path, &summary::tasks_status(self.records.values()))
+            .map_err(|e| describe(&path, &e))
     }
 
     fn write_run_json(&self, finished: Option<&RunFinished>) -> Result<(), String> {
@@ -197,6 +182,6 @@ impl Store {
             "config": run.config,
         });
         let path = self.layout.run_json();
-        write_json(&path, &value, Durability::Durable).map_err(|e| describe(&path, &e))
+        write_json(&path, &value).map_err(|e| describe(&path, &e))
     }
 }

@@ -170,21 +170,15 @@ pub(super) fn write_summary_csv<'a>(
     if bytes.is_empty() {
         bytes = b"id,session,status,complete,attempts,rounds,steps,duration_s,prompt_tokens,completion_tokens,cost_usd,error\n".to_vec();
     }
-    super::atomic::write_atomic(path, &bytes, super::atomic::Durability::Durable)
+    super::atomic::write_atomic(path, &bytes)
 }
 
-/// UFO's `tasks_status.json`: `{task_id: true}` once a task is done (final and not
-/// cancelled: a cancelled task runs again when the run is resumed).
+/// UFO's `tasks_status.json`: `{task_id: true}` once a task is done.
 pub fn tasks_status<'a>(
     records: impl IntoIterator<Item = &'a TaskRecord>,
 ) -> BTreeMap<String, bool> {
     records
         .into_iter()
-        .map(|r| {
-            (
-                r.id.to_string(),
-                r.status.is_final() && r.status != TaskStatus::Cancelled,
-            )
-        })
+        .map(|r| (r.id.to_string(), r.status.is_done()))
         .collect()
 }

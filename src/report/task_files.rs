@@ -5,7 +5,7 @@
 
 use std::path::Path;
 
-use super::atomic::{Durability, append_line, remove_stale_temps, write_atomic, write_json};
+use super::atomic::{append_line, remove_stale_temps, write_atomic, write_json};
 use super::trajectory;
 use crate::event::{LogLine, TaskFinished};
 use crate::layout::RunLayout;
@@ -45,16 +45,13 @@ pub(super) fn started(layout: &RunLayout, record: &TaskRecord) -> Result<(), Str
         moved.map_err(|e| describe(&path, &e))?;
     }
     // Journaled before the attempt runs: a crash at any later moment finds it.
-    status(layout, record, Durability::Durable)
+    status(layout, record)
 }
 
 /// A line of `task.log`.
 pub(super) fn log_line(layout: &RunLayout, id: &TaskId, line: &LogLine) -> Result<(), String> {
     let path = layout.task_file(id, "task.log");
-    let level = serde_json::to_value(line.level)
-        .ok()
-        .and_then(|v| v.as_str().map(str::to_string))
-        .unwrap_or_default();
+    let level = line.level.as_str();
     let text = format!(
         "{} {level:<5} {}",
         line.at,
@@ -71,13 +68,9 @@ pub(super) fn step(layout: &RunLayout, id: &TaskId, step: &StepRecord) -> Result
 }
 
 /// `status.json`.
-pub(super) fn status(
-    layout: &RunLayout,
-    record: &TaskRecord,
-    durability: Durability,
-) -> Result<(), String> {
+pub(super) fn status(layout: &RunLayout, record: &TaskRecord) -> Result<(), String> {
     let path = layout.status(&record.id);
-    write_json(&path, record, durability).map_err(|e| describe(&path, &e))
+    write_json(&path, record).map_err(|e| describe(&path, &e))
 }
 
 /// A task's final files, `status.json` last.
@@ -104,22 +97,22 @@ pub(super) fn finished(layout: &RunLayout, f: &TaskFinished) -> Result<(), Strin
     if let Some(e) = &f.evaluation {
         let path = dir.join("evaluation.log");
         let line = format!("{}\n", e.log_line(&f.record.request));
-        if let Err(err) = write_atomic(&path, line.as_bytes(), Durability::Durable) {
+        if let Err(err) = write_atomic(&path, line.as_bytes()) {
             errors.push(describe(&path, &err));
         }
     }
     if let Some(plan) = &f.plan {
         let path = dir.join("plan.json");
-        if let Err(e) = write_json(&path, plan, Durability::Durable) {
+        if let Err(e) = write_json(&path, plan) {
             errors.push(describe(&path, &e));
         }
     }
     let md = trajectory::render(&f.record, &f.trajectory, f.evaluation.as_ref(), &f.problems);
     let path = dir.join("output.md");
-    if let Err(e) = write_atomic(&path, md.as_bytes(), Durability::Durable) {
+    if let Err(e) = write_atomic(&path, md.as_bytes()) {
         errors.push(describe(&path, &e));
     }
-    if let Err(e) = status(layout, &f.record, Durability::Durable) {
+    if let Err(e) = status(layout, &f.record) {
         errors.push(e);
     }
     if errors.is_empty() {

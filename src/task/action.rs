@@ -26,6 +26,17 @@ pub struct Action {
     pub comment: Option<String>,
 }
 
+impl Action {
+    /// How `result` differs from what this action expects (success when it sets no
+    /// `expect`); empty when it matches.
+    pub fn differences(&self, result: &CommandResult) -> Vec<String> {
+        match &self.expect {
+            Some(expect) => expect.differences(result),
+            None => Expect::default().differences(result),
+        }
+    }
+}
+
 /// The recorded result of an action, checked when the action is replayed.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]

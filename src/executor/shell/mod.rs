@@ -105,7 +105,7 @@ impl Executor for ShellExecutor {
     }
 
     fn tools(&self) -> Vec<ToolSpec> {
-        shell_tools()
+        shell_tools().to_vec()
     }
 
     async fn execute(&mut self, command: &Command) -> CommandResult {

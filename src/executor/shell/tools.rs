@@ -1,10 +1,17 @@
 //! The shell executor's tools and their parameters: what recorded plans may call and what
 //! the LLM is told it can use.
 
+use std::sync::LazyLock;
+
 use crate::command::{ParamKind, ParamSpec, ToolSpec};
 
 /// The tools of the shell executor, for validation and for LLM prompts.
-pub fn shell_tools() -> Vec<ToolSpec> {
+pub fn shell_tools() -> &'static [ToolSpec] {
+    static TOOLS: LazyLock<Vec<ToolSpec>> = LazyLock::new(specs);
+    &TOOLS
+}
+
+fn specs() -> Vec<ToolSpec> {
     let p = |name, kind, required, description| ParamSpec {
         name,
         kind,

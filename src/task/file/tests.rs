@@ -8,7 +8,7 @@ fn parse(text: &str) -> FileOutcome {
         Path::new("t/x.json"),
         text,
         TaskId::parse("x"),
-        &shell_tools(),
+        shell_tools(),
     )
 }
 
@@ -118,7 +118,7 @@ fn unsafe_path_id_suggests_an_explicit_id() {
         Path::new("t/my task.json"),
         r#"{"request": "r"}"#,
         TaskId::parse("my task"),
-        &shell_tools(),
+        shell_tools(),
     );
     let p = out.result.unwrap_err();
     assert!(p[0].to_string().contains("contains a space"), "{}", p[0]);
@@ -127,7 +127,7 @@ fn unsafe_path_id_suggests_an_explicit_id() {
         Path::new("t/my task.json"),
         r#"{"id": "my_task", "request": "r"}"#,
         TaskId::parse("my task"),
-        &shell_tools(),
+        shell_tools(),
     );
     assert_eq!(out.result.unwrap().id.as_str(), "my_task");
 }

@@ -61,7 +61,7 @@ fn duplicate_ids_keep_the_first_and_report_the_second() {
         r#"{"id": "a", "request": "r", "actions": []}"#,
     );
     write(dir.path(), "c.json", "{broken");
-    let loaded = load(&[dir.path().to_path_buf()], None, &shell_tools()).unwrap();
+    let loaded = load(&[dir.path().to_path_buf()], None, shell_tools()).unwrap();
     assert_eq!(loaded.tasks.len(), 1);
     assert_eq!(loaded.tasks[0].source, dir.path().join("a.json"));
     assert_eq!(loaded.invalid.len(), 2);
@@ -84,7 +84,7 @@ fn nested_ids_cannot_land_in_reserved_folders() {
         "a/workspace.json",
         r#"{"request": "r", "actions": []}"#,
     );
-    let loaded = load(&[dir.path().to_path_buf()], None, &shell_tools()).unwrap();
+    let loaded = load(&[dir.path().to_path_buf()], None, shell_tools()).unwrap();
     assert_eq!(loaded.tasks.len(), 1);
     assert!(
         loaded.invalid[0].problems[0]

@@ -1,0 +1,107 @@
+//! Asking the model until a reply can be used, for both the agent and the judge: each
+//! reply goes into the conversation; one that does not parse is quoted in the task's log
+//! and answered with a correction, up to a number of tries. What the asking cost is
+//! counted whatever the outcome.
+
+use serde_json::Value;
+
+use super::conversation::Conversation;
+use crate::event::TaskEvents;
+use crate::llm::{LlmClient, LlmError, Message};
+use crate::record::{LlmStats, Usage};
+use crate::session::Cost;
+
+/// Characters of an unusable reply quoted in the task's log.
+const QUOTE_LIMIT: usize = 4000;
+
+/// Who is asking; sets how its notices read in the task's log.
+#[derive(Clone, Copy, Debug)]
+pub(super) enum Asker {
+    Agent,
+    Judge,
+}
+
+impl Asker {
+    fn notice(self, message: String) -> String {
+        match self {
+            Self::Agent => message,
+            Self::Judge => format!("judge: {message}"),
+        }
+    }
+
+    fn unusable(self, attempt: u32, tries: u32, problem: &str) -> String {
+        match self {
+            Self::Agent => format!("reply {attempt} of {tries} could not be used: {problem}"),
+            Self::Judge => format!("judge reply {attempt} could not be used: {problem}"),
+        }
+    }
+}
+
+/// What asking cost.
+#[derive(Clone, Copy, Debug, Default)]
+pub(super) struct Spent {
+    pub usage: Usage,
+    pub cost: Cost,
+    pub llm: LlmStats,
+}
+
+/// Why asking gave no usable reply.
+pub(super) enum AskError {
+    /// The request itself failed (after the client's own retries).
+    Llm(LlmError),
+    /// Every reply was unusable; the last one's problem.
+    Unusable(String),
+}
+
+/// One way of asking: whom, with which system prompt and reply schema, how often.
+pub(super) struct Ask<'a> {
+    pub llm: &'a LlmClient,
+    pub asker: Asker,
+    pub system: &'a str,
+    pub schema: &'a Value,
+    pub tries: u32,
+    pub events: &'a TaskEvents,
+}
+
+impl Ask<'_> {
+    /// Asks until `parse` accepts a reply; `correct` words the answer to one it refuses.
+    pub(super) async fn until_parsed<T>(
+        &self,
+        conversation: &mut Conversation,
+        spent: &mut Spent,
+        parse: impl Fn(&str) -> Result<T, String>,
+        correct: impl Fn(&str) -> String,
+    ) -> Result<T, AskError> {
+        let events = self.events.clone();
+        let asker = self.asker;
+        let notify = move |message: String| events.warn(asker.notice(message));
+        let mut last_problem = String::new();
+        for attempt in 1..=self.tries {
+            let messages = conversation.messages(self.system);
+            let answer = self
+                .llm
+                .chat(&messages, Some(self.schema), &notify)
+                .await
+                .map_err(AskError::Llm)?;
+            spent.usage.add(answer.usage);
+            spent.cost.add(answer.cost);
+            spent.llm.calls += 1;
+            spent.llm.retries += answer.attempts - 1;
+            conversation.push(Message::assistant(answer.content.clone()));
+            match parse(&answer.content) {
+                Ok(reply) => return Ok(reply),
+                Err(problem) => {
+                    spent.llm.bad_replies += 1;
+                    self.events.warn(format!(
+                        "{}\n--- reply ---\n{}",
+                        asker.unusable(attempt, self.tries, &problem),
+                        crate::text::shorten(&answer.content, QUOTE_LIMIT)
+                    ));
+                    conversation.push(Message::user(correct(&problem)));
+                    last_problem = problem;
+                }
+            }
+        }
+        Err(AskError::Unusable(last_problem))
+    }
+}
