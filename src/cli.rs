@@ -3,7 +3,7 @@
 
 use std::path::PathBuf;
 
-use clap::{Args, Parser, Subcommand, ValueEnum};
+use clap::{Args, Parser, ValueEnum};
 
 use crate::config::RunOverrides;
 use crate::eval::EvalMode;
@@ -15,12 +15,12 @@ use crate::eval::EvalMode;
 pub struct Cli {
     /// What to do.
     #[command(subcommand)]
-    pub command: Command,
+    pub command: Subcommand,
 }
 
 /// The subcommands.
-#[derive(Debug, Subcommand)]
-pub enum Command {
+#[derive(Debug, clap::Subcommand)]
+pub enum Subcommand {
     /// Run every task file (*.json) found under the paths given.
     Run(Box<RunArgs>),
     /// Check task files and print every problem; run nothing. Exits 2 if any file is bad.

@@ -6,7 +6,7 @@ use std::io::IsTerminal;
 use std::path::PathBuf;
 
 use crate::cli::{
-    Cli, Command, CompareArgs, MergeArgs, Progress, ReportArgs, RunArgs, SandboxExecArgs,
+    Cli, CompareArgs, MergeArgs, Progress, ReportArgs, RunArgs, SandboxExecArgs, Subcommand,
 };
 use crate::config::{ConfigFile, DEFAULT_CONFIG_FILE, RunConfig};
 use crate::error::Error;
@@ -16,8 +16,8 @@ use crate::{executor, pool, resources, run, signals, task};
 /// Runs a parsed command line; returns the process exit code.
 pub fn dispatch(cli: Cli) -> Result<u8, Error> {
     match cli.command {
-        Command::Run(args) => run_command(*args),
-        Command::Validate(args) => {
+        Subcommand::Run(args) => run_command(*args),
+        Subcommand::Validate(args) => {
             let loaded = task::load(&args.paths, None, executor::shell_tools())?;
             let (text, bad) = report::validation_report(&loaded);
             print!("{text}");
@@ -27,10 +27,10 @@ pub fn dispatch(cli: Cli) -> Result<u8, Error> {
                 Ok(0)
             }
         }
-        Command::Report(args) => report_command(&args),
-        Command::Compare(args) => compare_command(&args),
-        Command::Merge(args) => merge_command(&args),
-        Command::SandboxExec(args) => sandbox_exec(&args),
+        Subcommand::Report(args) => report_command(&args),
+        Subcommand::Compare(args) => compare_command(&args),
+        Subcommand::Merge(args) => merge_command(&args),
+        Subcommand::SandboxExec(args) => sandbox_exec(&args),
     }
 }
 

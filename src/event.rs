@@ -22,7 +22,7 @@ use tokio::sync::mpsc;
 
 use crate::record::{Evaluation, StepRecord, TaskRecord};
 use crate::task::{Problem, TaskId};
-use crate::timestamp::Timestamp;
+use crate::units::Timestamp;
 
 /// Everything that happens in a run, as reporters see it.
 #[derive(Debug)]

@@ -18,8 +18,8 @@
 
 pub mod agent;
 pub mod attempt;
+pub mod backoff;
 pub mod cli;
-pub mod command;
 pub mod commands;
 pub mod config;
 pub mod error;
@@ -29,20 +29,20 @@ pub mod executor;
 pub mod hash;
 pub mod layout;
 pub mod llm;
-pub mod paths;
 pub mod pool;
 pub mod record;
+pub mod relpath;
 pub mod report;
 pub mod resources;
 pub mod resume;
-pub mod retry;
 pub mod run;
 pub mod session;
 pub mod shard;
 pub mod signals;
 pub mod task;
 pub mod text;
-pub mod timestamp;
+pub mod tool;
+pub mod units;
 
 #[cfg(test)]
 mod testutil;

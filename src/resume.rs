@@ -110,7 +110,7 @@ fn move_aside(root: &Path, parent: &Path) -> std::io::Result<PathBuf> {
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_default();
-    let stamp = crate::timestamp::Timestamp::now().unix_seconds();
+    let stamp = crate::units::Timestamp::now().unix_seconds();
     let trash = parent.join(format!(".{name}.deleting-{}-{stamp}", std::process::id()));
     std::fs::rename(root, &trash)?;
     Ok(trash)

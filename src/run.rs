@@ -18,7 +18,7 @@ use crate::record::{TaskRecord, TaskStatus};
 use crate::report::{Display, Reporter, RunStats, Store};
 use crate::resume::{self, Decision};
 use crate::task::{self, InvalidTask, LoadedTasks, SessionKind, Shape, Task, TaskId, TaskKind};
-use crate::timestamp::Timestamp;
+use crate::units::Timestamp;
 
 /// Runs a batch to its end (or until `stop`), reporting through `display`.
 pub async fn run(
@@ -110,7 +110,7 @@ pub async fn run(
     if let Some(max_usd) = config.max_cost {
         pool = pool.with_budget(Budget { spend, max_usd });
     }
-    let backoff = crate::retry::Backoff {
+    let backoff = crate::backoff::Backoff {
         base: config.retry_delay,
         max: config.retry_delay * 30,
     };

@@ -37,7 +37,7 @@ pub(crate) fn task(id: &str) -> crate::task::Task {
 /// An executor that succeeds at everything and remembers what it was asked.
 #[derive(Default)]
 pub(crate) struct RecordingExecutor {
-    pub(crate) commands: Vec<crate::command::Command>,
+    pub(crate) commands: Vec<crate::tool::ToolCall>,
 }
 
 #[async_trait::async_trait]
@@ -46,16 +46,13 @@ impl crate::executor::Executor for RecordingExecutor {
         "test"
     }
 
-    fn tools(&self) -> Vec<crate::command::ToolSpec> {
+    fn tools(&self) -> Vec<crate::tool::ToolSpec> {
         crate::executor::shell_tools().to_vec()
     }
 
-    async fn execute(
-        &mut self,
-        command: &crate::command::Command,
-    ) -> crate::command::CommandResult {
+    async fn execute(&mut self, command: &crate::tool::ToolCall) -> crate::tool::ToolResult {
         self.commands.push(command.clone());
-        crate::command::CommandResult::success(
+        crate::tool::ToolResult::success(
             command,
             "test",
             serde_json::json!({"exit_code": 0, "stdout": ""}),

@@ -8,8 +8,8 @@ use serde_json::Value;
 use super::conversation::Conversation;
 use crate::event::TaskEvents;
 use crate::llm::{LlmClient, LlmError, Message};
-use crate::record::{LlmStats, Usage};
-use crate::session::Cost;
+use crate::record::LlmStats;
+use crate::units::{Cost, Usage};
 
 /// Characters of an unusable reply quoted in the task's log.
 const QUOTE_LIMIT: usize = 4000;

@@ -12,11 +12,11 @@ use super::ask::{Ask, AskError, Asker, Spent};
 use super::conversation::Conversation;
 use super::json_text::extract_object;
 use super::prompt::workspace_listing;
-use crate::command::ResultStatus;
 use crate::event::TaskEvents;
 use crate::llm::LlmClient;
-use crate::record::{Complete, Evaluation, Evaluator, LlmStats, StepRecord, SubScore, Usage};
-use crate::session::Cost;
+use crate::record::{Complete, Evaluation, Evaluator, LlmStats, StepRecord, SubScore};
+use crate::tool::ResultStatus;
+use crate::units::{Cost, Usage};
 
 /// Characters of each command output shown to the judge.
 const OUTPUT_LIMIT: usize = 600;

@@ -14,13 +14,12 @@ use super::prompt::{
     RoundBrief, correction_message, reply_schema, results_message, round_message, system_prompt,
 };
 use super::reply::{Reply, parse_reply};
-use super::{Agent, AgentStep};
-use crate::command::{Command, ResultStatus, ToolSpec};
 use crate::event::Level;
 use crate::executor::{Executor, execute_all};
 use crate::llm::{LlmClient, Message};
-use crate::record::ActionRecord;
-use crate::session::{AgentStatus, Context, ErrorKind};
+use crate::record::{ActionRecord, AgentStatus};
+use crate::session::{Agent, AgentStep, Context, ErrorKind};
+use crate::tool::{ResultStatus, ToolCall, ToolSpec};
 
 const AGENT_TYPE: &str = "LinuxAgent";
 
@@ -175,16 +174,16 @@ impl Agent for LinuxAgent {
         step.thought = reply.thought.clone();
         step.plan = reply.plan.clone();
         step.comment = reply.comment.clone();
-        let commands: Vec<Command> = reply
+        let commands: Vec<ToolCall> = reply
             .actions
             .iter()
-            .map(|a| Command::action(&a.function, a.arguments.clone()))
+            .map(|a| ToolCall::action(&a.function, a.arguments.clone()))
             .collect();
         if reply.status == AgentStatus::Confirm
             && self.settings.confirm == ConfirmPolicy::Deny
             && !commands.is_empty()
         {
-            let asked: Vec<String> = commands.iter().map(Command::action_string).collect();
+            let asked: Vec<String> = commands.iter().map(ToolCall::action_string).collect();
             let why = format!(
                 "the agent asked to confirm a sensitive action ({}); unattended runs deny it \
                  (set confirm = \"allow\" under [agent] in ufo-batch.toml to let such actions run)",
@@ -219,7 +218,7 @@ impl Agent for LinuxAgent {
         let note = (reply.status == AgentStatus::Pending).then_some(
             "no human is available to answer questions in this run; go on with your best judgment",
         );
-        let shown: Vec<(String, crate::command::CommandResult)> = commands
+        let shown: Vec<(String, crate::tool::ToolResult)> = commands
             .iter()
             .zip(&executed)
             .map(|(c, e)| (c.action_string(), e.result.clone()))
@@ -249,10 +248,7 @@ impl Agent for LinuxAgent {
 }
 
 /// One line for a folded step: each action and how it ended.
-fn step_summary(
-    actions: &[(String, crate::command::CommandResult)],
-    status: AgentStatus,
-) -> String {
+fn step_summary(actions: &[(String, crate::tool::ToolResult)], status: AgentStatus) -> String {
     if actions.is_empty() {
         return format!("no action ({status})");
     }

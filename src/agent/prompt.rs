@@ -7,8 +7,8 @@ use std::path::Path;
 
 use serde_json::{Value, json};
 
-use crate::command::{CommandResult, ResultStatus};
-use crate::command::{ParamKind, ToolSpec};
+use crate::tool::{ParamKind, ToolSpec};
+use crate::tool::{ResultStatus, ToolResult};
 
 /// The system prompt for an agent with `tools`.
 pub(super) fn system_prompt(tools: &[ToolSpec]) -> String {
@@ -107,7 +107,7 @@ pub(super) fn round_message(brief: &RoundBrief<'_>) -> String {
 
 /// The message after a step: what each action returned, trimmed to `limit` characters.
 pub(super) fn results_message(
-    actions: &[(String, CommandResult)],
+    actions: &[(String, ToolResult)],
     note: Option<&str>,
     limit: usize,
 ) -> String {
@@ -277,8 +277,8 @@ fn shorten_middle(text: &str, limit: usize) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::command::Command;
     use crate::executor::shell_tools;
+    use crate::tool::ToolCall;
 
     #[test]
     fn system_prompt_lists_every_tool_and_parameter() {
@@ -313,9 +313,9 @@ mod tests {
 
     #[test]
     fn results_are_trimmed_but_keep_both_ends() {
-        let cmd = Command::action("execute_command", Default::default());
+        let cmd = ToolCall::action("execute_command", Default::default());
         let long: String = (0..2000).map(|i| format!("line {i}\n")).collect();
-        let result = CommandResult::success(&cmd, "shell", json!({"exit_code": 0, "stdout": long}));
+        let result = ToolResult::success(&cmd, "shell", json!({"exit_code": 0, "stdout": long}));
         let m = results_message(
             &[("execute_command(command=\"seq\")".into(), result)],
             None,

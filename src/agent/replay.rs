@@ -7,13 +7,12 @@ use std::time::Instant;
 
 use async_trait::async_trait;
 
-use super::{Agent, AgentStep};
-use crate::command::Command;
 use crate::executor::Executor;
-use crate::record::ActionRecord;
-use crate::session::{AgentStatus, Context};
+use crate::record::{ActionRecord, AgentStatus};
+use crate::session::{Agent, AgentStep, Context};
 use crate::task::Action;
-use crate::timestamp::seconds;
+use crate::tool::ToolCall;
+use crate::units::seconds;
 
 const AGENT_TYPE: &str = "ReplayAgent";
 
@@ -42,7 +41,7 @@ impl Agent for ReplayAgent {
             return step;
         };
         let number = self.total - self.actions.len();
-        let command = Command::action(&action.action, action.parameters.clone());
+        let command = ToolCall::action(&action.action, action.parameters.clone());
         ctx.events.info(format!(
             "step {number}/{}: {}",
             self.total,

@@ -7,8 +7,8 @@
 use serde_json::{Map, Value};
 
 use super::json_text::extract_object;
-use crate::command::ToolSpec;
-use crate::session::AgentStatus;
+use crate::record::AgentStatus;
+use crate::tool::ToolSpec;
 
 /// A usable reply.
 #[derive(Clone, Debug, PartialEq)]

@@ -15,13 +15,13 @@ use tokio_util::sync::CancellationToken;
 
 pub use outcome::AttemptOutcome;
 
-use crate::command::Command;
 use crate::eval::EvalMode;
 use crate::event::TaskEvents;
 use crate::executor::{Executor, ShellExecutor, ShellSettings};
 use crate::layout::RunLayout;
 use crate::session::{Context, Session};
 use crate::task::Task;
+use crate::tool::ToolCall;
 use outcome::Ended;
 
 /// Settings every attempt of a run shares.
@@ -215,7 +215,7 @@ async fn run_setup(
     events: &TaskEvents,
 ) -> Result<(), String> {
     for (i, action) in task.setup.iter().enumerate() {
-        let command = Command::action(&action.action, action.parameters.clone());
+        let command = ToolCall::action(&action.action, action.parameters.clone());
         events.info(format!(
             "setup {}/{}: {}",
             i + 1,

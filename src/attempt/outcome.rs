@@ -2,8 +2,9 @@
 
 use std::time::Duration;
 
-use crate::record::{Evaluation, LlmStats, StepRecord, TaskStatus, Usage};
-use crate::session::{Context, Cost, ErrorKind, SessionEnd};
+use crate::record::{Evaluation, LlmStats, StepRecord, TaskStatus};
+use crate::session::{Context, ErrorKind, SessionEnd};
+use crate::units::{Cost, Usage};
 
 /// How the attempt's future ended.
 pub(super) enum Ended {

@@ -6,9 +6,9 @@ use std::collections::BTreeMap;
 
 use serde::Serialize;
 
-use crate::command::ResultStatus;
 use crate::record::{ActionRecord, StepRecord};
 use crate::task::{Action, Check, Expect, Task};
+use crate::tool::ResultStatus;
 
 /// Recorded stdout longer than this is left out of `expect` (it rarely replays exactly).
 const MAX_RECORDED_STDOUT: usize = 2000;

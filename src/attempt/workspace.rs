@@ -28,7 +28,7 @@ pub(super) async fn prepare(
     tokio::fs::create_dir_all(workspace).await?;
     for (relative, content) in files {
         // Validated at load time; normalising again keeps this function safe on its own.
-        let relative = crate::paths::normalize_relative(relative, false)
+        let relative = crate::relpath::normalize_relative(relative, false)
             .map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidInput, e.to_string()))?;
         let path = workspace.join(relative);
         if let Some(parent) = path.parent() {

@@ -15,4 +15,4 @@ pub use file::{
     RunSection, SandboxSection,
 };
 pub use resolve::{ResumeMode, RunConfig, RunOverrides};
-pub use values::{as_human, parse_duration, parse_size, without_userinfo};
+pub use values::without_userinfo;

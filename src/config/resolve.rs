@@ -13,14 +13,15 @@ use super::sections::{
     agent_settings, check_llm_needs, llm_config, resource_limits, shell_settings,
 };
 use super::values::{
-    as_human, check_run_name, default_jobs, default_run_name, duration_option, nonzero,
-    request_run_name, without_userinfo,
+    check_run_name, default_jobs, default_run_name, duration_option, nonzero, request_run_name,
+    without_userinfo,
 };
 use crate::agent::AgentSettings;
 use crate::eval::EvalMode;
 use crate::executor::ShellSettings;
 use crate::executor::sandbox::SandboxMode;
 use crate::llm::LlmConfig;
+use crate::units::as_human;
 
 /// Options given on the command line or in the environment (the layer above the file).
 #[derive(Debug, Default, Clone)]

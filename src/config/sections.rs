@@ -4,12 +4,13 @@
 
 use super::ConfigError;
 use super::file::{AgentSection, ExecutorSection, LlmSection, SandboxSection};
-use super::values::{duration_option, parse_duration, parse_size};
+use super::values::duration_option;
 use crate::agent::AgentSettings;
 use crate::eval::EvalMode;
 use crate::executor::sandbox::Sandbox;
 use crate::executor::{ResourceLimits, ShellSettings};
 use crate::llm::LlmConfig;
+use crate::units::{parse_duration, parse_size};
 
 pub(super) fn shell_settings(
     command_timeout: Option<String>,

@@ -4,7 +4,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use super::file::ConfigFile;
-use super::values::{default_run_name, parse_size};
+use super::values::default_run_name;
 use super::*;
 
 fn overrides(paths: &[&str]) -> RunOverrides {
@@ -12,33 +12,6 @@ fn overrides(paths: &[&str]) -> RunOverrides {
         paths: paths.iter().map(PathBuf::from).collect(),
         ..Default::default()
     }
-}
-
-#[test]
-fn sizes() {
-    assert_eq!(parse_size("512M").unwrap(), Some(512 << 20));
-    assert_eq!(parse_size("4GiB").unwrap(), Some(4 << 30));
-    assert_eq!(parse_size("1.5g").unwrap(), Some(3 << 29));
-    assert_eq!(parse_size("none").unwrap(), None);
-    assert!(
-        parse_size("4 parsecs")
-            .unwrap_err()
-            .contains("unknown unit")
-    );
-}
-
-#[test]
-fn durations() {
-    assert_eq!(parse_duration("90s").unwrap(), Duration::from_secs(90));
-    assert_eq!(parse_duration("10m").unwrap(), Duration::from_secs(600));
-    assert_eq!(parse_duration("1h 30m").unwrap(), Duration::from_secs(5400));
-    assert_eq!(parse_duration("2.5").unwrap(), Duration::from_millis(2500));
-    assert!(parse_duration("0").is_err());
-    assert!(
-        parse_duration("soon")
-            .unwrap_err()
-            .contains("write e.g. 90s")
-    );
 }
 
 #[test]

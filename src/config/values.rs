@@ -6,37 +6,7 @@ use std::path::Path;
 use std::time::Duration;
 
 use super::ConfigError;
-
-/// A size: `512M`, `4G`, `4GiB`, `1.5g`, a number of bytes, or `none`.
-pub fn parse_size(text: &str) -> Result<Option<u64>, String> {
-    let t = text.trim().to_ascii_lowercase();
-    if t == "none" {
-        return Ok(None);
-    }
-    let split = t
-        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
-        .unwrap_or(t.len());
-    let (number, unit) = t.split_at(split);
-    let factor: u64 = match unit.trim() {
-        "" | "b" => 1,
-        "k" | "kb" | "kib" => 1 << 10,
-        "m" | "mb" | "mib" => 1 << 20,
-        "g" | "gb" | "gib" => 1 << 30,
-        "t" | "tb" | "tib" => 1 << 40,
-        other => {
-            return Err(format!(
-                "unknown unit `{other}` in {text:?} (use K, M, G or T)"
-            ));
-        }
-    };
-    let n: f64 = number
-        .parse()
-        .map_err(|_| format!("{text:?} is not a size such as 512M or 4G"))?;
-    if !(n.is_finite() && n > 0.0) {
-        return Err(format!("{text:?} is not a positive size"));
-    }
-    Ok(Some((n * factor as f64) as u64))
-}
+use crate::units::parse_duration;
 
 /// A URL without `user:password@`.
 pub fn without_userinfo(url: &str) -> String {
@@ -50,15 +20,10 @@ pub fn without_userinfo(url: &str) -> String {
 
 /// The run name of a run with only `--request`s: `request-20261122-101500` (UTC).
 pub(super) fn request_run_name() -> String {
-    let now = crate::timestamp::Timestamp::now().to_string();
+    let now = crate::units::Timestamp::now().to_string();
     let digits: String = now.chars().filter(char::is_ascii_digit).take(14).collect();
     let (day, time) = digits.split_at(8.min(digits.len()));
     format!("request-{day}-{time}")
-}
-
-/// Serializes a duration as `90s`, `10m`.
-pub fn as_human<S: serde::Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error> {
-    s.collect_str(&humantime::format_duration(*d))
 }
 
 pub(super) fn default_jobs() -> usize {
@@ -130,19 +95,4 @@ pub(super) fn check_run_name(name: &str) -> Result<(), ConfigError> {
             "--name {name:?}: use letters, digits, '.', '_' and '-' (it names a folder)"
         )))
     }
-}
-
-/// A duration: `90s`, `10m`, `1h 30m`, `500ms`, or a plain number of seconds.
-pub fn parse_duration(text: &str) -> Result<Duration, String> {
-    let t = text.trim();
-    let parsed = match t.parse::<f64>() {
-        Ok(secs) if secs.is_finite() && secs > 0.0 => Ok(Duration::from_secs_f64(secs)),
-        Ok(_) => Err(format!("{t:?} is not a positive duration")),
-        Err(_) => humantime::parse_duration(t)
-            .map_err(|e| format!("{t:?} is not a duration ({e}); write e.g. 90s, 10m or 1h")),
-    }?;
-    if parsed.is_zero() {
-        return Err(format!("{t:?} is not a positive duration"));
-    }
-    Ok(parsed)
 }

@@ -5,11 +5,11 @@ use std::path::Path;
 
 use serde_json::json;
 
-use crate::command::{Command, ResultStatus};
 use crate::executor::Executor;
-use crate::paths::resolve_in;
+use crate::relpath::resolve_in;
 use crate::task::{Check, describe_text_difference};
 use crate::text::shorten;
+use crate::tool::{ResultStatus, ToolCall};
 
 /// Runs `check`; `Err` says why it does not hold.
 pub async fn run_check(
@@ -60,7 +60,7 @@ pub async fn run_check(
                 .cloned()
                 .unwrap_or_default();
             let result = executor
-                .execute(&Command::action("execute_command", params))
+                .execute(&ToolCall::action("execute_command", params))
                 .await;
             let want = exit_code.unwrap_or(0);
             match result.exit_code() {

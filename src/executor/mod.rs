@@ -12,7 +12,7 @@ use async_trait::async_trait;
 pub use process::ResourceLimits;
 pub use shell::{ShellExecutor, ShellSettings, shell_tools};
 
-use crate::command::{Command, CommandResult, ResultStatus, ToolSpec};
+use crate::tool::{ResultStatus, ToolCall, ToolResult, ToolSpec};
 
 /// Carries out commands.
 #[async_trait]
@@ -24,7 +24,7 @@ pub trait Executor: Send {
     fn tools(&self) -> Vec<ToolSpec>;
 
     /// Runs one command. Failures are results, never panics or errors.
-    async fn execute(&mut self, command: &Command) -> CommandResult;
+    async fn execute(&mut self, command: &ToolCall) -> ToolResult;
 
     /// Set once the executor itself has failed (not a command: the means of running
     /// commands), so the session ends as an infrastructure error.
@@ -41,20 +41,20 @@ pub trait Executor: Send {
 #[derive(Clone, Debug)]
 pub struct Executed {
     /// The result.
-    pub result: CommandResult,
+    pub result: ToolResult,
     /// Seconds it took.
     pub duration_s: f64,
 }
 
 /// Runs commands in order; after the first failure the rest are `skipped` (UFO's
 /// CommandRouter with `early_exit=True`).
-pub async fn execute_all(executor: &mut dyn Executor, commands: &[Command]) -> Vec<Executed> {
+pub async fn execute_all(executor: &mut dyn Executor, commands: &[ToolCall]) -> Vec<Executed> {
     let mut out = Vec::with_capacity(commands.len());
     let mut failed = false;
     for command in commands {
         if failed {
             out.push(Executed {
-                result: CommandResult::skipped(command),
+                result: ToolResult::skipped(command),
                 duration_s: 0.0,
             });
             continue;
@@ -64,7 +64,7 @@ pub async fn execute_all(executor: &mut dyn Executor, commands: &[Command]) -> V
         failed = result.status == ResultStatus::Failure;
         out.push(Executed {
             result,
-            duration_s: crate::timestamp::seconds(clock.elapsed()),
+            duration_s: crate::units::seconds(clock.elapsed()),
         });
     }
     out
@@ -86,14 +86,9 @@ mod tests {
         fn tools(&self) -> Vec<ToolSpec> {
             Vec::new()
         }
-        async fn execute(&mut self, command: &Command) -> CommandResult {
+        async fn execute(&mut self, command: &ToolCall) -> ToolResult {
             if command.tool_name == "fail" {
-                return CommandResult::failure(
-                    command,
-                    "test",
-                    "no".into(),
-                    serde_json::Value::Null,
-                );
+                return ToolResult::failure(command, "test", "no".into(), serde_json::Value::Null);
             }
             self.0.execute(command).await
         }
@@ -105,9 +100,9 @@ mod tests {
     #[tokio::test]
     async fn commands_after_a_failure_are_skipped() {
         let mut ex = FailNamed(RecordingExecutor::default());
-        let cmds: Vec<Command> = ["a", "fail", "c"]
+        let cmds: Vec<ToolCall> = ["a", "fail", "c"]
             .iter()
-            .map(|t| Command::action(*t, Default::default()))
+            .map(|t| ToolCall::action(*t, Default::default()))
             .collect();
         let out = execute_all(&mut ex, &cmds).await;
         let statuses: Vec<ResultStatus> = out.iter().map(|e| e.result.status).collect();

@@ -6,64 +6,16 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use serde::Serialize;
 use serde_json::Value;
 
 use super::config::{ApiType, LlmConfig};
 use super::error::{LlmError, detail_of};
+use super::retry_hint::{retry_after, retryable_status};
 use super::secret::{ApiKey, redact};
 use super::spend::Spend;
-use super::wire::{Completion, request_body};
-use crate::record::Usage;
-use crate::retry::{Backoff, retry_after, retryable_status};
-use crate::session::Cost;
-
-/// Who says a message.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Role {
-    /// Instructions.
-    System,
-    /// The runner, speaking for the user and the environment.
-    User,
-    /// The model.
-    Assistant,
-}
-
-/// One chat message.
-#[derive(Clone, Debug, Serialize)]
-pub struct Message {
-    /// Who says it.
-    pub role: Role,
-    /// What is said.
-    pub content: String,
-}
-
-impl Message {
-    /// A system message.
-    pub fn system(content: impl Into<String>) -> Self {
-        Self {
-            role: Role::System,
-            content: content.into(),
-        }
-    }
-
-    /// A user message.
-    pub fn user(content: impl Into<String>) -> Self {
-        Self {
-            role: Role::User,
-            content: content.into(),
-        }
-    }
-
-    /// An assistant message.
-    pub fn assistant(content: impl Into<String>) -> Self {
-        Self {
-            role: Role::Assistant,
-            content: content.into(),
-        }
-    }
-}
+use super::wire::{Completion, Message, request_body};
+use crate::backoff::Backoff;
+use crate::units::{Cost, Usage};
 
 /// A successful call.
 #[derive(Clone, Debug)]

@@ -77,15 +77,15 @@ pub struct LlmConfig {
     /// JSON constraint on replies.
     pub response_format: ResponseFormat,
     /// Per-request timeout.
-    #[serde(serialize_with = "crate::config::as_human")]
+    #[serde(serialize_with = "crate::units::as_human")]
     pub timeout: Duration,
     /// Retries after a transient failure.
     pub max_retries: u32,
     /// First backoff delay; doubles each retry (with jitter).
-    #[serde(serialize_with = "crate::config::as_human")]
+    #[serde(serialize_with = "crate::units::as_human")]
     pub retry_base: Duration,
     /// Longest wait between retries, `Retry-After` included.
-    #[serde(serialize_with = "crate::config::as_human")]
+    #[serde(serialize_with = "crate::units::as_human")]
     pub retry_max: Duration,
     /// Prices by model name.
     pub prices: BTreeMap<String, Price>,

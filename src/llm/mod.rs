@@ -6,12 +6,14 @@
 mod client;
 mod config;
 mod error;
+mod retry_hint;
 mod secret;
 mod spend;
 mod wire;
 
-pub use client::{ChatReply, LlmClient, Message, Role};
+pub use client::{ChatReply, LlmClient};
 pub use config::{ApiType, LlmConfig, MaxTokensField, Price, ResponseFormat};
 pub use error::LlmError;
 pub use secret::{ApiKey, redact};
 pub use spend::Spend;
+pub use wire::{Message, Role};

@@ -3,7 +3,7 @@
 
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use crate::session::Cost;
+use crate::units::Cost;
 
 /// Spend in micro-dollars, updated after every priced call.
 #[derive(Debug, Default)]

@@ -1,11 +1,57 @@
-//! The JSON of an OpenAI-style chat completion: the request body we send and the parts
-//! of the response we read.
+//! The JSON of an OpenAI-style chat completion: the messages and request body we send
+//! and the parts of the response we read.
 
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
 
-use super::client::Message;
 use super::config::{LlmConfig, MaxTokensField, ResponseFormat};
+
+/// Who says a message.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Role {
+    /// Instructions.
+    System,
+    /// The runner, speaking for the user and the environment.
+    User,
+    /// The model.
+    Assistant,
+}
+
+/// One chat message.
+#[derive(Clone, Debug, Serialize)]
+pub struct Message {
+    /// Who says it.
+    pub role: Role,
+    /// What is said.
+    pub content: String,
+}
+
+impl Message {
+    /// A system message.
+    pub fn system(content: impl Into<String>) -> Self {
+        Self {
+            role: Role::System,
+            content: content.into(),
+        }
+    }
+
+    /// A user message.
+    pub fn user(content: impl Into<String>) -> Self {
+        Self {
+            role: Role::User,
+            content: content.into(),
+        }
+    }
+
+    /// An assistant message.
+    pub fn assistant(content: impl Into<String>) -> Self {
+        Self {
+            role: Role::Assistant,
+            content: content.into(),
+        }
+    }
+}
 
 /// The request body for `messages`; `schema` is the JSON schema replies must follow
 /// when the config asks for constrained output.
@@ -83,7 +129,6 @@ pub(super) struct WireUsage {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::llm::Role;
 
     #[test]
     fn max_tokens_field_is_configurable() {

@@ -26,7 +26,7 @@ use crate::attempt::{AttemptOutcome, AttemptRunner};
 use crate::event::{Event, EventSender, TaskFinished};
 use crate::record::TaskRecord;
 use crate::task::Task;
-use crate::timestamp::Timestamp;
+use crate::units::Timestamp;
 use rules::FailLimit;
 
 /// A task to run, with its record from an earlier invocation if there is one.

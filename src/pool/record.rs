@@ -4,7 +4,7 @@
 use crate::attempt::AttemptOutcome;
 use crate::record::{AttemptRecord, TaskRecord, TaskStatus};
 use crate::task::Task;
-use crate::timestamp::{Timestamp, seconds};
+use crate::units::{Timestamp, seconds};
 
 /// A task's first record.
 pub fn new_record(task: &Task) -> TaskRecord {

@@ -5,9 +5,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use crate::attempt::AttemptOutcome;
+use crate::backoff::Backoff;
 use crate::llm::Spend;
 use crate::record::TaskStatus;
-use crate::retry::Backoff;
 
 /// A spending limit: no task starts once the run's LLM spend reaches `max_usd`.
 pub struct Budget {

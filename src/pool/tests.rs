@@ -206,7 +206,7 @@ fn flaky(failures: u32) -> Arc<Flaky> {
 fn retries(n: u32) -> RetryPolicy {
     RetryPolicy {
         retries: n,
-        backoff: crate::retry::Backoff {
+        backoff: crate::backoff::Backoff {
             base: Duration::from_secs(2),
             max: Duration::from_secs(60),
         },

@@ -2,12 +2,14 @@
 //! of `response.log` lines and of `evaluation.log`. The core fills these in; the
 //! reporters write and read them. Nothing here does I/O.
 
+mod agent_status;
 mod evaluation;
 mod status;
 mod step;
 mod task;
 
+pub use agent_status::AgentStatus;
 pub use evaluation::{Complete, Evaluation, Evaluator, SubScore};
 pub use status::TaskStatus;
 pub use step::{ActionRecord, StepRecord};
-pub use task::{AttemptRecord, LlmStats, TaskRecord, Usage};
+pub use task::{AttemptRecord, LlmStats, TaskRecord};

@@ -5,8 +5,8 @@
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-use crate::command::CommandResult;
-use crate::session::AgentStatus;
+use super::AgentStatus;
+use crate::tool::ToolResult;
 
 /// One action of a step and its result.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -20,7 +20,7 @@ pub struct ActionRecord {
     /// `tool(key="value")`.
     pub action_string: String,
     /// What the executor returned.
-    pub result: CommandResult,
+    pub result: ToolResult,
     /// How a replayed action differed from its recording, if it did.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub divergence: Option<String>,
@@ -75,7 +75,7 @@ pub struct StepRecord {
     #[serde(default)]
     pub error: Option<String>,
     /// When the step started.
-    pub started: crate::timestamp::Timestamp,
+    pub started: crate::units::Timestamp,
     /// How long it took, in seconds.
     pub duration_s: f64,
 }

@@ -5,29 +5,7 @@ use serde::{Deserialize, Serialize};
 
 use super::{Complete, TaskStatus};
 use crate::task::{SessionKind, Shape, TaskId};
-use crate::timestamp::Timestamp;
-
-/// Token counts.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Usage {
-    /// Tokens sent.
-    pub prompt_tokens: u64,
-    /// Tokens received.
-    pub completion_tokens: u64,
-}
-
-impl Usage {
-    /// Adds another count to this one.
-    pub fn add(&mut self, other: Usage) {
-        self.prompt_tokens += other.prompt_tokens;
-        self.completion_tokens += other.completion_tokens;
-    }
-
-    /// Prompt plus completion.
-    pub fn total(&self) -> u64 {
-        self.prompt_tokens + self.completion_tokens
-    }
-}
+use crate::units::{Timestamp, Usage};
 
 /// How the LLM was used: calls made, transport retries, replies that could not be used.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]

@@ -17,7 +17,7 @@ use crate::layout::{RunLayout, read_run_json};
 use crate::record::{TaskRecord, TaskStatus};
 use crate::shard::Shard;
 use crate::task::{SessionKind, Shape, TaskId};
-use crate::timestamp::Timestamp;
+use crate::units::Timestamp;
 
 /// What a merge found and did.
 #[derive(Debug, Default)]

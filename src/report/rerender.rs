@@ -13,7 +13,7 @@ use super::trajectory;
 use crate::layout::{RunLayout, read_run_json};
 use crate::record::{Evaluation, StepRecord, TaskRecord};
 use crate::task::Shape;
-use crate::timestamp::Timestamp;
+use crate::units::Timestamp;
 
 /// What `report` did.
 #[derive(Debug)]

@@ -6,8 +6,8 @@ use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use crate::event::Event;
-use crate::record::{TaskRecord, TaskStatus, Usage};
-use crate::session::Cost;
+use crate::record::{TaskRecord, TaskStatus};
+use crate::units::{Cost, Usage};
 
 /// What a run came to.
 #[derive(Clone, Debug, Default)]

@@ -11,7 +11,7 @@ use crate::event::{LogLine, TaskFinished};
 use crate::layout::RunLayout;
 use crate::record::{StepRecord, TaskRecord};
 use crate::task::TaskId;
-use crate::timestamp::Timestamp;
+use crate::units::Timestamp;
 
 /// Files of an attempt that move to `attempts/N/` when the next attempt starts.
 const ATTEMPT_FILES: &[&str] = &[

@@ -4,44 +4,8 @@
 use std::path::PathBuf;
 
 use crate::event::TaskEvents;
-use crate::record::{LlmStats, StepRecord, Usage};
-
-/// Accumulated LLM cost. Once one call has no known price the total is unknown, and
-/// says so rather than pretending to be 0.
-#[derive(Clone, Copy, Debug, Default, PartialEq)]
-pub struct Cost {
-    usd: f64,
-    unknown: bool,
-}
-
-impl Cost {
-    /// A known amount.
-    pub fn known(usd: f64) -> Self {
-        Self {
-            usd,
-            unknown: false,
-        }
-    }
-
-    /// An amount that cannot be priced.
-    pub fn unknown() -> Self {
-        Self {
-            usd: 0.0,
-            unknown: true,
-        }
-    }
-
-    /// Adds another cost.
-    pub fn add(&mut self, other: Cost) {
-        self.usd += other.usd;
-        self.unknown |= other.unknown;
-    }
-
-    /// The total in USD, or `None` when some part is unknown.
-    pub fn usd(&self) -> Option<f64> {
-        (!self.unknown).then_some(self.usd)
-    }
-}
+use crate::record::{LlmStats, StepRecord};
+use crate::units::{Cost, Usage};
 
 /// State shared by the rounds and agents of one session.
 #[derive(Debug)]
@@ -97,20 +61,5 @@ impl Context {
     /// Rounds started so far.
     pub fn rounds(&self) -> u32 {
         self.round_steps.len() as u32
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn unknown_cost_is_contagious() {
-        let mut c = Cost::known(0.5);
-        c.add(Cost::known(0.25));
-        assert_eq!(c.usd(), Some(0.75));
-        c.add(Cost::unknown());
-        assert_eq!(c.usd(), None);
-        assert_eq!(Cost::default().usd(), Some(0.0));
     }
 }

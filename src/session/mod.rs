@@ -2,6 +2,7 @@
 //! machine that drives an agent until a task is finished. It does no I/O of its own:
 //! agents act through the executor they are handed, and steps leave as events.
 
+mod agent;
 mod context;
 mod round;
 #[expect(
@@ -11,7 +12,8 @@ mod round;
 mod session;
 mod state;
 
-pub use context::{Context, Cost};
+pub use agent::{Agent, AgentStep};
+pub use context::Context;
 pub use round::{Round, RoundEnd};
 pub use session::{Limits, Session, SessionEnd};
-pub use state::{AgentStatus, ErrorKind, Transition, transition};
+pub use state::{ErrorKind, Transition, transition};

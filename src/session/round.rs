@@ -3,11 +3,11 @@
 
 use std::time::Instant;
 
-use super::{AgentStatus, Context, ErrorKind, Transition, transition};
-use crate::agent::{Agent, AgentStep};
+use super::{Agent, AgentStep, Context, ErrorKind, Transition, transition};
 use crate::executor::Executor;
+use crate::record::AgentStatus;
 use crate::record::StepRecord;
-use crate::timestamp::{Timestamp, seconds};
+use crate::units::{Timestamp, seconds};
 
 /// One round's request.
 #[derive(Clone, Debug)]

@@ -6,8 +6,8 @@
 
 use std::collections::VecDeque;
 
+use super::Agent;
 use super::{Context, ErrorKind, Round, RoundEnd};
-use crate::agent::Agent;
 use crate::executor::Executor;
 use crate::task::SessionKind;
 
@@ -114,9 +114,9 @@ mod tests {
     use async_trait::async_trait;
 
     use super::*;
-    use crate::agent::AgentStep;
     use crate::event::Event;
-    use crate::session::AgentStatus;
+    use crate::record::AgentStatus;
+    use crate::session::AgentStep;
     use crate::testutil::RecordingExecutor;
 
     /// Answers each step with the next scripted status; CONTINUE when the script ends.

@@ -1,43 +1,11 @@
-//! Agent statuses and what a round does after each (ufo.md §6, single-tier agents).
+//! What a round does after each agent status (ufo.md §6, single-tier agents), and
+//! whose failure an `ERROR` is.
 //!
 //! UFO's `StateManager` maps an unknown status to a `None` state that ends the round
 //! silently; here every status is a variant and every variant has a transition, so a
 //! step can never end a round without saying why.
 
-use std::fmt;
-
-use serde::{Deserialize, Serialize};
-
-/// The status an agent gives each step (UFO's AgentStatus).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "UPPERCASE")]
-pub enum AgentStatus {
-    /// More to do in this round.
-    Continue,
-    /// The round's request is done.
-    Finish,
-    /// The agent gives up.
-    Fail,
-    /// Something broke (bad replies, executor failure).
-    Error,
-    /// The agent asks the user a question; unattended runs answer nobody and go on.
-    Pending,
-    /// The agent asks to confirm a sensitive action; the unattended policy decides.
-    Confirm,
-}
-
-impl fmt::Display for AgentStatus {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(match self {
-            Self::Continue => "CONTINUE",
-            Self::Finish => "FINISH",
-            Self::Fail => "FAIL",
-            Self::Error => "ERROR",
-            Self::Pending => "PENDING",
-            Self::Confirm => "CONFIRM",
-        })
-    }
-}
+use crate::record::AgentStatus;
 
 /// What kind of failure an `ERROR` step reports; it decides the task's status.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -91,15 +59,5 @@ mod tests {
         assert_eq!(transition(AgentStatus::Finish), Transition::EndRound);
         assert_eq!(transition(AgentStatus::Fail), Transition::Fail);
         assert_eq!(transition(AgentStatus::Error), Transition::Error);
-    }
-
-    #[test]
-    fn statuses_use_ufo_names() {
-        assert_eq!(
-            serde_json::to_string(&AgentStatus::Finish).unwrap(),
-            "\"FINISH\""
-        );
-        let s: AgentStatus = serde_json::from_str("\"CONTINUE\"").unwrap();
-        assert_eq!(s, AgentStatus::Continue);
     }
 }

@@ -4,8 +4,8 @@
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-use crate::command::{CommandResult, ResultStatus};
 use crate::text::shorten;
+use crate::tool::{ResultStatus, ToolResult};
 
 /// One action of a recorded plan or of a task's `setup`.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -29,7 +29,7 @@ pub struct Action {
 impl Action {
     /// How `result` differs from what this action expects (success when it sets no
     /// `expect`); empty when it matches.
-    pub fn differences(&self, result: &CommandResult) -> Vec<String> {
+    pub fn differences(&self, result: &ToolResult) -> Vec<String> {
         match &self.expect {
             Some(expect) => expect.differences(result),
             None => Expect::default().differences(result),
@@ -55,7 +55,7 @@ pub struct Expect {
 impl Expect {
     /// Every way `result` differs from this expectation, in words; empty when it
     /// matches. Without an explicit status or exit code, success is expected.
-    pub fn differences(&self, result: &CommandResult) -> Vec<String> {
+    pub fn differences(&self, result: &ToolResult) -> Vec<String> {
         let mut diffs = Vec::new();
         let wanted_status = self.status.unwrap_or(match self.exit_code {
             Some(0) | None => ResultStatus::Success,
@@ -115,8 +115,8 @@ mod tests {
     use super::*;
     use serde_json::json;
 
-    fn result(status: ResultStatus, exit: i64, stdout: &str) -> CommandResult {
-        CommandResult {
+    fn result(status: ResultStatus, exit: i64, stdout: &str) -> ToolResult {
+        ToolResult {
             status,
             error: None,
             result: json!({"exit_code": exit, "stdout": stdout}),

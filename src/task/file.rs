@@ -9,7 +9,7 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use super::{Action, Check, Problem, Task, TaskId, TaskKind};
-use crate::command::ToolSpec;
+use crate::tool::ToolSpec;
 
 /// Keys a task file may have; anything else is a warning.
 const KNOWN_KEYS: &[&str] = &[
@@ -216,7 +216,7 @@ impl Checker<'_> {
         self.actions("setup", &setup, tools);
         let files = raw.files.unwrap_or_default();
         for path in files.keys() {
-            if let Err(e) = crate::paths::normalize_relative(path, false) {
+            if let Err(e) = crate::relpath::normalize_relative(path, false) {
                 self.problem(
                     &format!("files.{path}"),
                     e.to_string(),
@@ -376,7 +376,7 @@ impl Checker<'_> {
                 );
                 None
             }
-            Seconds::Text(t) => match crate::config::parse_duration(&t) {
+            Seconds::Text(t) => match crate::units::parse_duration(&t) {
                 Ok(d) => Some(d),
                 Err(e) => {
                     self.problem("timeout", e, fix);
@@ -412,7 +412,7 @@ impl Checker<'_> {
         for (i, check) in checks.iter().enumerate() {
             let at = format!("evaluate[{i}]");
             if let Some(path) = check.path()
-                && let Err(e) = crate::paths::normalize_relative(path, false)
+                && let Err(e) = crate::relpath::normalize_relative(path, false)
             {
                 self.problem(
                     &format!("{at}.path"),

@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use super::file::parse_task;
 use super::id::relative_id_text;
 use super::{Problem, Task, TaskId};
-use crate::command::ToolSpec;
+use crate::tool::ToolSpec;
 
 /// Names inside a task's results folder; a nested task id must not reuse them.
 pub const RESERVED_NAMES: &[&str] = &[

@@ -6,13 +6,13 @@ use std::time::{Duration, Instant};
 use serde_json::{Value, json};
 
 use super::{NAMESPACE, ShellExecutor, str_arg};
-use crate::command::{Command, CommandResult};
 use crate::executor::process::{self, Spec};
-use crate::paths::resolve_in;
-use crate::timestamp::seconds;
+use crate::relpath::resolve_in;
+use crate::tool::{ToolCall, ToolResult};
+use crate::units::seconds;
 
 impl ShellExecutor {
-    pub(super) async fn execute_command(&mut self, command: &Command) -> CommandResult {
+    pub(super) async fn execute_command(&mut self, command: &ToolCall) -> ToolResult {
         let args = &command.parameters;
         let line = str_arg(args, "command").unwrap_or_default().to_string();
         let timeout = match args.get("timeout").and_then(Value::as_u64) {
@@ -73,10 +73,10 @@ impl ShellExecutor {
                 "the command timed out after {}; it and every process it started were killed",
                 humantime::format_duration(timeout)
             );
-            return CommandResult::failure(command, NAMESPACE, error, result);
+            return ToolResult::failure(command, NAMESPACE, error, result);
         }
         match (finished.exit_code, finished.signal) {
-            (Some(0), _) => CommandResult::success(command, NAMESPACE, result),
+            (Some(0), _) => ToolResult::success(command, NAMESPACE, result),
             (Some(code), _) => {
                 let stderr = crate::text::first_line(&finished.stderr.text(), 200);
                 let error = if stderr.is_empty() {
@@ -84,14 +84,14 @@ impl ShellExecutor {
                 } else {
                     format!("exit code {code}: {stderr}")
                 };
-                CommandResult::failure(command, NAMESPACE, error, result)
+                ToolResult::failure(command, NAMESPACE, error, result)
             }
             (None, signal) => {
                 let error = format!(
                     "killed by signal {}",
                     signal.map_or("?".into(), |s| s.to_string())
                 );
-                CommandResult::failure(command, NAMESPACE, error, result)
+                ToolResult::failure(command, NAMESPACE, error, result)
             }
         }
     }

@@ -6,11 +6,11 @@ use std::path::Path;
 use serde_json::{Value, json};
 
 use super::{NAMESPACE, ShellExecutor, str_arg};
-use crate::command::{Command, CommandResult};
-use crate::paths::resolve_in;
+use crate::relpath::resolve_in;
+use crate::tool::{ToolCall, ToolResult};
 
 impl ShellExecutor {
-    pub(super) async fn write_file(&mut self, command: &Command) -> CommandResult {
+    pub(super) async fn write_file(&mut self, command: &ToolCall) -> ToolResult {
         let args = &command.parameters;
         let rel = str_arg(args, "path").unwrap_or_default();
         let content = str_arg(args, "content").unwrap_or_default();
@@ -37,7 +37,7 @@ impl ShellExecutor {
             }
         };
         match written.await {
-            Ok(()) => CommandResult::success(
+            Ok(()) => ToolResult::success(
                 command,
                 NAMESPACE,
                 json!({"path": rel, "bytes": content.len(), "append": append}),
@@ -46,7 +46,7 @@ impl ShellExecutor {
         }
     }
 
-    pub(super) async fn read_file(&mut self, command: &Command) -> CommandResult {
+    pub(super) async fn read_file(&mut self, command: &ToolCall) -> ToolResult {
         let rel = str_arg(&command.parameters, "path").unwrap_or_default();
         let path = match resolve_in(&self.workspace, rel, false) {
             Ok(p) => p,
@@ -58,7 +58,7 @@ impl ShellExecutor {
                 let truncated = bytes.len() > limit;
                 let kept = &bytes[..bytes.len().min(limit)];
                 let content = String::from_utf8_lossy(kept).into_owned();
-                CommandResult::success(
+                ToolResult::success(
                     command,
                     NAMESPACE,
                     json!({"path": rel, "content": content, "bytes": bytes.len(), "truncated": truncated}),
@@ -68,7 +68,7 @@ impl ShellExecutor {
         }
     }
 
-    pub(super) async fn list_dir(&mut self, command: &Command) -> CommandResult {
+    pub(super) async fn list_dir(&mut self, command: &ToolCall) -> ToolResult {
         let rel = str_arg(&command.parameters, "path").unwrap_or(".");
         let path = match resolve_in(&self.workspace, rel, true) {
             Ok(p) => p,
@@ -76,7 +76,7 @@ impl ShellExecutor {
         };
         match list(&path).await {
             Ok(entries) => {
-                CommandResult::success(command, NAMESPACE, json!({"path": rel, "entries": entries}))
+                ToolResult::success(command, NAMESPACE, json!({"path": rel, "entries": entries}))
             }
             Err(e) => self.fail(command, format!("cannot list `{rel}`: {e}")),
         }

@@ -20,7 +20,7 @@ pub use tools::shell_tools;
 use super::Executor;
 use super::process::{ProcessGroup, ResourceLimits};
 use super::sandbox::Sandbox;
-use crate::command::{Command, CommandResult, ToolSpec};
+use crate::tool::{ToolCall, ToolResult, ToolSpec};
 
 const NAMESPACE: &str = "shell";
 
@@ -93,8 +93,8 @@ impl ShellExecutor {
         self.env.retain(|(k, _)| k != key);
         self.env.push((key.to_string(), value.to_string()));
     }
-    fn fail(&self, command: &Command, error: String) -> CommandResult {
-        CommandResult::failure(command, NAMESPACE, error, Value::Null)
+    fn fail(&self, command: &ToolCall, error: String) -> ToolResult {
+        ToolResult::failure(command, NAMESPACE, error, Value::Null)
     }
 }
 
@@ -108,7 +108,7 @@ impl Executor for ShellExecutor {
         shell_tools().to_vec()
     }
 
-    async fn execute(&mut self, command: &Command) -> CommandResult {
+    async fn execute(&mut self, command: &ToolCall) -> ToolResult {
         if let Some(spec) = shell_tools().iter().find(|t| t.name == command.tool_name) {
             if let Err(e) = spec.check_arguments(&command.parameters) {
                 return self.fail(command, e);

@@ -3,10 +3,10 @@
 use serde_json::{Value, json};
 
 use super::*;
-use crate::command::ResultStatus;
+use crate::tool::ResultStatus;
 
-fn cmd(tool: &str, args: Value) -> Command {
-    Command::action(tool, args.as_object().unwrap().clone())
+fn cmd(tool: &str, args: Value) -> ToolCall {
+    ToolCall::action(tool, args.as_object().unwrap().clone())
 }
 
 fn executor() -> (tempfile::TempDir, ShellExecutor) {

@@ -3,7 +3,7 @@
 
 use std::sync::LazyLock;
 
-use crate::command::{ParamKind, ParamSpec, ToolSpec};
+use crate::tool::{ParamKind, ParamSpec, ToolSpec};
 
 /// The tools of the shell executor, for validation and for LLM prompts.
 pub fn shell_tools() -> &'static [ToolSpec] {

@@ -1,8 +1,5 @@
-//! The command/result model shared by agents, executors and trajectories (UFO's AIP
-//! messages, ufo.md §7), and the tool descriptions executors publish.
-//!
-//! This module owns data only: how a command is carried out belongs to `executor`,
-//! who decides on it belongs to `agent`.
+//! A tool call and its result: what an agent asks an executor to do and what comes
+//! back (UFO's AIP `ToolCall` and `Result`, ufo.md §7, with the same JSON keys).
 
 use std::fmt;
 
@@ -21,7 +18,7 @@ pub enum ToolType {
 
 /// One tool call sent to an executor.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct Command {
+pub struct ToolCall {
     /// The tool to call, e.g. `execute_command`.
     pub tool_name: String,
     /// Named arguments for the tool.
@@ -32,7 +29,7 @@ pub struct Command {
     pub call_id: String,
 }
 
-impl Command {
+impl ToolCall {
     /// A new action command with a fresh call id.
     pub fn action(tool_name: impl Into<String>, parameters: Map<String, Value>) -> Self {
         Self {
@@ -98,7 +95,7 @@ impl fmt::Display for ResultStatus {
 
 /// The result of one command (UFO's `Result`).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct CommandResult {
+pub struct ToolResult {
     /// Success, failure or skipped.
     pub status: ResultStatus,
     /// Why it failed, in words, when it did.
@@ -111,9 +108,9 @@ pub struct CommandResult {
     pub call_id: String,
 }
 
-impl CommandResult {
+impl ToolResult {
     /// A successful result.
-    pub fn success(command: &Command, namespace: &str, result: Value) -> Self {
+    pub fn success(command: &ToolCall, namespace: &str, result: Value) -> Self {
         Self {
             status: ResultStatus::Success,
             error: None,
@@ -124,7 +121,7 @@ impl CommandResult {
     }
 
     /// A failed result with a reason; `result` may still carry partial output.
-    pub fn failure(command: &Command, namespace: &str, error: String, result: Value) -> Self {
+    pub fn failure(command: &ToolCall, namespace: &str, error: String, result: Value) -> Self {
         Self {
             status: ResultStatus::Failure,
             error: Some(error),
@@ -135,7 +132,7 @@ impl CommandResult {
     }
 
     /// The result of a command skipped after an earlier failure in the same step.
-    pub fn skipped(command: &Command) -> Self {
+    pub fn skipped(command: &ToolCall) -> Self {
         Self {
             status: ResultStatus::Skipped,
             error: Some("Skipped due to previous failure (early_exit=True).".to_string()),
@@ -175,158 +172,18 @@ impl CommandResult {
     }
 }
 
-/// The JSON type a tool parameter must have.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum ParamKind {
-    /// A JSON string.
-    String,
-    /// A JSON integer.
-    Integer,
-    /// A JSON boolean.
-    Boolean,
-}
-
-impl ParamKind {
-    fn accepts(self, value: &Value) -> bool {
-        match self {
-            Self::String => value.is_string(),
-            Self::Integer => value.is_i64() || value.is_u64(),
-            Self::Boolean => value.is_boolean(),
-        }
-    }
-}
-
-/// One parameter of a tool.
-#[derive(Clone, Debug, Serialize)]
-pub struct ParamSpec {
-    /// Parameter name.
-    pub name: &'static str,
-    /// Expected JSON type.
-    #[serde(rename = "type")]
-    pub kind: ParamKind,
-    /// Whether the call is invalid without it.
-    pub required: bool,
-    /// What it means, for the LLM's tool list.
-    pub description: &'static str,
-}
-
-/// A tool an executor offers: used to validate recorded actions at load time and to
-/// describe the tools to an LLM agent.
-#[derive(Clone, Debug, Serialize)]
-pub struct ToolSpec {
-    /// Tool name as called.
-    pub name: &'static str,
-    /// What it does.
-    pub description: &'static str,
-    /// Its parameters.
-    pub params: Vec<ParamSpec>,
-}
-
-impl ToolSpec {
-    /// Checks `arguments` against the parameter list: required ones present, types
-    /// right, no unknown names. Returns the first problem in words.
-    pub fn check_arguments(&self, arguments: &Map<String, Value>) -> Result<(), String> {
-        for p in &self.params {
-            match arguments.get(p.name) {
-                None | Some(Value::Null) if p.required => {
-                    return Err(format!(
-                        "`{}` needs the parameter `{}` ({})",
-                        self.name,
-                        p.name,
-                        type_name(p.kind)
-                    ));
-                }
-                Some(v) if !v.is_null() && !p.kind.accepts(v) => {
-                    return Err(format!(
-                        "parameter `{}` of `{}` must be {}, not {}",
-                        p.name,
-                        self.name,
-                        type_name(p.kind),
-                        crate::text::json_type(v)
-                    ));
-                }
-                _ => {}
-            }
-        }
-        if let Some(unknown) = arguments
-            .keys()
-            .find(|k| !self.params.iter().any(|p| p.name == k.as_str()))
-        {
-            let known: Vec<&str> = self.params.iter().map(|p| p.name).collect();
-            return Err(format!(
-                "`{}` has no parameter `{unknown}` (it takes: {})",
-                self.name,
-                known.join(", ")
-            ));
-        }
-        Ok(())
-    }
-}
-
-fn type_name(kind: ParamKind) -> &'static str {
-    match kind {
-        ParamKind::String => "a string",
-        ParamKind::Integer => "an integer",
-        ParamKind::Boolean => "true or false",
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use serde_json::json;
-
-    fn spec() -> ToolSpec {
-        ToolSpec {
-            name: "execute_command",
-            description: "run",
-            params: vec![
-                ParamSpec {
-                    name: "command",
-                    kind: ParamKind::String,
-                    required: true,
-                    description: "",
-                },
-                ParamSpec {
-                    name: "timeout",
-                    kind: ParamKind::Integer,
-                    required: false,
-                    description: "",
-                },
-            ],
-        }
-    }
 
     fn args(v: Value) -> Map<String, Value> {
         v.as_object().unwrap().clone()
     }
 
     #[test]
-    fn checks_arguments() {
-        let s = spec();
-        assert!(s.check_arguments(&args(json!({"command": "ls"}))).is_ok());
-        let missing = s.check_arguments(&args(json!({}))).unwrap_err();
-        assert!(
-            missing.contains("needs the parameter `command`"),
-            "{missing}"
-        );
-        let wrong = s
-            .check_arguments(&args(json!({"command": "ls", "timeout": "5"})))
-            .unwrap_err();
-        assert!(
-            wrong.contains("must be an integer, not a string"),
-            "{wrong}"
-        );
-        let unknown = s
-            .check_arguments(&args(json!({"command": "ls", "cwdir": "x"})))
-            .unwrap_err();
-        assert!(unknown.contains("no parameter `cwdir`"), "{unknown}");
-    }
-
-    #[test]
     fn action_string_is_readable() {
-        let c = Command::action(
+        let c = ToolCall::action(
             "write_file",
             args(json!({"path": "a.txt", "content": "hi"})),
         );

@@ -53,11 +53,6 @@ impl<'de> Deserialize<'de> for Timestamp {
     }
 }
 
-/// Seconds as a float rounded to milliseconds, the form every `duration_s` field uses.
-pub fn seconds(d: Duration) -> f64 {
-    (d.as_secs_f64() * 1000.0).round() / 1000.0
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -72,10 +67,5 @@ mod tests {
             back.since(t) < Duration::from_millis(1) && t.since(back) < Duration::from_millis(1)
         );
         assert!(json.ends_with("Z\""), "{json}");
-    }
-
-    #[test]
-    fn seconds_round_to_millis() {
-        assert_eq!(seconds(Duration::from_micros(1_234_567)), 1.235);
     }
 }

@@ -1,10 +1,7 @@
-//! How long to wait before trying again: exponential backoff with jitter (shared by LLM
-//! calls and task retries), and for LLM calls, which failures are worth a retry and what
-//! the server's `Retry-After` asks for.
+//! How long to wait before trying again: exponential backoff with jitter, shared by LLM
+//! calls and task retries.
 
 use std::time::Duration;
-
-use reqwest::header::HeaderMap;
 
 /// Backoff delays.
 #[derive(Clone, Copy, Debug)]
@@ -34,29 +31,6 @@ impl Backoff {
             None => self.delay(retry),
         }
     }
-}
-
-/// Statuses worth retrying.
-pub(crate) fn retryable_status(status: u16) -> bool {
-    matches!(status, 408 | 409 | 425 | 429) || status >= 500
-}
-
-/// The server's requested wait: `retry-after-ms`, or `Retry-After` in seconds.
-/// (An HTTP-date `Retry-After` falls back to the backoff.)
-pub(crate) fn retry_after(headers: &HeaderMap) -> Option<Duration> {
-    let text = |name: &str| {
-        headers
-            .get(name)
-            .and_then(|v| v.to_str().ok())
-            .map(str::trim)
-    };
-    if let Some(ms) = text("retry-after-ms").and_then(|t| t.parse::<f64>().ok()) {
-        return Some(Duration::from_secs_f64(ms.max(0.0) / 1000.0));
-    }
-    text("retry-after")
-        .and_then(|t| t.parse::<f64>().ok())
-        .filter(|s| s.is_finite() && *s >= 0.0)
-        .map(Duration::from_secs_f64)
 }
 
 #[cfg(test)]
@@ -94,31 +68,5 @@ mod tests {
             b.delay_with_hint(1, Some(Duration::from_secs(300))),
             Duration::from_secs(10)
         );
-    }
-
-    #[test]
-    fn retry_after_headers() {
-        let mut h = HeaderMap::new();
-        assert_eq!(retry_after(&h), None);
-        h.insert("retry-after", "2".parse().unwrap());
-        assert_eq!(retry_after(&h), Some(Duration::from_secs(2)));
-        h.insert("retry-after-ms", "250".parse().unwrap());
-        assert_eq!(retry_after(&h), Some(Duration::from_millis(250)));
-        let mut d = HeaderMap::new();
-        d.insert(
-            "retry-after",
-            "Wed, 21 Oct 2015 07:28:00 GMT".parse().unwrap(),
-        );
-        assert_eq!(retry_after(&d), None);
-    }
-
-    #[test]
-    fn which_statuses_are_retried() {
-        for s in [408, 409, 429, 500, 502, 503, 504] {
-            assert!(retryable_status(s), "{s}");
-        }
-        for s in [400, 401, 403, 404, 422] {
-            assert!(!retryable_status(s), "{s}");
-        }
     }
 }

@@ -1,0 +1,12 @@
+//! Leaf types and value parsers every floor may use: money and tokens, durations,
+//! sizes and wall-clock timestamps. Nothing here knows about tasks, sessions or files.
+
+mod cost;
+mod duration;
+mod size;
+mod timestamp;
+
+pub use cost::{Cost, Usage};
+pub use duration::{as_human, parse_duration, seconds};
+pub use size::parse_size;
+pub use timestamp::Timestamp;

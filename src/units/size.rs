@@ -1,0 +1,50 @@
+//! Sizes given as text: `512M`, `4G`, a number of bytes, or `none`.
+
+/// A size: `512M`, `4G`, `4GiB`, `1.5g`, a number of bytes, or `none`.
+pub fn parse_size(text: &str) -> Result<Option<u64>, String> {
+    let t = text.trim().to_ascii_lowercase();
+    if t == "none" {
+        return Ok(None);
+    }
+    let split = t
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .unwrap_or(t.len());
+    let (number, unit) = t.split_at(split);
+    let factor: u64 = match unit.trim() {
+        "" | "b" => 1,
+        "k" | "kb" | "kib" => 1 << 10,
+        "m" | "mb" | "mib" => 1 << 20,
+        "g" | "gb" | "gib" => 1 << 30,
+        "t" | "tb" | "tib" => 1 << 40,
+        other => {
+            return Err(format!(
+                "unknown unit `{other}` in {text:?} (use K, M, G or T)"
+            ));
+        }
+    };
+    let n: f64 = number
+        .parse()
+        .map_err(|_| format!("{text:?} is not a size such as 512M or 4G"))?;
+    if !(n.is_finite() && n > 0.0) {
+        return Err(format!("{text:?} is not a positive size"));
+    }
+    Ok(Some((n * factor as f64) as u64))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sizes() {
+        assert_eq!(parse_size("512M").unwrap(), Some(512 << 20));
+        assert_eq!(parse_size("4GiB").unwrap(), Some(4 << 30));
+        assert_eq!(parse_size("1.5g").unwrap(), Some(3 << 29));
+        assert_eq!(parse_size("none").unwrap(), None);
+        assert!(
+            parse_size("4 parsecs")
+                .unwrap_err()
+                .contains("unknown unit")
+        );
+    }
+}
