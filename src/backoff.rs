@@ -5,17 +5,17 @@ use std::time::Duration;
 
 /// Backoff delays.
 #[derive(Clone, Copy, Debug)]
-pub struct Backoff {
+pub(crate) struct Backoff {
     /// The first delay.
-    pub base: Duration,
+    pub(crate) base: Duration,
     /// The longest delay.
-    pub max: Duration,
+    pub(crate) max: Duration,
 }
 
 impl Backoff {
     /// The delay before retry number `retry` (1-based): `base * 2^(retry-1)`, capped,
     /// then jittered into its upper half so that parallel tasks spread out.
-    pub fn delay(&self, retry: u32) -> Duration {
+    pub(crate) fn delay(&self, retry: u32) -> Duration {
         let exp = self
             .base
             .saturating_mul(1u32 << retry.saturating_sub(1).min(16));
@@ -25,7 +25,7 @@ impl Backoff {
     }
 
     /// The delay before retry `retry`, honouring a server's `Retry-After` when given.
-    pub fn delay_with_hint(&self, retry: u32, retry_after: Option<Duration>) -> Duration {
+    pub(crate) fn delay_with_hint(&self, retry: u32, retry_after: Option<Duration>) -> Duration {
         match retry_after {
             Some(hint) => hint.min(self.max),
             None => self.delay(retry),

@@ -15,12 +15,12 @@ use crate::eval::EvalMode;
 pub struct Cli {
     /// What to do.
     #[command(subcommand)]
-    pub command: Subcommand,
+    pub(crate) command: Subcommand,
 }
 
 /// The subcommands.
 #[derive(Debug, clap::Subcommand)]
-pub enum Subcommand {
+pub(crate) enum Subcommand {
     /// Run every task file (*.json) found under the paths given.
     Run(Box<RunArgs>),
     /// Check task files and print every problem; run nothing. Exits 2 if any file is bad.
@@ -38,155 +38,155 @@ pub enum Subcommand {
 
 /// Options of `ufo-batch run`.
 #[derive(Debug, Args)]
-pub struct RunArgs {
+pub(crate) struct RunArgs {
     /// Task files or folders (searched recursively for *.json). A run folder of an
     /// earlier run replays its tasks' plan.json files.
     #[arg(value_name = "PATH", required_unless_present = "request")]
-    pub paths: Vec<PathBuf>,
+    pub(crate) paths: Vec<PathBuf>,
     /// Run this request without a task file (repeatable).
     #[arg(long, value_name = "TEXT")]
-    pub request: Vec<String>,
+    pub(crate) request: Vec<String>,
     /// LLM model; LLM-driven tasks need one.
     #[arg(long, value_name = "MODEL", env = "UFO_BATCH_MODEL")]
-    pub model: Option<String>,
+    pub(crate) model: Option<String>,
     /// OpenAI-compatible server root (OpenAI, Azure, vLLM, llama.cpp, Ollama).
     #[arg(long, value_name = "URL", env = "OPENAI_BASE_URL")]
-    pub llm_base_url: Option<String>,
+    pub(crate) llm_base_url: Option<String>,
     /// Stop starting tasks once the run's LLM spend reaches this many USD.
     #[arg(long, value_name = "USD")]
-    pub max_cost: Option<f64>,
+    pub(crate) max_cost: Option<f64>,
     /// Retry a task up to N times after an infrastructure error (never after `failed`).
     #[arg(long, value_name = "N")]
-    pub retries: Option<u32>,
+    pub(crate) retries: Option<u32>,
     /// Stop starting tasks after the first task that does not pass.
     #[arg(long, conflicts_with = "max_fail")]
-    pub fail_fast: bool,
+    pub(crate) fail_fast: bool,
     /// Stop starting tasks after N tasks failed, erred or timed out.
     #[arg(long, value_name = "N")]
-    pub max_fail: Option<u32>,
+    pub(crate) max_fail: Option<u32>,
     /// Run only shard I of N (stable hash of the task id), e.g. 2/4.
     #[arg(long, value_name = "I/N", conflicts_with = "shards")]
-    pub shard: Option<String>,
+    pub(crate) shard: Option<String>,
     /// Run this machine's shard of N, from JOB_COMPLETION_INDEX or SLURM_ARRAY_TASK_ID.
     #[arg(long, value_name = "N")]
-    pub shards: Option<u32>,
+    pub(crate) shards: Option<u32>,
     /// After Ctrl-C or SIGTERM, how long running tasks may finish before they are stopped.
     #[arg(long, value_name = "DUR")]
-    pub grace: Option<String>,
+    pub(crate) grace: Option<String>,
     /// Run every task K times (as TASK_ID/rep-1 ... rep-K) to measure pass rates and flakiness.
     #[arg(long, value_name = "K")]
-    pub repeat: Option<u32>,
+    pub(crate) repeat: Option<u32>,
     /// Print a one-line JSON summary of the run on stdout at the end.
     #[arg(long)]
-    pub summary_json: bool,
+    pub(crate) summary_json: bool,
     /// How commands are confined: auto, landlock, bwrap or none.
     #[arg(long, value_name = "MODE", value_parser = parse_sandbox)]
-    pub sandbox: Option<crate::executor::sandbox::SandboxMode>,
+    pub(crate) sandbox: Option<crate::executor::sandbox::SandboxMode>,
     /// Results root; the run dir is OUT/NAME.
     #[arg(long, value_name = "DIR", env = "UFO_BATCH_OUT")]
-    pub out: Option<PathBuf>,
+    pub(crate) out: Option<PathBuf>,
     /// Run name (default: the first PATH's folder name). The same name resumes the run.
     #[arg(long)]
-    pub name: Option<String>,
+    pub(crate) name: Option<String>,
     /// Sessions at once (default: logical CPUs).
     #[arg(short, long, value_name = "N", env = "UFO_BATCH_JOBS")]
-    pub jobs: Option<usize>,
+    pub(crate) jobs: Option<usize>,
     /// Wall-clock limit per task, e.g. 90s or 10m (default 10m).
     #[arg(long, value_name = "DUR", env = "UFO_BATCH_TIMEOUT")]
-    pub timeout: Option<String>,
+    pub(crate) timeout: Option<String>,
     /// Step limit per session (UFO's MAX_STEP; default 50, or a recorded plan's length).
     #[arg(long, value_name = "N")]
-    pub max_steps: Option<u32>,
+    pub(crate) max_steps: Option<u32>,
     /// Round limit per session (UFO's MAX_ROUND; follower sessions always get enough).
     #[arg(long, value_name = "N")]
-    pub max_rounds: Option<u32>,
+    pub(crate) max_rounds: Option<u32>,
     /// How tasks are judged: auto, checks, llm or none.
     #[arg(long, value_name = "MODE", value_parser = parse_eval)]
-    pub eval: Option<EvalMode>,
+    pub(crate) eval: Option<EvalMode>,
     /// Default timeout of one shell command, e.g. 60s.
     #[arg(long, value_name = "DUR")]
-    pub command_timeout: Option<String>,
+    pub(crate) command_timeout: Option<String>,
     /// Delete this run's earlier results and start over.
     #[arg(long, conflicts_with = "rerun_failed")]
-    pub fresh: bool,
+    pub(crate) fresh: bool,
     /// Also re-run tasks whose last result was not `passed`.
     #[arg(long)]
-    pub rerun_failed: bool,
+    pub(crate) rerun_failed: bool,
     /// Config file (default: ufo-batch.toml if present).
     #[arg(long, value_name = "FILE", env = "UFO_BATCH_CONFIG")]
-    pub config: Option<PathBuf>,
+    pub(crate) config: Option<PathBuf>,
     /// How progress is shown (auto: a bar on a terminal, lines otherwise).
     #[arg(long, value_enum, default_value_t = Progress::Auto)]
-    pub progress: Progress,
+    pub(crate) progress: Progress,
 }
 
 /// Options of `ufo-batch report`.
 #[derive(Debug, Args)]
-pub struct ReportArgs {
+pub(crate) struct ReportArgs {
     /// The run dir.
     #[arg(value_name = "RUN_DIR")]
-    pub run_dir: PathBuf,
+    pub(crate) run_dir: PathBuf,
 }
 
 /// Options of `ufo-batch compare`.
 #[derive(Debug, Args)]
-pub struct CompareArgs {
+pub(crate) struct CompareArgs {
     /// The baseline run dir.
     #[arg(value_name = "RUN_A")]
-    pub a: PathBuf,
+    pub(crate) a: PathBuf,
     /// The run dir to compare with it.
     #[arg(value_name = "RUN_B")]
-    pub b: PathBuf,
+    pub(crate) b: PathBuf,
     /// Also write the comparison to FILE.
     #[arg(long, value_name = "FILE")]
-    pub out: Option<PathBuf>,
+    pub(crate) out: Option<PathBuf>,
     /// JSON instead of markdown.
     #[arg(long)]
-    pub json: bool,
+    pub(crate) json: bool,
 }
 
 /// Options of `ufo-batch merge`.
 #[derive(Debug, Args)]
-pub struct MergeArgs {
+pub(crate) struct MergeArgs {
     /// The new run dir to create.
     #[arg(value_name = "OUT")]
-    pub out: PathBuf,
+    pub(crate) out: PathBuf,
     /// The run dirs to merge.
     #[arg(value_name = "RUN_DIR", required = true)]
-    pub inputs: Vec<PathBuf>,
+    pub(crate) inputs: Vec<PathBuf>,
 }
 
 /// Options of the hidden `ufo-batch sandbox-exec`.
 #[derive(Debug, Args)]
-pub struct SandboxExecArgs {
+pub(crate) struct SandboxExecArgs {
     /// A folder the command may write (repeatable).
     #[arg(long = "rw", value_name = "DIR")]
-    pub writable: Vec<PathBuf>,
+    pub(crate) writable: Vec<PathBuf>,
     /// Apply only the limits, no Landlock (bubblewrap or no sandbox).
     #[arg(long)]
-    pub no_landlock: bool,
+    pub(crate) no_landlock: bool,
     /// Address-space limit in bytes.
     #[arg(long, value_name = "BYTES")]
-    pub memory: Option<u64>,
+    pub(crate) memory: Option<u64>,
     /// CPU-time limit in seconds.
     #[arg(long, value_name = "SECS")]
-    pub cpu: Option<u64>,
+    pub(crate) cpu: Option<u64>,
     /// The command and its arguments.
     #[arg(last = true, required = true)]
-    pub argv: Vec<String>,
+    pub(crate) argv: Vec<String>,
 }
 
 /// Options of `ufo-batch validate`.
 #[derive(Debug, Args)]
-pub struct ValidateArgs {
+pub(crate) struct ValidateArgs {
     /// Task files or folders.
     #[arg(required = true, value_name = "PATH")]
-    pub paths: Vec<PathBuf>,
+    pub(crate) paths: Vec<PathBuf>,
 }
 
 /// Progress display choice.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
-pub enum Progress {
+pub(crate) enum Progress {
     /// A bar on a terminal, lines otherwise.
     Auto,
     /// A live bar.
@@ -199,7 +199,7 @@ pub enum Progress {
 
 impl RunArgs {
     /// The options that override the config file.
-    pub fn into_overrides(self) -> (RunOverrides, Option<PathBuf>, Progress, bool) {
+    pub(crate) fn into_overrides(self) -> (RunOverrides, Option<PathBuf>, Progress, bool) {
         let overrides = RunOverrides {
             paths: self.paths,
             out: self.out,

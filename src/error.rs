@@ -2,12 +2,18 @@
 //! exit codes. A task that fails is not an error here: it is a result.
 
 use crate::config::ConfigError;
-use crate::resume::RunDirError;
+use crate::finished::FinishedError;
+use crate::rundir::{FileError, RunDirError};
 use crate::task::LoadError;
 
-/// A command-level error.
+/// A command-level error: what went wrong, said once by `main`, and its exit code.
 #[derive(Debug, thiserror::Error)]
-pub enum Error {
+#[error(transparent)]
+pub struct Error(#[from] Kind);
+
+/// The kinds of command-level errors.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum Kind {
     /// Bad configuration or options.
     #[error(transparent)]
     Config(#[from] ConfigError),
@@ -17,44 +23,62 @@ pub enum Error {
     /// The run folder cannot be used.
     #[error(transparent)]
     RunDir(#[from] RunDirError),
-    /// Input that cannot be used (a folder that is not a run dir, ...).
-    #[error("{0}")]
-    Input(String),
-    /// `validate` found problems (already printed).
-    #[error("{0}")]
-    Invalid(String),
+    /// A finished run dir cannot be read or written as asked.
+    #[error(transparent)]
+    Finished(#[from] FinishedError),
+    /// An output file cannot be written.
+    #[error(transparent)]
+    File(#[from] FileError),
     /// A bug or an environment failure (no async runtime, a crashed reporter).
     #[error("internal error: {0}")]
     Internal(String),
 }
 
 impl Error {
+    /// An error of the runner itself (a bug, or an environment it cannot work in).
+    pub(crate) fn internal(message: impl Into<String>) -> Self {
+        Self(Kind::Internal(message.into()))
+    }
+
     /// The process exit code: 2 for bad usage, configuration or input.
     pub fn exit_code(&self) -> u8 {
-        match self {
-            Self::Config(_)
-            | Self::Load(_)
-            | Self::RunDir(_)
-            | Self::Input(_)
-            | Self::Invalid(_) => 2,
-            Self::Internal(_) => 1,
+        use Kind::{Config, File, Finished, Internal, Load, RunDir};
+        match &self.0 {
+            Config(_) | Load(_) | RunDir(_) | Finished(_) | File(_) => 2,
+            Internal(_) => 1,
         }
     }
 
-    /// The message with its chain of causes, one per line.
+    /// The message with its chain of causes, one per line; a cause whose words the
+    /// message already carries is not repeated.
     pub fn render(&self) -> String {
         let mut text = format!("error: {self}");
         let mut source = std::error::Error::source(self);
-        // Transparent variants repeat their inner message as the first source.
-        let mut last = self.to_string();
         while let Some(s) = source {
             let msg = s.to_string();
-            if msg != last {
+            if !text.contains(&msg) {
                 text.push_str(&format!("\n  caused by: {msg}"));
             }
-            last = msg;
             source = s.source();
         }
         text
     }
 }
+
+macro_rules! from_kind {
+    ($($error:ty),*) => {$(
+        impl From<$error> for Error {
+            fn from(e: $error) -> Self {
+                Self(Kind::from(e))
+            }
+        }
+    )*};
+}
+
+from_kind!(
+    ConfigError,
+    LoadError,
+    RunDirError,
+    FinishedError,
+    FileError
+);

@@ -26,7 +26,7 @@ use crate::units::Timestamp;
 
 /// Everything that happens in a run, as reporters see it.
 #[derive(Debug)]
-pub enum Event {
+pub(crate) enum Event {
     /// The run begins.
     RunStarted(Box<RunStarted>),
     /// A task already has a final result in this run dir and is not run again.
@@ -69,53 +69,53 @@ pub enum Event {
 
 /// What reporters need to know at the start of a run.
 #[derive(Debug, Clone)]
-pub struct RunStarted {
+pub(crate) struct RunStarted {
     /// The run's name.
-    pub name: String,
+    pub(crate) name: String,
     /// The run dir.
-    pub dir: PathBuf,
+    pub(crate) dir: PathBuf,
     /// When it started.
-    pub started: Timestamp,
+    pub(crate) started: Timestamp,
     /// Tasks selected, runnable or not, skipped or not: the denominator.
-    pub total: usize,
+    pub(crate) total: usize,
     /// Tasks that will actually be run in this invocation.
-    pub to_run: usize,
+    pub(crate) to_run: usize,
     /// Concurrent sessions.
-    pub jobs: usize,
+    pub(crate) jobs: usize,
     /// The resolved configuration, secrets removed, for `run.json`.
-    pub config: serde_json::Value,
+    pub(crate) config: serde_json::Value,
     /// How many invocations of this run dir came before this one.
-    pub previous_invocations: u32,
+    pub(crate) previous_invocations: u32,
     /// How commands are confined.
-    pub sandbox: String,
+    pub(crate) sandbox: String,
     /// Things the user must see before the run (a missing sandbox, ...).
-    pub warnings: Vec<String>,
+    pub(crate) warnings: Vec<String>,
     /// The shard this run is, if sharded.
-    pub shard: Option<crate::shard::Shard>,
+    pub(crate) shard: Option<crate::shard::Shard>,
     /// Every task id of the batch before sharding, so that `merge` can tell which
     /// tasks no shard ran.
-    pub selection: Vec<TaskId>,
+    pub(crate) selection: Vec<TaskId>,
 }
 
 /// A task's final result and everything needed to write its files.
 #[derive(Debug, Clone)]
-pub struct TaskFinished {
+pub(crate) struct TaskFinished {
     /// The status record.
-    pub record: TaskRecord,
+    pub(crate) record: TaskRecord,
     /// The steps of the last attempt.
-    pub trajectory: Vec<StepRecord>,
+    pub(crate) trajectory: Vec<StepRecord>,
     /// The evaluation, if one ran.
-    pub evaluation: Option<Evaluation>,
+    pub(crate) evaluation: Option<Evaluation>,
     /// The actions taken, as a recorded-plan task file (`plan.json`).
-    pub plan: Option<serde_json::Value>,
+    pub(crate) plan: Option<serde_json::Value>,
     /// Problems of a task file that could not run.
-    pub problems: Vec<Problem>,
+    pub(crate) problems: Vec<Problem>,
 }
 
 impl TaskFinished {
     /// The result of a task that never ran an attempt (an invalid task file, or one the
     /// run stopped before): its record and why, nothing else.
-    pub fn without_run(record: TaskRecord, problems: Vec<Problem>) -> Self {
+    pub(crate) fn without_run(record: TaskRecord, problems: Vec<Problem>) -> Self {
         Self {
             record,
             trajectory: Vec::new(),
@@ -128,23 +128,21 @@ impl TaskFinished {
 
 /// The end of a run.
 #[derive(Debug, Clone)]
-pub struct RunFinished {
+pub(crate) struct RunFinished {
     /// When it ended.
-    pub finished: Timestamp,
+    pub(crate) finished: Timestamp,
     /// Why it stopped early, if it did (tasks not run are `cancelled`).
-    pub stopped: Option<String>,
+    pub(crate) stopped: Option<String>,
     /// True when the user interrupted it.
-    pub interrupted: bool,
+    pub(crate) interrupted: bool,
     /// What the runner process used.
-    pub runner: Option<crate::resources::Resources>,
+    pub(crate) runner: Option<crate::resources::Resources>,
 }
 
 /// Severity of a task log line.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "UPPERCASE")]
-pub enum Level {
-    /// Detail.
-    Debug,
+pub(crate) enum Level {
     /// Progress.
     Info,
     /// Something odd but not fatal.
@@ -155,9 +153,8 @@ pub enum Level {
 
 impl Level {
     /// The name written in `task.log`.
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
-            Self::Debug => "DEBUG",
             Self::Info => "INFO",
             Self::Warn => "WARN",
             Self::Error => "ERROR",
@@ -167,36 +164,69 @@ impl Level {
 
 /// One line of a task's own log.
 #[derive(Clone, Debug)]
-pub struct LogLine {
+pub(crate) struct LogLine {
     /// When.
-    pub at: Timestamp,
+    pub(crate) at: Timestamp,
     /// How serious.
-    pub level: Level,
+    pub(crate) level: Level,
     /// What happened.
-    pub message: String,
+    pub(crate) message: String,
+}
+
+/// Receives every event of a run, in order (see the lifecycle above). The reporters
+/// implement it; the core hands it events through [`spawn_sink`] and never waits for it.
+pub(crate) trait EventSink: Send + 'static {
+    /// Handles one event.
+    fn handle(&mut self, event: &Event);
+}
+
+/// A sink running on its own thread.
+pub(crate) struct SinkThread<S>(std::thread::JoinHandle<S>);
+
+impl<S> SinkThread<S> {
+    /// Waits until every sender is gone and the sink has handled the last event; gives
+    /// the sink back (`None` if it panicked).
+    pub(crate) fn join(self) -> Option<S> {
+        self.0.join().ok()
+    }
+}
+
+/// Runs `sink` on its own thread, fed by the returned sender (and its clones).
+pub(crate) fn spawn_sink<S: EventSink>(mut sink: S) -> (EventSender, SinkThread<S>) {
+    let (tx, mut rx) = channel();
+    let handle = std::thread::Builder::new()
+        .name("reporter".into())
+        .spawn(move || {
+            while let Some(event) = rx.blocking_recv() {
+                sink.handle(&event);
+            }
+            sink
+        })
+        .expect("spawning the reporter thread");
+    (tx, SinkThread(handle))
 }
 
 /// The sending end of the event stream. Cheap to clone; sending never blocks.
 #[derive(Clone, Debug)]
-pub struct EventSender(mpsc::UnboundedSender<Event>);
+pub(crate) struct EventSender(mpsc::UnboundedSender<Event>);
 
 /// The receiving end, owned by the reporter.
-pub type EventReceiver = mpsc::UnboundedReceiver<Event>;
+pub(crate) type EventReceiver = mpsc::UnboundedReceiver<Event>;
 
 /// A new event stream.
-pub fn channel() -> (EventSender, EventReceiver) {
+pub(crate) fn channel() -> (EventSender, EventReceiver) {
     let (tx, rx) = mpsc::unbounded_channel();
     (EventSender(tx), rx)
 }
 
 impl EventSender {
     /// Sends an event; if the reporter is gone there is nobody to tell, so it is dropped.
-    pub fn send(&self, event: Event) {
+    pub(crate) fn send(&self, event: Event) {
         let _ = self.0.send(event);
     }
 
     /// A handle for one task's log lines and steps.
-    pub fn for_task(&self, id: TaskId) -> TaskEvents {
+    pub(crate) fn for_task(&self, id: TaskId) -> TaskEvents {
         TaskEvents {
             id,
             tx: self.clone(),
@@ -206,19 +236,14 @@ impl EventSender {
 
 /// Sends one task's log lines and steps.
 #[derive(Clone, Debug)]
-pub struct TaskEvents {
+pub(crate) struct TaskEvents {
     id: TaskId,
     tx: EventSender,
 }
 
 impl TaskEvents {
-    /// The task.
-    pub fn id(&self) -> &TaskId {
-        &self.id
-    }
-
     /// A log line.
-    pub fn log(&self, level: Level, message: impl Into<String>) {
+    pub(crate) fn log(&self, level: Level, message: impl Into<String>) {
         self.tx.send(Event::TaskLog {
             id: self.id.clone(),
             line: LogLine {
@@ -230,17 +255,17 @@ impl TaskEvents {
     }
 
     /// An info line.
-    pub fn info(&self, message: impl Into<String>) {
+    pub(crate) fn info(&self, message: impl Into<String>) {
         self.log(Level::Info, message);
     }
 
     /// A warning line.
-    pub fn warn(&self, message: impl Into<String>) {
+    pub(crate) fn warn(&self, message: impl Into<String>) {
         self.log(Level::Warn, message);
     }
 
     /// A finished step.
-    pub fn step(&self, step: StepRecord) {
+    pub(crate) fn step(&self, step: StepRecord) {
         self.tx.send(Event::StepFinished {
             id: self.id.clone(),
             step: Arc::new(step),

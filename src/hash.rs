@@ -2,7 +2,7 @@
 //! `DefaultHasher`: it identifies task file contents and assigns tasks to shards.
 
 /// FNV-1a over `bytes`.
-pub fn fnv1a64(bytes: &[u8]) -> u64 {
+pub(crate) fn fnv1a64(bytes: &[u8]) -> u64 {
     let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
     for b in bytes {
         hash ^= u64::from(*b);
@@ -12,7 +12,7 @@ pub fn fnv1a64(bytes: &[u8]) -> u64 {
 }
 
 /// The hash as 16 hex digits.
-pub fn hex(bytes: &[u8]) -> String {
+pub(crate) fn hex(bytes: &[u8]) -> String {
     format!("{:016x}", fnv1a64(bytes))
 }
 

@@ -3,51 +3,63 @@
 //! once, each in its own workspace, each ending in a definite status and a readable
 //! trajectory.
 //!
-//! How a run flows, and where each part lives:
+//! The floors, top to bottom; each module imports only from floors below it:
 //!
 //! ```text
-//! cli ─► config ─► run ─► task (load, validate)
-//!                     ├─► resume (what to run again)
-//!                     └─► pool ─► attempt ─► session ─► agent ─► executor
-//!                           │                      (Round, Context)    (shell)
-//!                           └──── event ────► report (stats, files, terminal)
+//! app            the subcommands (run, validate, report, compare, merge)
+//! cli, config    clap's view of the command line; the validated configuration
+//! batch          prepare a batch (load, shard, repeat, resume) and execute it
+//! pool           SessionPool: bounded attempts, retries, stop rules; emits events
+//! attempt        one attempt of one task: workspace, setup, session, evaluation
+//! session        Session, Round, Context, the Agent trait: a state machine
+//! agent          ReplayAgent, LinuxAgent, EvaluationAgent
+//! executor, llm  what carries out tool calls; the OpenAI-compatible client
+//! eval           deterministic checks
+//! task           task files: shapes, ids, loading
+//! event          the one interface between the core and the reporters
+//! reporter       live reporters: statistics, result files, the terminal
+//! finished       commands over finished run dirs (report, compare, merge)
+//! render         the text of every derived file
+//! rundir         the on-disk layout: paths, atomic writes, records, resume
+//! record         the persisted schema (status.json, response.log, evaluation.log)
+//! tool           tool calls, results and specs
+//! units, text, hash, relpath, backoff, shard, resources   leaves
 //! ```
 //!
-//! The core (everything left of `event`) never prints; reporters do. Dependencies run
-//! one way: nothing in the core imports `report` or `cli`.
+//! The core (everything above `event`) never prints; reporters and `app` do.
 
-pub mod agent;
-pub mod attempt;
-pub mod backoff;
+mod agent;
+mod app;
+mod attempt;
+mod backoff;
+mod batch;
 pub mod cli;
-pub mod commands;
-pub mod config;
+mod config;
 pub mod error;
-pub mod eval;
-pub mod event;
-pub mod executor;
-pub mod hash;
-pub mod layout;
-pub mod llm;
-pub mod pool;
-pub mod record;
-pub mod relpath;
-pub mod report;
-pub mod resources;
-pub mod resume;
-pub mod run;
-pub mod session;
-pub mod shard;
-pub mod signals;
-pub mod task;
-pub mod text;
-pub mod tool;
-pub mod units;
+mod eval;
+mod event;
+mod executor;
+mod finished;
+mod hash;
+mod llm;
+mod pool;
+mod record;
+mod relpath;
+mod render;
+mod reporter;
+mod resources;
+mod rundir;
+mod session;
+mod shard;
+mod task;
+mod text;
+mod tool;
+mod units;
 
 #[cfg(test)]
 mod testutil;
 
 /// Runs a parsed command line; returns the process exit code.
 pub fn execute(cli: cli::Cli) -> Result<u8, error::Error> {
-    commands::dispatch(cli)
+    app::dispatch(cli)
 }

@@ -17,9 +17,7 @@ fn main() -> ExitCode {
     match ufo_batch::execute(cli) {
         Ok(code) => ExitCode::from(code),
         Err(e) => {
-            if !matches!(e, ufo_batch::error::Error::Invalid(_)) {
-                eprintln!("{}", e.render());
-            }
+            eprintln!("{}", e.render());
             ExitCode::from(e.exit_code())
         }
     }

@@ -5,7 +5,7 @@ use std::path::{Component, Path, PathBuf};
 
 /// Why a path was refused.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-pub enum PathError {
+pub(crate) enum PathError {
     /// Empty text.
     #[error("the path is empty")]
     Empty,
@@ -22,7 +22,7 @@ pub enum PathError {
 
 /// The lexically normalised form of a relative path (`a/./b/../c` → `a/c`), refusing
 /// absolute paths and any `..` that climbs above the start. `""` and `.` mean the root.
-pub fn normalize_relative(text: &str, allow_root: bool) -> Result<PathBuf, PathError> {
+pub(crate) fn normalize_relative(text: &str, allow_root: bool) -> Result<PathBuf, PathError> {
     if text.is_empty() && !allow_root {
         return Err(PathError::Empty);
     }
@@ -59,7 +59,7 @@ pub fn normalize_relative(text: &str, allow_root: bool) -> Result<PathBuf, PathE
 /// `text` resolved inside `root`, refusing lexical escapes and symbolic links that
 /// lead out of `root`. The file itself need not exist; its nearest existing ancestor
 /// is what is checked.
-pub fn resolve_in(root: &Path, text: &str, allow_root: bool) -> Result<PathBuf, PathError> {
+pub(crate) fn resolve_in(root: &Path, text: &str, allow_root: bool) -> Result<PathBuf, PathError> {
     let relative = normalize_relative(text, allow_root)?;
     let joined = root.join(&relative);
     let real_root = root.canonicalize().unwrap_or_else(|_| root.to_path_buf());

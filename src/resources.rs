@@ -5,17 +5,17 @@ use serde::Serialize;
 
 /// The runner's own resource usage so far.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Serialize)]
-pub struct Resources {
+pub(crate) struct Resources {
     /// User plus system CPU seconds of the runner process.
-    pub cpu_s: f64,
+    pub(crate) cpu_s: f64,
     /// Peak resident memory of the runner process, in KiB.
-    pub peak_rss_kb: u64,
+    pub(crate) peak_rss_kb: u64,
 }
 
 impl Resources {
     /// Reads them now, where the platform tells.
     #[cfg(unix)]
-    pub fn now() -> Option<Self> {
+    pub(crate) fn now() -> Option<Self> {
         // SAFETY: getrusage only fills the struct it is given.
         let usage = unsafe {
             let mut usage: libc::rusage = std::mem::zeroed();
@@ -30,7 +30,7 @@ impl Resources {
 
     /// Not available here.
     #[cfg(not(unix))]
-    pub fn now() -> Option<Self> {
+    pub(crate) fn now() -> Option<Self> {
         None
     }
 }
@@ -38,7 +38,7 @@ impl Resources {
 /// Raises the open-file limit to the most allowed: each running command holds pipes,
 /// and the common default of 1024 runs out around `--jobs 256`.
 #[cfg(unix)]
-pub fn raise_open_file_limit() {
+pub(crate) fn raise_open_file_limit() {
     // SAFETY: getrlimit/setrlimit only read and write the struct given.
     unsafe {
         let mut limit: libc::rlimit = std::mem::zeroed();
@@ -52,4 +52,4 @@ pub fn raise_open_file_limit() {
 
 /// Nothing to raise here.
 #[cfg(not(unix))]
-pub fn raise_open_file_limit() {}
+pub(crate) fn raise_open_file_limit() {}

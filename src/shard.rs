@@ -8,16 +8,16 @@ use crate::task::TaskId;
 
 /// One shard of N (`index` is 0-based; shown 1-based as `I/N`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-pub struct Shard {
+pub(crate) struct Shard {
     /// 0-based index.
-    pub index: u32,
+    pub(crate) index: u32,
     /// Number of shards.
-    pub count: u32,
+    pub(crate) count: u32,
 }
 
 impl Shard {
     /// `I/N` with I counted from 1.
-    pub fn parse(text: &str) -> Result<Self, String> {
+    pub(crate) fn parse(text: &str) -> Result<Self, String> {
         let err = || format!("--shard {text:?}: write I/N with 1 <= I <= N, e.g. 2/4");
         let (i, n) = text.trim().split_once('/').ok_or_else(err)?;
         let (i, n): (u32, u32) = (
@@ -35,7 +35,10 @@ impl Shard {
 
     /// The shard a scheduler gives this machine: `JOB_COMPLETION_INDEX` (Kubernetes
     /// Indexed Job) or `SLURM_ARRAY_TASK_ID`, both counted from 0, out of `count`.
-    pub fn from_env(count: u32, var: impl Fn(&str) -> Option<String>) -> Result<Self, String> {
+    pub(crate) fn from_env(
+        count: u32,
+        var: impl Fn(&str) -> Option<String>,
+    ) -> Result<Self, String> {
         let found = ["JOB_COMPLETION_INDEX", "SLURM_ARRAY_TASK_ID"]
             .iter()
             .find_map(|name| var(name).map(|v| (*name, v)));
@@ -58,7 +61,7 @@ impl Shard {
     }
 
     /// The shard of `count` that `id` belongs to (none when `count` is 0).
-    pub fn of(id: &TaskId, count: u32) -> Option<Self> {
+    pub(crate) fn of(id: &TaskId, count: u32) -> Option<Self> {
         let hash = crate::hash::fnv1a64(id.as_str().as_bytes());
         let index = hash.checked_rem(u64::from(count))?;
         Some(Self {
@@ -68,7 +71,7 @@ impl Shard {
     }
 
     /// True when `id` belongs to this shard.
-    pub fn contains(&self, id: &TaskId) -> bool {
+    pub(crate) fn contains(&self, id: &TaskId) -> bool {
         Self::of(id, self.count) == Some(*self)
     }
 }

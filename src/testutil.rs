@@ -42,14 +42,6 @@ pub(crate) struct RecordingExecutor {
 
 #[async_trait::async_trait]
 impl crate::executor::Executor for RecordingExecutor {
-    fn namespace(&self) -> &str {
-        "test"
-    }
-
-    fn tools(&self) -> Vec<crate::tool::ToolSpec> {
-        crate::executor::shell_tools().to_vec()
-    }
-
     async fn execute(&mut self, command: &crate::tool::ToolCall) -> crate::tool::ToolResult {
         self.commands.push(command.clone());
         crate::tool::ToolResult::success(

@@ -3,7 +3,7 @@
 use serde_json::Value;
 
 /// `s` cut to at most `max` characters, with `…` marking the cut.
-pub fn shorten(s: &str, max: usize) -> String {
+pub(crate) fn shorten(s: &str, max: usize) -> String {
     if s.chars().count() <= max {
         return s.to_string();
     }
@@ -13,7 +13,7 @@ pub fn shorten(s: &str, max: usize) -> String {
 }
 
 /// The first line of `s`, shortened, for one-line summaries.
-pub fn first_line(s: &str, max: usize) -> String {
+pub(crate) fn first_line(s: &str, max: usize) -> String {
     let line = s.lines().find(|l| !l.trim().is_empty()).unwrap_or("");
     let more = s.trim().lines().count() > 1;
     let mut out = shorten(line.trim(), max);
@@ -24,7 +24,7 @@ pub fn first_line(s: &str, max: usize) -> String {
 }
 
 /// "a string", "an integer", ... for messages about JSON values.
-pub fn json_type(v: &Value) -> &'static str {
+pub(crate) fn json_type(v: &Value) -> &'static str {
     match v {
         Value::Null => "null",
         Value::Bool(_) => "a boolean",
@@ -37,7 +37,7 @@ pub fn json_type(v: &Value) -> &'static str {
 }
 
 /// `n thing` / `n things`.
-pub fn plural(n: usize, thing: &str) -> String {
+pub(crate) fn plural(n: usize, thing: &str) -> String {
     if n == 1 {
         format!("1 {thing}")
     } else {

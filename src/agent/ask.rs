@@ -40,9 +40,9 @@ impl Asker {
 /// What asking cost.
 #[derive(Clone, Copy, Debug, Default)]
 pub(super) struct Spent {
-    pub usage: Usage,
-    pub cost: Cost,
-    pub llm: LlmStats,
+    pub(crate) usage: Usage,
+    pub(crate) cost: Cost,
+    pub(crate) llm: LlmStats,
 }
 
 /// Why asking gave no usable reply.
@@ -55,12 +55,12 @@ pub(super) enum AskError {
 
 /// One way of asking: whom, with which system prompt and reply schema, how often.
 pub(super) struct Ask<'a> {
-    pub llm: &'a LlmClient,
-    pub asker: Asker,
-    pub system: &'a str,
-    pub schema: &'a Value,
-    pub tries: u32,
-    pub events: &'a TaskEvents,
+    pub(crate) llm: &'a LlmClient,
+    pub(crate) asker: Asker,
+    pub(crate) system: &'a str,
+    pub(crate) schema: &'a Value,
+    pub(crate) tries: u32,
+    pub(crate) events: &'a TaskEvents,
 }
 
 impl Ask<'_> {

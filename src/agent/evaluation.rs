@@ -26,46 +26,46 @@ const FILE_LIMIT: usize = 1500;
 
 /// What the judge said, and what asking cost.
 #[derive(Clone, Debug)]
-pub struct Judgement {
+pub(crate) struct Judgement {
     /// The verdict.
-    pub evaluation: Evaluation,
+    pub(crate) evaluation: Evaluation,
     /// Tokens used.
-    pub usage: Usage,
+    pub(crate) usage: Usage,
     /// Their cost.
-    pub cost: Cost,
+    pub(crate) cost: Cost,
     /// Calls, retries, unusable replies.
-    pub llm: LlmStats,
+    pub(crate) llm: LlmStats,
 }
 
 /// Why there is no verdict, with what asking cost so far.
 #[derive(Clone, Debug)]
-pub struct JudgeFailure {
+pub(crate) struct JudgeFailure {
     /// In words.
-    pub reason: String,
+    pub(crate) reason: String,
     /// True when every task would fail the same way.
-    pub fatal: bool,
+    pub(crate) fatal: bool,
     /// Tokens used before it failed.
-    pub usage: Usage,
+    pub(crate) usage: Usage,
     /// Their cost.
-    pub cost: Cost,
+    pub(crate) cost: Cost,
     /// Calls made.
-    pub llm: LlmStats,
+    pub(crate) llm: LlmStats,
 }
 
 /// The judge.
-pub struct EvaluationAgent {
+pub(crate) struct EvaluationAgent {
     llm: Arc<LlmClient>,
     reply_retries: u32,
 }
 
 impl EvaluationAgent {
     /// A judge asking `llm`, re-asking an unusable reply `reply_retries` times.
-    pub fn new(llm: Arc<LlmClient>, reply_retries: u32) -> Self {
+    pub(crate) fn new(llm: Arc<LlmClient>, reply_retries: u32) -> Self {
         Self { llm, reply_retries }
     }
 
     /// Judges a session.
-    pub async fn judge(
+    pub(crate) async fn judge(
         &self,
         request: &str,
         steps: &[StepRecord],
@@ -225,7 +225,7 @@ fn schema() -> Value {
 
 /// A judge's reply, leniently: keys in any case, sub-scores as a list or as a map
 /// (dataflow's form), verdicts as yes/no/unsure or booleans.
-pub fn parse_verdict(text: &str) -> Result<Evaluation, String> {
+pub(crate) fn parse_verdict(text: &str) -> Result<Evaluation, String> {
     let value = extract_object(text)?;
     let object: serde_json::Map<String, Value> = value
         .as_object()

@@ -4,7 +4,7 @@
 use serde_json::Value;
 
 /// The first JSON object in `text`, or why there is none.
-pub fn extract_object(text: &str) -> Result<Value, String> {
+pub(crate) fn extract_object(text: &str) -> Result<Value, String> {
     let trimmed = text.trim();
     if trimmed.is_empty() {
         return Err("the reply is empty".to_string());

@@ -26,7 +26,7 @@ const AGENT_TYPE: &str = "LinuxAgent";
 /// What to do when the model asks to confirm a sensitive action.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "lowercase")]
-pub enum ConfirmPolicy {
+pub(crate) enum ConfirmPolicy {
     /// Refuse it: the action does not run and the task fails, saying why.
     #[default]
     Deny,
@@ -36,15 +36,15 @@ pub enum ConfirmPolicy {
 
 /// Knobs of LLM agents.
 #[derive(Clone, Debug, serde::Serialize)]
-pub struct AgentSettings {
+pub(crate) struct AgentSettings {
     /// Characters of command results sent back to the model per step.
-    pub observation_limit: usize,
+    pub(crate) observation_limit: usize,
     /// Times a reply that cannot be used is asked again before the step ends in ERROR.
-    pub reply_retries: u32,
+    pub(crate) reply_retries: u32,
     /// The unattended answer to CONFIRM.
-    pub confirm: ConfirmPolicy,
+    pub(crate) confirm: ConfirmPolicy,
     /// Steps sent to the model in full; older ones are summarized (0: all).
-    pub history_steps: u32,
+    pub(crate) history_steps: u32,
 }
 
 impl Default for AgentSettings {
@@ -59,7 +59,7 @@ impl Default for AgentSettings {
 }
 
 /// A single-tier agent working through the shell tools.
-pub struct LinuxAgent {
+pub(crate) struct LinuxAgent {
     llm: Arc<LlmClient>,
     tools: Vec<ToolSpec>,
     settings: AgentSettings,
@@ -74,7 +74,7 @@ pub struct LinuxAgent {
 
 impl LinuxAgent {
     /// An agent using `llm` and `tools`; `steps` makes it a follower of a step plan.
-    pub fn new(
+    pub(crate) fn new(
         llm: Arc<LlmClient>,
         tools: Vec<ToolSpec>,
         settings: AgentSettings,

@@ -12,8 +12,6 @@ mod prompt;
 mod replay;
 mod reply;
 
-pub use evaluation::{EvaluationAgent, JudgeFailure, Judgement, parse_verdict};
-pub use json_text::extract_object;
-pub use linux::{AgentSettings, ConfirmPolicy, LinuxAgent};
-pub use replay::ReplayAgent;
-pub use reply::{Reply, ReplyAction, parse_reply};
+pub(crate) use evaluation::{EvaluationAgent, JudgeFailure};
+pub(crate) use linux::{AgentSettings, ConfirmPolicy, LinuxAgent};
+pub(crate) use replay::ReplayAgent;

@@ -17,14 +17,14 @@ use crate::units::seconds;
 const AGENT_TYPE: &str = "ReplayAgent";
 
 /// Replays recorded actions.
-pub struct ReplayAgent {
+pub(crate) struct ReplayAgent {
     actions: VecDeque<Action>,
     total: usize,
 }
 
 impl ReplayAgent {
     /// An agent that will replay `actions` in order.
-    pub fn new(actions: Vec<Action>) -> Self {
+    pub(crate) fn new(actions: Vec<Action>) -> Self {
         Self {
             total: actions.len(),
             actions: actions.into(),

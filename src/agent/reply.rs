@@ -12,32 +12,32 @@ use crate::tool::ToolSpec;
 
 /// A usable reply.
 #[derive(Clone, Debug, PartialEq)]
-pub struct Reply {
+pub(crate) struct Reply {
     /// What the model saw.
-    pub observation: Option<String>,
+    pub(crate) observation: Option<String>,
     /// Why it acts.
-    pub thought: Option<String>,
+    pub(crate) thought: Option<String>,
     /// What it plans next.
-    pub plan: Option<Value>,
+    pub(crate) plan: Option<Value>,
     /// A remark (the final answer, on FINISH).
-    pub comment: Option<String>,
+    pub(crate) comment: Option<String>,
     /// The tool calls, in order (empty: no action).
-    pub actions: Vec<ReplyAction>,
+    pub(crate) actions: Vec<ReplyAction>,
     /// The step's status.
-    pub status: AgentStatus,
+    pub(crate) status: AgentStatus,
 }
 
 /// One tool call of a reply.
 #[derive(Clone, Debug, PartialEq)]
-pub struct ReplyAction {
+pub(crate) struct ReplyAction {
     /// The tool.
-    pub function: String,
+    pub(crate) function: String,
     /// Its arguments.
-    pub arguments: Map<String, Value>,
+    pub(crate) arguments: Map<String, Value>,
 }
 
 /// Parses and checks a reply; `Err` is the message to send back to the model.
-pub fn parse_reply(text: &str, tools: &[ToolSpec]) -> Result<Reply, String> {
+pub(crate) fn parse_reply(text: &str, tools: &[ToolSpec]) -> Result<Reply, String> {
     let value = extract_object(text)?;
     let object = lowercase_keys(value.as_object().cloned().unwrap_or_default());
     let text_field = |key: &str| match object.get(key) {

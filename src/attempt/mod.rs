@@ -13,12 +13,12 @@ use std::time::Duration;
 
 use tokio_util::sync::CancellationToken;
 
-pub use outcome::AttemptOutcome;
+pub(crate) use outcome::AttemptOutcome;
 
 use crate::eval::EvalMode;
 use crate::event::TaskEvents;
 use crate::executor::{Executor, ShellExecutor, ShellSettings};
-use crate::layout::RunLayout;
+use crate::rundir::RunLayout;
 use crate::session::{Context, Session};
 use crate::task::Task;
 use crate::tool::ToolCall;
@@ -26,29 +26,29 @@ use outcome::Ended;
 
 /// Settings every attempt of a run shares.
 #[derive(Clone)]
-pub struct AttemptSettings {
+pub(crate) struct AttemptSettings {
     /// Where task folders live.
-    pub layout: RunLayout,
+    pub(crate) layout: RunLayout,
     /// How commands run.
-    pub shell: ShellSettings,
+    pub(crate) shell: ShellSettings,
     /// Wall-clock limit of a task that sets none.
-    pub timeout: Duration,
+    pub(crate) timeout: Duration,
     /// Step limit of a task that sets none.
-    pub max_steps: Option<u32>,
+    pub(crate) max_steps: Option<u32>,
     /// Round limit.
-    pub max_rounds: Option<u32>,
+    pub(crate) max_rounds: Option<u32>,
     /// Evaluation mode.
-    pub eval: EvalMode,
+    pub(crate) eval: EvalMode,
     /// The LLM, when one is configured.
-    pub llm: Option<std::sync::Arc<crate::llm::LlmClient>>,
+    pub(crate) llm: Option<std::sync::Arc<crate::llm::LlmClient>>,
     /// Knobs of LLM agents.
-    pub agent: crate::agent::AgentSettings,
+    pub(crate) agent: crate::agent::AgentSettings,
 }
 
 /// Runs attempts for the pool. The pool only schedules; this is what it schedules, so
 /// tests can give it attempts that panic, hang or count themselves.
 #[async_trait::async_trait]
-pub trait AttemptRunner: Send + Sync + 'static {
+pub(crate) trait AttemptRunner: Send + Sync + 'static {
     /// Runs one attempt of `task`.
     async fn run(
         &self,
@@ -95,15 +95,16 @@ fn setup_failed(events: &TaskEvents, reason: String) -> AttemptOutcome {
 
 /// Runs one attempt. `previous_attempts` is how many attempts came before (their
 /// workspaces are kept under `attempts/`). `kill` ends the attempt at once.
-pub async fn run_attempt(
+pub(crate) async fn run_attempt(
     task: &Task,
     settings: &AttemptSettings,
     previous_attempts: u32,
     events: TaskEvents,
     kill: CancellationToken,
 ) -> AttemptOutcome {
-    let ws = settings.layout.workspace(&task.id);
-    let archive = settings.layout.task_dir(&task.id).join("attempts");
+    let dir = settings.layout.task(&task.id);
+    let ws = dir.workspace();
+    let archive = dir.attempts();
     if let Err(e) = workspace::prepare(&ws, &archive, previous_attempts, &task.files).await {
         let reason = format!("cannot prepare the workspace {}: {e}", ws.display());
         return setup_failed(&events, reason);
@@ -121,7 +122,7 @@ pub async fn run_attempt(
     for warning in &task.warnings {
         events.warn(format!("task file: {warning}"));
     }
-    let tmp = settings.layout.tmp(&task.id);
+    let tmp = dir.tmp();
     if let Err(e) = workspace::fresh_dir(&tmp).await {
         let reason = format!("cannot prepare the temporary folder {}: {e}", tmp.display());
         return setup_failed(&events, reason);
@@ -170,7 +171,7 @@ async fn body(
     progress.stage = Stage::Session;
     let ctx = Context::new(
         task.request.clone(),
-        settings.layout.workspace(&task.id),
+        settings.layout.task(&task.id).workspace(),
         events.clone(),
     );
     let session = match factory::build(task, settings, ctx) {

@@ -31,34 +31,34 @@ pub(super) enum Ended {
 
 /// What one attempt produced.
 #[derive(Clone, Debug)]
-pub struct AttemptOutcome {
+pub(crate) struct AttemptOutcome {
     /// The attempt's status.
-    pub status: TaskStatus,
+    pub(crate) status: TaskStatus,
     /// Why it did not pass.
-    pub reason: Option<String>,
+    pub(crate) reason: Option<String>,
     /// True when an infrastructure failure ended it, so a retry may help.
-    pub retryable: bool,
+    pub(crate) retryable: bool,
     /// The evaluation, if one ran.
-    pub evaluation: Option<Evaluation>,
+    pub(crate) evaluation: Option<Evaluation>,
     /// The steps taken.
-    pub trajectory: Vec<StepRecord>,
+    pub(crate) trajectory: Vec<StepRecord>,
     /// The actions taken as a recorded plan (`plan.json`).
-    pub plan: Option<serde_json::Value>,
+    pub(crate) plan: Option<serde_json::Value>,
     /// Rounds started.
-    pub rounds: u32,
+    pub(crate) rounds: u32,
     /// Steps taken.
-    pub steps: u32,
+    pub(crate) steps: u32,
     /// Steps per round.
-    pub round_steps: Vec<u32>,
+    pub(crate) round_steps: Vec<u32>,
     /// Tokens used.
-    pub usage: Usage,
+    pub(crate) usage: Usage,
     /// Cost.
-    pub cost: Cost,
+    pub(crate) cost: Cost,
     /// LLM calls, retries and unusable replies.
-    pub llm: LlmStats,
+    pub(crate) llm: LlmStats,
     /// Set when the failure will recur for every task (wrong API key, unknown model):
     /// the pool stops scheduling, with this reason.
-    pub fatal: Option<String>,
+    pub(crate) fatal: Option<String>,
 }
 
 impl AttemptOutcome {
@@ -81,7 +81,7 @@ impl AttemptOutcome {
     }
 
     /// An attempt the runner itself could not carry out.
-    pub fn infrastructure_error(reason: String) -> Self {
+    pub(crate) fn infrastructure_error(reason: String) -> Self {
         Self {
             retryable: true,
             ..Self::blank(TaskStatus::Error, Some(reason))
@@ -147,7 +147,7 @@ impl AttemptOutcome {
     }
 
     /// One line for logs.
-    pub fn describe(&self) -> String {
+    pub(crate) fn describe(&self) -> String {
         match &self.reason {
             Some(r) => format!("{}: {r}", self.status),
             None => self.status.to_string(),

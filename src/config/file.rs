@@ -9,11 +9,11 @@ use crate::agent::ConfirmPolicy;
 use crate::llm::{ApiType, MaxTokensField, Price, ResponseFormat};
 
 /// The config file read when `--config` is not given, if it exists.
-pub const DEFAULT_CONFIG_FILE: &str = "ufo-batch.toml";
+pub(crate) const DEFAULT_CONFIG_FILE: &str = "ufo-batch.toml";
 
 /// Problems with the configuration; all are reported before anything runs.
 #[derive(Debug, thiserror::Error)]
-pub enum ConfigError {
+pub(crate) enum ConfigError {
     /// The config file could not be read.
     #[error("cannot read the config file {path}")]
     Read {
@@ -39,126 +39,126 @@ pub enum ConfigError {
 /// `ufo-batch.toml`.
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct ConfigFile {
+pub(crate) struct ConfigFile {
     /// `[run]`: how the batch runs.
     #[serde(default)]
-    pub run: RunSection,
+    pub(crate) run: RunSection,
     /// `[executor]`: how commands run.
     #[serde(default)]
-    pub executor: ExecutorSection,
+    pub(crate) executor: ExecutorSection,
     /// `[llm]`: the model server.
     #[serde(default)]
-    pub llm: LlmSection,
+    pub(crate) llm: LlmSection,
     /// `[agent]`: how LLM agents behave.
     #[serde(default)]
-    pub agent: AgentSection,
+    pub(crate) agent: AgentSection,
     /// `[sandbox]`: how commands are confined.
     #[serde(default)]
-    pub sandbox: SandboxSection,
+    pub(crate) sandbox: SandboxSection,
 }
 
 /// `[sandbox]` of the config file.
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct SandboxSection {
+pub(crate) struct SandboxSection {
     /// `auto`, `landlock`, `bwrap` or `none`.
-    pub mode: Option<String>,
+    pub(crate) mode: Option<String>,
     /// Address-space limit per process (`"4GiB"`, `"512M"`, `"none"`).
-    pub memory: Option<String>,
+    pub(crate) memory: Option<String>,
     /// CPU-time limit per process (`"10m"`, `"none"`).
-    pub cpu: Option<String>,
+    pub(crate) cpu: Option<String>,
 }
 
 /// `[llm]` of the config file; every key is optional.
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct LlmSection {
+pub(crate) struct LlmSection {
     /// Server root (`https://api.openai.com/v1`, `http://127.0.0.1:8080/v1`, ...).
-    pub base_url: Option<String>,
+    pub(crate) base_url: Option<String>,
     /// Model name (Azure: the deployment).
-    pub model: Option<String>,
+    pub(crate) model: Option<String>,
     /// `openai` or `azure`.
-    pub api_type: Option<ApiType>,
+    pub(crate) api_type: Option<ApiType>,
     /// Azure's `api-version`.
-    pub api_version: Option<String>,
+    pub(crate) api_version: Option<String>,
     /// The environment variable that holds the key.
-    pub api_key_env: Option<String>,
+    pub(crate) api_key_env: Option<String>,
     /// Sampling temperature.
-    pub temperature: Option<f64>,
+    pub(crate) temperature: Option<f64>,
     /// Token limit per reply.
-    pub max_tokens: Option<u32>,
+    pub(crate) max_tokens: Option<u32>,
     /// `max_tokens`, `max_completion_tokens` or `none`.
-    pub max_tokens_field: Option<MaxTokensField>,
+    pub(crate) max_tokens_field: Option<MaxTokensField>,
     /// `none`, `json_object` or `json_schema`.
-    pub response_format: Option<ResponseFormat>,
+    pub(crate) response_format: Option<ResponseFormat>,
     /// Per-request timeout (`"60s"`).
-    pub timeout: Option<String>,
+    pub(crate) timeout: Option<String>,
     /// Retries after transient failures.
-    pub max_retries: Option<u32>,
+    pub(crate) max_retries: Option<u32>,
     /// First backoff delay (`"1s"`).
-    pub retry_base: Option<String>,
+    pub(crate) retry_base: Option<String>,
     /// Longest wait between retries (`"60s"`).
-    pub retry_max: Option<String>,
+    pub(crate) retry_max: Option<String>,
     /// USD per 1k tokens, by model: `[llm.prices."gpt-4o"] input = 0.0025, output = 0.01`.
     #[serde(default)]
-    pub prices: std::collections::BTreeMap<String, Price>,
+    pub(crate) prices: std::collections::BTreeMap<String, Price>,
 }
 
 /// `[agent]` of the config file.
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct AgentSection {
+pub(crate) struct AgentSection {
     /// Characters of command results sent back to the model per step.
-    pub observation_limit: Option<usize>,
+    pub(crate) observation_limit: Option<usize>,
     /// Times an unusable reply is asked again.
-    pub reply_retries: Option<u32>,
+    pub(crate) reply_retries: Option<u32>,
     /// `deny` (default) or `allow` sensitive actions the model asks to confirm.
-    pub confirm: Option<ConfirmPolicy>,
+    pub(crate) confirm: Option<ConfirmPolicy>,
     /// Steps sent to the model in full; older ones are summarized (0: all).
-    pub history_steps: Option<u32>,
+    pub(crate) history_steps: Option<u32>,
 }
 
 /// `[run]` of the config file; every key is optional.
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct RunSection {
+pub(crate) struct RunSection {
     /// Results root.
-    pub out: Option<PathBuf>,
+    pub(crate) out: Option<PathBuf>,
     /// Sessions at once.
-    pub jobs: Option<usize>,
+    pub(crate) jobs: Option<usize>,
     /// Per-task wall-clock limit (`"10m"`).
-    pub timeout: Option<String>,
+    pub(crate) timeout: Option<String>,
     /// Step limit per session.
-    pub max_steps: Option<u32>,
+    pub(crate) max_steps: Option<u32>,
     /// Round limit per session.
-    pub max_rounds: Option<u32>,
+    pub(crate) max_rounds: Option<u32>,
     /// Evaluation mode.
-    pub eval: Option<String>,
+    pub(crate) eval: Option<String>,
     /// Retries after an infrastructure error.
-    pub retries: Option<u32>,
+    pub(crate) retries: Option<u32>,
     /// First delay before a retry (`"2s"`).
-    pub retry_delay: Option<String>,
+    pub(crate) retry_delay: Option<String>,
     /// Stop scheduling after this many tasks did not pass.
-    pub max_fail: Option<u32>,
+    pub(crate) max_fail: Option<u32>,
     /// Grace period after Ctrl-C / SIGTERM (`"30s"`).
-    pub grace: Option<String>,
+    pub(crate) grace: Option<String>,
 }
 
 /// `[executor]` of the config file.
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct ExecutorSection {
+pub(crate) struct ExecutorSection {
     /// Default timeout of one command (`"60s"`).
-    pub command_timeout: Option<String>,
+    pub(crate) command_timeout: Option<String>,
     /// Longest timeout a command may ask for.
-    pub max_command_timeout: Option<String>,
+    pub(crate) max_command_timeout: Option<String>,
     /// Bytes kept of each command output stream.
-    pub output_limit: Option<usize>,
+    pub(crate) output_limit: Option<usize>,
 }
 
 impl ConfigFile {
     /// Reads `path`; with `explicit` false a missing file is an empty config.
-    pub fn load(path: &Path, explicit: bool) -> Result<Self, ConfigError> {
+    pub(crate) fn load(path: &Path, explicit: bool) -> Result<Self, ConfigError> {
         let text = match std::fs::read_to_string(path) {
             Ok(t) => t,
             Err(e) if !explicit && e.kind() == std::io::ErrorKind::NotFound => {

@@ -10,9 +10,6 @@ mod values;
 #[cfg(test)]
 mod tests;
 
-pub use file::{
-    AgentSection, ConfigError, ConfigFile, DEFAULT_CONFIG_FILE, ExecutorSection, LlmSection,
-    RunSection, SandboxSection,
-};
-pub use resolve::{ResumeMode, RunConfig, RunOverrides};
-pub use values::without_userinfo;
+pub(crate) use file::{ConfigError, ConfigFile, DEFAULT_CONFIG_FILE};
+pub(crate) use resolve::{ResumeMode, RunConfig, RunOverrides};
+pub(crate) use values::without_userinfo;

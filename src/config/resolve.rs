@@ -25,57 +25,57 @@ use crate::units::as_human;
 
 /// Options given on the command line or in the environment (the layer above the file).
 #[derive(Debug, Default, Clone)]
-pub struct RunOverrides {
+pub(crate) struct RunOverrides {
     /// Task files and folders.
-    pub paths: Vec<PathBuf>,
+    pub(crate) paths: Vec<PathBuf>,
     /// `--out`.
-    pub out: Option<PathBuf>,
+    pub(crate) out: Option<PathBuf>,
     /// `--name`.
-    pub name: Option<String>,
+    pub(crate) name: Option<String>,
     /// `--jobs`.
-    pub jobs: Option<usize>,
+    pub(crate) jobs: Option<usize>,
     /// `--timeout`.
-    pub timeout: Option<String>,
+    pub(crate) timeout: Option<String>,
     /// `--max-steps`.
-    pub max_steps: Option<u32>,
+    pub(crate) max_steps: Option<u32>,
     /// `--max-rounds`.
-    pub max_rounds: Option<u32>,
+    pub(crate) max_rounds: Option<u32>,
     /// `--eval`.
-    pub eval: Option<EvalMode>,
+    pub(crate) eval: Option<EvalMode>,
     /// `--command-timeout`.
-    pub command_timeout: Option<String>,
+    pub(crate) command_timeout: Option<String>,
     /// `--fresh`.
-    pub fresh: bool,
+    pub(crate) fresh: bool,
     /// `--rerun-failed`.
-    pub rerun_failed: bool,
+    pub(crate) rerun_failed: bool,
     /// `--model` (env `UFO_BATCH_MODEL`).
-    pub model: Option<String>,
+    pub(crate) model: Option<String>,
     /// `--llm-base-url` (env `OPENAI_BASE_URL`).
-    pub llm_base_url: Option<String>,
+    pub(crate) llm_base_url: Option<String>,
     /// `--max-cost`.
-    pub max_cost: Option<f64>,
+    pub(crate) max_cost: Option<f64>,
     /// `--request`: requests to run without a file.
-    pub requests: Vec<String>,
+    pub(crate) requests: Vec<String>,
     /// `--sandbox`.
-    pub sandbox: Option<SandboxMode>,
+    pub(crate) sandbox: Option<SandboxMode>,
     /// `--retries`.
-    pub retries: Option<u32>,
+    pub(crate) retries: Option<u32>,
     /// `--max-fail` (`--fail-fast` is 1).
-    pub max_fail: Option<u32>,
+    pub(crate) max_fail: Option<u32>,
     /// `--shard I/N`.
-    pub shard: Option<String>,
+    pub(crate) shard: Option<String>,
     /// `--shards N`.
-    pub shards: Option<u32>,
+    pub(crate) shards: Option<u32>,
     /// `--grace`.
-    pub grace: Option<String>,
+    pub(crate) grace: Option<String>,
     /// `--repeat`.
-    pub repeat: Option<u32>,
+    pub(crate) repeat: Option<u32>,
 }
 
 /// What to do with results already in the run dir.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
-pub enum ResumeMode {
+pub(crate) enum ResumeMode {
     /// Skip tasks that already have a final result.
     Resume,
     /// Skip only tasks that passed.
@@ -86,62 +86,62 @@ pub enum ResumeMode {
 
 /// The resolved configuration of `ufo-batch run`.
 #[derive(Clone, Debug, Serialize)]
-pub struct RunConfig {
+pub(crate) struct RunConfig {
     /// Task files and folders, as given.
-    pub paths: Vec<PathBuf>,
+    pub(crate) paths: Vec<PathBuf>,
     /// Results root.
-    pub out_root: PathBuf,
+    pub(crate) out_root: PathBuf,
     /// The run's name (its folder under `out_root`).
-    pub run_name: String,
+    pub(crate) run_name: String,
     /// `out_root/run_name`.
-    pub run_dir: PathBuf,
+    pub(crate) run_dir: PathBuf,
     /// Sessions at once.
-    pub jobs: NonZeroUsize,
+    pub(crate) jobs: NonZeroUsize,
     /// Per-task wall-clock limit, unless the task sets its own.
     #[serde(serialize_with = "as_human")]
-    pub timeout: Duration,
+    pub(crate) timeout: Duration,
     /// Step limit, unless the task sets its own (default: 50, or a plan's length).
-    pub max_steps: Option<u32>,
+    pub(crate) max_steps: Option<u32>,
     /// Round limit (follower sessions always get enough for their steps).
-    pub max_rounds: Option<u32>,
+    pub(crate) max_rounds: Option<u32>,
     /// Evaluation mode.
-    pub eval: EvalMode,
+    pub(crate) eval: EvalMode,
     /// What to do with earlier results.
-    pub resume: ResumeMode,
+    pub(crate) resume: ResumeMode,
     /// Command execution settings.
     #[serde(skip)]
-    pub shell: ShellSettings,
+    pub(crate) shell: ShellSettings,
     /// The LLM, when a model is configured.
-    pub llm: Option<LlmConfig>,
+    pub(crate) llm: Option<LlmConfig>,
     /// LLM agent settings.
-    pub agent: AgentSettings,
+    pub(crate) agent: AgentSettings,
     /// Stop scheduling once the run's LLM spend reaches this many USD.
-    pub max_cost: Option<f64>,
+    pub(crate) max_cost: Option<f64>,
     /// Requests given with `--request`.
-    pub requests: Vec<String>,
+    pub(crate) requests: Vec<String>,
     /// How commands are to be confined (resolved against the machine at run start).
-    pub sandbox: SandboxMode,
+    pub(crate) sandbox: SandboxMode,
     /// Retries after an infrastructure error.
-    pub retries: u32,
+    pub(crate) retries: u32,
     /// First delay before a retry; doubles, with jitter.
     #[serde(serialize_with = "as_human")]
-    pub retry_delay: Duration,
+    pub(crate) retry_delay: Duration,
     /// Stop scheduling after this many tasks did not pass.
-    pub max_fail: Option<u32>,
+    pub(crate) max_fail: Option<u32>,
     /// The shard this machine runs.
-    pub shard: Option<crate::shard::Shard>,
+    pub(crate) shard: Option<crate::shard::Shard>,
     /// How long running tasks may finish after Ctrl-C / SIGTERM.
     #[serde(serialize_with = "as_human")]
-    pub grace: Duration,
+    pub(crate) grace: Duration,
     /// Runs per task (`--repeat`); 1 without repeats.
-    pub repeat: Option<u32>,
+    pub(crate) repeat: Option<u32>,
     /// The config file that was read, if any.
-    pub config_file: Option<PathBuf>,
+    pub(crate) config_file: Option<PathBuf>,
 }
 
 impl RunConfig {
     /// Merges flags/env over the file over defaults, and validates the result.
-    pub fn resolve(
+    pub(crate) fn resolve(
         o: RunOverrides,
         file: ConfigFile,
         config_file: Option<PathBuf>,
@@ -251,7 +251,7 @@ impl RunConfig {
     }
 
     /// The configuration as recorded in `run.json`: no secret, only where it comes from.
-    pub fn to_json(&self) -> serde_json::Value {
+    pub(crate) fn to_json(&self) -> serde_json::Value {
         let mut v = serde_json::to_value(self).unwrap_or_default();
         if let Some(llm) = &self.llm {
             v["llm"]["base_url"] = without_userinfo(&llm.base_url).into();

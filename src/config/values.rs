@@ -9,7 +9,7 @@ use super::ConfigError;
 use crate::units::parse_duration;
 
 /// A URL without `user:password@`.
-pub fn without_userinfo(url: &str) -> String {
+pub(crate) fn without_userinfo(url: &str) -> String {
     match (url.find("://"), url.find('@')) {
         (Some(scheme), Some(at)) if at > scheme && !url[scheme + 3..at].contains('/') => {
             format!("{}***@{}", &url[..scheme + 3], &url[at + 1..])
@@ -58,7 +58,7 @@ pub(super) fn default_run_name(path: &Path) -> Result<String, ConfigError> {
     let mut name = name
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_default();
-    if absolute.is_dir() && crate::layout::is_run_dir(&absolute) {
+    if absolute.is_dir() && crate::rundir::is_run_dir(&absolute) {
         // Replaying an earlier run must not resume that same run dir.
         name.push_str("-replay");
     }

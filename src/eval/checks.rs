@@ -12,7 +12,7 @@ use crate::text::shorten;
 use crate::tool::{ResultStatus, ToolCall};
 
 /// Runs `check`; `Err` says why it does not hold.
-pub async fn run_check(
+pub(crate) async fn run_check(
     check: &Check,
     workspace: &Path,
     executor: &mut dyn Executor,

@@ -8,7 +8,7 @@ use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
-pub use checks::run_check;
+pub(crate) use checks::run_check;
 
 use crate::executor::Executor;
 use crate::record::{Complete, Evaluation, Evaluator, SubScore};
@@ -17,7 +17,7 @@ use crate::task::Check;
 /// Which evaluation a run uses (`--eval`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
-pub enum EvalMode {
+pub(crate) enum EvalMode {
     /// The task's checks if it has any, else the LLM judge if an LLM is configured,
     /// else none.
     #[default]
@@ -48,7 +48,7 @@ impl std::str::FromStr for EvalMode {
 
 /// Runs every check (in the workspace, commands through `executor`) and combines them:
 /// complete is `yes` only when all hold.
-pub async fn run_checks(
+pub(crate) async fn run_checks(
     checks: &[Check],
     workspace: &Path,
     executor: &mut dyn Executor,

@@ -4,25 +4,19 @@
 
 mod capture;
 mod process;
-pub mod sandbox;
+pub(crate) mod sandbox;
 mod shell;
 
 use async_trait::async_trait;
 
-pub use process::ResourceLimits;
-pub use shell::{ShellExecutor, ShellSettings, shell_tools};
+pub(crate) use process::ResourceLimits;
+pub(crate) use shell::{ShellExecutor, ShellSettings, shell_tools};
 
-use crate::tool::{ResultStatus, ToolCall, ToolResult, ToolSpec};
+use crate::tool::{ResultStatus, ToolCall, ToolResult};
 
 /// Carries out commands.
 #[async_trait]
-pub trait Executor: Send {
-    /// The namespace written into results (`shell`).
-    fn namespace(&self) -> &str;
-
-    /// The tools it offers.
-    fn tools(&self) -> Vec<ToolSpec>;
-
+pub(crate) trait Executor: Send {
     /// Runs one command. Failures are results, never panics or errors.
     async fn execute(&mut self, command: &ToolCall) -> ToolResult;
 
@@ -39,16 +33,19 @@ pub trait Executor: Send {
 
 /// A command's result and how long it took.
 #[derive(Clone, Debug)]
-pub struct Executed {
+pub(crate) struct Executed {
     /// The result.
-    pub result: ToolResult,
+    pub(crate) result: ToolResult,
     /// Seconds it took.
-    pub duration_s: f64,
+    pub(crate) duration_s: f64,
 }
 
 /// Runs commands in order; after the first failure the rest are `skipped` (UFO's
 /// CommandRouter with `early_exit=True`).
-pub async fn execute_all(executor: &mut dyn Executor, commands: &[ToolCall]) -> Vec<Executed> {
+pub(crate) async fn execute_all(
+    executor: &mut dyn Executor,
+    commands: &[ToolCall],
+) -> Vec<Executed> {
     let mut out = Vec::with_capacity(commands.len());
     let mut failed = false;
     for command in commands {
@@ -80,12 +77,6 @@ mod tests {
 
     #[async_trait]
     impl Executor for FailNamed {
-        fn namespace(&self) -> &str {
-            "test"
-        }
-        fn tools(&self) -> Vec<ToolSpec> {
-            Vec::new()
-        }
         async fn execute(&mut self, command: &ToolCall) -> ToolResult {
             if command.tool_name == "fail" {
                 return ToolResult::failure(command, "test", "no".into(), serde_json::Value::Null);

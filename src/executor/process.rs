@@ -52,11 +52,11 @@ pub(crate) struct Spec<'a> {
 
 /// Per-process resource limits (each process of a command gets them).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
-pub struct ResourceLimits {
+pub(crate) struct ResourceLimits {
     /// Address space in bytes (RLIMIT_AS).
-    pub memory_bytes: Option<u64>,
+    pub(crate) memory_bytes: Option<u64>,
     /// CPU seconds (RLIMIT_CPU).
-    pub cpu_seconds: Option<u64>,
+    pub(crate) cpu_seconds: Option<u64>,
 }
 
 /// Runs a command to its end or its timeout.

@@ -4,7 +4,7 @@
 //! fix. Every text that leaves here is redacted of the API key.
 
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use serde_json::Value;
 
@@ -19,21 +19,19 @@ use crate::units::{Cost, Usage};
 
 /// A successful call.
 #[derive(Clone, Debug)]
-pub struct ChatReply {
+pub(crate) struct ChatReply {
     /// The reply text.
-    pub content: String,
+    pub(crate) content: String,
     /// Tokens of the successful request.
-    pub usage: Usage,
+    pub(crate) usage: Usage,
     /// Its cost.
-    pub cost: Cost,
+    pub(crate) cost: Cost,
     /// Requests made (1 + retries).
-    pub attempts: u32,
-    /// Wall time including retries.
-    pub duration: Duration,
+    pub(crate) attempts: u32,
 }
 
 /// The client; one per run, shared by every task.
-pub struct LlmClient {
+pub(crate) struct LlmClient {
     http: reqwest::Client,
     config: LlmConfig,
     key: Option<ApiKey>,
@@ -49,7 +47,11 @@ struct Failure {
 
 impl LlmClient {
     /// A client for `config`, authenticating with `key` when there is one.
-    pub fn new(config: LlmConfig, key: Option<ApiKey>, spend: Arc<Spend>) -> Result<Self, String> {
+    pub(crate) fn new(
+        config: LlmConfig,
+        key: Option<ApiKey>,
+        spend: Arc<Spend>,
+    ) -> Result<Self, String> {
         let http = reqwest::Client::builder()
             .timeout(config.timeout)
             .connect_timeout(config.timeout.min(Duration::from_secs(15)))
@@ -64,18 +66,8 @@ impl LlmClient {
         })
     }
 
-    /// The configuration.
-    pub fn config(&self) -> &LlmConfig {
-        &self.config
-    }
-
-    /// The run's spend so far.
-    pub fn spend(&self) -> &Arc<Spend> {
-        &self.spend
-    }
-
     /// The cost of `usage` at the model's price (unknown without a price).
-    pub fn cost_of(&self, usage: Usage) -> Cost {
+    pub(crate) fn cost_of(&self, usage: Usage) -> Cost {
         match self.config.price() {
             Some(p) => Cost::known(
                 usage.prompt_tokens as f64 * p.input / 1000.0
@@ -87,7 +79,7 @@ impl LlmClient {
 
     /// Sends `messages` and returns the reply. `schema` constrains the reply when the
     /// config asks for JSON output. `notify` hears about each retry, in words.
-    pub async fn chat(
+    pub(crate) async fn chat(
         &self,
         messages: &[Message],
         schema: Option<&Value>,
@@ -98,7 +90,6 @@ impl LlmClient {
             base: self.config.retry_base,
             max: self.config.retry_max,
         };
-        let clock = Instant::now();
         let mut attempt = 0;
         loop {
             attempt += 1;
@@ -111,7 +102,6 @@ impl LlmClient {
                         usage,
                         cost,
                         attempts: attempt,
-                        duration: clock.elapsed(),
                     });
                 }
                 Err(f) if !f.transient => return Err(f.error),

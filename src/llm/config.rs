@@ -9,7 +9,7 @@ use serde::{Deserialize, Serialize};
 /// Which API dialect the server speaks.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
-pub enum ApiType {
+pub(crate) enum ApiType {
     /// `POST {base_url}/chat/completions` with `Authorization: Bearer KEY`.
     #[default]
     OpenAi,
@@ -22,7 +22,7 @@ pub enum ApiType {
 /// `max_completion_tokens`, OpenAI's reasoning models refuse `max_tokens`.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
-pub enum MaxTokensField {
+pub(crate) enum MaxTokensField {
     /// `max_tokens` (most servers).
     #[default]
     MaxTokens,
@@ -35,7 +35,7 @@ pub enum MaxTokensField {
 /// Whether replies are constrained to JSON.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
-pub enum ResponseFormat {
+pub(crate) enum ResponseFormat {
     /// Free text (the prompt asks for JSON; replies are parsed leniently).
     #[default]
     None,
@@ -48,52 +48,52 @@ pub enum ResponseFormat {
 /// USD per 1,000 tokens.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct Price {
+pub(crate) struct Price {
     /// Per 1k prompt tokens.
-    pub input: f64,
+    pub(crate) input: f64,
     /// Per 1k completion tokens.
-    pub output: f64,
+    pub(crate) output: f64,
 }
 
 /// The resolved LLM configuration.
 #[derive(Clone, Debug, Serialize)]
-pub struct LlmConfig {
+pub(crate) struct LlmConfig {
     /// Server root, e.g. `https://api.openai.com/v1`.
-    pub base_url: String,
+    pub(crate) base_url: String,
     /// Model (the deployment name on Azure).
-    pub model: String,
+    pub(crate) model: String,
     /// API dialect.
-    pub api_type: ApiType,
+    pub(crate) api_type: ApiType,
     /// Azure's `api-version`.
-    pub api_version: Option<String>,
+    pub(crate) api_version: Option<String>,
     /// The environment variable holding the key (the key itself is never stored here).
-    pub api_key_env: String,
+    pub(crate) api_key_env: String,
     /// Sampling temperature.
-    pub temperature: f64,
+    pub(crate) temperature: f64,
     /// Token limit per reply.
-    pub max_tokens: u32,
+    pub(crate) max_tokens: u32,
     /// Which field carries it.
-    pub max_tokens_field: MaxTokensField,
+    pub(crate) max_tokens_field: MaxTokensField,
     /// JSON constraint on replies.
-    pub response_format: ResponseFormat,
+    pub(crate) response_format: ResponseFormat,
     /// Per-request timeout.
     #[serde(serialize_with = "crate::units::as_human")]
-    pub timeout: Duration,
+    pub(crate) timeout: Duration,
     /// Retries after a transient failure.
-    pub max_retries: u32,
+    pub(crate) max_retries: u32,
     /// First backoff delay; doubles each retry (with jitter).
     #[serde(serialize_with = "crate::units::as_human")]
-    pub retry_base: Duration,
+    pub(crate) retry_base: Duration,
     /// Longest wait between retries, `Retry-After` included.
     #[serde(serialize_with = "crate::units::as_human")]
-    pub retry_max: Duration,
+    pub(crate) retry_max: Duration,
     /// Prices by model name.
-    pub prices: BTreeMap<String, Price>,
+    pub(crate) prices: BTreeMap<String, Price>,
 }
 
 impl LlmConfig {
     /// Defaults for `model`, talking to OpenAI.
-    pub fn new(model: impl Into<String>) -> Self {
+    pub(crate) fn new(model: impl Into<String>) -> Self {
         Self {
             base_url: "https://api.openai.com/v1".to_string(),
             model: model.into(),
@@ -113,17 +113,17 @@ impl LlmConfig {
     }
 
     /// The price of the configured model, if known.
-    pub fn price(&self) -> Option<Price> {
+    pub(crate) fn price(&self) -> Option<Price> {
         self.prices.get(&self.model).copied()
     }
 
     /// True for hosted services that always need a key (OpenAI, Azure).
-    pub fn needs_key(&self) -> bool {
+    pub(crate) fn needs_key(&self) -> bool {
         self.api_type == ApiType::Azure || self.base_url.contains("api.openai.com")
     }
 
     /// The chat-completions URL.
-    pub fn endpoint(&self) -> String {
+    pub(crate) fn endpoint(&self) -> String {
         let root = self.base_url.trim_end_matches('/');
         match self.api_type {
             ApiType::OpenAi => format!("{root}/chat/completions"),

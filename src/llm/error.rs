@@ -2,7 +2,7 @@
 
 /// Why an LLM call failed.
 #[derive(Debug, Clone, thiserror::Error)]
-pub enum LlmError {
+pub(crate) enum LlmError {
     /// 401/403: the key is missing or wrong.
     #[error("the LLM server refused the request ({status}){detail}; {hint}")]
     Unauthorized {
@@ -49,7 +49,7 @@ pub enum LlmError {
 impl LlmError {
     /// True for failures that will recur on every task (wrong key, wrong model), so the
     /// run should stop scheduling instead of failing every task the same way.
-    pub fn is_fatal(&self) -> bool {
+    pub(crate) fn is_fatal(&self) -> bool {
         matches!(self, Self::Unauthorized { .. } | Self::NotFound { .. })
     }
 }

@@ -11,9 +11,11 @@ mod secret;
 mod spend;
 mod wire;
 
-pub use client::{ChatReply, LlmClient};
-pub use config::{ApiType, LlmConfig, MaxTokensField, Price, ResponseFormat};
-pub use error::LlmError;
-pub use secret::{ApiKey, redact};
-pub use spend::Spend;
-pub use wire::{Message, Role};
+pub(crate) use client::LlmClient;
+pub(crate) use config::{ApiType, LlmConfig, MaxTokensField, Price, ResponseFormat};
+pub(crate) use error::LlmError;
+pub(crate) use secret::ApiKey;
+pub(crate) use spend::Spend;
+pub(crate) use wire::Message;
+#[cfg(test)]
+pub(crate) use wire::Role;

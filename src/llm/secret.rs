@@ -5,11 +5,11 @@ use std::fmt;
 
 /// An API key. Its text is only reachable through [`ApiKey::expose`].
 #[derive(Clone)]
-pub struct ApiKey(String);
+pub(crate) struct ApiKey(String);
 
 impl ApiKey {
     /// The key in environment variable `var`, if set and not empty.
-    pub fn from_env(var: &str) -> Option<Self> {
+    pub(crate) fn from_env(var: &str) -> Option<Self> {
         std::env::var(var)
             .ok()
             .map(|k| k.trim().to_string())
@@ -18,12 +18,13 @@ impl ApiKey {
     }
 
     /// A key from text (tests).
-    pub fn new(key: impl Into<String>) -> Self {
+    #[cfg(test)]
+    pub(crate) fn new(key: impl Into<String>) -> Self {
         Self(key.into())
     }
 
     /// The key itself, for the request header only.
-    pub fn expose(&self) -> &str {
+    pub(crate) fn expose(&self) -> &str {
         &self.0
     }
 }
@@ -37,7 +38,7 @@ impl fmt::Debug for ApiKey {
 /// `text` with the key, and any long-enough piece of it, replaced by `***`. Servers
 /// echo keys in error bodies, sometimes partly masked (`sk-abc1****wxyz`), so the
 /// first and last eight characters are removed too.
-pub fn redact(text: &str, key: Option<&ApiKey>) -> String {
+pub(crate) fn redact(text: &str, key: Option<&ApiKey>) -> String {
     let Some(key) = key.map(ApiKey::expose).filter(|k| k.len() >= 8) else {
         return text.to_string();
     };

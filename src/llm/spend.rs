@@ -7,14 +7,14 @@ use crate::units::Cost;
 
 /// Spend in micro-dollars, updated after every priced call.
 #[derive(Debug, Default)]
-pub struct Spend {
+pub(crate) struct Spend {
     micros: AtomicU64,
 }
 
 impl Spend {
     /// Adds a call's cost (an unknown cost adds nothing; the run refuses --max-cost
     /// without a price, so that cannot happen with a budget).
-    pub fn add(&self, cost: Cost) {
+    pub(crate) fn add(&self, cost: Cost) {
         if let Some(usd) = cost.usd() {
             self.micros
                 .fetch_add((usd * 1e6).round() as u64, Ordering::Relaxed);
@@ -22,7 +22,7 @@ impl Spend {
     }
 
     /// USD spent so far.
-    pub fn usd(&self) -> f64 {
+    pub(crate) fn usd(&self) -> f64 {
         self.micros.load(Ordering::Relaxed) as f64 / 1e6
     }
 }

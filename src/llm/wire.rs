@@ -9,7 +9,7 @@ use super::config::{LlmConfig, MaxTokensField, ResponseFormat};
 /// Who says a message.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
-pub enum Role {
+pub(crate) enum Role {
     /// Instructions.
     System,
     /// The runner, speaking for the user and the environment.
@@ -20,16 +20,16 @@ pub enum Role {
 
 /// One chat message.
 #[derive(Clone, Debug, Serialize)]
-pub struct Message {
+pub(crate) struct Message {
     /// Who says it.
-    pub role: Role,
+    pub(crate) role: Role,
     /// What is said.
-    pub content: String,
+    pub(crate) content: String,
 }
 
 impl Message {
     /// A system message.
-    pub fn system(content: impl Into<String>) -> Self {
+    pub(crate) fn system(content: impl Into<String>) -> Self {
         Self {
             role: Role::System,
             content: content.into(),
@@ -37,7 +37,7 @@ impl Message {
     }
 
     /// A user message.
-    pub fn user(content: impl Into<String>) -> Self {
+    pub(crate) fn user(content: impl Into<String>) -> Self {
         Self {
             role: Role::User,
             content: content.into(),
@@ -45,7 +45,7 @@ impl Message {
     }
 
     /// An assistant message.
-    pub fn assistant(content: impl Into<String>) -> Self {
+    pub(crate) fn assistant(content: impl Into<String>) -> Self {
         Self {
             role: Role::Assistant,
             content: content.into(),

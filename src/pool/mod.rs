@@ -18,9 +18,8 @@ use std::sync::Arc;
 use tokio::task::JoinSet;
 use tokio::time::Instant;
 
-pub use record::new_record;
-pub use rules::{Budget, RetryPolicy};
-pub use stop::StopTokens;
+pub(crate) use rules::{Budget, RetryPolicy};
+pub(crate) use stop::StopTokens;
 
 use crate::attempt::{AttemptOutcome, AttemptRunner};
 use crate::event::{Event, EventSender, TaskFinished};
@@ -30,11 +29,11 @@ use crate::units::Timestamp;
 use rules::FailLimit;
 
 /// A task to run, with its record from an earlier invocation if there is one.
-pub struct Scheduled {
+pub(crate) struct Scheduled {
     /// The task.
-    pub task: Task,
+    pub(crate) task: Task,
     /// Its last record in this run dir (attempts continue from it).
-    pub previous: Option<TaskRecord>,
+    pub(crate) previous: Option<TaskRecord>,
 }
 
 /// A task in the pool's hands.
@@ -52,7 +51,7 @@ struct Running {
 }
 
 /// The pool.
-pub struct SessionPool {
+pub(crate) struct SessionPool {
     jobs: usize,
     runner: Arc<dyn AttemptRunner>,
     events: EventSender,
@@ -63,7 +62,7 @@ pub struct SessionPool {
 
 impl SessionPool {
     /// A pool running at most `jobs` attempts at once with `runner`.
-    pub fn new(jobs: usize, runner: Arc<dyn AttemptRunner>, events: EventSender) -> Self {
+    pub(crate) fn new(jobs: usize, runner: Arc<dyn AttemptRunner>, events: EventSender) -> Self {
         Self {
             jobs: jobs.max(1),
             runner,
@@ -75,26 +74,26 @@ impl SessionPool {
     }
 
     /// Stops scheduling once `budget` is spent.
-    pub fn with_budget(mut self, budget: Budget) -> Self {
+    pub(crate) fn with_budget(mut self, budget: Budget) -> Self {
         self.budget = Some(budget);
         self
     }
 
     /// Retries infrastructure errors as `policy` says.
-    pub fn with_retries(mut self, policy: RetryPolicy) -> Self {
+    pub(crate) fn with_retries(mut self, policy: RetryPolicy) -> Self {
         self.retry = policy;
         self
     }
 
     /// Stops scheduling after `max` tasks did not pass.
-    pub fn with_max_fail(mut self, max: Option<u32>) -> Self {
+    pub(crate) fn with_max_fail(mut self, max: Option<u32>) -> Self {
         self.fail_limit = FailLimit { max, seen: 0 };
         self
     }
 
     /// Runs every task unless stopped; each task ends with exactly one `TaskFinished`.
     /// Returns why the run stopped early, if it did.
-    pub async fn run(mut self, work: Vec<Scheduled>, stop: StopTokens) -> Option<String> {
+    pub(crate) async fn run(mut self, work: Vec<Scheduled>, stop: StopTokens) -> Option<String> {
         let mut queue: VecDeque<Item> = work
             .into_iter()
             .map(|s| Item {

@@ -7,7 +7,7 @@ use crate::task::Task;
 use crate::units::{Timestamp, seconds};
 
 /// A task's first record.
-pub fn new_record(task: &Task) -> TaskRecord {
+pub(crate) fn new_record(task: &Task) -> TaskRecord {
     let mut record = TaskRecord::new(
         task.id.clone(),
         task.source.display().to_string(),

@@ -10,11 +10,11 @@ use crate::llm::Spend;
 use crate::record::TaskStatus;
 
 /// A spending limit: no task starts once the run's LLM spend reaches `max_usd`.
-pub struct Budget {
+pub(crate) struct Budget {
     /// The spend so far, updated by the LLM client.
-    pub spend: Arc<Spend>,
+    pub(crate) spend: Arc<Spend>,
     /// The limit.
-    pub max_usd: f64,
+    pub(crate) max_usd: f64,
 }
 
 impl Budget {
@@ -34,16 +34,16 @@ impl Budget {
 /// with exponential backoff and jitter. `failed` is never retried: it is the agent's
 /// result, and retrying it would hide flakiness and cost money.
 #[derive(Clone, Copy, Debug)]
-pub struct RetryPolicy {
+pub(crate) struct RetryPolicy {
     /// Retries allowed per task.
-    pub retries: u32,
+    pub(crate) retries: u32,
     /// The backoff between attempts.
-    pub backoff: Backoff,
+    pub(crate) backoff: Backoff,
 }
 
 impl RetryPolicy {
     /// No retries.
-    pub fn none() -> Self {
+    pub(crate) fn none() -> Self {
         Self {
             retries: 0,
             backoff: Backoff {

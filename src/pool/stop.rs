@@ -9,11 +9,11 @@ use tokio_util::sync::CancellationToken;
 
 /// The stop tokens of a run, shared by the pool, the signal watcher and the stop rules.
 #[derive(Clone, Debug, Default)]
-pub struct StopTokens {
+pub(crate) struct StopTokens {
     /// Stop starting tasks.
-    pub drain: CancellationToken,
+    pub(crate) drain: CancellationToken,
     /// End running tasks.
-    pub kill: CancellationToken,
+    pub(crate) kill: CancellationToken,
     /// Why the run is stopping.
     reason: Arc<Mutex<Option<String>>>,
     /// Set when the stop came from the user or the system (Ctrl-C, SIGTERM).
@@ -24,7 +24,7 @@ pub struct StopTokens {
 
 impl StopTokens {
     /// Stops scheduling, recording why (the first reason wins).
-    pub fn stop(&self, reason: impl Into<String>) {
+    pub(crate) fn stop(&self, reason: impl Into<String>) {
         let mut slot = self.reason.lock().unwrap_or_else(|e| e.into_inner());
         slot.get_or_insert_with(|| reason.into());
         self.drain.cancel();
@@ -32,24 +32,24 @@ impl StopTokens {
 
     /// Stops scheduling because of a signal (`Ctrl-C`, `SIGTERM`); running tasks get
     /// `grace` to finish.
-    pub fn interrupt(&self, signal: &str, grace: std::time::Duration) {
+    pub(crate) fn interrupt(&self, signal: &str, grace: std::time::Duration) {
         self.interrupted.store(true, Ordering::SeqCst);
         *self.grace.lock().unwrap_or_else(|e| e.into_inner()) = Some(grace);
         self.stop(format!("interrupted ({signal})"));
     }
 
     /// The grace period running tasks have, when a signal stopped the run.
-    pub fn grace(&self) -> Option<std::time::Duration> {
+    pub(crate) fn grace(&self) -> Option<std::time::Duration> {
         *self.grace.lock().unwrap_or_else(|e| e.into_inner())
     }
 
     /// True once a signal stopped the run.
-    pub fn interrupted(&self) -> bool {
+    pub(crate) fn interrupted(&self) -> bool {
         self.interrupted.load(Ordering::SeqCst)
     }
 
     /// Why the run stopped, if it did.
-    pub fn reason(&self) -> Option<String> {
+    pub(crate) fn reason(&self) -> Option<String> {
         self.reason
             .lock()
             .unwrap_or_else(|e| e.into_inner())

@@ -8,7 +8,7 @@ use serde::{Deserialize, Serialize};
 /// The status an agent gives each step (UFO's AgentStatus).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "UPPERCASE")]
-pub enum AgentStatus {
+pub(crate) enum AgentStatus {
     /// More to do in this round.
     Continue,
     /// The round's request is done.

@@ -9,7 +9,7 @@ use serde::{Deserialize, Serialize};
 /// UFO's three-valued verdict.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
-pub enum Complete {
+pub(crate) enum Complete {
     /// The task is done.
     Yes,
     /// It is not.
@@ -31,7 +31,7 @@ impl fmt::Display for Complete {
 /// Who evaluated.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
-pub enum Evaluator {
+pub(crate) enum Evaluator {
     /// The task's `evaluate` checks.
     Checks,
     /// The LLM judge (EvaluationAgent).
@@ -40,37 +40,37 @@ pub enum Evaluator {
 
 /// One criterion and its verdict.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct SubScore {
+pub(crate) struct SubScore {
     /// What was judged (`file_equals sorted.csv`).
-    pub name: String,
+    pub(crate) name: String,
     /// The verdict on it.
-    pub evaluation: Complete,
+    pub(crate) evaluation: Complete,
     /// Why, when it did not hold (our extension; UFO has only name and evaluation).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub detail: Option<String>,
+    pub(crate) detail: Option<String>,
 }
 
 /// The evaluation of one task.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct Evaluation {
+pub(crate) struct Evaluation {
     /// Why, in words.
-    pub reason: String,
+    pub(crate) reason: String,
     /// Per-criterion verdicts.
-    pub sub_scores: Vec<SubScore>,
+    pub(crate) sub_scores: Vec<SubScore>,
     /// The overall verdict.
-    pub complete: Complete,
+    pub(crate) complete: Complete,
     /// Checks or the LLM judge.
-    pub evaluator: Evaluator,
+    pub(crate) evaluator: Evaluator,
 }
 
 impl Evaluation {
     /// True when the verdict is `yes`.
-    pub fn holds(&self) -> bool {
+    pub(crate) fn holds(&self) -> bool {
         self.complete == Complete::Yes
     }
 
     /// The `evaluation.log` line: UFO's fields plus `level`, `request` and `type`.
-    pub fn log_line(&self, request: &str) -> serde_json::Value {
+    pub(crate) fn log_line(&self, request: &str) -> serde_json::Value {
         serde_json::json!({
             "reason": self.reason,
             "sub_scores": self.sub_scores,

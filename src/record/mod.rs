@@ -8,8 +8,8 @@ mod status;
 mod step;
 mod task;
 
-pub use agent_status::AgentStatus;
-pub use evaluation::{Complete, Evaluation, Evaluator, SubScore};
-pub use status::TaskStatus;
-pub use step::{ActionRecord, StepRecord};
-pub use task::{AttemptRecord, LlmStats, TaskRecord};
+pub(crate) use agent_status::AgentStatus;
+pub(crate) use evaluation::{Complete, Evaluation, Evaluator, SubScore};
+pub(crate) use status::TaskStatus;
+pub(crate) use step::{ActionRecord, StepRecord};
+pub(crate) use task::{AttemptRecord, LlmStats, TaskRecord};

@@ -8,7 +8,7 @@ use serde::{Deserialize, Serialize};
 /// the other five are final.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
-pub enum TaskStatus {
+pub(crate) enum TaskStatus {
     /// Selected, not started.
     Pending,
     /// Started, not finished (after a crash: interrupted).
@@ -27,7 +27,7 @@ pub enum TaskStatus {
 
 impl TaskStatus {
     /// The five final statuses, in report order.
-    pub const FINAL: [TaskStatus; 5] = [
+    pub(crate) const FINAL: [TaskStatus; 5] = [
         Self::Passed,
         Self::Failed,
         Self::Error,
@@ -36,18 +36,18 @@ impl TaskStatus {
     ];
 
     /// True once the task will not run again in this run dir (unless asked).
-    pub fn is_final(self) -> bool {
+    pub(crate) fn is_final(self) -> bool {
         !matches!(self, Self::Pending | Self::Running)
     }
 
     /// True once the task needs no more running: final and not `cancelled` (a
     /// cancelled task runs again when the run is resumed).
-    pub fn is_done(self) -> bool {
+    pub(crate) fn is_done(self) -> bool {
         self.is_final() && self != Self::Cancelled
     }
 
     /// The name used in files.
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             Self::Pending => "pending",
             Self::Running => "running",

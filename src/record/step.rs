@@ -10,72 +10,72 @@ use crate::tool::ToolResult;
 
 /// One action of a step and its result.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct ActionRecord {
+pub(crate) struct ActionRecord {
     /// The tool called.
-    pub function: String,
+    pub(crate) function: String,
     /// Its arguments.
-    pub arguments: Map<String, Value>,
+    pub(crate) arguments: Map<String, Value>,
     /// The agent's status for this action.
-    pub status: AgentStatus,
+    pub(crate) status: AgentStatus,
     /// `tool(key="value")`.
-    pub action_string: String,
+    pub(crate) action_string: String,
     /// What the executor returned.
-    pub result: ToolResult,
+    pub(crate) result: ToolResult,
     /// How a replayed action differed from its recording, if it did.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub divergence: Option<String>,
+    pub(crate) divergence: Option<String>,
     /// How long the command took, in seconds.
-    pub duration_s: f64,
+    pub(crate) duration_s: f64,
 }
 
 /// One agent step.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct StepRecord {
+pub(crate) struct StepRecord {
     /// `ReplayAgent`, `LinuxAgent`, ...
-    pub agent_type: String,
+    pub(crate) agent_type: String,
     /// The agent's name (the recorded `agent` for replays).
-    pub agent_name: String,
+    pub(crate) agent_name: String,
     /// 1-based step number in the session.
-    pub session_step: u32,
+    pub(crate) session_step: u32,
     /// 1-based step number in the round.
-    pub round_step: u32,
+    pub(crate) round_step: u32,
     /// 0-based round number.
-    pub round_num: u32,
+    pub(crate) round_num: u32,
     /// The step's status.
-    pub status: AgentStatus,
+    pub(crate) status: AgentStatus,
     /// The round's request.
-    pub request: String,
+    pub(crate) request: String,
     /// The subtask (for follower steps: the step text).
     #[serde(default)]
-    pub subtask: Option<String>,
+    pub(crate) subtask: Option<String>,
     /// What the agent saw.
     #[serde(default)]
-    pub observation: Option<String>,
+    pub(crate) observation: Option<String>,
     /// Why it acted.
     #[serde(default)]
-    pub thought: Option<String>,
+    pub(crate) thought: Option<String>,
     /// What it plans next.
     #[serde(default)]
-    pub plan: Option<Value>,
+    pub(crate) plan: Option<Value>,
     /// A remark to the user.
     #[serde(default)]
-    pub comment: Option<String>,
+    pub(crate) comment: Option<String>,
     /// The actions taken, in order.
-    pub action: Vec<ActionRecord>,
+    pub(crate) action: Vec<ActionRecord>,
     /// Cost of the LLM calls of this step, when priced.
     #[serde(default)]
-    pub llm_cost: Option<f64>,
+    pub(crate) llm_cost: Option<f64>,
     /// Tokens used by this step's LLM calls.
     #[serde(default)]
-    pub prompt_tokens: u64,
+    pub(crate) prompt_tokens: u64,
     /// Tokens produced by this step's LLM calls.
     #[serde(default)]
-    pub completion_tokens: u64,
+    pub(crate) completion_tokens: u64,
     /// What went wrong in this step, if anything.
     #[serde(default)]
-    pub error: Option<String>,
+    pub(crate) error: Option<String>,
     /// When the step started.
-    pub started: crate::units::Timestamp,
+    pub(crate) started: crate::units::Timestamp,
     /// How long it took, in seconds.
-    pub duration_s: f64,
+    pub(crate) duration_s: f64,
 }

@@ -9,18 +9,18 @@ use crate::units::{Timestamp, Usage};
 
 /// How the LLM was used: calls made, transport retries, replies that could not be used.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct LlmStats {
+pub(crate) struct LlmStats {
     /// Successful chat calls.
-    pub calls: u32,
+    pub(crate) calls: u32,
     /// Requests retried after a transient failure (429, 5xx, timeout, ...).
-    pub retries: u32,
+    pub(crate) retries: u32,
     /// Replies that could not be used and were asked again.
-    pub bad_replies: u32,
+    pub(crate) bad_replies: u32,
 }
 
 impl LlmStats {
     /// Adds other counts to these.
-    pub fn add(&mut self, other: LlmStats) {
+    pub(crate) fn add(&mut self, other: LlmStats) {
         self.calls += other.calls;
         self.retries += other.retries;
         self.bad_replies += other.bad_replies;
@@ -29,88 +29,88 @@ impl LlmStats {
 
 /// One attempt at a task.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct AttemptRecord {
+pub(crate) struct AttemptRecord {
     /// 1-based attempt number.
-    pub attempt: u32,
+    pub(crate) attempt: u32,
     /// When it started.
-    pub started: Timestamp,
+    pub(crate) started: Timestamp,
     /// When it ended (absent if the runner died during it).
     #[serde(default)]
-    pub finished: Option<Timestamp>,
+    pub(crate) finished: Option<Timestamp>,
     /// How it ended.
-    pub status: TaskStatus,
+    pub(crate) status: TaskStatus,
     /// Why it did not pass, if it did not.
     #[serde(default)]
-    pub error: Option<String>,
+    pub(crate) error: Option<String>,
 }
 
 /// The content of `TASK_ID/status.json`.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct TaskRecord {
+pub(crate) struct TaskRecord {
     /// Task id.
-    pub id: TaskId,
+    pub(crate) id: TaskId,
     /// The task file.
-    pub source: String,
+    pub(crate) source: String,
     /// Hash of the task file's bytes when it ran.
     #[serde(default)]
-    pub source_hash: String,
+    pub(crate) source_hash: String,
     /// The task file's shape.
-    pub shape: Shape,
+    pub(crate) shape: Shape,
     /// The session type that ran it.
-    pub session: SessionKind,
+    pub(crate) session: SessionKind,
     /// The request text.
-    pub request: String,
+    pub(crate) request: String,
     /// Tags from the task file.
     #[serde(default)]
-    pub tags: Vec<String>,
+    pub(crate) tags: Vec<String>,
     /// With `--repeat K`: which repetition this is (1..=K); the id ends in `/rep-N`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub repeat: Option<u32>,
+    pub(crate) repeat: Option<u32>,
     /// Where the task stands.
-    pub status: TaskStatus,
+    pub(crate) status: TaskStatus,
     /// The evaluation's verdict, when there was an evaluation.
     #[serde(default)]
-    pub complete: Option<Complete>,
+    pub(crate) complete: Option<Complete>,
     /// Why it did not pass, in one line (empty when passed).
     #[serde(default)]
-    pub error: Option<String>,
+    pub(crate) error: Option<String>,
     /// Every attempt, oldest first.
-    pub attempts: Vec<AttemptRecord>,
+    pub(crate) attempts: Vec<AttemptRecord>,
     /// When the latest attempt started.
     #[serde(default)]
-    pub started: Option<Timestamp>,
+    pub(crate) started: Option<Timestamp>,
     /// When the latest attempt ended.
     #[serde(default)]
-    pub finished: Option<Timestamp>,
+    pub(crate) finished: Option<Timestamp>,
     /// Wall-clock seconds of the latest attempt.
     #[serde(default)]
-    pub duration_s: f64,
+    pub(crate) duration_s: f64,
     /// Rounds run.
     #[serde(default)]
-    pub rounds: u32,
+    pub(crate) rounds: u32,
     /// Steps run in the session.
     #[serde(default)]
-    pub steps: u32,
+    pub(crate) steps: u32,
     /// Steps per round.
     #[serde(default)]
-    pub round_steps: Vec<u32>,
+    pub(crate) round_steps: Vec<u32>,
     /// Tokens used, all attempts and the evaluator included.
     #[serde(default)]
-    pub usage: Usage,
+    pub(crate) usage: Usage,
     /// Cost in USD; absent when the model has no configured price.
     #[serde(default)]
-    pub cost_usd: Option<f64>,
+    pub(crate) cost_usd: Option<f64>,
     /// LLM calls, retries and unusable replies, all attempts and the evaluator included.
     #[serde(default)]
-    pub llm: LlmStats,
+    pub(crate) llm: LlmStats,
     /// Remarks from loading the task file.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub warnings: Vec<String>,
+    pub(crate) warnings: Vec<String>,
 }
 
 impl TaskRecord {
     /// A record with nothing run yet: `pending`, no attempts, no usage, cost 0.
-    pub fn new(
+    pub(crate) fn new(
         id: TaskId,
         source: String,
         source_hash: String,
@@ -145,7 +145,7 @@ impl TaskRecord {
     }
 
     /// The task this record is a repetition of (its own id when not repeated).
-    pub fn base_id(&self) -> TaskId {
+    pub(crate) fn base_id(&self) -> TaskId {
         match self.repeat {
             Some(_) => TaskId::parse(self.id.group()).unwrap_or_else(|_| self.id.clone()),
             None => self.id.clone(),
@@ -153,7 +153,7 @@ impl TaskRecord {
     }
 
     /// The attempts so far, counted.
-    pub fn attempt_count(&self) -> u32 {
+    pub(crate) fn attempt_count(&self) -> u32 {
         self.attempts.len() as u32
     }
 }

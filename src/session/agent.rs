@@ -11,38 +11,38 @@ use crate::units::{Cost, Usage};
 
 /// One step as an agent reports it; the round adds the counters and timing.
 #[derive(Clone, Debug)]
-pub struct AgentStep {
+pub(crate) struct AgentStep {
     /// The agent's kind (`ReplayAgent`, `LinuxAgent`).
-    pub agent_type: &'static str,
+    pub(crate) agent_type: &'static str,
     /// The agent's name.
-    pub agent_name: String,
+    pub(crate) agent_name: String,
     /// What the round should do next.
-    pub status: AgentStatus,
+    pub(crate) status: AgentStatus,
     /// The actions taken and their results.
-    pub actions: Vec<ActionRecord>,
+    pub(crate) actions: Vec<ActionRecord>,
     /// What the agent saw.
-    pub observation: Option<String>,
+    pub(crate) observation: Option<String>,
     /// Why it acted.
-    pub thought: Option<String>,
+    pub(crate) thought: Option<String>,
     /// What it plans next.
-    pub plan: Option<Value>,
+    pub(crate) plan: Option<Value>,
     /// A remark.
-    pub comment: Option<String>,
+    pub(crate) comment: Option<String>,
     /// Tokens used by this step.
-    pub usage: Usage,
+    pub(crate) usage: Usage,
     /// Cost of this step.
-    pub cost: Cost,
+    pub(crate) cost: Cost,
     /// What went wrong, if anything.
-    pub error: Option<String>,
+    pub(crate) error: Option<String>,
     /// With status ERROR: whose failure it is.
-    pub error_kind: ErrorKind,
+    pub(crate) error_kind: ErrorKind,
     /// LLM calls made for this step.
-    pub llm: LlmStats,
+    pub(crate) llm: LlmStats,
 }
 
 impl AgentStep {
     /// A step with the given status and nothing else.
-    pub fn new(
+    pub(crate) fn new(
         agent_type: &'static str,
         agent_name: impl Into<String>,
         status: AgentStatus,
@@ -67,7 +67,7 @@ impl AgentStep {
 
 /// Decides and carries out the steps of a session.
 #[async_trait]
-pub trait Agent: Send {
+pub(crate) trait Agent: Send {
     /// Called when a round begins (a follower step starts with a fresh memory).
     fn begin_round(&mut self, _ctx: &Context) {}
 

@@ -9,38 +9,38 @@ use crate::units::{Cost, Usage};
 
 /// State shared by the rounds and agents of one session.
 #[derive(Debug)]
-pub struct Context {
+pub(crate) struct Context {
     /// The task's request (what the evaluation judges).
-    pub request: String,
+    pub(crate) request: String,
     /// The current round's request.
-    pub round_request: String,
+    pub(crate) round_request: String,
     /// The current round's subtask (a follower step), if any.
-    pub subtask: Option<String>,
+    pub(crate) subtask: Option<String>,
     /// Steps so far in the session (UFO's SESSION_STEP).
-    pub session_step: u32,
+    pub(crate) session_step: u32,
     /// The current round, 0-based.
-    pub round_num: u32,
+    pub(crate) round_num: u32,
     /// Steps so far in the current round.
-    pub round_step: u32,
+    pub(crate) round_step: u32,
     /// Steps of each round started so far.
-    pub round_steps: Vec<u32>,
+    pub(crate) round_steps: Vec<u32>,
     /// Every step so far, in order.
-    pub trajectory: Vec<StepRecord>,
+    pub(crate) trajectory: Vec<StepRecord>,
     /// Tokens used so far.
-    pub usage: Usage,
+    pub(crate) usage: Usage,
     /// Cost so far.
-    pub cost: Cost,
+    pub(crate) cost: Cost,
     /// LLM calls, retries and unusable replies so far.
-    pub llm: LlmStats,
+    pub(crate) llm: LlmStats,
     /// The task's workspace folder.
-    pub workspace: PathBuf,
+    pub(crate) workspace: PathBuf,
     /// Where log lines and steps go.
-    pub events: TaskEvents,
+    pub(crate) events: TaskEvents,
 }
 
 impl Context {
     /// A fresh context for a session on `request`.
-    pub fn new(request: String, workspace: PathBuf, events: TaskEvents) -> Self {
+    pub(crate) fn new(request: String, workspace: PathBuf, events: TaskEvents) -> Self {
         Self {
             round_request: request.clone(),
             request,
@@ -59,7 +59,7 @@ impl Context {
     }
 
     /// Rounds started so far.
-    pub fn rounds(&self) -> u32 {
+    pub(crate) fn rounds(&self) -> u32 {
         self.round_steps.len() as u32
     }
 }

@@ -12,8 +12,8 @@ mod round;
 mod session;
 mod state;
 
-pub use agent::{Agent, AgentStep};
-pub use context::Context;
-pub use round::{Round, RoundEnd};
-pub use session::{Limits, Session, SessionEnd};
-pub use state::{ErrorKind, Transition, transition};
+pub(crate) use agent::{Agent, AgentStep};
+pub(crate) use context::Context;
+pub(crate) use round::{Round, RoundEnd};
+pub(crate) use session::{Limits, Session, SessionEnd};
+pub(crate) use state::{ErrorKind, Transition, transition};

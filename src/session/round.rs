@@ -11,16 +11,16 @@ use crate::units::{Timestamp, seconds};
 
 /// One round's request.
 #[derive(Clone, Debug)]
-pub struct Round {
+pub(crate) struct Round {
     /// What the agent is asked in this round.
-    pub request: String,
+    pub(crate) request: String,
     /// The follower step this round carries out, if any.
-    pub subtask: Option<String>,
+    pub(crate) subtask: Option<String>,
 }
 
 /// How a round ended.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub enum RoundEnd {
+pub(crate) enum RoundEnd {
     /// The agent said FINISH.
     Finished,
     /// The agent said FAIL (or a replayed step diverged), with the reason.
@@ -33,7 +33,7 @@ pub enum RoundEnd {
 
 impl Round {
     /// Runs the round to its end. `max_steps` is the session-wide step limit.
-    pub async fn run(
+    pub(crate) async fn run(
         &self,
         agent: &mut dyn Agent,
         ctx: &mut Context,

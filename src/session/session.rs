@@ -13,16 +13,16 @@ use crate::task::SessionKind;
 
 /// Step and round limits of one session.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Limits {
+pub(crate) struct Limits {
     /// Steps in the whole session (UFO's MAX_STEP).
-    pub max_steps: u32,
+    pub(crate) max_steps: u32,
     /// Rounds in the session (UFO's MAX_ROUND).
-    pub max_rounds: u32,
+    pub(crate) max_rounds: u32,
 }
 
 /// How a session ended.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub enum SessionEnd {
+pub(crate) enum SessionEnd {
     /// Every round finished.
     Finished,
     /// The agent gave up or a replay diverged, with the reason.
@@ -37,7 +37,7 @@ pub enum SessionEnd {
 
 impl SessionEnd {
     /// One line on how the session ended.
-    pub fn describe(&self) -> String {
+    pub(crate) fn describe(&self) -> String {
         match self {
             Self::Finished => "finished".to_string(),
             Self::Failed(why) => format!("failed: {why}"),
@@ -53,19 +53,19 @@ impl SessionEnd {
 }
 
 /// A session: an agent, the rounds it works through, and their shared context.
-pub struct Session {
+pub(crate) struct Session {
     /// FromFileSession or FollowerSession.
-    pub kind: SessionKind,
+    pub(crate) kind: SessionKind,
     rounds: VecDeque<Round>,
     agent: Box<dyn Agent>,
     limits: Limits,
     /// Shared state; readable after `run` (or after its future is dropped on timeout).
-    pub ctx: Context,
+    pub(crate) ctx: Context,
 }
 
 impl Session {
     /// A session that will run `rounds` in order with `agent`.
-    pub fn new(
+    pub(crate) fn new(
         kind: SessionKind,
         rounds: Vec<Round>,
         agent: Box<dyn Agent>,
@@ -82,7 +82,7 @@ impl Session {
     }
 
     /// Runs rounds until the session ends.
-    pub async fn run(&mut self, executor: &mut dyn Executor) -> SessionEnd {
+    pub(crate) async fn run(&mut self, executor: &mut dyn Executor) -> SessionEnd {
         while let Some(round) = self.rounds.pop_front() {
             if self.ctx.rounds() >= self.limits.max_rounds {
                 return SessionEnd::RoundLimit(self.limits.max_rounds);

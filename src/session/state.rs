@@ -9,7 +9,7 @@ use crate::record::AgentStatus;
 
 /// What kind of failure an `ERROR` step reports; it decides the task's status.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub enum ErrorKind {
+pub(crate) enum ErrorKind {
     /// The agent could not go on (replies that could not be used): the task `failed`.
     #[default]
     Agent,
@@ -23,7 +23,7 @@ pub enum ErrorKind {
 
 /// What the round does next.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Transition {
+pub(crate) enum Transition {
     /// Same agent, next step.
     Continue,
     /// The round is done; the session moves to its next round.
@@ -38,7 +38,7 @@ pub enum Transition {
 /// in an unattended run and the agent has been told so. `CONFIRM` reaching the round
 /// means the unattended policy allowed the action (a denial turns the step into
 /// `FAIL` before it gets here).
-pub fn transition(status: AgentStatus) -> Transition {
+pub(crate) fn transition(status: AgentStatus) -> Transition {
     match status {
         AgentStatus::Continue | AgentStatus::Pending | AgentStatus::Confirm => Transition::Continue,
         AgentStatus::Finish => Transition::EndRound,

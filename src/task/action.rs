@@ -9,27 +9,27 @@ use crate::tool::{ResultStatus, ToolResult};
 
 /// One action of a recorded plan or of a task's `setup`.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct Action {
+pub(crate) struct Action {
     /// The agent that took the action (informational: `LinuxAgent`, `AppAgent`, ...).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub agent: Option<String>,
+    pub(crate) agent: Option<String>,
     /// The tool to call.
-    pub action: String,
+    pub(crate) action: String,
     /// The tool's arguments.
     #[serde(default)]
-    pub parameters: Map<String, Value>,
+    pub(crate) parameters: Map<String, Value>,
     /// What the result must look like; without it the command must succeed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub expect: Option<Expect>,
+    pub(crate) expect: Option<Expect>,
     /// Why the action was taken (the recording agent's thought), shown in trajectories.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub comment: Option<String>,
+    pub(crate) comment: Option<String>,
 }
 
 impl Action {
     /// How `result` differs from what this action expects (success when it sets no
     /// `expect`); empty when it matches.
-    pub fn differences(&self, result: &ToolResult) -> Vec<String> {
+    pub(crate) fn differences(&self, result: &ToolResult) -> Vec<String> {
         match &self.expect {
             Some(expect) => expect.differences(result),
             None => Expect::default().differences(result),
@@ -40,22 +40,22 @@ impl Action {
 /// The recorded result of an action, checked when the action is replayed.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct Expect {
+pub(crate) struct Expect {
     /// The result status (`success` or `failure`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub status: Option<ResultStatus>,
+    pub(crate) status: Option<ResultStatus>,
     /// The exit code of a shell command.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub exit_code: Option<i64>,
+    pub(crate) exit_code: Option<i64>,
     /// The exact standard output (compared without trailing whitespace).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub stdout: Option<String>,
+    pub(crate) stdout: Option<String>,
 }
 
 impl Expect {
     /// Every way `result` differs from this expectation, in words; empty when it
     /// matches. Without an explicit status or exit code, success is expected.
-    pub fn differences(&self, result: &ToolResult) -> Vec<String> {
+    pub(crate) fn differences(&self, result: &ToolResult) -> Vec<String> {
         let mut diffs = Vec::new();
         let wanted_status = self.status.unwrap_or(match self.exit_code {
             Some(0) | None => ResultStatus::Success,
@@ -90,7 +90,7 @@ impl Expect {
 }
 
 /// "stdout line 2 is `x`, expected `y`" for two texts that differ.
-pub fn describe_text_difference(what: &str, got: &str, want: &str) -> String {
+pub(crate) fn describe_text_difference(what: &str, got: &str, want: &str) -> String {
     let got_lines: Vec<&str> = got.trim_end().lines().collect();
     let want_lines: Vec<&str> = want.trim_end().lines().collect();
     for (i, (g, w)) in got_lines.iter().zip(&want_lines).enumerate() {

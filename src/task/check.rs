@@ -6,7 +6,7 @@ use serde::{Deserialize, Serialize};
 /// One check; all of a task's checks must hold for it to pass.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case", deny_unknown_fields)]
-pub enum Check {
+pub(crate) enum Check {
     /// The path exists in the workspace.
     FileExists {
         /// Path relative to the workspace.
@@ -41,7 +41,7 @@ pub enum Check {
 
 impl Check {
     /// A short name for reports: `file_equals sorted.csv`.
-    pub fn name(&self) -> String {
+    pub(crate) fn name(&self) -> String {
         match self {
             Self::FileExists { path } => format!("file_exists {path}"),
             Self::FileContains { path, pattern } => format!("file_contains {path} /{pattern}/"),
@@ -51,7 +51,7 @@ impl Check {
     }
 
     /// The workspace path the check reads, if it reads one.
-    pub fn path(&self) -> Option<&str> {
+    pub(crate) fn path(&self) -> Option<&str> {
         match self {
             Self::FileExists { path }
             | Self::FileContains { path, .. }
@@ -62,12 +62,12 @@ impl Check {
 
     /// Compiles a check's pattern: multi-line, so `^` and `$` match at line ends, as a
     /// user reading a file line by line expects.
-    pub fn regex(pattern: &str) -> Result<regex::Regex, regex::Error> {
+    pub(crate) fn regex(pattern: &str) -> Result<regex::Regex, regex::Error> {
         regex::RegexBuilder::new(pattern).multi_line(true).build()
     }
 
     /// The regular expressions in the check, with the key each sits under.
-    pub fn patterns(&self) -> Vec<(&'static str, &str)> {
+    pub(crate) fn patterns(&self) -> Vec<(&'static str, &str)> {
         match self {
             Self::FileContains { pattern, .. } => vec![("pattern", pattern)],
             Self::Command {

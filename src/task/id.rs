@@ -15,11 +15,11 @@ const MAX_SEGMENT: usize = 200;
 /// A validated task id: `/`-separated segments of letters, digits, `.`, `_`, `-`,
 /// none empty, none starting with a dot.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
-pub struct TaskId(String);
+pub(crate) struct TaskId(String);
 
 /// Why a text is not a safe task id.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-pub enum IdError {
+pub(crate) enum IdError {
     /// Nothing left after trimming.
     #[error("the id is empty")]
     Empty,
@@ -51,7 +51,7 @@ pub enum IdError {
 
 impl TaskId {
     /// Validates an id given in a task file or built from a path.
-    pub fn parse(text: &str) -> Result<Self, IdError> {
+    pub(crate) fn parse(text: &str) -> Result<Self, IdError> {
         let id = text.trim();
         if id.is_empty() {
             return Err(IdError::Empty);
@@ -81,13 +81,13 @@ impl TaskId {
 
     /// The id of a task file at `relative` (to the folder given): its path without the
     /// `.json` extension, with `/` between folders.
-    pub fn from_relative_path(relative: &Path) -> Result<Self, IdError> {
+    pub(crate) fn from_relative_path(relative: &Path) -> Result<Self, IdError> {
         Self::parse(&relative_id_text(relative))
     }
 
     /// A safe stand-in for an id that failed validation, so the bad file still gets a
     /// results folder: unsafe characters become `_`, bad segments are dropped.
-    pub fn sanitized(text: &str) -> Self {
+    pub(crate) fn sanitized(text: &str) -> Self {
         let segments: Vec<String> = text
             .split(['/', '\\'])
             .filter(|s| !s.is_empty() && *s != "." && *s != "..")
@@ -113,22 +113,22 @@ impl TaskId {
     }
 
     /// The id as text.
-    pub fn as_str(&self) -> &str {
+    pub(crate) fn as_str(&self) -> &str {
         &self.0
     }
 
     /// The id with a suffix on its last segment (for de-duplicated stand-ins).
-    pub fn with_suffix(&self, suffix: &str) -> Self {
+    pub(crate) fn with_suffix(&self, suffix: &str) -> Self {
         Self(format!("{}{suffix}", self.0))
     }
 
     /// The id's folder segments, outermost first.
-    pub fn segments(&self) -> impl Iterator<Item = &str> {
+    pub(crate) fn segments(&self) -> impl Iterator<Item = &str> {
         self.0.split('/')
     }
 
     /// The folder part of the id (`word` for `word/insert_table`), empty at top level.
-    pub fn group(&self) -> &str {
+    pub(crate) fn group(&self) -> &str {
         self.0.rsplit_once('/').map(|(g, _)| g).unwrap_or("")
     }
 }

@@ -3,17 +3,17 @@
 
 mod action;
 mod check;
+mod discover;
 mod file;
 mod id;
 mod load;
 mod model;
 mod problem;
 
-pub use action::{Action, Expect, describe_text_difference};
-pub use check::Check;
-pub use id::{IdError, TaskId};
-pub use load::{
-    FoundFile, InvalidTask, LoadError, LoadedTasks, RESERVED_NAMES, discover, load, load_files,
-};
-pub use model::{SessionKind, Shape, Task, TaskKind};
-pub use problem::Problem;
+pub(crate) use action::{Action, Expect, describe_text_difference};
+pub(crate) use check::Check;
+pub(crate) use discover::{FoundFile, LoadError, discover};
+pub(crate) use id::{IdError, TaskId};
+pub(crate) use load::{InvalidTask, LoadedTasks, load_files};
+pub(crate) use model::{SessionKind, Shape, Task, TaskKind};
+pub(crate) use problem::Problem;

@@ -11,42 +11,51 @@ use super::{Action, Check, TaskId};
 
 /// A task ready to run.
 #[derive(Clone, Debug)]
-pub struct Task {
+pub(crate) struct Task {
     /// Unique id within the run; names the task's results folder.
-    pub id: TaskId,
+    pub(crate) id: TaskId,
     /// The task file it came from (empty for `--request`).
-    pub source: PathBuf,
+    pub(crate) source: PathBuf,
     /// A hash of the file's bytes, so a resumed run notices an edited task.
-    pub source_hash: String,
+    pub(crate) source_hash: String,
     /// The shape and what it carries.
-    pub kind: TaskKind,
+    pub(crate) kind: TaskKind,
     /// The request text given to the agent and the evaluator.
-    pub request: String,
+    pub(crate) request: String,
     /// UFO's `object`: the file or application the task is about.
-    pub object: Option<String>,
+    pub(crate) object: Option<String>,
     /// UFO's `close`: close the application afterwards.
-    pub close: bool,
+    #[cfg_attr(
+        not(test),
+        expect(dead_code, reason = "read once desktop sessions open applications")
+    )]
+    pub(crate) close: bool,
     /// Free-form labels, carried into results.
-    pub tags: Vec<String>,
+    pub(crate) tags: Vec<String>,
     /// Wall-clock limit for this task, overriding the run's `--timeout`.
-    pub timeout: Option<Duration>,
+    pub(crate) timeout: Option<Duration>,
     /// Step limit for this task, overriding `--max-steps`.
-    pub max_steps: Option<u32>,
+    pub(crate) max_steps: Option<u32>,
     /// Files written into the workspace before anything runs (relative path → content).
-    pub files: BTreeMap<String, String>,
+    pub(crate) files: BTreeMap<String, String>,
     /// Actions run before the session; not part of the trajectory.
-    pub setup: Vec<Action>,
+    pub(crate) setup: Vec<Action>,
     /// Deterministic checks deciding the outcome.
-    pub checks: Vec<Check>,
+    pub(crate) checks: Vec<Check>,
     /// Non-fatal remarks found while loading (unknown keys, lenient conversions).
-    pub warnings: Vec<String>,
+    pub(crate) warnings: Vec<String>,
     /// With `--repeat`: which repetition this is (its id ends in `/rep-N`).
-    pub repeat: Option<u32>,
+    pub(crate) repeat: Option<u32>,
 }
 
 impl Task {
     /// A task of `kind` on `request`, with no optional keys set.
-    pub fn new(id: TaskId, source: impl Into<PathBuf>, kind: TaskKind, request: String) -> Self {
+    pub(crate) fn new(
+        id: TaskId,
+        source: impl Into<PathBuf>,
+        kind: TaskKind,
+        request: String,
+    ) -> Self {
         Self {
             id,
             source: source.into(),
@@ -67,7 +76,7 @@ impl Task {
     }
 
     /// Repetition `n` of this task: id `ID/rep-n`.
-    pub fn repetition(&self, n: u32) -> Task {
+    pub(crate) fn repetition(&self, n: u32) -> Task {
         let id = super::TaskId::parse(&format!("{}/rep-{n}", self.id))
             .unwrap_or_else(|_| self.id.clone());
         Task {
@@ -80,7 +89,7 @@ impl Task {
 
 /// The four task shapes of design.md §2.
 #[derive(Clone, Debug)]
-pub enum TaskKind {
+pub(crate) enum TaskKind {
     /// `{"task", "object", "close"}`: an LLM agent works on the request.
     UfoRequest,
     /// `{"task", "steps": [..]}`: one LLM round per step.
@@ -100,7 +109,7 @@ pub enum TaskKind {
 /// The shape names used in results files.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, serde::Deserialize)]
 #[serde(rename_all = "snake_case")]
-pub enum Shape {
+pub(crate) enum Shape {
     /// UFO request file.
     UfoRequest,
     /// UFO step plan.
@@ -115,7 +124,7 @@ pub enum Shape {
 
 /// The session type that runs a shape, named as in UFO.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, serde::Deserialize)]
-pub enum SessionKind {
+pub(crate) enum SessionKind {
     /// An LLM agent on one request (UFO's batch_normal).
     FromFileSession,
     /// Follows steps or recorded actions (UFO's follower mode).
@@ -126,7 +135,7 @@ pub enum SessionKind {
 
 impl SessionKind {
     /// The name as written in results.
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             Self::FromFileSession => "FromFileSession",
             Self::FollowerSession => "FollowerSession",
@@ -137,7 +146,7 @@ impl SessionKind {
 
 impl TaskKind {
     /// The shape name.
-    pub fn shape(&self) -> Shape {
+    pub(crate) fn shape(&self) -> Shape {
         match self {
             Self::UfoRequest => Shape::UfoRequest,
             Self::UfoStepPlan { .. } => Shape::UfoStepPlan,
@@ -147,7 +156,7 @@ impl TaskKind {
     }
 
     /// The session type that runs it.
-    pub fn session(&self) -> SessionKind {
+    pub(crate) fn session(&self) -> SessionKind {
         match self {
             Self::UfoRequest | Self::SeedRequest => SessionKind::FromFileSession,
             Self::UfoStepPlan { .. } | Self::RecordedPlan { .. } => SessionKind::FollowerSession,

@@ -6,22 +6,22 @@ use std::path::{Path, PathBuf};
 
 /// One problem in one task file.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Problem {
+pub(crate) struct Problem {
     /// The file.
-    pub file: PathBuf,
+    pub(crate) file: PathBuf,
     /// 1-based line and column, where the parser knows them.
-    pub position: Option<(usize, usize)>,
+    pub(crate) position: Option<(usize, usize)>,
     /// Where in the document (`actions[2].parameters`), where known.
-    pub at: Option<String>,
+    pub(crate) at: Option<String>,
     /// What is wrong.
-    pub message: String,
+    pub(crate) message: String,
     /// What to do about it.
-    pub fix: Option<String>,
+    pub(crate) fix: Option<String>,
 }
 
 impl Problem {
     /// A problem with the file as a whole.
-    pub fn new(file: &Path, message: impl Into<String>) -> Self {
+    pub(crate) fn new(file: &Path, message: impl Into<String>) -> Self {
         Self {
             file: file.to_path_buf(),
             position: None,
@@ -32,7 +32,7 @@ impl Problem {
     }
 
     /// Adds where in the document it is.
-    pub fn at(mut self, at: impl Into<String>) -> Self {
+    pub(crate) fn at(mut self, at: impl Into<String>) -> Self {
         let at = at.into();
         if !at.is_empty() && at != "." {
             self.at = Some(at);
@@ -41,7 +41,7 @@ impl Problem {
     }
 
     /// Adds the line and column.
-    pub fn position(mut self, line: usize, column: usize) -> Self {
+    pub(crate) fn position(mut self, line: usize, column: usize) -> Self {
         if line > 0 {
             self.position = Some((line, column));
         }
@@ -49,13 +49,13 @@ impl Problem {
     }
 
     /// Adds how to fix it.
-    pub fn fix(mut self, fix: impl Into<String>) -> Self {
+    pub(crate) fn fix(mut self, fix: impl Into<String>) -> Self {
         self.fix = Some(fix.into());
         self
     }
 
     /// The message without the file name, for a task's own error field.
-    pub fn short(&self) -> String {
+    pub(crate) fn short(&self) -> String {
         let mut out = String::new();
         if let Some((line, col)) = self.position {
             out.push_str(&format!("line {line} column {col}: "));

@@ -9,7 +9,7 @@ use serde_json::{Map, Value};
 /// What kind of tool a command calls, as UFO distinguishes them.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
-pub enum ToolType {
+pub(crate) enum ToolType {
     /// Changes the world (runs a command, writes a file).
     Action,
     /// Only observes (UFO's screenshots and UI trees).
@@ -18,20 +18,20 @@ pub enum ToolType {
 
 /// One tool call sent to an executor.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct ToolCall {
+pub(crate) struct ToolCall {
     /// The tool to call, e.g. `execute_command`.
-    pub tool_name: String,
+    pub(crate) tool_name: String,
     /// Named arguments for the tool.
-    pub parameters: Map<String, Value>,
+    pub(crate) parameters: Map<String, Value>,
     /// Action or data collection.
-    pub tool_type: ToolType,
+    pub(crate) tool_type: ToolType,
     /// Correlates the command with its result in logs.
-    pub call_id: String,
+    pub(crate) call_id: String,
 }
 
 impl ToolCall {
     /// A new action command with a fresh call id.
-    pub fn action(tool_name: impl Into<String>, parameters: Map<String, Value>) -> Self {
+    pub(crate) fn action(tool_name: impl Into<String>, parameters: Map<String, Value>) -> Self {
         Self {
             tool_name: tool_name.into(),
             parameters,
@@ -41,13 +41,13 @@ impl ToolCall {
     }
 
     /// `tool(key='value', ...)`, UFO's `action_string`.
-    pub fn action_string(&self) -> String {
+    pub(crate) fn action_string(&self) -> String {
         action_string(&self.tool_name, &self.parameters)
     }
 }
 
 /// `tool(key='value', ...)` with long values shortened, for logs and trajectories.
-pub fn action_string(tool: &str, parameters: &Map<String, Value>) -> String {
+pub(crate) fn action_string(tool: &str, parameters: &Map<String, Value>) -> String {
     let args: Vec<String> = parameters
         .iter()
         .map(|(k, v)| {
@@ -71,7 +71,7 @@ fn new_call_id() -> String {
 /// How a command ended (UFO's `ResultStatus`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
-pub enum ResultStatus {
+pub(crate) enum ResultStatus {
     /// The tool did what was asked (for shell commands: exit code 0).
     Success,
     /// The tool ran and failed, or could not run.
@@ -95,22 +95,22 @@ impl fmt::Display for ResultStatus {
 
 /// The result of one command (UFO's `Result`).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct ToolResult {
+pub(crate) struct ToolResult {
     /// Success, failure or skipped.
-    pub status: ResultStatus,
+    pub(crate) status: ResultStatus,
     /// Why it failed, in words, when it did.
-    pub error: Option<String>,
+    pub(crate) error: Option<String>,
     /// The tool's output (for shell commands: exit code, stdout, stderr).
-    pub result: Value,
+    pub(crate) result: Value,
     /// The executor that ran it (`shell`, an MCP server name, ...).
-    pub namespace: Option<String>,
+    pub(crate) namespace: Option<String>,
     /// The id of the command this answers.
-    pub call_id: String,
+    pub(crate) call_id: String,
 }
 
 impl ToolResult {
     /// A successful result.
-    pub fn success(command: &ToolCall, namespace: &str, result: Value) -> Self {
+    pub(crate) fn success(command: &ToolCall, namespace: &str, result: Value) -> Self {
         Self {
             status: ResultStatus::Success,
             error: None,
@@ -121,7 +121,12 @@ impl ToolResult {
     }
 
     /// A failed result with a reason; `result` may still carry partial output.
-    pub fn failure(command: &ToolCall, namespace: &str, error: String, result: Value) -> Self {
+    pub(crate) fn failure(
+        command: &ToolCall,
+        namespace: &str,
+        error: String,
+        result: Value,
+    ) -> Self {
         Self {
             status: ResultStatus::Failure,
             error: Some(error),
@@ -132,7 +137,7 @@ impl ToolResult {
     }
 
     /// The result of a command skipped after an earlier failure in the same step.
-    pub fn skipped(command: &ToolCall) -> Self {
+    pub(crate) fn skipped(command: &ToolCall) -> Self {
         Self {
             status: ResultStatus::Skipped,
             error: Some("Skipped due to previous failure (early_exit=True).".to_string()),
@@ -143,12 +148,12 @@ impl ToolResult {
     }
 
     /// The shell exit code carried in `result`, if any.
-    pub fn exit_code(&self) -> Option<i64> {
+    pub(crate) fn exit_code(&self) -> Option<i64> {
         self.result.get("exit_code").and_then(Value::as_i64)
     }
 
     /// A `list_dir` result's entries: name (folders end in `/`) and size.
-    pub fn entries(&self) -> Option<Vec<(String, u64)>> {
+    pub(crate) fn entries(&self) -> Option<Vec<(String, u64)>> {
         let entries = self.result.get("entries")?.as_array()?;
         Some(
             entries
@@ -167,7 +172,7 @@ impl ToolResult {
     }
 
     /// The stdout carried in `result`, if any.
-    pub fn stdout(&self) -> Option<&str> {
+    pub(crate) fn stdout(&self) -> Option<&str> {
         self.result.get("stdout").and_then(Value::as_str)
     }
 }

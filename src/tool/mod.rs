@@ -5,5 +5,5 @@
 mod call;
 mod spec;
 
-pub use call::{ResultStatus, ToolCall, ToolResult, ToolType, action_string};
-pub use spec::{ParamKind, ParamSpec, ToolSpec};
+pub(crate) use call::{ResultStatus, ToolCall, ToolResult};
+pub(crate) use spec::{ParamKind, ParamSpec, ToolSpec};

@@ -7,7 +7,7 @@ use serde_json::{Map, Value};
 /// The JSON type a tool parameter must have.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
-pub enum ParamKind {
+pub(crate) enum ParamKind {
     /// A JSON string.
     String,
     /// A JSON integer.
@@ -28,34 +28,34 @@ impl ParamKind {
 
 /// One parameter of a tool.
 #[derive(Clone, Debug, Serialize)]
-pub struct ParamSpec {
+pub(crate) struct ParamSpec {
     /// Parameter name.
-    pub name: &'static str,
+    pub(crate) name: &'static str,
     /// Expected JSON type.
     #[serde(rename = "type")]
-    pub kind: ParamKind,
+    pub(crate) kind: ParamKind,
     /// Whether the call is invalid without it.
-    pub required: bool,
+    pub(crate) required: bool,
     /// What it means, for the LLM's tool list.
-    pub description: &'static str,
+    pub(crate) description: &'static str,
 }
 
 /// A tool an executor offers: used to validate recorded actions at load time and to
 /// describe the tools to an LLM agent.
 #[derive(Clone, Debug, Serialize)]
-pub struct ToolSpec {
+pub(crate) struct ToolSpec {
     /// Tool name as called.
-    pub name: &'static str,
+    pub(crate) name: &'static str,
     /// What it does.
-    pub description: &'static str,
+    pub(crate) description: &'static str,
     /// Its parameters.
-    pub params: Vec<ParamSpec>,
+    pub(crate) params: Vec<ParamSpec>,
 }
 
 impl ToolSpec {
     /// Checks `arguments` against the parameter list: required ones present, types
     /// right, no unknown names. Returns the first problem in words.
-    pub fn check_arguments(&self, arguments: &Map<String, Value>) -> Result<(), String> {
+    pub(crate) fn check_arguments(&self, arguments: &Map<String, Value>) -> Result<(), String> {
         for p in &self.params {
             match arguments.get(p.name) {
                 None | Some(Value::Null) if p.required => {

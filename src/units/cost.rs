@@ -4,22 +4,22 @@ use serde::{Deserialize, Serialize};
 
 /// Token counts.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Usage {
+pub(crate) struct Usage {
     /// Tokens sent.
-    pub prompt_tokens: u64,
+    pub(crate) prompt_tokens: u64,
     /// Tokens received.
-    pub completion_tokens: u64,
+    pub(crate) completion_tokens: u64,
 }
 
 impl Usage {
     /// Adds another count to this one.
-    pub fn add(&mut self, other: Usage) {
+    pub(crate) fn add(&mut self, other: Usage) {
         self.prompt_tokens += other.prompt_tokens;
         self.completion_tokens += other.completion_tokens;
     }
 
     /// Prompt plus completion.
-    pub fn total(&self) -> u64 {
+    pub(crate) fn total(&self) -> u64 {
         self.prompt_tokens + self.completion_tokens
     }
 }
@@ -27,14 +27,14 @@ impl Usage {
 /// Accumulated LLM cost. Once one call has no known price the total is unknown, and
 /// says so rather than pretending to be 0.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
-pub struct Cost {
+pub(crate) struct Cost {
     usd: f64,
     unknown: bool,
 }
 
 impl Cost {
     /// A known amount.
-    pub fn known(usd: f64) -> Self {
+    pub(crate) fn known(usd: f64) -> Self {
         Self {
             usd,
             unknown: false,
@@ -42,7 +42,7 @@ impl Cost {
     }
 
     /// An amount that cannot be priced.
-    pub fn unknown() -> Self {
+    pub(crate) fn unknown() -> Self {
         Self {
             usd: 0.0,
             unknown: true,
@@ -50,13 +50,13 @@ impl Cost {
     }
 
     /// Adds another cost.
-    pub fn add(&mut self, other: Cost) {
+    pub(crate) fn add(&mut self, other: Cost) {
         self.usd += other.usd;
         self.unknown |= other.unknown;
     }
 
     /// The total in USD, or `None` when some part is unknown.
-    pub fn usd(&self) -> Option<f64> {
+    pub(crate) fn usd(&self) -> Option<f64> {
         (!self.unknown).then_some(self.usd)
     }
 }

@@ -4,7 +4,7 @@
 use std::time::Duration;
 
 /// A duration: `90s`, `10m`, `1h 30m`, `500ms`, or a plain number of seconds.
-pub fn parse_duration(text: &str) -> Result<Duration, String> {
+pub(crate) fn parse_duration(text: &str) -> Result<Duration, String> {
     let t = text.trim();
     let parsed = match t.parse::<f64>() {
         Ok(secs) if secs.is_finite() && secs > 0.0 => Ok(Duration::from_secs_f64(secs)),
@@ -19,12 +19,12 @@ pub fn parse_duration(text: &str) -> Result<Duration, String> {
 }
 
 /// Serializes a duration as `90s`, `10m`.
-pub fn as_human<S: serde::Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error> {
+pub(crate) fn as_human<S: serde::Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error> {
     s.collect_str(&humantime::format_duration(*d))
 }
 
 /// Seconds as a float rounded to milliseconds, the form every `duration_s` field uses.
-pub fn seconds(d: Duration) -> f64 {
+pub(crate) fn seconds(d: Duration) -> f64 {
     (d.as_secs_f64() * 1000.0).round() / 1000.0
 }
 

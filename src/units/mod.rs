@@ -6,7 +6,7 @@ mod duration;
 mod size;
 mod timestamp;
 
-pub use cost::{Cost, Usage};
-pub use duration::{as_human, parse_duration, seconds};
-pub use size::parse_size;
-pub use timestamp::Timestamp;
+pub(crate) use cost::{Cost, Usage};
+pub(crate) use duration::{as_human, parse_duration, seconds};
+pub(crate) use size::parse_size;
+pub(crate) use timestamp::Timestamp;

@@ -1,7 +1,7 @@
 //! Sizes given as text: `512M`, `4G`, a number of bytes, or `none`.
 
 /// A size: `512M`, `4G`, `4GiB`, `1.5g`, a number of bytes, or `none`.
-pub fn parse_size(text: &str) -> Result<Option<u64>, String> {
+pub(crate) fn parse_size(text: &str) -> Result<Option<u64>, String> {
     let t = text.trim().to_ascii_lowercase();
     if t == "none" {
         return Ok(None);

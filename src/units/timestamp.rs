@@ -10,21 +10,21 @@ use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 /// A point in wall-clock time, printed as `2026-11-21T10:00:00.123Z`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub struct Timestamp(SystemTime);
+pub(crate) struct Timestamp(SystemTime);
 
 impl Timestamp {
     /// The current time.
-    pub fn now() -> Self {
+    pub(crate) fn now() -> Self {
         Self(SystemTime::now())
     }
 
     /// The time elapsed from `earlier` to `self` (zero if the clock went backwards).
-    pub fn since(&self, earlier: Timestamp) -> Duration {
+    pub(crate) fn since(&self, earlier: Timestamp) -> Duration {
         self.0.duration_since(earlier.0).unwrap_or_default()
     }
 
     /// Seconds since the Unix epoch, for compact fields and sorting.
-    pub fn unix_seconds(&self) -> f64 {
+    pub(crate) fn unix_seconds(&self) -> f64 {
         self.0
             .duration_since(SystemTime::UNIX_EPOCH)
             .map(|d| d.as_secs_f64())

@@ -12,7 +12,7 @@
 
 mod probe;
 #[cfg(target_os = "linux")]
-pub mod shim;
+pub(crate) mod shim;
 
 use std::fmt;
 use std::path::{Path, PathBuf};
@@ -27,7 +27,7 @@ const BWRAP_BASE: &[&str] = &["--ro-bind", "/", "/", "--dev", "/dev", "--proc", 
 /// What the user asked for (`--sandbox`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
-pub enum SandboxMode {
+pub(crate) enum SandboxMode {
     /// Landlock if the kernel enforces it, else bubblewrap if it works, else none.
     #[default]
     Auto,
@@ -57,7 +57,7 @@ impl std::str::FromStr for SandboxMode {
 
 /// How commands are confined in this run.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Confinement {
+pub(crate) enum Confinement {
     /// Not at all.
     None,
     /// Landlock, applied by the `sandbox-exec` shim.
@@ -74,16 +74,16 @@ pub enum Confinement {
 /// shim keeps the runner's own spawn a plain `posix_spawn`: limits set in the runner
 /// (a `pre_exec` hook) would force a `fork` of the whole runner for every command.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Sandbox {
+pub(crate) struct Sandbox {
     /// The confinement.
-    pub confinement: Confinement,
+    pub(crate) confinement: Confinement,
     /// The ufo-batch binary, when commands can be started through it.
-    pub shim: Option<PathBuf>,
+    pub(crate) shim: Option<PathBuf>,
 }
 
 /// The sandbox a mode resolves to on this machine, and a warning when it is weaker than
 /// asked. `shim` is the ufo-batch binary (for Landlock and for resource limits).
-pub fn resolve(
+pub(crate) fn resolve(
     mode: SandboxMode,
     shim: Option<&Path>,
 ) -> Result<(Sandbox, Option<String>), String> {
@@ -117,7 +117,7 @@ pub fn resolve(
 
 impl Sandbox {
     /// No confinement and no shim (limits, if any, are set by the spawn itself).
-    pub fn none() -> Self {
+    pub(crate) fn none() -> Self {
         Self {
             confinement: Confinement::None,
             shim: None,
@@ -126,7 +126,7 @@ impl Sandbox {
 
     /// The argv that runs `argv` confined to `writable` folders, starting in `cwd`, and
     /// the limits the spawn itself must still apply (when no shim applies them).
-    pub fn wrap(
+    pub(crate) fn wrap(
         &self,
         argv: &[String],
         writable: &[PathBuf],

@@ -24,7 +24,7 @@ const DEVICES: &[&str] = &[
 
 /// Applies `limits`, restricts this process to read-only access outside `writable`
 /// (unless `landlock` is false), then execs `argv`. Only returns on failure.
-pub fn exec(
+pub(crate) fn exec(
     writable: &[PathBuf],
     landlock: bool,
     limits: ResourceLimits,

@@ -15,28 +15,28 @@ use std::time::Duration;
 use async_trait::async_trait;
 use serde_json::{Map, Value};
 
-pub use tools::shell_tools;
+pub(crate) use tools::shell_tools;
 
 use super::Executor;
 use super::process::{ProcessGroup, ResourceLimits};
 use super::sandbox::Sandbox;
-use crate::tool::{ToolCall, ToolResult, ToolSpec};
+use crate::tool::{ToolCall, ToolResult};
 
 const NAMESPACE: &str = "shell";
 
 /// Knobs of the shell executor.
 #[derive(Clone, Debug)]
-pub struct ShellSettings {
+pub(crate) struct ShellSettings {
     /// Timeout of a command that does not ask for one.
-    pub command_timeout: Duration,
+    pub(crate) command_timeout: Duration,
     /// The longest timeout a command may ask for.
-    pub max_command_timeout: Duration,
+    pub(crate) max_command_timeout: Duration,
     /// Bytes kept of each output stream and of a file read.
-    pub output_limit: usize,
+    pub(crate) output_limit: usize,
     /// How commands are confined.
-    pub sandbox: Sandbox,
+    pub(crate) sandbox: Sandbox,
     /// Per-process resource limits.
-    pub limits: ResourceLimits,
+    pub(crate) limits: ResourceLimits,
 }
 
 impl Default for ShellSettings {
@@ -52,7 +52,7 @@ impl Default for ShellSettings {
 }
 
 /// Runs shell tools inside one task's workspace.
-pub struct ShellExecutor {
+pub(crate) struct ShellExecutor {
     workspace: PathBuf,
     /// Where commands may write (the workspace and the task's temp folder).
     writable: Vec<PathBuf>,
@@ -66,13 +66,18 @@ pub struct ShellExecutor {
 
 impl ShellExecutor {
     /// An executor for `workspace` (which must exist).
-    pub fn new(workspace: PathBuf, settings: ShellSettings) -> Self {
+    #[cfg(test)]
+    pub(crate) fn new(workspace: PathBuf, settings: ShellSettings) -> Self {
         Self::with_tmp(workspace, None, settings)
     }
 
     /// An executor for `workspace` whose commands get `tmp` as their private TMPDIR
     /// (both must exist). Both are the only places a sandboxed command may write.
-    pub fn with_tmp(workspace: PathBuf, tmp: Option<PathBuf>, settings: ShellSettings) -> Self {
+    pub(crate) fn with_tmp(
+        workspace: PathBuf,
+        tmp: Option<PathBuf>,
+        settings: ShellSettings,
+    ) -> Self {
         let workspace = workspace.canonicalize().unwrap_or(workspace);
         let tmp = tmp.map(|t| t.canonicalize().unwrap_or(t));
         let env = command_env(&workspace, tmp.as_deref());
@@ -89,7 +94,7 @@ impl ShellExecutor {
     }
 
     /// Adds a variable to the commands' environment.
-    pub fn set_env(&mut self, key: &str, value: &str) {
+    pub(crate) fn set_env(&mut self, key: &str, value: &str) {
         self.env.retain(|(k, _)| k != key);
         self.env.push((key.to_string(), value.to_string()));
     }
@@ -100,14 +105,6 @@ impl ShellExecutor {
 
 #[async_trait]
 impl Executor for ShellExecutor {
-    fn namespace(&self) -> &str {
-        NAMESPACE
-    }
-
-    fn tools(&self) -> Vec<ToolSpec> {
-        shell_tools().to_vec()
-    }
-
     async fn execute(&mut self, command: &ToolCall) -> ToolResult {
         if let Some(spec) = shell_tools().iter().find(|t| t.name == command.tool_name) {
             if let Err(e) = spec.check_arguments(&command.parameters) {

@@ -6,7 +6,7 @@ use std::sync::LazyLock;
 use crate::tool::{ParamKind, ParamSpec, ToolSpec};
 
 /// The tools of the shell executor, for validation and for LLM prompts.
-pub fn shell_tools() -> &'static [ToolSpec] {
+pub(crate) fn shell_tools() -> &'static [ToolSpec] {
     static TOOLS: LazyLock<Vec<ToolSpec>> = LazyLock::new(specs);
     &TOOLS
 }

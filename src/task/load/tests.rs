@@ -2,7 +2,13 @@
 
 use super::*;
 use crate::executor::shell_tools;
+use crate::rundir::layout::TASK_ENTRIES;
+use crate::task::discover;
 use std::fs;
+
+fn load(dir: &Path) -> LoadedTasks {
+    load_files(&discover(dir, None).unwrap(), shell_tools(), TASK_ENTRIES)
+}
 
 fn write(dir: &Path, rel: &str, text: &str) {
     let p = dir.join(rel);
@@ -18,7 +24,7 @@ fn finds_json_recursively_sorted_skipping_hidden() {
     write(dir.path(), "a/y.JSON", "{}");
     write(dir.path(), ".git/x.json", "{}");
     write(dir.path(), "notes.txt", "");
-    let found = discover(&[dir.path().to_path_buf()], None).unwrap();
+    let found = discover(dir.path(), None).unwrap();
     let rel: Vec<String> = found
         .iter()
         .map(|f| f.relative.display().to_string())
@@ -31,24 +37,15 @@ fn excludes_the_results_folder() {
     let dir = tempfile::tempdir().unwrap();
     write(dir.path(), "t.json", "{}");
     write(dir.path(), "results/run/t/status.json", "{}");
-    let found = discover(
-        &[dir.path().to_path_buf()],
-        Some(&dir.path().join("results")),
-    )
-    .unwrap();
+    let found = discover(dir.path(), Some(&dir.path().join("results"))).unwrap();
     assert_eq!(found.len(), 1);
 }
 
 #[test]
-fn missing_and_empty_paths_are_errors() {
+fn a_missing_path_is_an_error() {
     let dir = tempfile::tempdir().unwrap();
-    let err = discover(&[dir.path().join("nope")], None).unwrap_err();
+    let err = discover(&dir.path().join("nope"), None).unwrap_err();
     assert!(err.to_string().starts_with("no such file or folder"));
-    let err = discover(&[dir.path().to_path_buf()], None).unwrap_err();
-    assert!(
-        err.to_string()
-            .starts_with("no task files (*.json) found under")
-    );
 }
 
 #[test]
@@ -61,7 +58,7 @@ fn duplicate_ids_keep_the_first_and_report_the_second() {
         r#"{"id": "a", "request": "r", "actions": []}"#,
     );
     write(dir.path(), "c.json", "{broken");
-    let loaded = load(&[dir.path().to_path_buf()], None, shell_tools()).unwrap();
+    let loaded = load(dir.path());
     assert_eq!(loaded.tasks.len(), 1);
     assert_eq!(loaded.tasks[0].source, dir.path().join("a.json"));
     assert_eq!(loaded.invalid.len(), 2);
@@ -84,7 +81,7 @@ fn nested_ids_cannot_land_in_reserved_folders() {
         "a/workspace.json",
         r#"{"request": "r", "actions": []}"#,
     );
-    let loaded = load(&[dir.path().to_path_buf()], None, shell_tools()).unwrap();
+    let loaded = load(dir.path());
     assert_eq!(loaded.tasks.len(), 1);
     assert!(
         loaded.invalid[0].problems[0]

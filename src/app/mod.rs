@@ -1,0 +1,26 @@
+//! The subcommands: each turns its options into calls of the library and its result into
+//! an exit code. What `run` shows goes through the reporters; the other subcommands
+//! print their one result here.
+
+mod compare;
+mod merge;
+mod report;
+mod run;
+mod sandbox_exec;
+mod signals;
+mod validate;
+
+use crate::cli::{Cli, Subcommand};
+use crate::error::Error;
+
+/// Runs a parsed command line; returns the process exit code.
+pub(crate) fn dispatch(cli: Cli) -> Result<u8, Error> {
+    match cli.command {
+        Subcommand::Run(args) => run::run(*args),
+        Subcommand::Validate(args) => validate::validate(&args),
+        Subcommand::Report(args) => report::report(&args),
+        Subcommand::Compare(args) => compare::compare(&args),
+        Subcommand::Merge(args) => merge::merge(&args),
+        Subcommand::SandboxExec(args) => sandbox_exec::sandbox_exec(&args),
+    }
+}

@@ -1,0 +1,86 @@
+//! `ufo-batch run`: the configuration resolved, the terminal chosen, signals watched,
+//! the batch prepared and executed with the reporters as its sink, and the exit code
+//! the run earned.
+
+use std::io::IsTerminal;
+use std::path::PathBuf;
+
+use super::signals;
+use crate::batch;
+use crate::cli::{Progress, RunArgs};
+use crate::config::{ConfigFile, DEFAULT_CONFIG_FILE, RunConfig};
+use crate::error::Error;
+use crate::pool::StopTokens;
+use crate::record::TaskStatus;
+use crate::reporter::{Reporter, ResultFiles, RunStats, Terminal, TerminalMode};
+use crate::resources;
+use crate::rundir::layout::{JUNIT_XML, REPORT_MD, SUMMARY_JSON};
+
+/// Runs a batch; the exit code says whether every task passed.
+pub(super) fn run(args: RunArgs) -> Result<u8, Error> {
+    let (overrides, config_path, progress, summary_json) = args.into_overrides();
+    let (file, used) = read_config(config_path)?;
+    let config = RunConfig::resolve(overrides, file, used)?;
+    let mode = match progress {
+        Progress::Auto if std::io::stderr().is_terminal() => TerminalMode::Bar,
+        Progress::Auto | Progress::Lines => TerminalMode::Lines,
+        Progress::Bar => TerminalMode::Bar,
+        Progress::Quiet => TerminalMode::Quiet,
+    };
+    let terminal = Terminal::new(mode, Box::new(std::io::stderr()));
+    resources::raise_open_file_limit();
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| Error::internal(format!("cannot start the async runtime: {e}")))?;
+    let reporter = runtime.block_on(async {
+        let stop = StopTokens::default();
+        let watcher = signals::watch(stop.clone(), config.grace);
+        let prepared = batch::prepare(&config)?;
+        let reporter = Reporter::new(ResultFiles::new(prepared.layout.clone()), terminal);
+        let reporter = batch::execute(&config, prepared, reporter, stop).await;
+        watcher.abort();
+        reporter
+    })?;
+    let stats = reporter.finish();
+    if summary_json {
+        println!("{}", summary_line_json(&stats));
+    }
+    Ok(stats.exit_code())
+}
+
+/// The one-line machine-readable summary of `--summary-json`.
+fn summary_line_json(s: &RunStats) -> serde_json::Value {
+    use TaskStatus::{Cancelled, Error as Err, Failed, Passed, Timeout};
+    let count = |st| s.count(st);
+    serde_json::json!({
+        "run_dir": s.run_dir,
+        "summary": s.run_dir.join(SUMMARY_JSON),
+        "report": s.run_dir.join(REPORT_MD),
+        "junit": s.run_dir.join(JUNIT_XML),
+        "total": s.total,
+        "passed": count(Passed),
+        "failed": count(Failed),
+        "error": count(Err),
+        "timeout": count(Timeout),
+        "cancelled": count(Cancelled),
+        "pass_rate": (s.pass_rate() * 10_000.0).round() / 10_000.0,
+        "tokens": s.usage.total(),
+        "cost_usd": s.cost.usd(),
+        "seconds": (s.elapsed.as_secs_f64() * 1000.0).round() / 1000.0,
+        "stopped": s.stopped,
+        "exit_code": s.exit_code(),
+    })
+}
+
+/// The config file: the one named, or `ufo-batch.toml` if it exists.
+fn read_config(path: Option<PathBuf>) -> Result<(ConfigFile, Option<PathBuf>), Error> {
+    match path {
+        Some(p) => Ok((ConfigFile::load(&p, true)?, Some(p))),
+        None => {
+            let p = PathBuf::from(DEFAULT_CONFIG_FILE);
+            let exists = p.exists();
+            Ok((ConfigFile::load(&p, false)?, exists.then_some(p)))
+        }
+    }
+}

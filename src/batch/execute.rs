@@ -1,0 +1,113 @@
+//! Executing a prepared batch: the events of the run go to the sink handed in (the
+//! reporters, or anything else that wants them), the pool runs the work, and the sink is
+//! handed back once it has seen the last event.
+
+use std::sync::Arc;
+
+use super::prepare::Prepared;
+use crate::attempt::AttemptSettings;
+use crate::backoff::Backoff;
+use crate::config::RunConfig;
+use crate::error::Error;
+use crate::event::{Event, EventSink, RunFinished, RunStarted, TaskFinished, spawn_sink};
+use crate::executor::ShellSettings;
+use crate::pool::{Budget, RetryPolicy, SessionPool, StopTokens};
+use crate::record::{TaskRecord, TaskStatus};
+use crate::resources::Resources;
+use crate::task::{InvalidTask, SessionKind, Shape};
+use crate::units::Timestamp;
+
+/// Runs `batch` to its end (or until `stop`), telling `sink` everything; returns the
+/// sink once it has handled the last event.
+pub(crate) async fn execute<S: EventSink>(
+    config: &RunConfig,
+    batch: Prepared,
+    sink: S,
+    stop: StopTokens,
+) -> Result<S, Error> {
+    let (events, sink) = spawn_sink(sink);
+    let total = batch.work.len() + batch.kept.len() + batch.invalid.len();
+    events.send(Event::RunStarted(Box::new(RunStarted {
+        name: config.run_name.clone(),
+        dir: config.run_dir.clone(),
+        started: Timestamp::now(),
+        total,
+        to_run: batch.work.len() + batch.invalid.len(),
+        jobs: config.jobs.get(),
+        config: config.to_json(),
+        previous_invocations: batch.previous_invocations,
+        sandbox: batch.sandbox.to_string(),
+        warnings: batch.sandbox_warning.into_iter().collect(),
+        shard: config.shard,
+        selection: batch.selection,
+    })));
+    for bad in batch.invalid {
+        events.send(Event::TaskFinished(Arc::new(invalid_result(bad))));
+    }
+    for record in batch.kept {
+        events.send(Event::TaskSkipped(Box::new(record)));
+    }
+    let settings = AttemptSettings {
+        layout: batch.layout,
+        shell: ShellSettings {
+            sandbox: batch.sandbox,
+            ..config.shell.clone()
+        },
+        timeout: config.timeout,
+        max_steps: config.max_steps,
+        max_rounds: config.max_rounds,
+        eval: config.eval,
+        llm: batch.llm,
+        agent: config.agent.clone(),
+    };
+    let mut pool = SessionPool::new(config.jobs.get(), Arc::new(settings), events.clone());
+    if let Some(max_usd) = config.max_cost {
+        pool = pool.with_budget(Budget {
+            spend: batch.spend,
+            max_usd,
+        });
+    }
+    let backoff = Backoff {
+        base: config.retry_delay,
+        max: config.retry_delay * 30,
+    };
+    pool = pool
+        .with_retries(RetryPolicy {
+            retries: config.retries,
+            backoff,
+        })
+        .with_max_fail(config.max_fail);
+    let stopped = pool.run(batch.work, stop.clone()).await;
+    events.send(Event::RunFinished(RunFinished {
+        finished: Timestamp::now(),
+        stopped,
+        interrupted: stop.interrupted(),
+        runner: Resources::now(),
+    }));
+    drop(events);
+    let sink = sink.join().ok_or_else(|| {
+        Error::internal("the reporter thread panicked; result files may be incomplete")
+    });
+    batch.discarding.finish();
+    sink
+}
+
+/// The `error` result of a task file that cannot run.
+fn invalid_result(bad: InvalidTask) -> TaskFinished {
+    let first = bad.problems.first().map(|p| p.short()).unwrap_or_default();
+    let more = match bad.problems.len() {
+        0 | 1 => String::new(),
+        n => format!(" (and {} more; see task.log)", n - 1),
+    };
+    let mut record = TaskRecord::new(
+        bad.id,
+        bad.source.display().to_string(),
+        bad.source_hash,
+        Shape::Invalid,
+        SessionKind::None,
+        String::new(),
+    );
+    record.status = TaskStatus::Error;
+    record.error = Some(format!("invalid task file: {first}{more}"));
+    TaskFinished::without_run(record, bad.problems)
+}

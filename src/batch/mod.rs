@@ -1,0 +1,12 @@
+//! A batch, from the paths and options given to the moment its last result is written:
+//! `prepare` loads and selects the tasks and opens the run dir (refusing what cannot
+//! work before anything starts); `execute` runs them through the pool and hands every
+//! event to the sink it is given. Neither prints.
+
+mod execute;
+mod prepare;
+mod sources;
+
+pub(crate) use execute::execute;
+pub(crate) use prepare::prepare;
+pub(crate) use sources::load_tasks;

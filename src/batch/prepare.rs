@@ -1,0 +1,151 @@
+//! Preparing a batch before anything runs: load the tasks (and `--request`s), take this
+//! machine's shard, repeat, find the sandbox this machine offers, open the run dir and
+//! decide what a resumed run keeps, and build the LLM client when some task needs it.
+//! Everything that can be refused is refused here, before a task starts.
+
+use std::sync::Arc;
+
+use super::sources::load_tasks;
+use crate::config::{ConfigError, RunConfig, without_userinfo};
+use crate::error::Error;
+use crate::eval::EvalMode;
+use crate::executor::sandbox::{self, Sandbox};
+use crate::llm::{ApiKey, LlmClient, LlmConfig, Spend};
+use crate::pool::Scheduled;
+use crate::record::TaskRecord;
+use crate::rundir::{Discarding, RunLayout, plan_resume};
+use crate::task::{InvalidTask, LoadedTasks, Task, TaskId, TaskKind};
+
+/// A batch ready to run.
+pub(crate) struct Prepared {
+    /// The run dir.
+    pub(crate) layout: RunLayout,
+    /// Every task id of the batch before sharding, sorted.
+    pub(crate) selection: Vec<TaskId>,
+    /// Task files that cannot run (each becomes an `error` result).
+    pub(crate) invalid: Vec<InvalidTask>,
+    /// Final results kept from earlier invocations.
+    pub(crate) kept: Vec<TaskRecord>,
+    /// Tasks to run.
+    pub(crate) work: Vec<Scheduled>,
+    /// Invocations of this run dir before this one.
+    pub(crate) previous_invocations: u32,
+    /// An old run dir being deleted (`--fresh`).
+    pub(crate) discarding: Discarding,
+    /// How commands are confined here.
+    pub(crate) sandbox: Sandbox,
+    /// Said at the start when the sandbox is weaker than asked.
+    pub(crate) sandbox_warning: Option<String>,
+    /// The LLM client, when some task needs one.
+    pub(crate) llm: Option<Arc<LlmClient>>,
+    /// The run's LLM spend, shared by the client and the budget.
+    pub(crate) spend: Arc<Spend>,
+}
+
+/// Prepares the batch `config` describes.
+pub(crate) fn prepare(config: &RunConfig) -> Result<Prepared, Error> {
+    let mut loaded = if config.paths.is_empty() {
+        LoadedTasks::default()
+    } else {
+        load_tasks(&config.paths, Some(&config.out_root))?
+    };
+    add_requests(&mut loaded, &config.requests);
+    let selection = all_ids(&loaded);
+    if let Some(shard) = config.shard {
+        loaded.tasks.retain(|t| shard.contains(&t.id));
+        loaded.invalid.retain(|t| shard.contains(&t.id));
+    }
+    if let Some(k) = config.repeat.filter(|k| *k > 1) {
+        loaded.tasks = loaded
+            .tasks
+            .iter()
+            .flat_map(|t| (1..=k).map(|n| t.repetition(n)))
+            .collect();
+    }
+    let shim = std::env::current_exe().ok();
+    let (sandbox, sandbox_warning) =
+        sandbox::resolve(config.sandbox, shim.as_deref()).map_err(ConfigError::Invalid)?;
+    let layout = RunLayout::new(&config.run_dir);
+    let resumed = plan_resume(&layout, loaded.tasks, config.resume)?;
+    let work: Vec<Scheduled> = resumed
+        .work
+        .into_iter()
+        .map(|(task, previous)| Scheduled { task, previous })
+        .collect();
+    let spend = Arc::new(Spend::default());
+    let llm = match &config.llm {
+        Some(c) => Some(Arc::new(client(c, &work, config.eval, spend.clone())?)),
+        None => None,
+    };
+    Ok(Prepared {
+        layout,
+        selection,
+        invalid: loaded.invalid,
+        kept: resumed.kept,
+        work,
+        previous_invocations: resumed.previous_invocations,
+        discarding: resumed.discarding,
+        sandbox,
+        sandbox_warning,
+        llm,
+        spend,
+    })
+}
+
+/// The run's LLM client. A hosted service without a key is refused before anything
+/// runs, but only when some task will actually talk to the LLM (a replay needs none).
+fn client(
+    c: &LlmConfig,
+    work: &[Scheduled],
+    eval: EvalMode,
+    spend: Arc<Spend>,
+) -> Result<LlmClient, Error> {
+    let key = ApiKey::from_env(&c.api_key_env);
+    let judged = |t: &Task| match eval {
+        EvalMode::Llm => true,
+        EvalMode::Auto => t.checks.is_empty(),
+        EvalMode::Checks | EvalMode::None => false,
+    };
+    let needed = work
+        .iter()
+        .any(|s| !matches!(s.task.kind, TaskKind::RecordedPlan { .. }) || judged(&s.task));
+    if needed && key.is_none() && c.needs_key() {
+        return Err(ConfigError::Invalid(format!(
+            "no API key for {}: set ${} (keys are read only from the environment)",
+            without_userinfo(&c.base_url),
+            c.api_key_env
+        ))
+        .into());
+    }
+    LlmClient::new(c.clone(), key, spend).map_err(Error::internal)
+}
+
+/// Every id of the batch, valid and invalid, sorted.
+fn all_ids(loaded: &LoadedTasks) -> Vec<TaskId> {
+    let mut ids: Vec<TaskId> = loaded
+        .tasks
+        .iter()
+        .map(|t| t.id.clone())
+        .chain(loaded.invalid.iter().map(|t| t.id.clone()))
+        .collect();
+    ids.sort();
+    ids
+}
+
+/// Tasks for `--request` texts: ids `request`, `request-2`, ...
+fn add_requests(loaded: &mut LoadedTasks, requests: &[String]) {
+    for (i, text) in requests.iter().enumerate() {
+        let id = if i == 0 {
+            "request".to_string()
+        } else {
+            format!("request-{}", i + 1)
+        };
+        let id = TaskId::parse(&id).expect("request ids are valid");
+        loaded.tasks.push(Task::new(
+            id,
+            "--request",
+            TaskKind::SeedRequest,
+            text.clone(),
+        ));
+    }
+}

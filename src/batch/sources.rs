@@ -1,0 +1,53 @@
+//! Where a batch's task files come from: the files and folders given, and for a run dir
+//! of an earlier run, the recorded plans of its tasks (a replay).
+
+use std::path::{Path, PathBuf};
+
+use crate::executor::shell_tools;
+use crate::rundir::layout::TASK_ENTRIES;
+use crate::rundir::{is_run_dir, recorded_plans};
+use crate::task::{FoundFile, LoadError, LoadedTasks, discover, load_files};
+
+/// Every task file under `paths`, loaded; bad files are kept as invalid tasks. `exclude`
+/// is the results root, never searched for task files.
+pub(crate) fn load_tasks(
+    paths: &[PathBuf],
+    exclude: Option<&Path>,
+) -> Result<LoadedTasks, LoadError> {
+    let files = find_task_files(paths, exclude)?;
+    Ok(load_files(&files, shell_tools(), TASK_ENTRIES))
+}
+
+/// The task files under `paths`, in the order given, each path's sorted by path.
+fn find_task_files(paths: &[PathBuf], exclude: Option<&Path>) -> Result<Vec<FoundFile>, LoadError> {
+    let mut found = Vec::new();
+    for root in paths {
+        let meta = std::fs::metadata(root).map_err(|_| LoadError::Missing(root.clone()))?;
+        if meta.is_dir() && is_run_dir(root) {
+            found.extend(recorded_plans(root).map_err(|e| LoadError::walk(root, e))?);
+        } else {
+            found.extend(discover(root, exclude)?);
+        }
+    }
+    if found.is_empty() {
+        return Err(LoadError::Empty(paths.to_vec()));
+    }
+    Ok(found)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn missing_and_empty_paths_are_errors() {
+        let dir = tempfile::tempdir().unwrap();
+        let err = find_task_files(&[dir.path().join("nope")], None).unwrap_err();
+        assert!(err.to_string().starts_with("no such file or folder"));
+        let err = find_task_files(&[dir.path().to_path_buf()], None).unwrap_err();
+        assert!(
+            err.to_string()
+                .starts_with("no task files (*.json) found under")
+        );
+    }
+}

@@ -1,0 +1,50 @@
+//! Why a command over finished run dirs could not be carried out.
+
+use std::path::PathBuf;
+
+use crate::rundir::{FileError, FileErrors};
+
+/// A run dir that cannot be read or written as asked.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum FinishedError {
+    /// The folder is not a ufo-batch run dir.
+    #[error("{} is not a ufo-batch run dir (no run.json)", .0.display())]
+    NotRunDir(PathBuf),
+    /// Some task records of a run dir cannot be read.
+    #[error("cannot read {} ({count} unreadable files): {first}", dir.display())]
+    Unreadable {
+        /// The run dir.
+        dir: PathBuf,
+        /// How many records cannot be read.
+        count: usize,
+        /// The first of them, with why.
+        first: String,
+    },
+    /// `merge` writes into a new folder only.
+    #[error("{} already exists and is not empty; merge into a new folder", .0.display())]
+    NotEmpty(PathBuf),
+    /// A folder could not be read.
+    #[error("cannot read {}: {source}", path.display())]
+    Read {
+        /// The folder.
+        path: PathBuf,
+        /// Why.
+        #[source]
+        source: std::io::Error,
+    },
+    /// A task folder could not be copied.
+    #[error("cannot copy {}: {source}", path.display())]
+    Copy {
+        /// The task folder.
+        path: PathBuf,
+        /// Why.
+        #[source]
+        source: std::io::Error,
+    },
+    /// A result file could not be written.
+    #[error(transparent)]
+    File(#[from] FileError),
+    /// Some result files could not be written.
+    #[error(transparent)]
+    Files(#[from] FileErrors),
+}

@@ -1,0 +1,254 @@
+//! `ufo-batch merge OUT RUN_DIR...`: one run dir from the run dirs of shards (or of any
+//! runs of one batch). Task folders are copied; totals are rebuilt from the records.
+//! A task that no input has (a shard that never ran, or died early) is reported and
+//! counted as an `error`, so the totals keep the whole batch as their denominator; a
+//! task that two inputs have is reported and the first one kept.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+
+use serde_json::{Value, json};
+
+use super::FinishedError;
+use crate::record::{TaskRecord, TaskStatus};
+use crate::render::{Totals, render_trajectory, totals, write_summaries};
+use crate::rundir::layout::STATUS_JSON;
+use crate::rundir::{
+    FileError, RunLayout, TaskFiles, load_records, read_run_json, read_selection, write_json,
+};
+use crate::shard::Shard;
+use crate::task::{SessionKind, Shape, TaskId};
+use crate::units::Timestamp;
+
+/// What a merge found and did.
+#[derive(Debug, Default)]
+pub(crate) struct MergeReport {
+    /// Tasks in the merged run dir (missing ones included).
+    pub(crate) tasks: usize,
+    /// Tasks by status.
+    pub(crate) totals: Option<Totals>,
+    /// Tasks no input had.
+    pub(crate) missing: Vec<TaskId>,
+    /// Tasks more than one input had, with the two folders.
+    pub(crate) duplicates: Vec<(TaskId, PathBuf, PathBuf)>,
+    /// Everything else that is wrong with the inputs, in words.
+    pub(crate) problems: Vec<String>,
+}
+
+impl MergeReport {
+    /// True when the inputs fit together: no missing or duplicate task, no problem.
+    pub(crate) fn consistent(&self) -> bool {
+        self.missing.is_empty() && self.duplicates.is_empty() && self.problems.is_empty()
+    }
+}
+
+/// Merges `inputs` into the new run dir `out`. Errors only when nothing could be done
+/// (a bad input, an unwritable output); inconsistencies are in the report.
+pub(crate) fn merge(out: &Path, inputs: &[PathBuf]) -> Result<MergeReport, FinishedError> {
+    let read_error = |source| FinishedError::Read {
+        path: out.to_path_buf(),
+        source,
+    };
+    if out.exists() && std::fs::read_dir(out).map_err(read_error)?.next().is_some() {
+        return Err(FinishedError::NotEmpty(out.to_path_buf()));
+    }
+    let mut report = MergeReport::default();
+    let mut shards = Vec::new();
+    let mut expected: BTreeSet<TaskId> = BTreeSet::new();
+    let mut selections: Vec<usize> = Vec::new();
+    for input in inputs {
+        if read_run_json(input).is_none() {
+            return Err(FinishedError::NotRunDir(input.clone()));
+        }
+        let selection = read_selection(input);
+        shards.push((input.clone(), selection.as_ref().and_then(|s| s.0)));
+        if let Some((_, ids)) = selection {
+            selections.push(ids.len());
+            expected.extend(ids);
+        }
+    }
+    if selections.windows(2).any(|w| w[0] != w[1]) {
+        report.problems.push(format!(
+            "the inputs were made from different batches ({selections:?} tasks)"
+        ));
+    }
+    report.problems.extend(shard_problems(&shards));
+
+    let layout = RunLayout::new(out);
+    std::fs::create_dir_all(out).map_err(|e| FileError::write(out, e))?;
+    let mut merged: BTreeMap<TaskId, (TaskRecord, PathBuf)> = BTreeMap::new();
+    for input in inputs {
+        let (stored, unreadable) = load_records(input);
+        report.problems.extend(
+            unreadable
+                .into_iter()
+                .map(|p| format!("unreadable {STATUS_JSON}: {p}")),
+        );
+        for task in stored {
+            if let Some((_, first)) = merged.get(&task.record.id) {
+                report.duplicates.push((
+                    task.record.id.clone(),
+                    first.clone(),
+                    task.dir.path().to_path_buf(),
+                ));
+                continue;
+            }
+            let from = task.dir.path();
+            copy_dir(from, layout.task(&task.record.id).path()).map_err(|source| {
+                FinishedError::Copy {
+                    path: from.to_path_buf(),
+                    source,
+                }
+            })?;
+            merged.insert(task.record.id.clone(), (task.record, from.to_path_buf()));
+        }
+    }
+    let absent: Vec<TaskId> = expected
+        .iter()
+        .filter(|id| !merged.contains_key(*id))
+        .cloned()
+        .collect();
+    for id in &absent {
+        let record = missing_record(id, &shards);
+        write_missing(&layout, &record)?;
+        report.missing.push(id.clone());
+        merged.insert(id.clone(), (record, PathBuf::new()));
+    }
+    let records: Vec<&TaskRecord> = merged.values().map(|(r, _)| r).collect();
+    let name = layout.name();
+    write_summaries(&layout, &name, &records)?;
+    let totals = totals(records.iter().copied());
+    let run = json!({
+        "tool": "ufo-batch",
+        "version": env!("CARGO_PKG_VERSION"),
+        "name": name,
+        "state": "merged",
+        "invocation": 1,
+        "finished": Timestamp::now(),
+        "merged_from": shards.iter().map(|(p, s)| json!({"run_dir": p.display().to_string(), "shard": s.map(|s| s.to_string())})).collect::<Vec<Value>>(),
+        "missing": report.missing,
+        "duplicates": report.duplicates.iter().map(|(id, _, _)| id).collect::<Vec<_>>(),
+        "totals": totals,
+    });
+    let path = layout.run_json();
+    write_json(&path, &run).map_err(|e| FileError::write(&path, e))?;
+    let selection: Vec<&TaskId> = merged.keys().collect();
+    let path = layout.selection();
+    write_json(&path, &json!({"shard": null, "tasks": selection}))
+        .map_err(|e| FileError::write(&path, e))?;
+    report.tasks = merged.len();
+    report.totals = Some(totals);
+    Ok(report)
+}
+
+/// Shards that do not fit together: different counts, the same shard twice, shards
+/// missing.
+fn shard_problems(shards: &[(PathBuf, Option<Shard>)]) -> Vec<String> {
+    let found: Vec<Shard> = shards.iter().filter_map(|(_, s)| *s).collect();
+    if found.is_empty() {
+        return Vec::new();
+    }
+    let mut problems = Vec::new();
+    if found.len() != shards.len() {
+        problems.push("some inputs are shards and some are not".to_string());
+    }
+    let counts: BTreeSet<u32> = found.iter().map(|s| s.count).collect();
+    if counts.len() > 1 {
+        problems.push(format!(
+            "the shards come from different splits ({counts:?} shards)"
+        ));
+        return problems;
+    }
+    let count = found[0].count;
+    let mut seen = BTreeSet::new();
+    for s in &found {
+        if !seen.insert(s.index) {
+            problems.push(format!("shard {s} is given twice"));
+        }
+    }
+    let absent: Vec<String> = (0..count)
+        .filter(|i| !seen.contains(i))
+        .map(|i| Shard { index: i, count }.to_string())
+        .collect();
+    if !absent.is_empty() {
+        problems.push(format!(
+            "shard {} of the split is not among the inputs",
+            absent.join(", ")
+        ));
+    }
+    problems
+}
+
+/// The `error` record of a task no input has.
+fn missing_record(id: &TaskId, shards: &[(PathBuf, Option<Shard>)]) -> TaskRecord {
+    let owner = shards
+        .iter()
+        .find_map(|(_, s)| *s)
+        .and_then(|s| Shard::of(id, s.count));
+    let whose = owner
+        .map(|s| format!(" (it belongs to shard {s})"))
+        .unwrap_or_default();
+    let mut record = TaskRecord::new(
+        id.clone(),
+        String::new(),
+        String::new(),
+        Shape::Invalid,
+        SessionKind::None,
+        String::new(),
+    );
+    record.status = TaskStatus::Error;
+    record.error = Some(format!(
+        "missing: no merged run dir has a result for this task{whose}"
+    ));
+    record
+}
+
+fn write_missing(layout: &RunLayout, record: &TaskRecord) -> Result<(), FileError> {
+    let files = TaskFiles(layout.task(&record.id));
+    files.status(record)?;
+    files.trajectory(&render_trajectory(record, &[], None, &[]))
+}
+
+/// Copies a folder tree (files, folders, symbolic links as links).
+fn copy_dir(from: &Path, to: &Path) -> std::io::Result<()> {
+    std::fs::create_dir_all(to)?;
+    for entry in std::fs::read_dir(from)? {
+        let entry = entry?;
+        let kind = entry.file_type()?;
+        let target = to.join(entry.file_name());
+        if kind.is_dir() {
+            copy_dir(&entry.path(), &target)?;
+        } else if kind.is_symlink() {
+            #[cfg(unix)]
+            std::os::unix::fs::symlink(std::fs::read_link(entry.path())?, &target)?;
+        } else {
+            std::fs::copy(entry.path(), &target)?;
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn shard(i: u32, n: u32) -> Option<Shard> {
+        Some(Shard { index: i, count: n })
+    }
+
+    #[test]
+    fn shard_sets_that_do_not_fit() {
+        let p = |s| (PathBuf::from("x"), s);
+        assert!(shard_problems(&[p(shard(0, 2)), p(shard(1, 2))]).is_empty());
+        assert_eq!(
+            shard_problems(&[p(shard(0, 3)), p(shard(2, 3))]),
+            ["shard 2/3 of the split is not among the inputs"]
+        );
+        assert_eq!(
+            shard_problems(&[p(shard(0, 2)), p(shard(0, 2)), p(shard(1, 2))]),
+            ["shard 1/2 is given twice"]
+        );
+        assert_eq!(shard_problems(&[p(shard(0, 2)), p(shard(0, 3))]).len(), 1);
+        assert!(shard_problems(&[p(None), p(None)]).is_empty());
+    }
+}

@@ -1,0 +1,13 @@
+//! Commands over finished run dirs: re-rendering one from its stored results
+//! (`report`), comparing two (`compare`), merging shards into one (`merge`). They read
+//! through `rundir`, render through `render`, and never run a task.
+
+mod compare;
+mod error;
+mod merge;
+mod rerender;
+
+pub(crate) use compare::{Change, Comparison, Rate, compare};
+pub(crate) use error::FinishedError;
+pub(crate) use merge::{MergeReport, merge};
+pub(crate) use rerender::rerender;

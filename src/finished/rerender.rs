@@ -1,0 +1,86 @@
+//! `ufo-batch report RUN_DIR`: re-renders every derived file of a run dir from the
+//! stored task results — each task's `output.md` (from its `status.json`,
+//! `response.log` and `evaluation.log`), then `summary.*`, `tasks_status.json`,
+//! `junit.xml`, `report.md` and the totals in `run.json`. Use it after a merge, after a
+//! crash, or after upgrading ufo-batch.
+
+use std::path::Path;
+
+use super::FinishedError;
+use crate::record::{Evaluation, StepRecord, TaskRecord};
+use crate::render::{Totals, render_trajectory, totals, write_summaries};
+use crate::rundir::layout::{EVALUATION_LOG, RESPONSE_LOG};
+use crate::rundir::{
+    FileError, RunLayout, StoredTask, TaskFiles, load_records, read_run_json, write_json,
+};
+use crate::task::Shape;
+use crate::units::Timestamp;
+
+/// What `report` did.
+#[derive(Debug)]
+pub(crate) struct Rerendered {
+    /// Tasks found.
+    pub(crate) tasks: usize,
+    /// Trajectories rewritten.
+    pub(crate) trajectories: usize,
+    /// Files that could not be read or written, in words.
+    pub(crate) problems: Vec<String>,
+    /// The totals now in the summaries.
+    pub(crate) totals: Totals,
+}
+
+/// Re-renders the run dir at `run_dir`.
+pub(crate) fn rerender(run_dir: &Path) -> Result<Rerendered, FinishedError> {
+    let Some(mut run) = read_run_json(run_dir) else {
+        return Err(FinishedError::NotRunDir(run_dir.to_path_buf()));
+    };
+    let layout = RunLayout::new(run_dir);
+    let (stored, mut problems) = load_records(run_dir);
+    let mut trajectories = 0;
+    for task in &stored {
+        match rerender_trajectory(task) {
+            Ok(true) => trajectories += 1,
+            Ok(false) => {}
+            Err(e) => problems.push(e.to_string()),
+        }
+    }
+    let records: Vec<&TaskRecord> = stored.iter().map(|t| &t.record).collect();
+    let name = run["name"]
+        .as_str()
+        .map_or_else(|| layout.name(), str::to_string);
+    write_summaries(&layout, &name, &records)?;
+    let totals = totals(records.iter().copied());
+    run["totals"] = serde_json::to_value(&totals).unwrap_or_default();
+    run["reported"] = serde_json::to_value(Timestamp::now()).unwrap_or_default();
+    let path = layout.run_json();
+    write_json(&path, &run).map_err(|e| FileError::write(&path, e))?;
+    Ok(Rerendered {
+        tasks: stored.len(),
+        trajectories,
+        problems,
+        totals,
+    })
+}
+
+/// Rewrites a task's `output.md` from its stored files; false when there is nothing to
+/// render from (a task file that never loaded keeps its page).
+fn rerender_trajectory(task: &StoredTask) -> Result<bool, FileError> {
+    if task.record.shape == Shape::Invalid {
+        return Ok(false);
+    }
+    let steps: Vec<StepRecord> = std::fs::read_to_string(task.dir.file(RESPONSE_LOG))
+        .unwrap_or_default()
+        .lines()
+        .filter_map(|line| serde_json::from_str(line).ok())
+        .collect();
+    let evaluation: Option<Evaluation> = std::fs::read_to_string(task.dir.file(EVALUATION_LOG))
+        .ok()
+        .and_then(|text| {
+            text.lines()
+                .next()
+                .and_then(|l| serde_json::from_str(l).ok())
+        });
+    let md = render_trajectory(&task.record, &steps, evaluation.as_ref(), &[]);
+    TaskFiles(task.dir.clone()).trajectory(&md)?;
+    Ok(true)
+}

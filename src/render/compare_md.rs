@@ -1,0 +1,114 @@
+//! The comparison of two runs as markdown: totals side by side, then regressions
+//! first, fixes, new and missing tasks.
+
+use std::fmt::Write;
+
+use super::report_md::{cell, cost};
+use crate::finished::{Change, Comparison, Rate};
+
+/// The comparison in markdown: totals, then regressions first.
+pub(crate) fn compare_md(c: &Comparison) -> String {
+    let mut md = String::from("# ufo-batch compare\n\n");
+    let _ = writeln!(
+        md,
+        "| | A: `{}` | B: `{}` | change |\n|---|---:|---:|---:|",
+        c.a.dir, c.b.dir
+    );
+    let _ = writeln!(
+        md,
+        "| tasks | {} | {} | {:+} |",
+        c.a.tasks,
+        c.b.tasks,
+        c.b.tasks as i64 - c.a.tasks as i64
+    );
+    let _ = writeln!(
+        md,
+        "| pass rate | {:.1}% | {:.1}% | {:+.1} pts |",
+        c.a.pass_rate * 100.0,
+        c.b.pass_rate * 100.0,
+        (c.b.pass_rate - c.a.pass_rate) * 100.0
+    );
+    let cost_change = match (c.a.cost_usd, c.b.cost_usd) {
+        (Some(x), Some(y)) => format!("{:+.4}", y - x)
+            .replace("+", "+$")
+            .replace("-", "-$"),
+        _ => "unknown".to_string(),
+    };
+    let _ = writeln!(
+        md,
+        "| cost | {} | {} | {cost_change} |",
+        cost(c.a.cost_usd),
+        cost(c.b.cost_usd)
+    );
+    let _ = writeln!(
+        md,
+        "| tokens | {} | {} | {:+} |",
+        c.a.tokens,
+        c.b.tokens,
+        c.b.tokens as i64 - c.a.tokens as i64
+    );
+    let _ = writeln!(
+        md,
+        "| task time | {:.1} s | {:.1} s | {:+.1} s |\n",
+        c.a.task_seconds,
+        c.b.task_seconds,
+        c.b.task_seconds - c.a.task_seconds
+    );
+    if c.regressed() {
+        let _ = writeln!(
+            md,
+            "**{} regressed.**\n",
+            crate::text::plural(c.regressions.len(), "task")
+        );
+    } else {
+        md.push_str("**No regressions.**\n\n");
+    }
+    section(&mut md, "Regressions", &c.regressions, true);
+    section(&mut md, "Fixes", &c.fixes, false);
+    section(&mut md, "New tasks", &c.new, true);
+    section(&mut md, "Missing tasks", &c.missing, false);
+    let _ = writeln!(
+        md,
+        "{} unchanged.",
+        crate::text::plural(c.unchanged, "task")
+    );
+    md
+}
+
+fn section(md: &mut String, title: &str, changes: &[Change], with_reason: bool) {
+    if changes.is_empty() {
+        return;
+    }
+    let _ = writeln!(md, "## {title} ({})\n", changes.len());
+    md.push_str(if with_reason {
+        "| task | A | B | reason in B |\n|---|---|---|---|\n"
+    } else {
+        "| task | A | B |\n|---|---|---|\n"
+    });
+    for ch in changes {
+        let shown = |r: &Option<Rate>| match r {
+            None => "—".to_string(),
+            Some(r) if r.runs == 1 => {
+                if r.passed == 1 {
+                    "✅ passed".to_string()
+                } else {
+                    "❌ not passed".to_string()
+                }
+            }
+            Some(r) => format!("{}/{} ({:.0}%)", r.passed, r.runs, r.pass_rate * 100.0),
+        };
+        let _ = write!(md, "| {} | {} | {} |", ch.id, shown(&ch.a), shown(&ch.b));
+        if with_reason {
+            let _ = write!(
+                md,
+                " {} |",
+                ch.reason
+                    .as_deref()
+                    .map(|r| cell(r, 200))
+                    .unwrap_or_default()
+            );
+        }
+        md.push('\n');
+    }
+    md.push('\n');
+}

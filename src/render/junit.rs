@@ -1,0 +1,85 @@
+//! `junit.xml`: one testcase per task for CI dashboards (GitHub, GitLab, Jenkins). The
+//! classname is the task's folder; `failed` is a failure carrying the evaluation's
+//! reason, `error` and `timeout` are errors carrying the message, `cancelled` is
+//! skipped; a task that passed after retries lists its failed attempts as flaky runs.
+
+use std::time::Duration;
+
+use quick_junit::{NonSuccessKind, Report, TestCase, TestCaseStatus, TestRerun, TestSuite};
+
+use crate::record::{TaskRecord, TaskStatus};
+
+/// The JUnit XML of a run named `name`.
+pub(crate) fn junit_xml<'a>(
+    name: &str,
+    records: impl IntoIterator<Item = &'a TaskRecord>,
+) -> Result<String, String> {
+    let mut report = Report::new(format!("ufo-batch {name}"));
+    let mut suite = TestSuite::new(name);
+    let mut total = 0.0;
+    for r in records {
+        total += r.duration_s;
+        let mut case = TestCase::new(case_name(r), status(r));
+        let class = match r.id.group() {
+            "" => name.to_string(),
+            group => group.replace('/', "."),
+        };
+        case.set_classname(class);
+        case.set_time(Duration::from_secs_f64(r.duration_s.max(0.0)));
+        case.add_property(("output", format!("{}/output.md", r.id).as_str()));
+        case.add_property(("attempts", r.attempt_count().to_string().as_str()));
+        if let Some(c) = r.cost_usd {
+            case.add_property(("cost_usd", format!("{c:.6}").as_str()));
+        }
+        suite.add_test_case(case);
+    }
+    suite.set_time(Duration::from_secs_f64(total));
+    report.add_test_suite(suite);
+    report.set_time(Duration::from_secs_f64(total));
+    report
+        .to_string()
+        .map_err(|e| format!("cannot write junit.xml: {e}"))
+}
+
+fn case_name(r: &TaskRecord) -> String {
+    r.id.as_str()
+        .rsplit('/')
+        .next()
+        .unwrap_or(r.id.as_str())
+        .to_string()
+}
+
+fn status(r: &TaskRecord) -> TestCaseStatus {
+    let reason = r.error.clone().unwrap_or_default();
+    let non_success = |kind, ty: &str| {
+        let mut s = TestCaseStatus::non_success(kind);
+        s.set_message(crate::text::first_line(&reason, 500));
+        s.set_type(ty);
+        s.set_description(reason.clone());
+        s
+    };
+    match r.status {
+        TaskStatus::Passed => {
+            let flaky_runs = r.attempts[..r.attempts.len().saturating_sub(1)]
+                .iter()
+                .map(|a| {
+                    let mut run = TestRerun::new(NonSuccessKind::Error);
+                    run.set_message(a.error.clone().unwrap_or_else(|| a.status.to_string()));
+                    run
+                })
+                .collect();
+            TestCaseStatus::Success { flaky_runs }
+        }
+        TaskStatus::Failed => non_success(NonSuccessKind::Failure, "failed"),
+        TaskStatus::Error => non_success(NonSuccessKind::Error, "error"),
+        TaskStatus::Timeout => non_success(NonSuccessKind::Error, "timeout"),
+        TaskStatus::Pending | TaskStatus::Running => {
+            non_success(NonSuccessKind::Error, "unfinished")
+        }
+        TaskStatus::Cancelled => {
+            let mut s = TestCaseStatus::skipped();
+            s.set_message(reason.clone());
+            s
+        }
+    }
+}

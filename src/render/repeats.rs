@@ -1,0 +1,187 @@
+//! Per-task results over repetitions (`--repeat K`): how often each task passed, pass@k,
+//! pass^k, and which tasks are flaky (passed in some repetitions and not in others).
+//! A run without repeats is the case K = 1, so comparisons work the same on both.
+
+use std::collections::BTreeMap;
+
+use serde::Serialize;
+
+use crate::record::{TaskRecord, TaskStatus};
+use crate::task::TaskId;
+
+/// One task's results over its repetitions.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub(crate) struct TaskRate {
+    /// The task (without `/rep-N`).
+    pub(crate) id: TaskId,
+    /// Repetitions with a result.
+    pub(crate) runs: u32,
+    /// Repetitions that passed.
+    pub(crate) passed: u32,
+    /// passed / runs.
+    pub(crate) pass_rate: f64,
+    /// Passed at least once in `runs` tries (pass@k with k = runs).
+    pub(crate) pass_at_k: bool,
+    /// Passed every time (pass^k).
+    pub(crate) pass_all_k: bool,
+    /// Passed in some repetitions and not in others.
+    pub(crate) flaky: bool,
+    /// Seconds, summed over repetitions.
+    pub(crate) duration_s: f64,
+    /// Cost, summed over repetitions; unknown if any is.
+    pub(crate) cost_usd: Option<f64>,
+    /// Tokens, summed over repetitions.
+    pub(crate) tokens: u64,
+    /// Why the last repetition that did not pass did not, if any.
+    pub(crate) reason: Option<String>,
+}
+
+/// Groups records by task and rates each task, in id order.
+pub(crate) fn rates<'a>(records: impl IntoIterator<Item = &'a TaskRecord>) -> Vec<TaskRate> {
+    let mut groups: BTreeMap<TaskId, Vec<&TaskRecord>> = BTreeMap::new();
+    for r in records {
+        groups.entry(r.base_id()).or_default().push(r);
+    }
+    groups
+        .into_iter()
+        .map(|(id, runs)| {
+            let n = runs.len() as u32;
+            let passed = runs
+                .iter()
+                .filter(|r| r.status == TaskStatus::Passed)
+                .count() as u32;
+            let cost_usd = runs
+                .iter()
+                .try_fold(0.0, |sum, r| r.cost_usd.map(|c| sum + c));
+            TaskRate {
+                id,
+                runs: n,
+                passed,
+                pass_rate: if n == 0 {
+                    0.0
+                } else {
+                    f64::from(passed) / f64::from(n)
+                },
+                pass_at_k: passed > 0,
+                pass_all_k: passed == n && n > 0,
+                flaky: passed > 0 && passed < n,
+                duration_s: runs.iter().map(|r| r.duration_s).sum(),
+                cost_usd,
+                tokens: runs.iter().map(|r| r.usage.total()).sum(),
+                reason: runs
+                    .iter()
+                    .rev()
+                    .find(|r| r.status != TaskStatus::Passed)
+                    .and_then(|r| r.error.clone()),
+            }
+        })
+        .collect()
+}
+
+/// True when any record is a repetition.
+pub(crate) fn has_repeats<'a>(records: impl IntoIterator<Item = &'a TaskRecord>) -> bool {
+    records.into_iter().any(|r| r.repeat.is_some())
+}
+
+/// Totals over repeated tasks.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub(crate) struct RepeatTotals {
+    /// Distinct tasks.
+    pub(crate) tasks: usize,
+    /// Mean per-task pass rate (pass@1).
+    pub(crate) pass_at_1: f64,
+    /// Share of tasks that passed at least once.
+    pub(crate) pass_at_k: f64,
+    /// Share of tasks that passed every time.
+    pub(crate) pass_all_k: f64,
+    /// Flaky tasks.
+    pub(crate) flaky: Vec<TaskId>,
+}
+
+/// The totals of `rates`.
+pub(crate) fn repeat_totals(rates: &[TaskRate]) -> RepeatTotals {
+    let n = rates.len().max(1) as f64;
+    let round = |x: f64| (x * 10_000.0).round() / 10_000.0;
+    RepeatTotals {
+        tasks: rates.len(),
+        pass_at_1: round(rates.iter().map(|r| r.pass_rate).sum::<f64>() / n),
+        pass_at_k: round(rates.iter().filter(|r| r.pass_at_k).count() as f64 / n),
+        pass_all_k: round(rates.iter().filter(|r| r.pass_all_k).count() as f64 / n),
+        flaky: rates
+            .iter()
+            .filter(|r| r.flaky)
+            .map(|r| r.id.clone())
+            .collect(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::task::{SessionKind, Shape};
+
+    fn rep(id: &str, n: u32, status: TaskStatus) -> TaskRecord {
+        let mut r = TaskRecord::new(
+            TaskId::parse(&format!("{id}/rep-{n}")).unwrap(),
+            String::new(),
+            String::new(),
+            Shape::RecordedPlan,
+            SessionKind::FollowerSession,
+            String::new(),
+        );
+        r.repeat = Some(n);
+        r.status = status;
+        r
+    }
+
+    #[test]
+    fn rates_and_flakiness() {
+        use TaskStatus::{Failed, Passed};
+        let records = [
+            rep("a", 1, Passed),
+            rep("a", 2, Failed),
+            rep("a", 3, Passed),
+            rep("b", 1, Passed),
+            rep("b", 2, Passed),
+            rep("c", 1, Failed),
+        ];
+        let rates = rates(records.iter());
+        let a = &rates[0];
+        assert_eq!(
+            (
+                a.id.as_str(),
+                a.runs,
+                a.passed,
+                a.flaky,
+                a.pass_at_k,
+                a.pass_all_k
+            ),
+            ("a", 3, 2, true, true, false)
+        );
+        assert!((a.pass_rate - 2.0 / 3.0).abs() < 1e-9);
+        assert!(!rates[1].flaky && rates[1].pass_all_k);
+        assert!(!rates[2].pass_at_k);
+        let t = repeat_totals(&rates);
+        assert_eq!(t.flaky, vec![TaskId::parse("a").unwrap()]);
+        assert_eq!((t.pass_at_k, t.pass_all_k), (0.6667, 0.3333));
+        assert_eq!(t.pass_at_1, 0.5556);
+    }
+
+    #[test]
+    fn a_run_without_repeats_rates_each_task_once() {
+        let mut r = TaskRecord::new(
+            TaskId::parse("x/y").unwrap(),
+            String::new(),
+            String::new(),
+            Shape::RecordedPlan,
+            SessionKind::FollowerSession,
+            String::new(),
+        );
+        r.status = TaskStatus::Passed;
+        let rates = rates([&r]);
+        assert_eq!(
+            (rates[0].id.as_str(), rates[0].runs, rates[0].pass_rate),
+            ("x/y", 1, 1.0)
+        );
+    }
+}

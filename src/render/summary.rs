@@ -1,0 +1,175 @@
+//! The run-level files built from the per-task records: `summary.json`, `summary.csv`
+//! and UFO's `tasks_status.json`. They are derived data: rebuilt from the records, so
+//! they always agree with the tasks' own `status.json` files.
+
+use std::collections::BTreeMap;
+
+use serde::Serialize;
+
+use crate::record::{TaskRecord, TaskStatus};
+
+/// One row of `summary.csv` (design.md §5 column order).
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub(crate) struct SummaryRow {
+    /// Task id.
+    pub(crate) id: String,
+    /// Session type.
+    pub(crate) session: String,
+    /// Final status.
+    pub(crate) status: TaskStatus,
+    /// Evaluation verdict, when evaluated.
+    pub(crate) complete: Option<String>,
+    /// Attempts made.
+    pub(crate) attempts: u32,
+    /// Rounds run.
+    pub(crate) rounds: u32,
+    /// Steps run.
+    pub(crate) steps: u32,
+    /// Seconds of the last attempt.
+    pub(crate) duration_s: f64,
+    /// Prompt tokens.
+    pub(crate) prompt_tokens: u64,
+    /// Completion tokens.
+    pub(crate) completion_tokens: u64,
+    /// Cost in USD; empty when unknown.
+    pub(crate) cost_usd: Option<f64>,
+    /// Why it did not pass.
+    pub(crate) error: Option<String>,
+}
+
+impl SummaryRow {
+    /// The row of one record.
+    pub(crate) fn of(r: &TaskRecord) -> Self {
+        Self {
+            id: r.id.to_string(),
+            session: r.session.as_str().to_string(),
+            status: r.status,
+            complete: r.complete.map(|c| c.to_string()),
+            attempts: r.attempt_count(),
+            rounds: r.rounds,
+            steps: r.steps,
+            duration_s: r.duration_s,
+            prompt_tokens: r.usage.prompt_tokens,
+            completion_tokens: r.usage.completion_tokens,
+            cost_usd: r.cost_usd,
+            error: r.error.clone(),
+        }
+    }
+}
+
+/// Totals over all tasks.
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub(crate) struct Totals {
+    /// Tasks selected.
+    pub(crate) total: usize,
+    /// Passed.
+    pub(crate) passed: usize,
+    /// Failed.
+    pub(crate) failed: usize,
+    /// Error.
+    pub(crate) error: usize,
+    /// Timeout.
+    pub(crate) timeout: usize,
+    /// Cancelled.
+    pub(crate) cancelled: usize,
+    /// Not final (interrupted before they ended).
+    pub(crate) unfinished: usize,
+    /// passed / total.
+    pub(crate) pass_rate: f64,
+    /// Sum of task durations, in seconds.
+    pub(crate) task_seconds: f64,
+    /// Prompt tokens.
+    pub(crate) prompt_tokens: u64,
+    /// Completion tokens.
+    pub(crate) completion_tokens: u64,
+    /// Total cost; null when some task's cost is unknown.
+    pub(crate) cost_usd: Option<f64>,
+}
+
+/// Totals of `records`.
+pub(crate) fn totals<'a>(records: impl IntoIterator<Item = &'a TaskRecord>) -> Totals {
+    let mut t = Totals {
+        total: 0,
+        passed: 0,
+        failed: 0,
+        error: 0,
+        timeout: 0,
+        cancelled: 0,
+        unfinished: 0,
+        pass_rate: 0.0,
+        task_seconds: 0.0,
+        prompt_tokens: 0,
+        completion_tokens: 0,
+        cost_usd: Some(0.0),
+    };
+    for r in records {
+        t.total += 1;
+        match r.status {
+            TaskStatus::Passed => t.passed += 1,
+            TaskStatus::Failed => t.failed += 1,
+            TaskStatus::Error => t.error += 1,
+            TaskStatus::Timeout => t.timeout += 1,
+            TaskStatus::Cancelled => t.cancelled += 1,
+            TaskStatus::Pending | TaskStatus::Running => t.unfinished += 1,
+        }
+        t.task_seconds += r.duration_s;
+        t.prompt_tokens += r.usage.prompt_tokens;
+        t.completion_tokens += r.usage.completion_tokens;
+        t.cost_usd = match (t.cost_usd, r.cost_usd) {
+            (Some(a), Some(b)) => Some(a + b),
+            _ => None,
+        };
+    }
+    if t.total > 0 {
+        t.pass_rate = (t.passed as f64 / t.total as f64 * 10_000.0).round() / 10_000.0;
+    }
+    t.task_seconds = (t.task_seconds * 1000.0).round() / 1000.0;
+    t
+}
+
+/// `summary.json`: totals, then one row per task.
+pub(crate) fn summary_json<'a>(
+    records: impl IntoIterator<Item = &'a TaskRecord> + Clone,
+) -> serde_json::Value {
+    let rows: Vec<SummaryRow> = records.clone().into_iter().map(SummaryRow::of).collect();
+    let mut summary = serde_json::json!({
+        "totals": totals(records.clone()),
+        "tasks": rows,
+    });
+    if super::repeats::has_repeats(records.clone()) {
+        let rates = super::repeats::rates(records);
+        summary["repeats"] = serde_json::json!({
+            "totals": super::repeats::repeat_totals(&rates),
+            "tasks": rates,
+        });
+    }
+    summary
+}
+
+/// `summary.csv` as bytes (with a header even when there are no tasks).
+pub(crate) fn summary_csv<'a>(
+    records: impl IntoIterator<Item = &'a TaskRecord>,
+) -> Result<Vec<u8>, csv::Error> {
+    let mut writer = csv::Writer::from_writer(Vec::new());
+    for r in records {
+        writer.serialize(SummaryRow::of(r))?;
+    }
+    writer.flush()?;
+    let bytes = writer
+        .into_inner()
+        .map_err(|e| csv::Error::from(e.into_error()))?;
+    if bytes.is_empty() {
+        return Ok(b"id,session,status,complete,attempts,rounds,steps,duration_s,prompt_tokens,completion_tokens,cost_usd,error\n".to_vec());
+    }
+    Ok(bytes)
+}
+
+/// UFO's `tasks_status.json`: `{task_id: true}` once a task is done.
+pub(crate) fn tasks_status<'a>(
+    records: impl IntoIterator<Item = &'a TaskRecord>,
+) -> BTreeMap<String, bool> {
+    records
+        .into_iter()
+        .map(|r| (r.id.to_string(), r.status.is_done()))
+        .collect()
+}

@@ -1,0 +1,303 @@
+//! `output.md`: a task's trajectory in markdown. Request and outcome first, then the
+//! evaluation, then every step with its action, result and error — UFO's layout
+//! (ufo.md §5) with the parts UFO drops (thought, every action, real step numbers).
+
+use std::fmt::Write;
+
+use crate::record::{ActionRecord, Complete, Evaluation, StepRecord, TaskRecord};
+use crate::task::Problem;
+
+/// Output lines shown per stream; the rest is in `response.log`.
+const MAX_LINES: usize = 40;
+/// Output characters shown per stream.
+const MAX_CHARS: usize = 4000;
+
+/// Renders the trajectory of one task.
+pub(crate) fn render(
+    record: &TaskRecord,
+    steps: &[StepRecord],
+    evaluation: Option<&Evaluation>,
+    problems: &[Problem],
+) -> String {
+    let mut md = String::new();
+    let _ = writeln!(md, "# Trajectory: {}\n", record.id);
+    summary(&mut md, record, steps);
+    if !problems.is_empty() {
+        md.push_str("## Problems in the task file\n\n");
+        for p in problems {
+            let _ = writeln!(md, "- {}", p.to_string().replace('\n', "\n  "));
+        }
+        md.push('\n');
+    }
+    md.push_str("## Evaluation Results\n\n");
+    match evaluation {
+        Some(e) => evaluation_section(&mut md, e),
+        None => md.push_str("No evaluation results found.\n\n"),
+    }
+    md.push_str("## Steps\n\n");
+    if steps.is_empty() {
+        md.push_str("No steps were taken.\n");
+    }
+    for step in steps {
+        step_section(&mut md, step);
+    }
+    md
+}
+
+fn summary(md: &mut String, r: &TaskRecord, steps: &[StepRecord]) {
+    md.push_str("## Summary\n\n");
+    let _ = writeln!(md, "- **Request**: {}", one_paragraph(&r.request));
+    let _ = writeln!(
+        md,
+        "- **Status**: {} {}",
+        super::report_md::mark(r.status),
+        r.status
+    );
+    if let Some(why) = &r.error {
+        let _ = writeln!(md, "- **Why**: {}", one_paragraph(why));
+    }
+    let agents: Vec<&str> = {
+        let mut a: Vec<&str> = steps.iter().map(|s| s.agent_type.as_str()).collect();
+        a.dedup();
+        a
+    };
+    let agent_note = if agents.is_empty() {
+        String::new()
+    } else {
+        format!(", {}", agents.join(", "))
+    };
+    let _ = writeln!(
+        md,
+        "- **Session**: {} ({:?}{agent_note})",
+        r.session.as_str(),
+        r.shape
+    );
+    let _ = writeln!(md, "- **Source**: `{}`", r.source);
+    let _ = writeln!(md, "- **Total Steps**: {}", r.steps);
+    let _ = writeln!(md, "- **Total Rounds**: {}", r.rounds);
+    let _ = writeln!(md, "- **Duration**: {:.3} s", r.duration_s);
+    let _ = writeln!(md, "- **Attempts**: {}", r.attempts.len());
+    if r.usage.total() > 0 || r.cost_usd != Some(0.0) {
+        let _ = writeln!(
+            md,
+            "- **Tokens**: {} prompt + {} completion",
+            r.usage.prompt_tokens, r.usage.completion_tokens
+        );
+        let cost = r.cost_usd.map_or(
+            "unknown (no price configured for the model)".to_string(),
+            |c| format!("${c:.4}"),
+        );
+        let _ = writeln!(md, "- **Cost**: {cost}");
+    }
+    if !r.tags.is_empty() {
+        let _ = writeln!(md, "- **Tags**: {}", r.tags.join(", "));
+    }
+    for w in &r.warnings {
+        let _ = writeln!(md, "- **Warning**: {w}");
+    }
+    if r.attempts.len() > 1 {
+        md.push_str("- **Earlier attempts**:\n");
+        for a in &r.attempts[..r.attempts.len() - 1] {
+            let why = a
+                .error
+                .as_deref()
+                .map(|e| format!(": {e}"))
+                .unwrap_or_default();
+            let _ = writeln!(
+                md,
+                "  - attempt {} {}{why} (files in `attempts/{}/`)",
+                a.attempt, a.status, a.attempt
+            );
+        }
+    }
+    md.push('\n');
+}
+
+fn evaluation_section(md: &mut String, e: &Evaluation) {
+    let _ = writeln!(md, "- **Complete**: {}", e.complete);
+    let _ = writeln!(md, "- **Reason**: {}", one_paragraph(&e.reason));
+    let _ = writeln!(md, "- **Evaluator**: {:?}", e.evaluator);
+    if !e.sub_scores.is_empty() {
+        md.push_str("- **Sub_Scores**:\n");
+        for s in &e.sub_scores {
+            let detail = s
+                .detail
+                .as_deref()
+                .map(|d| format!(": {}", one_paragraph(d)))
+                .unwrap_or_default();
+            let _ = writeln!(
+                md,
+                "  - {} `{}`{detail}",
+                complete_mark(s.evaluation),
+                s.name.replace('`', "'")
+            );
+        }
+    }
+    md.push('\n');
+}
+
+fn step_section(md: &mut String, step: &StepRecord) {
+    let title = match step.action.as_slice() {
+        [] => "no action".to_string(),
+        [only] => format!("`{}`", only.action_string.replace('`', "'")),
+        many => format!("{} actions", many.len()),
+    };
+    let _ = writeln!(md, "### Step {}: {title}\n", step.session_step);
+    let _ = writeln!(
+        md,
+        "- **Agent**: {} · round {}, step {} · {}",
+        step.agent_name, step.round_num, step.round_step, step.status
+    );
+    if let Some(subtask) = &step.subtask {
+        let _ = writeln!(md, "- **Subtask**: {}", one_paragraph(subtask));
+    }
+    for (label, text) in [
+        ("Observation", &step.observation),
+        ("Thought", &step.thought),
+        ("Comment", &step.comment),
+    ] {
+        if let Some(t) = text.as_deref().filter(|t| !t.trim().is_empty()) {
+            let _ = writeln!(md, "- **{label}**: {}", one_paragraph(t));
+        }
+    }
+    if let Some(plan) = &step.plan {
+        let shown = match plan {
+            serde_json::Value::String(s) => s.clone(),
+            other => other.to_string(),
+        };
+        if !shown.trim().is_empty() && shown != "null" && shown != "[]" {
+            let _ = writeln!(md, "- **Plan**: {}", one_paragraph(&shown));
+        }
+    }
+    if step.prompt_tokens + step.completion_tokens > 0 {
+        let _ = writeln!(
+            md,
+            "- **Tokens**: {} prompt + {} completion",
+            step.prompt_tokens, step.completion_tokens
+        );
+    }
+    let many = step.action.len() > 1;
+    for action in &step.action {
+        action_section(md, action, many);
+    }
+    if let Some(e) = &step.error {
+        let _ = writeln!(md, "- **Error**: {}", one_paragraph(e));
+    }
+    md.push('\n');
+}
+
+fn action_section(md: &mut String, a: &ActionRecord, show_action: bool) {
+    if show_action {
+        let _ = writeln!(md, "- **Action**: `{}`", a.action_string.replace('`', "'"));
+    }
+    let mut result = format!(
+        "{} {}",
+        result_mark(&a.result.status.to_string()),
+        a.result.status
+    );
+    if let Some(code) = a.result.exit_code() {
+        let _ = write!(result, " · exit code {code}");
+    }
+    let _ = write!(result, " · {:.3} s", a.duration_s);
+    let _ = writeln!(md, "- **Result**: {result}");
+    if let Some(e) = &a.result.error {
+        let _ = writeln!(md, "- **Error**: {}", one_paragraph(e));
+    }
+    if let Some(d) = &a.divergence {
+        let _ = writeln!(
+            md,
+            "- **Diverged from the recording**: {}",
+            one_paragraph(d)
+        );
+    }
+    let r = &a.result.result;
+    for (label, key) in [
+        ("Output", "stdout"),
+        ("Stderr", "stderr"),
+        ("Content", "content"),
+    ] {
+        if let Some(text) = r
+            .get(key)
+            .and_then(|v| v.as_str())
+            .filter(|t| !t.trim().is_empty())
+        {
+            let _ = writeln!(md, "\n{label}:\n");
+            md.push_str(&code_block(text));
+            md.push('\n');
+        }
+    }
+    if let Some(entries) = a.result.entries() {
+        let names: Vec<String> = entries.into_iter().map(|(name, _)| name).collect();
+        md.push_str("\nEntries:\n\n");
+        md.push_str(&code_block(&names.join("\n")));
+        md.push('\n');
+    }
+}
+
+/// A fenced block of `text`, shortened, with a fence longer than any backtick run in it.
+fn code_block(text: &str) -> String {
+    let lines: Vec<&str> = text.trim_end().lines().collect();
+    let mut shown: String = lines
+        .iter()
+        .take(MAX_LINES)
+        .copied()
+        .collect::<Vec<_>>()
+        .join("\n");
+    let mut cut = lines.len() > MAX_LINES;
+    if shown.chars().count() > MAX_CHARS {
+        shown = shown.chars().take(MAX_CHARS).collect();
+        cut = true;
+    }
+    let longest_run = shown.split(|c| c != '`').map(str::len).max().unwrap_or(0);
+    let fence = "`".repeat((longest_run + 1).max(3));
+    let mut out = format!("{fence}text\n{shown}\n{fence}\n");
+    if cut {
+        let _ = writeln!(
+            out,
+            "\n(shortened: {} lines in all; the full output is in `response.log`)",
+            lines.len()
+        );
+    }
+    out
+}
+
+/// Text on one markdown list line.
+fn one_paragraph(text: &str) -> String {
+    text.trim().replace("\r\n", "\n").replace('\n', " ⏎ ")
+}
+
+fn complete_mark(c: Complete) -> &'static str {
+    match c {
+        Complete::Yes => "✅",
+        Complete::No => "❌",
+        Complete::Unsure => "❔",
+    }
+}
+
+fn result_mark(status: &str) -> &'static str {
+    match status {
+        "success" => "✅",
+        "failure" => "❌",
+        _ => "⏭️",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fences_survive_backticks_in_output() {
+        let block = code_block("a ``` b");
+        assert!(block.starts_with("````text\n"), "{block}");
+    }
+
+    #[test]
+    fn long_output_is_shortened_with_a_pointer() {
+        let text: Vec<String> = (0..100).map(|i| i.to_string()).collect();
+        let block = code_block(&text.join("\n"));
+        assert!(block.contains("\n39\n"));
+        assert!(!block.contains("\n40\n"));
+        assert!(block.contains("(shortened: 100 lines in all"));
+    }
+}

@@ -1,0 +1,236 @@
+//! The result files of a run, written live (design.md §5). Per-task files go to the
+//! writer lanes as events arrive; run-level files (`run.json`, `tasks_status.json`,
+//! `summary.*`) are written here, from the records, only after the lanes have caught
+//! up — so they never claim more than the tasks' own files say.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+
+use super::lanes::Lanes;
+use crate::event::{Event, Level, LogLine, RunFinished, RunStarted, TaskFinished};
+use crate::record::TaskRecord;
+use crate::render::{log_line, render_trajectory, tasks_status, totals, write_summaries};
+use crate::rundir::layout::RUN_FILES;
+use crate::rundir::{
+    FileError, FileErrors, FinalFiles, RunLayout, TaskFiles, remove_stale_temps, write_json,
+};
+use crate::task::TaskId;
+use crate::units::Timestamp;
+
+/// How often `tasks_status.json` is rewritten while a run goes on.
+const TASKS_STATUS_EVERY: Duration = Duration::from_secs(1);
+/// Writer lanes: enough to overlap fsyncs; the work is waiting, not computing.
+const LANES: usize = 4;
+
+/// Writes a run's result files as its events arrive.
+pub(crate) struct ResultFiles {
+    layout: RunLayout,
+    lanes: Lanes,
+    run: Option<RunStarted>,
+    records: BTreeMap<TaskId, TaskRecord>,
+    tasks_status_written: Option<Instant>,
+    errors: Vec<String>,
+}
+
+impl ResultFiles {
+    /// Result files for the run dir at `layout`.
+    pub(crate) fn new(layout: RunLayout) -> Self {
+        Self {
+            layout,
+            lanes: Lanes::new(LANES),
+            run: None,
+            records: BTreeMap::new(),
+            tasks_status_written: None,
+            errors: Vec::new(),
+        }
+    }
+
+    /// Files that could not be written, in words.
+    pub(crate) fn errors(&self) -> Vec<String> {
+        let mut all = self.errors.clone();
+        all.extend(self.lanes.errors());
+        all
+    }
+
+    /// The files of `id`, for a lane job.
+    fn task_files(&self, id: &TaskId) -> TaskFiles {
+        TaskFiles(self.layout.task(id))
+    }
+
+    /// Writes what `event` changes.
+    pub(crate) fn handle(&mut self, event: &Event) {
+        match event {
+            Event::RunStarted(r) => {
+                self.run = Some((**r).clone());
+                let result = self.run_started(r);
+                self.keep(result);
+            }
+            Event::TaskSkipped(record) => {
+                self.records.insert(record.id.clone(), (**record).clone());
+            }
+            Event::TaskStarted(record) => {
+                self.records.insert(record.id.clone(), (**record).clone());
+                let (files, record) = (self.task_files(&record.id), (**record).clone());
+                self.lanes.submit(
+                    &record.id.clone(),
+                    Box::new(move || Ok(files.attempt_started(&record)?)),
+                );
+            }
+            Event::TaskLog { id, line } => {
+                let (files, line) = (self.task_files(id), log_line(line));
+                self.lanes
+                    .submit(id, Box::new(move || Ok(files.log_line(&line)?)));
+            }
+            Event::StepFinished { id, step } => {
+                let files = self.task_files(id);
+                let step = Arc::clone(step);
+                self.lanes.submit(
+                    id,
+                    Box::new(move || {
+                        let line = serde_json::to_string(&*step)
+                            .map_err(|e| FileError::Render(e.to_string()))?;
+                        Ok(files.step_line(&line)?)
+                    }),
+                );
+            }
+            Event::TaskRetrying { record, .. } => {
+                let (files, record) = (self.task_files(&record.id), (**record).clone());
+                self.lanes.submit(
+                    &record.id.clone(),
+                    Box::new(move || Ok(files.status(&record)?)),
+                );
+            }
+            Event::TaskFinished(f) => {
+                self.records.insert(f.record.id.clone(), f.record.clone());
+                let files = self.task_files(&f.record.id);
+                let f = Arc::clone(f);
+                self.lanes.submit(
+                    &f.record.id.clone(),
+                    Box::new(move || task_finished(&files, &f)),
+                );
+                if self
+                    .tasks_status_written
+                    .is_none_or(|t| t.elapsed() >= TASKS_STATUS_EVERY)
+                {
+                    self.lanes.flush();
+                    let result = self.write_tasks_status();
+                    self.keep(result);
+                }
+            }
+            Event::Stopping { .. } => {}
+            Event::RunFinished(f) => {
+                self.lanes.flush();
+                let result = self.run_finished(f);
+                self.keep(result);
+            }
+        }
+    }
+
+    fn keep<E: ToString>(&mut self, result: Result<(), E>) {
+        if let Err(e) = result {
+            self.errors.push(e.to_string());
+        }
+    }
+
+    fn run_started(&self, r: &RunStarted) -> Result<(), FileError> {
+        let root = self.layout.root();
+        std::fs::create_dir_all(root).map_err(|e| FileError::write(root, e))?;
+        remove_stale_temps(root, RUN_FILES);
+        let selection = json!({"shard": r.shard.map(|s| s.to_string()), "tasks": r.selection});
+        let path = self.layout.selection();
+        write_json(&path, &selection).map_err(|e| FileError::write(&path, e))?;
+        self.write_run_json(None)
+    }
+
+    fn run_finished(&mut self, f: &RunFinished) -> Result<(), FileErrors> {
+        let name = self
+            .run
+            .as_ref()
+            .map(|r| r.name.clone())
+            .unwrap_or_default();
+        let records: Vec<&TaskRecord> = self.records.values().collect();
+        let mut errors = FileErrors::default();
+        if let Err(e) = write_summaries(&self.layout, &name, &records) {
+            errors.extend(e);
+        }
+        errors.keep(self.write_run_json(Some(f)));
+        errors.into_result()
+    }
+
+    fn write_tasks_status(&mut self) -> Result<(), FileError> {
+        self.tasks_status_written = Some(Instant::now());
+        let path = self.layout.tasks_status();
+        write_json(&path, &tasks_status(self.records.values()))
+            .map_err(|e| FileError::write(&path, e))
+    }
+
+    fn write_run_json(&self, finished: Option<&RunFinished>) -> Result<(), FileError> {
+        let Some(run) = &self.run else { return Ok(()) };
+        let path = self.layout.run_json();
+        write_json(&path, &run_json(run, finished, &self.records))
+            .map_err(|e| FileError::write(&path, e))
+    }
+}
+
+/// `run.json`: the run as started, and once finished, how it ended.
+fn run_json(
+    run: &RunStarted,
+    finished: Option<&RunFinished>,
+    records: &BTreeMap<TaskId, TaskRecord>,
+) -> Value {
+    let state = match finished {
+        None => "running",
+        Some(f) if f.interrupted => "interrupted",
+        Some(f) if f.stopped.is_some() => "stopped",
+        Some(_) => "finished",
+    };
+    json!({
+        "tool": "ufo-batch",
+        "version": env!("CARGO_PKG_VERSION"),
+        "name": run.name,
+        "state": state,
+        "invocation": run.previous_invocations + 1,
+        "started": run.started,
+        "finished": finished.map(|f| f.finished),
+        "stopped": finished.and_then(|f| f.stopped.clone()),
+        "jobs": run.jobs,
+        "sandbox": run.sandbox,
+        "shard": run.shard.map(|s| s.to_string()),
+        "tasks_selected": run.total,
+        "tasks_run": run.to_run,
+        "totals": finished.map(|_| totals(records.values())),
+        "runner": finished.and_then(|f| f.runner),
+        "config": run.config,
+    })
+}
+
+/// A task's final files: its problems (for a task file that could not run), its
+/// evaluation, plan and trajectory, then its record.
+fn task_finished(files: &TaskFiles, f: &TaskFinished) -> Result<(), FileErrors> {
+    let problem_lines: Vec<String> = f
+        .problems
+        .iter()
+        .map(|p| {
+            log_line(&LogLine {
+                at: Timestamp::now(),
+                level: Level::Error,
+                message: p.to_string(),
+            })
+        })
+        .collect();
+    let trajectory_md =
+        render_trajectory(&f.record, &f.trajectory, f.evaluation.as_ref(), &f.problems);
+    files.finished(&FinalFiles {
+        record: &f.record,
+        problem_lines: &problem_lines,
+        evaluation_line: f
+            .evaluation
+            .as_ref()
+            .map(|e| e.log_line(&f.record.request).to_string()),
+        plan: f.plan.as_ref(),
+        trajectory_md: &trajectory_md,
+    })
+}

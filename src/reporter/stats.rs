@@ -1,0 +1,108 @@
+//! Run statistics, counted from the events: the numbers of the final summary line and
+//! of the exit code. Every selected task is counted, skipped and invalid ones included.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+use crate::event::Event;
+use crate::record::{TaskRecord, TaskStatus};
+use crate::units::{Cost, Usage};
+
+/// What a run came to.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct RunStats {
+    /// The run dir.
+    pub(crate) run_dir: PathBuf,
+    /// Tasks selected (the denominator).
+    pub(crate) total: usize,
+    /// Tasks by final status.
+    pub(crate) counts: BTreeMap<TaskStatus, usize>,
+    /// Tasks whose result was kept from an earlier invocation.
+    pub(crate) kept: usize,
+    /// Tokens used in this invocation.
+    pub(crate) usage: Usage,
+    /// Cost of this invocation.
+    pub(crate) cost: Cost,
+    /// How long this invocation took.
+    pub(crate) elapsed: Duration,
+    /// Why scheduling stopped early, if it did.
+    pub(crate) stopped: Option<String>,
+    /// True when the user interrupted the run.
+    pub(crate) interrupted: bool,
+    /// Result files that could not be written.
+    pub(crate) write_errors: Vec<String>,
+    started: Option<Instant>,
+}
+
+impl RunStats {
+    /// Tasks with this final status.
+    pub(crate) fn count(&self, status: TaskStatus) -> usize {
+        self.counts.get(&status).copied().unwrap_or(0)
+    }
+
+    /// Tasks with any final status.
+    pub(crate) fn finished(&self) -> usize {
+        self.counts.values().sum()
+    }
+
+    /// Passed tasks over all selected tasks.
+    pub(crate) fn pass_rate(&self) -> f64 {
+        if self.total == 0 {
+            0.0
+        } else {
+            self.count(TaskStatus::Passed) as f64 / self.total as f64
+        }
+    }
+
+    /// 0 when every task passed, 1 when some did not, 130 when interrupted.
+    pub(crate) fn exit_code(&self) -> u8 {
+        if self.interrupted {
+            130
+        } else if self.total > 0
+            && self.count(TaskStatus::Passed) == self.total
+            && self.write_errors.is_empty()
+        {
+            0
+        } else {
+            1
+        }
+    }
+
+    /// Updates the counts with one event.
+    pub(crate) fn observe(&mut self, event: &Event) {
+        match event {
+            Event::RunStarted(r) => {
+                self.run_dir = r.dir.clone();
+                self.total = r.total;
+                self.started = Some(Instant::now());
+            }
+            Event::TaskSkipped(record) => {
+                self.kept += 1;
+                self.count_final(record);
+            }
+            Event::TaskFinished(f) => {
+                self.count_final(&f.record);
+                self.usage.add(f.record.usage);
+                self.cost
+                    .add(f.record.cost_usd.map_or_else(Cost::unknown, Cost::known));
+            }
+            Event::Stopping { reason, .. } => self.stopped = Some(reason.clone()),
+            Event::RunFinished(f) => {
+                self.interrupted = f.interrupted;
+                if self.stopped.is_none() {
+                    self.stopped = f.stopped.clone();
+                }
+                self.elapsed = self.started.map(|s| s.elapsed()).unwrap_or_default();
+            }
+            Event::TaskStarted(_)
+            | Event::TaskLog { .. }
+            | Event::StepFinished { .. }
+            | Event::TaskRetrying { .. } => {}
+        }
+    }
+
+    fn count_final(&mut self, record: &TaskRecord) {
+        *self.counts.entry(record.status).or_default() += 1;
+    }
+}

@@ -1,0 +1,258 @@
+//! The terminal: a live progress bar on a TTY, one plain line per finished task
+//! otherwise, and a final summary line. The only writer to the user's terminal.
+
+use std::collections::BTreeSet;
+use std::io::Write;
+use std::time::Duration;
+
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+
+use super::stats::RunStats;
+use crate::event::{Event, RunStarted, TaskFinished};
+use crate::record::{TaskRecord, TaskStatus};
+use crate::text::{first_line, plural};
+
+/// How progress is shown.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum TerminalMode {
+    /// A live bar (TTY).
+    Bar,
+    /// One line per finished task (CI logs, pipes).
+    Lines,
+    /// Only the final summary line.
+    Quiet,
+}
+
+/// Shows a run's progress.
+pub(crate) struct Terminal {
+    mode: TerminalMode,
+    out: Box<dyn Write + Send>,
+    bar: Option<ProgressBar>,
+    running: BTreeSet<String>,
+    done: usize,
+    total: usize,
+}
+
+impl Terminal {
+    /// A display writing to `out` (stderr in the binary, a buffer in tests).
+    pub(crate) fn new(mode: TerminalMode, out: Box<dyn Write + Send>) -> Self {
+        Self {
+            mode,
+            out,
+            bar: None,
+            running: BTreeSet::new(),
+            done: 0,
+            total: 0,
+        }
+    }
+
+    /// Shows what `event` changes; `stats` already counts it.
+    pub(crate) fn handle(&mut self, event: &Event, stats: &RunStats) {
+        match event {
+            Event::RunStarted(r) => self.run_started(r),
+            Event::TaskSkipped(_) => {
+                self.done += 1;
+                self.refresh(stats);
+            }
+            Event::TaskStarted(record) => {
+                self.running.insert(record.id.to_string());
+                self.refresh(stats);
+            }
+            Event::TaskLog { .. } | Event::StepFinished { .. } => {}
+            Event::TaskRetrying { record, delay_s } => {
+                let why = record
+                    .attempts
+                    .last()
+                    .and_then(|a| a.error.as_deref())
+                    .unwrap_or("");
+                let line = format!(
+                    "RETRY   {} (attempt {} ended in error: {}; next in {delay_s:.1}s)",
+                    record.id,
+                    record.attempt_count(),
+                    first_line(why, 160)
+                );
+                self.line(&line);
+            }
+            Event::TaskFinished(f) => self.task_finished(f, stats),
+            Event::Stopping { reason, grace_s } => {
+                let n = self.running.len();
+                let line = match (n, grace_s) {
+                    (0, _) => format!("stopping: {reason}"),
+                    (_, Some(g)) => format!(
+                        "stopping: {reason}; {} may finish within {g:.0}s (press Ctrl-C again to stop them now)",
+                        plural(n, "running task")
+                    ),
+                    (_, None) => format!(
+                        "stopping: {reason}; waiting for {} to finish",
+                        plural(n, "running task")
+                    ),
+                };
+                self.line(&line);
+            }
+            Event::RunFinished(_) => {
+                if let Some(bar) = self.bar.take() {
+                    bar.finish_and_clear();
+                }
+                if let Some(reason) = &stats.stopped {
+                    let line = format!("stopped early: {reason}");
+                    self.print(&line);
+                }
+                let line = summary_line(stats);
+                self.print(&line);
+                for e in &stats.write_errors {
+                    let line = format!("error: {e}");
+                    self.print(&line);
+                }
+            }
+        }
+    }
+
+    fn run_started(&mut self, r: &RunStarted) {
+        self.total = r.total;
+        let kept = r.total - r.to_run;
+        let shard = r.shard.map(|s| format!(", shard {s}")).unwrap_or_default();
+        let mut line = format!(
+            "ufo-batch {}: {} → {} ({} at a time, sandbox {}{shard})",
+            env!("CARGO_PKG_VERSION"),
+            plural(r.total, "task"),
+            r.dir.display(),
+            r.jobs,
+            r.sandbox
+        );
+        if kept > 0 {
+            line.push_str(&format!(
+                "; {kept} already have a result and are kept (--rerun-failed or --fresh to run them again)"
+            ));
+        }
+        if self.mode != TerminalMode::Quiet {
+            self.print(&line);
+        }
+        for warning in &r.warnings {
+            self.print(warning);
+        }
+        if self.mode == TerminalMode::Bar {
+            let bar =
+                ProgressBar::with_draw_target(Some(r.total as u64), ProgressDrawTarget::stderr());
+            let style = ProgressStyle::with_template(
+                "{spinner} {elapsed_precise} [{bar:30}] {pos}/{len} ETA {eta} {msg}",
+            )
+            .unwrap_or_else(|_| ProgressStyle::default_bar())
+            .progress_chars("=> ");
+            bar.set_style(style);
+            bar.enable_steady_tick(Duration::from_millis(200));
+            self.bar = Some(bar);
+        }
+    }
+
+    fn task_finished(&mut self, f: &TaskFinished, stats: &RunStats) {
+        self.running.remove(f.record.id.as_str());
+        self.done += 1;
+        if self.mode != TerminalMode::Quiet {
+            let shown = if f.problems.is_empty() {
+                task_line(&f.record)
+            } else {
+                let n = plural(f.problems.len(), "problem");
+                format!("ERROR   {}: invalid task file ({n})", f.record.id)
+            };
+            let w = digits(self.total);
+            let mut line = format!("[{:>w$}/{}] {shown}", self.done, self.total);
+            for p in &f.problems {
+                line.push_str(&format!(
+                    "\n        {}",
+                    p.to_string().replace('\n', "\n        ")
+                ));
+            }
+            self.line(&line);
+        }
+        self.refresh(stats);
+    }
+
+    fn refresh(&mut self, stats: &RunStats) {
+        let Some(bar) = &self.bar else { return };
+        bar.set_position(self.done as u64);
+        let running: Vec<&str> = self.running.iter().take(3).map(String::as_str).collect();
+        let more = self.running.len().saturating_sub(running.len());
+        let running = if running.is_empty() {
+            String::new()
+        } else if more > 0 {
+            format!(" · running {} +{more}", running.join(", "))
+        } else {
+            format!(" · running {}", running.join(", "))
+        };
+        bar.set_message(format!(
+            "✔ {} ✘ {}{running}",
+            stats.count(TaskStatus::Passed),
+            stats.finished() - stats.count(TaskStatus::Passed)
+        ));
+    }
+
+    /// A line above the bar, or a plain line.
+    fn line(&mut self, text: &str) {
+        match (&self.bar, self.mode) {
+            (_, TerminalMode::Quiet) => {}
+            (Some(bar), _) => bar.println(text),
+            (None, _) => self.print(text),
+        }
+    }
+
+    fn print(&mut self, text: &str) {
+        let _ = writeln!(self.out, "{text}");
+        let _ = self.out.flush();
+    }
+}
+
+/// `PASS    csv/sort (0.04s, 3 steps)` or `FAIL    x (0.1s, 2 steps): why`.
+fn task_line(r: &TaskRecord) -> String {
+    let label = match r.status {
+        TaskStatus::Passed => "PASS",
+        TaskStatus::Failed => "FAIL",
+        TaskStatus::Error => "ERROR",
+        TaskStatus::Timeout => "TIMEOUT",
+        TaskStatus::Cancelled => "CANCEL",
+        TaskStatus::Pending | TaskStatus::Running => "?",
+    };
+    let mut line = format!(
+        "{label:<7} {} ({:.2}s, {})",
+        r.id,
+        r.duration_s,
+        plural(r.steps as usize, "step")
+    );
+    if r.attempt_count() > 1 {
+        line.push_str(&format!(" [attempt {}]", r.attempt_count()));
+    }
+    if let Some(why) = &r.error {
+        line.push_str(&format!(": {}", first_line(why, 200)));
+    }
+    line
+}
+
+/// The final line: counts, time, tokens, cost and where the results are.
+pub(crate) fn summary_line(s: &RunStats) -> String {
+    let counts: Vec<String> = TaskStatus::FINAL
+        .iter()
+        .filter(|st| s.count(**st) > 0 || **st == TaskStatus::Passed || **st == TaskStatus::Failed)
+        .map(|st| format!("{} {st}", s.count(*st)))
+        .collect();
+    let unfinished = s.total.saturating_sub(s.finished());
+    let mut line = format!("{}: {}", plural(s.total, "task"), counts.join(", "));
+    if unfinished > 0 {
+        line.push_str(&format!(", {unfinished} unfinished"));
+    }
+    if s.kept > 0 {
+        line.push_str(&format!(" ({} kept from earlier)", s.kept));
+    }
+    line.push_str(&format!(" in {:.1}s", s.elapsed.as_secs_f64()));
+    if s.usage.total() > 0 {
+        line.push_str(&format!("; {} tokens", s.usage.total()));
+        match s.cost.usd() {
+            Some(c) => line.push_str(&format!(", ${c:.4}")),
+            None => line.push_str(", cost unknown"),
+        }
+    }
+    line.push_str(&format!("; results: {}", s.run_dir.display()));
+    line
+}
+
+fn digits(n: usize) -> usize {
+    n.to_string().len()
+}

@@ -1,0 +1,175 @@
+//! Where everything lives in a run dir (design.md §5): every file and folder name of
+//! the layout is spelled here, once, and everything else asks for paths.
+
+use std::path::{Path, PathBuf};
+
+use crate::task::TaskId;
+
+/// Tool version, times, resolved config, counts.
+pub(crate) const RUN_JSON: &str = "run.json";
+/// Totals and one row per task.
+pub(crate) const SUMMARY_JSON: &str = "summary.json";
+/// One row per task, for spreadsheets.
+pub(crate) const SUMMARY_CSV: &str = "summary.csv";
+/// UFO's `{task_id: done}` map.
+pub(crate) const TASKS_STATUS_JSON: &str = "tasks_status.json";
+/// Every task id of the batch and the shard this run is.
+pub(crate) const SELECTION_JSON: &str = "selection.json";
+/// The run for CI dashboards.
+pub(crate) const JUNIT_XML: &str = "junit.xml";
+/// The run for humans (and pull requests).
+pub(crate) const REPORT_MD: &str = "report.md";
+
+/// A task's record: where it stands.
+pub(crate) const STATUS_JSON: &str = "status.json";
+/// One JSON line per agent step.
+pub(crate) const RESPONSE_LOG: &str = "response.log";
+/// The evaluation, one JSON line.
+pub(crate) const EVALUATION_LOG: &str = "evaluation.log";
+/// The markdown trajectory.
+pub(crate) const OUTPUT_MD: &str = "output.md";
+/// The actions taken, as a recorded plan.
+pub(crate) const PLAN_JSON: &str = "plan.json";
+/// The session's own log lines.
+pub(crate) const TASK_LOG: &str = "task.log";
+/// The task's working folder.
+pub(crate) const WORKSPACE: &str = "workspace";
+/// The task's private temporary folder.
+pub(crate) const TMP: &str = "tmp";
+/// Earlier attempts' files, under `attempts/N/`.
+pub(crate) const ATTEMPTS: &str = "attempts";
+
+/// The run-level files of a run dir (each replaced atomically).
+pub(crate) const RUN_FILES: &[&str] = &[
+    RUN_JSON,
+    SUMMARY_JSON,
+    SUMMARY_CSV,
+    TASKS_STATUS_JSON,
+    SELECTION_JSON,
+    JUNIT_XML,
+    REPORT_MD,
+];
+
+/// Every entry of a task's results folder; a nested task id must not reuse them.
+pub(crate) const TASK_ENTRIES: &[&str] = &[
+    WORKSPACE,
+    ATTEMPTS,
+    STATUS_JSON,
+    RESPONSE_LOG,
+    EVALUATION_LOG,
+    OUTPUT_MD,
+    PLAN_JSON,
+    TASK_LOG,
+    TMP,
+];
+
+/// Files of an attempt that move to `attempts/N/` when the next attempt starts.
+pub(crate) const ATTEMPT_FILES: &[&str] =
+    &[RESPONSE_LOG, TASK_LOG, OUTPUT_MD, EVALUATION_LOG, PLAN_JSON];
+
+/// Every file of a task folder that is replaced atomically.
+pub(crate) const ATOMIC_TASK_FILES: &[&str] = &[STATUS_JSON, OUTPUT_MD, EVALUATION_LOG, PLAN_JSON];
+
+/// Folders inside a task folder that hold no results of their own (searches skip them).
+pub(crate) const TASK_SUBFOLDERS: &[&str] = &[WORKSPACE, ATTEMPTS, TMP];
+
+/// Paths of one run dir.
+#[derive(Clone, Debug)]
+pub(crate) struct RunLayout {
+    root: PathBuf,
+}
+
+impl RunLayout {
+    /// The layout of the run dir at `root`.
+    pub(crate) fn new(root: impl Into<PathBuf>) -> Self {
+        Self { root: root.into() }
+    }
+
+    /// The run dir.
+    pub(crate) fn root(&self) -> &Path {
+        &self.root
+    }
+
+    /// The run's name: the run dir's last path component.
+    pub(crate) fn name(&self) -> String {
+        self.root
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default()
+    }
+
+    /// A run-level file by name (one of [`RUN_FILES`]).
+    pub(crate) fn file(&self, name: &str) -> PathBuf {
+        self.root.join(name)
+    }
+
+    /// `run.json`.
+    pub(crate) fn run_json(&self) -> PathBuf {
+        self.file(RUN_JSON)
+    }
+
+    /// `tasks_status.json`.
+    pub(crate) fn tasks_status(&self) -> PathBuf {
+        self.file(TASKS_STATUS_JSON)
+    }
+
+    /// `selection.json`.
+    pub(crate) fn selection(&self) -> PathBuf {
+        self.file(SELECTION_JSON)
+    }
+
+    /// A task's results folder.
+    pub(crate) fn task(&self, id: &TaskId) -> TaskDir {
+        let mut dir = self.root.clone();
+        for segment in id.segments() {
+            dir.push(segment);
+        }
+        TaskDir(dir)
+    }
+}
+
+/// Paths of one task's results folder.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct TaskDir(PathBuf);
+
+impl TaskDir {
+    /// The task folder at `dir` (as found in a run dir).
+    pub(crate) fn at(dir: impl Into<PathBuf>) -> Self {
+        Self(dir.into())
+    }
+
+    /// The folder itself.
+    pub(crate) fn path(&self) -> &Path {
+        &self.0
+    }
+
+    /// A file of the folder by name (one of [`TASK_ENTRIES`]).
+    pub(crate) fn file(&self, name: &str) -> PathBuf {
+        self.0.join(name)
+    }
+
+    /// `status.json`.
+    pub(crate) fn status(&self) -> PathBuf {
+        self.file(STATUS_JSON)
+    }
+
+    /// The task's working folder.
+    pub(crate) fn workspace(&self) -> PathBuf {
+        self.file(WORKSPACE)
+    }
+
+    /// The task's private temporary folder (its commands' TMPDIR).
+    pub(crate) fn tmp(&self) -> PathBuf {
+        self.file(TMP)
+    }
+
+    /// Where earlier attempts' files are kept.
+    pub(crate) fn attempts(&self) -> PathBuf {
+        self.file(ATTEMPTS)
+    }
+
+    /// The folder of earlier attempt `n`.
+    pub(crate) fn attempt(&self, n: u32) -> PathBuf {
+        self.attempts().join(n.to_string())
+    }
+}

@@ -1,0 +1,20 @@
+//! The run dir on disk, and its one owner: the layout and its names, atomic and durable
+//! writes, reading stored records back, a task's files over its attempts, and what a
+//! resumed run keeps. Reporters and the commands over finished runs go through here;
+//! nothing else spells a file name of design.md §5.
+
+mod atomic;
+mod error;
+pub(crate) mod layout;
+mod records;
+mod resume;
+mod task_files;
+
+pub(crate) use atomic::{remove_stale_temps, write_atomic, write_json};
+pub(crate) use error::{FileError, FileErrors};
+pub(crate) use layout::RunLayout;
+pub(crate) use records::{
+    StoredTask, is_run_dir, load_records, read_run_json, read_selection, recorded_plans,
+};
+pub(crate) use resume::{Discarding, RunDirError, plan_resume};
+pub(crate) use task_files::{FinalFiles, TaskFiles};

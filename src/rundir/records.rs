@@ -1,0 +1,119 @@
+//! Reading a run dir back: whether a folder is a run dir, its `run.json` and
+//! `selection.json`, and every task's stored record or recorded plan. Searches never
+//! enter a task's workspace, temporary folder or earlier attempts.
+
+use std::path::Path;
+
+use serde_json::Value;
+
+use super::layout::{PLAN_JSON, RUN_JSON, RunLayout, STATUS_JSON, TASK_SUBFOLDERS, TaskDir};
+use crate::record::TaskRecord;
+use crate::shard::Shard;
+use crate::task::{FoundFile, TaskId};
+
+/// A task record found in a run dir, with its folder.
+#[derive(Clone, Debug)]
+pub(crate) struct StoredTask {
+    /// The record.
+    pub(crate) record: TaskRecord,
+    /// The task's results folder.
+    pub(crate) dir: TaskDir,
+}
+
+/// The `run.json` of a ufo-batch run dir at `dir`, if `dir` is one.
+pub(crate) fn read_run_json(dir: &Path) -> Option<Value> {
+    let text = std::fs::read_to_string(dir.join(RUN_JSON)).ok()?;
+    let value: Value = serde_json::from_str(&text).ok()?;
+    (value.get("tool").and_then(|t| t.as_str()) == Some("ufo-batch")).then_some(value)
+}
+
+/// True when `dir` is a ufo-batch run dir.
+pub(crate) fn is_run_dir(dir: &Path) -> bool {
+    read_run_json(dir).is_some()
+}
+
+/// The shard of a run dir and every task id of its batch, from `selection.json`.
+pub(crate) fn read_selection(dir: &Path) -> Option<(Option<Shard>, Vec<TaskId>)> {
+    let text = std::fs::read_to_string(RunLayout::new(dir).selection()).ok()?;
+    let v: Value = serde_json::from_str(&text).ok()?;
+    let shard = v["shard"].as_str().and_then(|s| Shard::parse(s).ok());
+    let ids = v["tasks"]
+        .as_array()?
+        .iter()
+        .filter_map(|i| i.as_str().and_then(|s| TaskId::parse(s).ok()))
+        .collect();
+    Some((shard, ids))
+}
+
+/// The stored record of a task, if it has a readable one.
+pub(crate) fn previous_record(layout: &RunLayout, id: &TaskId) -> Option<TaskRecord> {
+    let text = std::fs::read_to_string(layout.task(id).status()).ok()?;
+    match serde_json::from_str::<TaskRecord>(&text) {
+        Ok(record) if &record.id == id => Some(record),
+        Ok(_) => None,
+        Err(e) => {
+            tracing::warn!(task = %id, "ignoring an unreadable {STATUS_JSON}: {e}");
+            None
+        }
+    }
+}
+
+/// Every task record stored under `run_dir`, sorted by id, and the files that could
+/// not be read (with why).
+pub(crate) fn load_records(run_dir: &Path) -> (Vec<StoredTask>, Vec<String>) {
+    let mut found = Vec::new();
+    let mut problems = Vec::new();
+    for entry in result_files(run_dir).flatten() {
+        if entry.depth() == 0 || !entry.file_type().is_file() || entry.file_name() != STATUS_JSON {
+            continue;
+        }
+        let path = entry.path();
+        let dir = TaskDir::at(path.parent().unwrap_or(run_dir));
+        let parsed = std::fs::read_to_string(path)
+            .map_err(|e| e.to_string())
+            .and_then(|text| serde_json::from_str::<TaskRecord>(&text).map_err(|e| e.to_string()));
+        match parsed {
+            Ok(record) => found.push(StoredTask { record, dir }),
+            Err(e) => problems.push(format!("{}: {e}", path.display())),
+        }
+    }
+    found.sort_by(|a, b| a.record.id.cmp(&b.record.id));
+    (found, problems)
+}
+
+/// The `plan.json` of every task of an earlier run (`ufo-batch run results/RUN/`), with
+/// the task's folder as its id.
+pub(crate) fn recorded_plans(run_dir: &Path) -> Result<Vec<FoundFile>, walkdir::Error> {
+    let mut found = Vec::new();
+    for entry in result_files(run_dir) {
+        let entry = entry?;
+        if entry.file_type().is_file() && entry.file_name() == PLAN_JSON {
+            let task_dir = entry.path().parent().unwrap_or(run_dir);
+            let relative = task_dir
+                .strip_prefix(run_dir)
+                .unwrap_or(task_dir)
+                .to_path_buf();
+            found.push(FoundFile {
+                path: entry.into_path(),
+                relative,
+            });
+        }
+    }
+    Ok(found)
+}
+
+/// Every entry under `run_dir` in name order, except what lies in a task folder's
+/// workspace, temporary folder or earlier attempts.
+fn result_files(run_dir: &Path) -> impl Iterator<Item = walkdir::Result<walkdir::DirEntry>> {
+    walkdir::WalkDir::new(run_dir)
+        .sort_by_file_name()
+        .into_iter()
+        .filter_entry(|e| {
+            let in_task_dir = e
+                .path()
+                .parent()
+                .is_some_and(|p| p.join(STATUS_JSON).is_file());
+            let name = e.file_name().to_string_lossy();
+            !(in_task_dir && TASK_SUBFOLDERS.contains(&name.as_ref()))
+        })
+}

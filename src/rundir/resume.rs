@@ -1,0 +1,187 @@
+//! Resuming a run dir: deciding, from each task's stored `status.json`, whether it runs
+//! again. A task with a final result is kept (unless `--rerun-failed` and it did not
+//! pass, or its task file changed since); `cancelled`, `running` and `pending` tasks
+//! run again. `--fresh` deletes the run dir first, and only a ufo-batch run dir.
+//! [`plan_resume`] makes every decision of a run in one call.
+
+use std::path::{Path, PathBuf};
+
+use super::layout::RunLayout;
+use super::records::{previous_record, read_run_json};
+use crate::config::ResumeMode;
+use crate::record::{TaskRecord, TaskStatus};
+use crate::task::{Shape, Task};
+
+/// Why a run dir cannot be used.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum RunDirError {
+    /// The folder exists, is not empty, and is not ours.
+    #[error(
+        "{0} exists and is not a ufo-batch run folder (it has no ufo-batch run.json); choose another --out or --name"
+    )]
+    NotOurs(String),
+    /// Reading or deleting it failed.
+    #[error("cannot use the run folder {path}: {source}")]
+    Io {
+        /// The folder.
+        path: String,
+        /// Why.
+        #[source]
+        source: std::io::Error,
+    },
+}
+
+/// What to do with one task.
+#[derive(Debug)]
+enum Decision {
+    /// Run it; attempts continue from the earlier record if there is one.
+    Run(Option<TaskRecord>),
+    /// Keep its earlier final result.
+    Keep(TaskRecord),
+}
+
+/// What a run does with the run dir and each of its tasks.
+#[derive(Debug)]
+pub(crate) struct Resumption {
+    /// How many invocations of this run dir came before this one.
+    pub(crate) previous_invocations: u32,
+    /// An old run dir being deleted (`--fresh`); finish it before exiting.
+    pub(crate) discarding: Discarding,
+    /// Final results kept from earlier invocations.
+    pub(crate) kept: Vec<TaskRecord>,
+    /// Tasks to run, each with its earlier record if it has one.
+    pub(crate) work: Vec<(Task, Option<TaskRecord>)>,
+}
+
+/// Opens the run dir of `layout` for a run of `tasks` (see [`prepare_run_dir`]) and
+/// decides, task by task, what is kept and what runs.
+pub(crate) fn plan_resume(
+    layout: &RunLayout,
+    tasks: Vec<Task>,
+    mode: ResumeMode,
+) -> Result<Resumption, RunDirError> {
+    let (previous_invocations, discarding) = prepare_run_dir(layout, mode)?;
+    let mut kept = Vec::new();
+    let mut work = Vec::new();
+    for task in tasks {
+        match decide(&task, previous_record(layout, &task.id), mode) {
+            Decision::Keep(record) => kept.push(record),
+            Decision::Run(previous) => work.push((task, previous)),
+        }
+    }
+    Ok(Resumption {
+        previous_invocations,
+        discarding,
+        kept,
+        work,
+    })
+}
+
+/// An old run dir being deleted in the background (`--fresh`), so the new run need not
+/// wait for thousands of files to go. Call `finish` before exiting.
+#[derive(Debug, Default)]
+pub(crate) struct Discarding(Option<std::thread::JoinHandle<()>>);
+
+impl Discarding {
+    /// Waits until the old run dir is gone.
+    pub(crate) fn finish(self) {
+        if let Some(handle) = self.0 {
+            let _ = handle.join();
+        }
+    }
+}
+
+/// Checks the run dir is ours (or new), moves it aside for `--fresh` (deleting it in the
+/// background), and returns how many invocations of it came before.
+fn prepare_run_dir(layout: &RunLayout, mode: ResumeMode) -> Result<(u32, Discarding), RunDirError> {
+    let root = layout.root();
+    let io = |source| RunDirError::Io {
+        path: root.display().to_string(),
+        source,
+    };
+    let parent = root
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."))
+        .to_path_buf();
+    // Old run dirs that a killed `--fresh` left half-deleted.
+    let mut trash = leftovers(&parent);
+    let mut invocations = 0;
+    if root.exists() {
+        let run_json = read_run_json(root);
+        let empty = std::fs::read_dir(root).map_err(io)?.next().is_none();
+        match run_json {
+            None if !empty => return Err(RunDirError::NotOurs(root.display().to_string())),
+            None => {}
+            Some(_) if mode == ResumeMode::Fresh => {
+                trash.push(move_aside(root, &parent).map_err(io)?)
+            }
+            Some(run) => {
+                invocations = run.get("invocation").and_then(|v| v.as_u64()).unwrap_or(1) as u32
+            }
+        }
+    }
+    Ok((invocations, delete_in_background(trash)))
+}
+
+/// Hidden siblings named `.NAME.deleting-...`.
+fn leftovers(parent: &Path) -> Vec<PathBuf> {
+    std::fs::read_dir(parent)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter(|e| {
+            let name = e.file_name().to_string_lossy().into_owned();
+            name.starts_with('.')
+                && name.contains(".deleting-")
+                && e.file_type().is_ok_and(|t| t.is_dir())
+        })
+        .map(|e| e.path())
+        .collect()
+}
+
+/// Renames `root` to a hidden sibling (instant), to be deleted in the background.
+fn move_aside(root: &Path, parent: &Path) -> std::io::Result<PathBuf> {
+    let name = root
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let stamp = crate::units::Timestamp::now().unix_seconds();
+    let trash = parent.join(format!(".{name}.deleting-{}-{stamp}", std::process::id()));
+    std::fs::rename(root, &trash)?;
+    Ok(trash)
+}
+
+fn delete_in_background(trash: Vec<PathBuf>) -> Discarding {
+    if trash.is_empty() {
+        return Discarding::default();
+    }
+    let handle = std::thread::Builder::new()
+        .name("discard".into())
+        .spawn(move || {
+            for dir in trash {
+                let _ = std::fs::remove_dir_all(dir);
+            }
+        })
+        .ok();
+    Discarding(handle)
+}
+
+/// Whether `task` runs again, given its stored record.
+fn decide(task: &Task, previous: Option<TaskRecord>, mode: ResumeMode) -> Decision {
+    let Some(record) = previous else {
+        return Decision::Run(None);
+    };
+    let changed = record.source_hash != task.source_hash || record.shape == Shape::Invalid;
+    let keep = !changed
+        && match mode {
+            ResumeMode::Resume => record.status.is_done(),
+            ResumeMode::RerunFailed => record.status == TaskStatus::Passed,
+            ResumeMode::Fresh => false,
+        };
+    if keep {
+        Decision::Keep(record)
+    } else {
+        Decision::Run(Some(record))
+    }
+}

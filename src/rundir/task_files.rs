@@ -1,0 +1,110 @@
+//! One task's files (design.md §5) over its attempts: `status.json` at every state
+//! change, `task.log` and `response.log` line by line, and `output.md`, `plan.json`,
+//! `evaluation.log` at the end. When a task finishes, `status.json` is written last, so
+//! a task is final on disk only once all its other files are. What goes into the files
+//! is decided by the caller; this module decides where and how they are written.
+
+use super::atomic::{append_line, remove_stale_temps, write_atomic, write_json};
+use super::error::{FileError, FileErrors};
+use super::layout::{
+    ATOMIC_TASK_FILES, ATTEMPT_FILES, EVALUATION_LOG, OUTPUT_MD, PLAN_JSON, RESPONSE_LOG, TASK_LOG,
+    TaskDir,
+};
+use crate::record::TaskRecord;
+
+/// The final files of a task, rendered.
+pub(crate) struct FinalFiles<'a> {
+    /// The record (`status.json`), written last.
+    pub(crate) record: &'a TaskRecord,
+    /// Lines for `task.log` that replace earlier attempts' files (an invalid task file's
+    /// problems), if any.
+    pub(crate) problem_lines: &'a [String],
+    /// The one line of `evaluation.log`.
+    pub(crate) evaluation_line: Option<String>,
+    /// `plan.json`.
+    pub(crate) plan: Option<&'a serde_json::Value>,
+    /// `output.md`.
+    pub(crate) trajectory_md: &'a str,
+}
+
+/// Writes one task's files.
+pub(crate) struct TaskFiles(pub(crate) TaskDir);
+
+impl TaskFiles {
+    /// An attempt starts: the previous attempt's files move to `attempts/N/` (or a stale
+    /// first attempt's are cleared), and `status.json` says `running`.
+    pub(crate) fn attempt_started(&self, record: &TaskRecord) -> Result<(), FileError> {
+        let dir = self.0.path();
+        std::fs::create_dir_all(dir).map_err(|e| FileError::write(dir, e))?;
+        remove_stale_temps(dir, ATOMIC_TASK_FILES);
+        let previous = record.attempt_count().saturating_sub(1);
+        for name in ATTEMPT_FILES {
+            let path = self.0.file(name);
+            if !path.exists() {
+                continue;
+            }
+            let moved = if previous > 0 {
+                let kept = self.0.attempt(previous);
+                std::fs::create_dir_all(&kept)
+                    .and_then(|()| std::fs::rename(&path, kept.join(name)))
+            } else {
+                std::fs::remove_file(&path)
+            };
+            moved.map_err(|e| FileError::write(&path, e))?;
+        }
+        // Journaled before the attempt runs: a crash at any later moment finds it.
+        self.status(record)
+    }
+
+    /// A line of `task.log`.
+    pub(crate) fn log_line(&self, line: &str) -> Result<(), FileError> {
+        let path = self.0.file(TASK_LOG);
+        append_line(&path, line).map_err(|e| FileError::write(&path, e))
+    }
+
+    /// A line of `response.log`.
+    pub(crate) fn step_line(&self, line: &str) -> Result<(), FileError> {
+        let path = self.0.file(RESPONSE_LOG);
+        append_line(&path, line).map_err(|e| FileError::write(&path, e))
+    }
+
+    /// `status.json`.
+    pub(crate) fn status(&self, record: &TaskRecord) -> Result<(), FileError> {
+        let path = self.0.status();
+        write_json(&path, record).map_err(|e| FileError::write(&path, e))
+    }
+
+    /// `output.md` alone (re-rendered from stored files).
+    pub(crate) fn trajectory(&self, md: &str) -> Result<(), FileError> {
+        let path = self.0.file(OUTPUT_MD);
+        write_atomic(&path, md.as_bytes()).map_err(|e| FileError::write(&path, e))
+    }
+
+    /// A task's final files, `status.json` last.
+    pub(crate) fn finished(&self, f: &FinalFiles<'_>) -> Result<(), FileErrors> {
+        let dir = self.0.path();
+        std::fs::create_dir_all(dir).map_err(|e| FileError::write(dir, e))?;
+        let mut errors = FileErrors::default();
+        if !f.problem_lines.is_empty() {
+            for name in ATTEMPT_FILES {
+                let _ = std::fs::remove_file(self.0.file(name));
+            }
+            for line in f.problem_lines {
+                errors.keep(self.log_line(line));
+            }
+        }
+        if let Some(line) = &f.evaluation_line {
+            let path = self.0.file(EVALUATION_LOG);
+            let text = format!("{line}\n");
+            errors
+                .keep(write_atomic(&path, text.as_bytes()).map_err(|e| FileError::write(&path, e)));
+        }
+        if let Some(plan) = f.plan {
+            let path = self.0.file(PLAN_JSON);
+            errors.keep(write_json(&path, plan).map_err(|e| FileError::write(&path, e)));
+        }
+        errors.keep(self.trajectory(f.trajectory_md));
+        errors.keep(self.status(f.record));
+        errors.into_result()
+    }
+}

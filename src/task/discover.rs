@@ -1,0 +1,96 @@
+//! Finding task files: every `*.json` under a folder given, recursively, sorted by path,
+//! or a file given by name. What a path that is a run dir of an earlier run holds is
+//! decided by the caller (its recorded plans), not here.
+
+use std::path::{Path, PathBuf};
+
+/// Failures that stop loading altogether (a bad path given by the user).
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum LoadError {
+    /// A path given does not exist.
+    #[error("no such file or folder: {0}")]
+    Missing(PathBuf),
+    /// A folder could not be walked.
+    #[error("cannot read {path}")]
+    Walk {
+        /// The entry that failed.
+        path: PathBuf,
+        /// Why.
+        #[source]
+        source: walkdir::Error,
+    },
+    /// Nothing to run.
+    #[error("no task files (*.json) found under {}", .0.iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(", "))]
+    Empty(Vec<PathBuf>),
+}
+
+impl LoadError {
+    /// A walk under `root` failed (at the entry the error names, if it names one).
+    pub(crate) fn walk(root: &Path, source: walkdir::Error) -> Self {
+        Self::Walk {
+            path: source
+                .path()
+                .map(Path::to_path_buf)
+                .unwrap_or_else(|| root.to_path_buf()),
+            source,
+        }
+    }
+}
+
+/// One file found, with the id its path gives.
+#[derive(Clone, Debug)]
+pub(crate) struct FoundFile {
+    /// The file.
+    pub(crate) path: PathBuf,
+    /// The path relative to the folder given (the file name for a file given).
+    pub(crate) relative: PathBuf,
+}
+
+/// Every task file under `root` (a file, or a folder searched recursively), sorted by
+/// path. Hidden files and folders are skipped, and so is `exclude` (the results root,
+/// when it lies inside a task folder).
+pub(crate) fn discover(root: &Path, exclude: Option<&Path>) -> Result<Vec<FoundFile>, LoadError> {
+    let meta = std::fs::metadata(root).map_err(|_| LoadError::Missing(root.to_path_buf()))?;
+    if meta.is_file() {
+        let name = root
+            .file_name()
+            .map(PathBuf::from)
+            .unwrap_or_else(|| root.to_path_buf());
+        return Ok(vec![FoundFile {
+            path: root.to_path_buf(),
+            relative: name,
+        }]);
+    }
+    let exclude = exclude.and_then(|p| p.canonicalize().ok());
+    let walker = walkdir::WalkDir::new(root)
+        .follow_links(true)
+        .sort_by_file_name()
+        .into_iter()
+        .filter_entry(|e| {
+            let hidden = e.depth() > 0 && e.file_name().to_string_lossy().starts_with('.');
+            let excluded = exclude.as_ref().is_some_and(|x| {
+                e.file_type().is_dir() && e.path().canonicalize().is_ok_and(|p| &p == x)
+            });
+            !hidden && !excluded
+        });
+    let mut found = Vec::new();
+    for entry in walker {
+        let entry = entry.map_err(|source| LoadError::walk(root, source))?;
+        let is_json = entry
+            .path()
+            .extension()
+            .is_some_and(|x| x.eq_ignore_ascii_case("json"));
+        if entry.file_type().is_file() && is_json {
+            let relative = entry
+                .path()
+                .strip_prefix(root)
+                .unwrap_or(entry.path())
+                .to_path_buf();
+            found.push(FoundFile {
+                path: entry.into_path(),
+                relative,
+            });
+        }
+    }
+    Ok(found)
+}
