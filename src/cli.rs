@@ -1,5 +1,5 @@
 //! The command line (clap only). Options are turned into a validated configuration by
-//! `into_overrides` + `config::RunConfig::resolve`; nothing past here sees clap.
+//! `into_overrides` + `config::resolve`; nothing past here sees clap.
 
 use std::path::PathBuf;
 

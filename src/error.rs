@@ -1,9 +1,10 @@
 //! The errors that stop a command before or outside the running of tasks, with their
 //! exit codes. A task that fails is not an error here: it is a result.
 
+use crate::batch::BatchError;
 use crate::config::ConfigError;
 use crate::finished::FinishedError;
-use crate::rundir::{FileError, RunDirError};
+use crate::rundir::FileError;
 use crate::task::LoadError;
 
 /// A command-level error: what went wrong, said once by `main`, and its exit code.
@@ -20,9 +21,9 @@ pub(crate) enum Kind {
     /// The task paths given cannot be read.
     #[error(transparent)]
     Load(#[from] LoadError),
-    /// The run folder cannot be used.
+    /// The batch cannot start, or its reporting broke.
     #[error(transparent)]
-    RunDir(#[from] RunDirError),
+    Batch(#[from] BatchError),
     /// A finished run dir cannot be read or written as asked.
     #[error(transparent)]
     Finished(#[from] FinishedError),
@@ -42,10 +43,11 @@ impl Error {
 
     /// The process exit code: 2 for bad usage, configuration or input.
     pub fn exit_code(&self) -> u8 {
-        use Kind::{Config, File, Finished, Internal, Load, RunDir};
+        use Kind::{Batch, Config, File, Finished, Internal, Load};
         match &self.0 {
-            Config(_) | Load(_) | RunDir(_) | Finished(_) | File(_) => 2,
-            Internal(_) => 1,
+            Config(_) | Load(_) | Finished(_) | File(_) => 2,
+            Batch(e) if e.is_usage() => 2,
+            Batch(_) | Internal(_) => 1,
         }
     }
 
@@ -75,10 +77,4 @@ macro_rules! from_kind {
     )*};
 }
 
-from_kind!(
-    ConfigError,
-    LoadError,
-    RunDirError,
-    FinishedError,
-    FileError
-);
+from_kind!(ConfigError, LoadError, BatchError, FinishedError, FileError);

@@ -21,13 +21,13 @@ pub(crate) async fn wait_gone(pid: i32) -> bool {
 
 /// A minimal recorded-plan task with id `id`.
 pub(crate) fn task(id: &str) -> crate::task::Task {
-    use crate::task::{Task, TaskId, TaskKind};
+    use crate::task::{Task, TaskId, TaskShape};
     let id = TaskId::parse(id).expect("a valid test id");
     let request = format!("request of {id}");
     Task::new(
         id.clone(),
         format!("{id}.json"),
-        TaskKind::RecordedPlan {
+        TaskShape::RecordedPlan {
             actions: Vec::new(),
         },
         request,

@@ -45,6 +45,16 @@ pub(crate) fn plural(n: usize, thing: &str) -> String {
     }
 }
 
+/// A URL without `user:password@`.
+pub(crate) fn without_userinfo(url: &str) -> String {
+    match (url.find("://"), url.find('@')) {
+        (Some(scheme), Some(at)) if at > scheme && !url[scheme + 3..at].contains('/') => {
+            format!("{}***@{}", &url[..scheme + 3], &url[at + 1..])
+        }
+        _ => url.to_string(),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

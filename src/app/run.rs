@@ -8,7 +8,7 @@ use std::path::PathBuf;
 use super::signals;
 use crate::batch;
 use crate::cli::{Progress, RunArgs};
-use crate::config::{ConfigFile, DEFAULT_CONFIG_FILE, RunConfig};
+use crate::config::{ConfigFile, DEFAULT_CONFIG_FILE, resolve};
 use crate::error::Error;
 use crate::pool::StopTokens;
 use crate::record::TaskStatus;
@@ -20,7 +20,7 @@ use crate::rundir::layout::{JUNIT_XML, REPORT_MD, SUMMARY_JSON};
 pub(super) fn run(args: RunArgs) -> Result<u8, Error> {
     let (overrides, config_path, progress, summary_json) = args.into_overrides();
     let (file, used) = read_config(config_path)?;
-    let config = RunConfig::resolve(overrides, file, used)?;
+    let config = resolve(overrides, file, used)?;
     let mode = match progress {
         Progress::Auto if std::io::stderr().is_terminal() => TerminalMode::Bar,
         Progress::Auto | Progress::Lines => TerminalMode::Lines,

@@ -6,8 +6,9 @@
 use super::AttemptSettings;
 use crate::agent::{LinuxAgent, ReplayAgent};
 use crate::executor::shell_tools;
-use crate::session::{Context, Limits, Round, Session};
-use crate::task::{Task, TaskKind};
+use crate::record::SessionType;
+use crate::session::{Agent, Context, Limits, Round, Session};
+use crate::task::{Task, TaskShape};
 
 /// UFO's MAX_STEP.
 const DEFAULT_MAX_STEPS: u32 = 50;
@@ -18,32 +19,26 @@ pub(super) fn build(
     settings: &AttemptSettings,
     ctx: Context,
 ) -> Result<Session, String> {
-    let kind = task.kind.session();
-    match &task.kind {
-        TaskKind::RecordedPlan { actions } => {
-            let needed = actions.len().max(1) as u32;
+    let max_steps = |default| task.max_steps.or(settings.max_steps).unwrap_or(default);
+    let one_round = || {
+        vec![Round {
+            request: task.request.clone(),
+            subtask: None,
+        }]
+    };
+    let (agent, rounds, limits): (Box<dyn Agent>, _, _) = match &task.shape {
+        TaskShape::RecordedPlan { actions } => {
             let limits = Limits {
-                max_steps: task.max_steps.or(settings.max_steps).unwrap_or(needed),
+                max_steps: max_steps(actions.len().max(1) as u32),
                 max_rounds: settings.max_rounds.unwrap_or(1).max(1),
             };
-            let rounds = vec![Round {
-                request: task.request.clone(),
-                subtask: None,
-            }];
-            let agent = Box::new(ReplayAgent::new(actions.clone()));
-            Ok(Session::new(kind, rounds, agent, limits, ctx))
+            let agent = ReplayAgent::new(actions.clone());
+            (Box::new(agent), one_round(), limits)
         }
-        TaskKind::UfoStepPlan { steps } => {
-            let llm = settings
-                .llm
-                .clone()
-                .ok_or_else(|| needs_llm("UFO step plan"))?;
+        TaskShape::UfoStepPlan { steps } => {
             // One round per step, always: UFO's default MAX_ROUND of 1 ran no step at all.
             let limits = Limits {
-                max_steps: task
-                    .max_steps
-                    .or(settings.max_steps)
-                    .unwrap_or(DEFAULT_MAX_STEPS),
+                max_steps: max_steps(DEFAULT_MAX_STEPS),
                 max_rounds: settings.max_rounds.unwrap_or(0).max(steps.len() as u32),
             };
             let rounds = steps
@@ -53,43 +48,43 @@ pub(super) fn build(
                     subtask: Some(s.clone()),
                 })
                 .collect();
-            let agent = LinuxAgent::new(
-                llm,
-                shell_tools().to_vec(),
-                settings.agent.clone(),
-                task.object.clone(),
-                Some(steps.clone()),
-            );
-            Ok(Session::new(kind, rounds, Box::new(agent), limits, ctx))
+            let agent = linux_agent(task, settings, "UFO step plan", Some(steps.clone()))?;
+            (Box::new(agent), rounds, limits)
         }
-        TaskKind::UfoRequest | TaskKind::SeedRequest => {
-            let what = if matches!(task.kind, TaskKind::UfoRequest) {
+        TaskShape::UfoRequest | TaskShape::SeedRequest => {
+            let what = if matches!(task.shape, TaskShape::UfoRequest) {
                 "UFO request file"
             } else {
                 "request"
             };
-            let llm = settings.llm.clone().ok_or_else(|| needs_llm(what))?;
             let limits = Limits {
-                max_steps: task
-                    .max_steps
-                    .or(settings.max_steps)
-                    .unwrap_or(DEFAULT_MAX_STEPS),
+                max_steps: max_steps(DEFAULT_MAX_STEPS),
                 max_rounds: settings.max_rounds.unwrap_or(1).max(1),
             };
-            let rounds = vec![Round {
-                request: task.request.clone(),
-                subtask: None,
-            }];
-            let agent = LinuxAgent::new(
-                llm,
-                shell_tools().to_vec(),
-                settings.agent.clone(),
-                task.object.clone(),
-                None,
-            );
-            Ok(Session::new(kind, rounds, Box::new(agent), limits, ctx))
+            let agent = linux_agent(task, settings, what, None)?;
+            (Box::new(agent), one_round(), limits)
         }
-    }
+    };
+    let session_type = SessionType::of(&task.shape);
+    Ok(Session::new(session_type, rounds, agent, limits, ctx))
+}
+
+/// A LinuxAgent for `task` (`what` names the task's shape in the error when no LLM is
+/// configured).
+fn linux_agent(
+    task: &Task,
+    settings: &AttemptSettings,
+    what: &str,
+    steps: Option<Vec<String>>,
+) -> Result<LinuxAgent, String> {
+    let llm = settings.llm.clone().ok_or_else(|| needs_llm(what))?;
+    Ok(LinuxAgent::new(
+        llm,
+        shell_tools().to_vec(),
+        settings.agent.clone(),
+        task.object.clone(),
+        steps,
+    ))
 }
 
 fn needs_llm(what: &str) -> String {

@@ -180,7 +180,7 @@ async fn body(
     };
     events.info(format!(
         "{} started: {}",
-        session.kind.as_str(),
+        session.session_type.as_str(),
         crate::text::shorten(&task.request, 200)
     ));
     let end = session.run(executor).await;

@@ -5,26 +5,26 @@
 use std::sync::Arc;
 
 use super::prepare::Prepared;
+use super::{BatchError, RunSettings};
 use crate::attempt::AttemptSettings;
 use crate::backoff::Backoff;
-use crate::config::RunConfig;
-use crate::error::Error;
 use crate::event::{Event, EventSink, RunFinished, RunStarted, TaskFinished, spawn_sink};
 use crate::executor::ShellSettings;
 use crate::pool::{Budget, RetryPolicy, SessionPool, StopTokens};
+use crate::record::{SessionType, ShapeName};
 use crate::record::{TaskRecord, TaskStatus};
 use crate::resources::Resources;
-use crate::task::{InvalidTask, SessionKind, Shape};
+use crate::task::InvalidTask;
 use crate::units::Timestamp;
 
 /// Runs `batch` to its end (or until `stop`), telling `sink` everything; returns the
 /// sink once it has handled the last event.
 pub(crate) async fn execute<S: EventSink>(
-    config: &RunConfig,
+    config: &RunSettings,
     batch: Prepared,
     sink: S,
     stop: StopTokens,
-) -> Result<S, Error> {
+) -> Result<S, BatchError> {
     let (events, sink) = spawn_sink(sink);
     let total = batch.work.len() + batch.kept.len() + batch.invalid.len();
     events.send(Event::RunStarted(Box::new(RunStarted {
@@ -86,7 +86,7 @@ pub(crate) async fn execute<S: EventSink>(
     }));
     drop(events);
     let sink = sink.join().ok_or_else(|| {
-        Error::internal("the reporter thread panicked; result files may be incomplete")
+        BatchError::Internal("the reporter thread panicked; result files may be incomplete".into())
     });
     batch.discarding.finish();
     sink
@@ -103,8 +103,8 @@ fn invalid_result(bad: InvalidTask) -> TaskFinished {
         bad.id,
         bad.source.display().to_string(),
         bad.source_hash,
-        Shape::Invalid,
-        SessionKind::None,
+        ShapeName::Invalid,
+        SessionType::None,
         String::new(),
     );
     record.status = TaskStatus::Error;

@@ -3,10 +3,14 @@
 //! work before anything starts); `execute` runs them through the pool and hands every
 //! event to the sink it is given. Neither prints.
 
+mod error;
 mod execute;
 mod prepare;
+mod settings;
 mod sources;
 
+pub(crate) use error::BatchError;
 pub(crate) use execute::execute;
 pub(crate) use prepare::prepare;
+pub(crate) use settings::RunSettings;
 pub(crate) use sources::load_tasks;

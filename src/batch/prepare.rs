@@ -6,15 +6,15 @@
 use std::sync::Arc;
 
 use super::sources::load_tasks;
-use crate::config::{ConfigError, RunConfig, without_userinfo};
-use crate::error::Error;
+use super::{BatchError, RunSettings};
 use crate::eval::EvalMode;
 use crate::executor::sandbox::{self, Sandbox};
 use crate::llm::{ApiKey, LlmClient, LlmConfig, Spend};
 use crate::pool::Scheduled;
 use crate::record::TaskRecord;
 use crate::rundir::{Discarding, RunLayout, plan_resume};
-use crate::task::{InvalidTask, LoadedTasks, Task, TaskId, TaskKind};
+use crate::task::{InvalidTask, LoadedTasks, Task, TaskId, TaskShape};
+use crate::text::without_userinfo;
 
 /// A batch ready to run.
 pub(crate) struct Prepared {
@@ -43,7 +43,7 @@ pub(crate) struct Prepared {
 }
 
 /// Prepares the batch `config` describes.
-pub(crate) fn prepare(config: &RunConfig) -> Result<Prepared, Error> {
+pub(crate) fn prepare(config: &RunSettings) -> Result<Prepared, BatchError> {
     let mut loaded = if config.paths.is_empty() {
         LoadedTasks::default()
     } else {
@@ -64,7 +64,7 @@ pub(crate) fn prepare(config: &RunConfig) -> Result<Prepared, Error> {
     }
     let shim = std::env::current_exe().ok();
     let (sandbox, sandbox_warning) =
-        sandbox::resolve(config.sandbox, shim.as_deref()).map_err(ConfigError::Invalid)?;
+        sandbox::resolve(config.sandbox, shim.as_deref()).map_err(BatchError::Refused)?;
     let layout = RunLayout::new(&config.run_dir);
     let resumed = plan_resume(&layout, loaded.tasks, config.resume)?;
     let work: Vec<Scheduled> = resumed
@@ -99,7 +99,7 @@ fn client(
     work: &[Scheduled],
     eval: EvalMode,
     spend: Arc<Spend>,
-) -> Result<LlmClient, Error> {
+) -> Result<LlmClient, BatchError> {
     let key = ApiKey::from_env(&c.api_key_env);
     let judged = |t: &Task| match eval {
         EvalMode::Llm => true,
@@ -108,16 +108,15 @@ fn client(
     };
     let needed = work
         .iter()
-        .any(|s| !matches!(s.task.kind, TaskKind::RecordedPlan { .. }) || judged(&s.task));
+        .any(|s| !matches!(s.task.shape, TaskShape::RecordedPlan { .. }) || judged(&s.task));
     if needed && key.is_none() && c.needs_key() {
-        return Err(ConfigError::Invalid(format!(
+        return Err(BatchError::Refused(format!(
             "no API key for {}: set ${} (keys are read only from the environment)",
             without_userinfo(&c.base_url),
             c.api_key_env
-        ))
-        .into());
+        )));
     }
-    LlmClient::new(c.clone(), key, spend).map_err(Error::internal)
+    LlmClient::new(c.clone(), key, spend).map_err(BatchError::Internal)
 }
 
 /// Every id of the batch, valid and invalid, sorted.
@@ -144,7 +143,7 @@ fn add_requests(loaded: &mut LoadedTasks, requests: &[String]) {
         loaded.tasks.push(Task::new(
             id,
             "--request",
-            TaskKind::SeedRequest,
+            TaskShape::SeedRequest,
             text.clone(),
         ));
     }

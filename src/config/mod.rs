@@ -11,5 +11,4 @@ mod values;
 mod tests;
 
 pub(crate) use file::{ConfigError, ConfigFile, DEFAULT_CONFIG_FILE};
-pub(crate) use resolve::{ResumeMode, RunConfig, RunOverrides};
-pub(crate) use values::without_userinfo;
+pub(crate) use resolve::{RunOverrides, resolve};

@@ -21,7 +21,7 @@ fn flags_win_over_the_file() {
             .unwrap();
     let mut o = overrides(&["plans"]);
     o.jobs = Some(7);
-    let c = RunConfig::resolve(o, file, None).unwrap();
+    let c = resolve(o, file, None).unwrap();
     assert_eq!(c.jobs.get(), 7);
     assert_eq!(c.timeout, Duration::from_secs(300));
     assert_eq!(c.shell.command_timeout, Duration::from_secs(5));
@@ -33,19 +33,19 @@ fn flags_win_over_the_file() {
 fn bad_values_are_rejected_with_the_option_named() {
     let mut o = overrides(&["plans"]);
     o.jobs = Some(0);
-    let e = RunConfig::resolve(o, ConfigFile::default(), None).unwrap_err();
+    let e = resolve(o, ConfigFile::default(), None).unwrap_err();
     assert_eq!(e.to_string(), "--jobs must be at least 1");
     let mut o = overrides(&["plans"]);
     o.name = Some("../x".into());
     assert!(
-        RunConfig::resolve(o, ConfigFile::default(), None)
+        resolve(o, ConfigFile::default(), None)
             .unwrap_err()
             .to_string()
             .starts_with("--name")
     );
     let mut o = overrides(&["plans"]);
     o.timeout = Some("forever".into());
-    let e = RunConfig::resolve(o, ConfigFile::default(), None)
+    let e = resolve(o, ConfigFile::default(), None)
         .unwrap_err()
         .to_string();
     assert!(

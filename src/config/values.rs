@@ -8,16 +8,6 @@ use std::time::Duration;
 use super::ConfigError;
 use crate::units::parse_duration;
 
-/// A URL without `user:password@`.
-pub(crate) fn without_userinfo(url: &str) -> String {
-    match (url.find("://"), url.find('@')) {
-        (Some(scheme), Some(at)) if at > scheme && !url[scheme + 3..at].contains('/') => {
-            format!("{}***@{}", &url[..scheme + 3], &url[at + 1..])
-        }
-        _ => url.to_string(),
-    }
-}
-
 /// The run name of a run with only `--request`s: `request-20261122-101500` (UTC).
 pub(super) fn request_run_name() -> String {
     let now = crate::units::Timestamp::now().to_string();

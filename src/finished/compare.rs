@@ -1,148 +1,26 @@
-//! `ufo-batch compare RUN_A RUN_B`: task by task, what changed from A to B. Tasks are
-//! matched by id; each has a pass rate (1 of 1, or k of K with `--repeat`). A drop is
-//! a regression, a rise a fix; tasks only in B are new, only in A missing. Totals show
-//! the pass rate, cost, tokens and task time of both runs.
+//! `ufo-batch compare RUN_A RUN_B`: both run dirs read back and compared task by task
+//! (see `render::comparison`).
 
-use std::collections::BTreeMap;
 use std::path::Path;
-
-use serde::Serialize;
 
 use super::FinishedError;
 use crate::record::TaskRecord;
-use crate::render::{TaskRate, has_repeats, rates};
-use crate::rundir::{load_records, read_run_json};
-use crate::task::TaskId;
-
-/// One run, in totals.
-#[derive(Clone, Debug, Serialize)]
-pub(crate) struct Side {
-    /// The run dir.
-    pub(crate) dir: String,
-    /// Tasks (not repetitions).
-    pub(crate) tasks: usize,
-    /// Mean per-task pass rate.
-    pub(crate) pass_rate: f64,
-    /// Total cost; null when unknown.
-    pub(crate) cost_usd: Option<f64>,
-    /// Total tokens.
-    pub(crate) tokens: u64,
-    /// Sum of task durations.
-    pub(crate) task_seconds: f64,
-    /// True when the run has repeats.
-    pub(crate) repeats: bool,
-}
-
-/// One task that changed.
-#[derive(Clone, Debug, Serialize)]
-pub(crate) struct Change {
-    /// The task.
-    pub(crate) id: TaskId,
-    /// In A.
-    pub(crate) a: Option<Rate>,
-    /// In B.
-    pub(crate) b: Option<Rate>,
-    /// Why it did not pass in B (the last repetition that did not).
-    pub(crate) reason: Option<String>,
-}
-
-/// A task's result in one run.
-#[derive(Clone, Debug, Serialize)]
-pub(crate) struct Rate {
-    /// Runs that passed.
-    pub(crate) passed: u32,
-    /// Runs.
-    pub(crate) runs: u32,
-    /// passed / runs.
-    pub(crate) pass_rate: f64,
-}
-
-/// The comparison of two runs.
-#[derive(Clone, Debug, Serialize)]
-pub(crate) struct Comparison {
-    /// The baseline.
-    pub(crate) a: Side,
-    /// The candidate.
-    pub(crate) b: Side,
-    /// Tasks whose pass rate dropped.
-    pub(crate) regressions: Vec<Change>,
-    /// Tasks whose pass rate rose.
-    pub(crate) fixes: Vec<Change>,
-    /// Tasks only in B.
-    pub(crate) new: Vec<Change>,
-    /// Tasks only in A.
-    pub(crate) missing: Vec<Change>,
-    /// Tasks in both with the same pass rate.
-    pub(crate) unchanged: usize,
-}
-
-impl Comparison {
-    /// True when some task regressed.
-    pub(crate) fn regressed(&self) -> bool {
-        !self.regressions.is_empty()
-    }
-}
+use crate::render::{Comparison, comparison};
+use crate::rundir::{StoredTask, load_records, read_run_json};
 
 /// Compares the run dirs `a` (baseline) and `b`.
 pub(crate) fn compare(a: &Path, b: &Path) -> Result<Comparison, FinishedError> {
-    let (ra, sa) = side(a)?;
-    let (rb, sb) = side(b)?;
-    let ma: BTreeMap<TaskId, TaskRate> = ra.into_iter().map(|r| (r.id.clone(), r)).collect();
-    let mb: BTreeMap<TaskId, TaskRate> = rb.into_iter().map(|r| (r.id.clone(), r)).collect();
-    let mut c = Comparison {
-        a: sa,
-        b: sb,
-        regressions: vec![],
-        fixes: vec![],
-        new: vec![],
-        missing: vec![],
-        unchanged: 0,
-    };
-    let rate = |r: &TaskRate| Rate {
-        passed: r.passed,
-        runs: r.runs,
-        pass_rate: r.pass_rate,
-    };
-    for (id, x) in &ma {
-        match mb.get(id) {
-            None => c.missing.push(Change {
-                id: id.clone(),
-                a: Some(rate(x)),
-                b: None,
-                reason: None,
-            }),
-            Some(y) => {
-                let change = Change {
-                    id: id.clone(),
-                    a: Some(rate(x)),
-                    b: Some(rate(y)),
-                    reason: y.reason.clone(),
-                };
-                if y.pass_rate < x.pass_rate {
-                    c.regressions.push(change);
-                } else if y.pass_rate > x.pass_rate {
-                    c.fixes.push(Change {
-                        reason: None,
-                        ..change
-                    });
-                } else {
-                    c.unchanged += 1;
-                }
-            }
-        }
-    }
-    for (id, y) in mb.iter().filter(|(id, _)| !ma.contains_key(*id)) {
-        c.new.push(Change {
-            id: id.clone(),
-            a: None,
-            b: Some(rate(y)),
-            reason: y.reason.clone(),
-        });
-    }
-    Ok(c)
+    let stored_a = stored(a)?;
+    let stored_b = stored(b)?;
+    Ok(comparison(a, &records(&stored_a), b, &records(&stored_b)))
 }
 
-fn side(dir: &Path) -> Result<(Vec<TaskRate>, Side), FinishedError> {
+fn records(stored: &[StoredTask]) -> Vec<&TaskRecord> {
+    stored.iter().map(|t| &t.record).collect()
+}
+
+/// Every task record of the run dir at `dir`; an error when one cannot be read.
+fn stored(dir: &Path) -> Result<Vec<StoredTask>, FinishedError> {
     if read_run_json(dir).is_none() {
         return Err(FinishedError::NotRunDir(dir.to_path_buf()));
     }
@@ -154,17 +32,5 @@ fn side(dir: &Path) -> Result<(Vec<TaskRate>, Side), FinishedError> {
             first: first.clone(),
         });
     }
-    let records: Vec<&TaskRecord> = stored.iter().map(|t| &t.record).collect();
-    let rates = rates(records.iter().copied());
-    let n = rates.len().max(1) as f64;
-    let side = Side {
-        dir: dir.display().to_string(),
-        tasks: rates.len(),
-        pass_rate: rates.iter().map(|r| r.pass_rate).sum::<f64>() / n,
-        cost_usd: rates.iter().try_fold(0.0, |s, r| r.cost_usd.map(|c| s + c)),
-        tokens: rates.iter().map(|r| r.tokens).sum(),
-        task_seconds: rates.iter().map(|r| r.duration_s).sum(),
-        repeats: has_repeats(records.iter().copied()),
-    };
-    Ok((rates, side))
+    Ok(stored)
 }

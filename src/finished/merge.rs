@@ -10,6 +10,7 @@ use std::path::{Path, PathBuf};
 use serde_json::{Value, json};
 
 use super::FinishedError;
+use crate::record::{SessionType, ShapeName};
 use crate::record::{TaskRecord, TaskStatus};
 use crate::render::{Totals, render_trajectory, totals, write_summaries};
 use crate::rundir::layout::STATUS_JSON;
@@ -17,7 +18,7 @@ use crate::rundir::{
     FileError, RunLayout, TaskFiles, load_records, read_run_json, read_selection, write_json,
 };
 use crate::shard::Shard;
-use crate::task::{SessionKind, Shape, TaskId};
+use crate::task::TaskId;
 use crate::units::Timestamp;
 
 /// What a merge found and did.
@@ -192,8 +193,8 @@ fn missing_record(id: &TaskId, shards: &[(PathBuf, Option<Shard>)]) -> TaskRecor
         id.clone(),
         String::new(),
         String::new(),
-        Shape::Invalid,
-        SessionKind::None,
+        ShapeName::Invalid,
+        SessionType::None,
         String::new(),
     );
     record.status = TaskStatus::Error;

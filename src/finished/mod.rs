@@ -7,7 +7,7 @@ mod error;
 mod merge;
 mod rerender;
 
-pub(crate) use compare::{Change, Comparison, Rate, compare};
+pub(crate) use compare::compare;
 pub(crate) use error::FinishedError;
 pub(crate) use merge::{MergeReport, merge};
 pub(crate) use rerender::rerender;

@@ -7,13 +7,13 @@
 use std::path::Path;
 
 use super::FinishedError;
+use crate::record::ShapeName;
 use crate::record::{Evaluation, StepRecord, TaskRecord};
 use crate::render::{Totals, render_trajectory, totals, write_summaries};
 use crate::rundir::layout::{EVALUATION_LOG, RESPONSE_LOG};
 use crate::rundir::{
     FileError, RunLayout, StoredTask, TaskFiles, load_records, read_run_json, write_json,
 };
-use crate::task::Shape;
 use crate::units::Timestamp;
 
 /// What `report` did.
@@ -65,7 +65,7 @@ pub(crate) fn rerender(run_dir: &Path) -> Result<Rerendered, FinishedError> {
 /// Rewrites a task's `output.md` from its stored files; false when there is nothing to
 /// render from (a task file that never loaded keeps its page).
 fn rerender_trajectory(task: &StoredTask) -> Result<bool, FileError> {
-    if task.record.shape == Shape::Invalid {
+    if task.record.shape == ShapeName::Invalid {
         return Ok(false);
     }
     let steps: Vec<StepRecord> = std::fs::read_to_string(task.dir.file(RESPONSE_LOG))

@@ -8,7 +8,7 @@
 //! `JoinSet` of at most `jobs` attempts and refills it as each ends. A task waiting to
 //! be retried holds no job slot.
 
-mod record;
+mod lifecycle;
 mod rules;
 mod stop;
 
@@ -140,7 +140,7 @@ impl SessionPool {
         }
         let reason = stop.reason();
         for item in waiting.into_iter().map(|(_, item)| item).chain(queue) {
-            let record = record::not_started(
+            let record = lifecycle::not_started(
                 &item.task,
                 item.previous,
                 reason.as_deref().unwrap_or("the run stopped"),
@@ -178,7 +178,7 @@ impl SessionPool {
         mut item: Item,
         stop: &StopTokens,
     ) -> (tokio::task::Id, Running) {
-        let record = record::open_attempt(&item.task, item.previous.take(), Timestamp::now());
+        let record = lifecycle::open_attempt(&item.task, item.previous.take(), Timestamp::now());
         let previous_attempts = record.attempt_count() - 1;
         self.events
             .send(Event::TaskStarted(Box::new(record.clone())));
@@ -203,7 +203,7 @@ impl SessionPool {
             mut item,
             mut record,
         } = entry;
-        record::close_attempt(&mut record, &outcome, Timestamp::now());
+        lifecycle::close_attempt(&mut record, &outcome, Timestamp::now());
         if let Some(reason) = &outcome.fatal {
             stop.stop(format!("{reason} (every task would fail the same way)"));
         }
@@ -211,7 +211,7 @@ impl SessionPool {
             .then(|| self.retry.delay(&outcome, item.retries + 1))
             .flatten();
         if let Some(delay) = delay {
-            record::await_retry(&mut record, delay.as_secs_f64());
+            lifecycle::await_retry(&mut record, delay.as_secs_f64());
             self.events.send(Event::TaskRetrying {
                 record: Box::new(record.clone()),
                 delay_s: delay.as_secs_f64(),

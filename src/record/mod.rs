@@ -4,12 +4,14 @@
 
 mod agent_status;
 mod evaluation;
+mod names;
 mod status;
 mod step;
 mod task;
 
 pub(crate) use agent_status::AgentStatus;
 pub(crate) use evaluation::{Complete, Evaluation, Evaluator, SubScore};
+pub(crate) use names::{SessionType, ShapeName};
 pub(crate) use status::TaskStatus;
 pub(crate) use step::{ActionRecord, StepRecord};
 pub(crate) use task::{AttemptRecord, LlmStats, TaskRecord};

@@ -4,7 +4,8 @@
 use serde::{Deserialize, Serialize};
 
 use super::{Complete, TaskStatus};
-use crate::task::{SessionKind, Shape, TaskId};
+use super::{SessionType, ShapeName};
+use crate::task::TaskId;
 use crate::units::{Timestamp, Usage};
 
 /// How the LLM was used: calls made, transport retries, replies that could not be used.
@@ -55,9 +56,9 @@ pub(crate) struct TaskRecord {
     #[serde(default)]
     pub(crate) source_hash: String,
     /// The task file's shape.
-    pub(crate) shape: Shape,
+    pub(crate) shape: ShapeName,
     /// The session type that ran it.
-    pub(crate) session: SessionKind,
+    pub(crate) session: SessionType,
     /// The request text.
     pub(crate) request: String,
     /// Tags from the task file.
@@ -114,8 +115,8 @@ impl TaskRecord {
         id: TaskId,
         source: String,
         source_hash: String,
-        shape: Shape,
-        session: SessionKind,
+        shape: ShapeName,
+        session: SessionType,
         request: String,
     ) -> Self {
         Self {

@@ -3,8 +3,8 @@
 
 use std::fmt::Write;
 
+use super::comparison::{Change, Comparison, Rate};
 use super::report_md::{cell, cost};
-use crate::finished::{Change, Comparison, Rate};
 
 /// The comparison in markdown: totals, then regressions first.
 pub(crate) fn compare_md(c: &Comparison) -> String {

@@ -4,6 +4,7 @@
 //! validation report. Renderers decide content only; `rundir` decides where it goes.
 
 mod compare_md;
+mod comparison;
 mod junit;
 mod log_line;
 mod repeats;
@@ -14,8 +15,9 @@ mod trajectory;
 mod validation;
 
 pub(crate) use compare_md::compare_md;
+pub(crate) use comparison::{Comparison, comparison};
 pub(crate) use log_line::log_line;
-pub(crate) use repeats::{TaskRate, has_repeats, rates};
+
 pub(crate) use run_files::write_summaries;
 pub(crate) use summary::{Totals, tasks_status, totals};
 pub(crate) use trajectory::render as render_trajectory;

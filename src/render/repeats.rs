@@ -118,15 +118,15 @@ pub(crate) fn repeat_totals(rates: &[TaskRate]) -> RepeatTotals {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::task::{SessionKind, Shape};
+    use crate::record::{SessionType, ShapeName};
 
     fn rep(id: &str, n: u32, status: TaskStatus) -> TaskRecord {
         let mut r = TaskRecord::new(
             TaskId::parse(&format!("{id}/rep-{n}")).unwrap(),
             String::new(),
             String::new(),
-            Shape::RecordedPlan,
-            SessionKind::FollowerSession,
+            ShapeName::RecordedPlan,
+            SessionType::FollowerSession,
             String::new(),
         );
         r.repeat = Some(n);
@@ -173,8 +173,8 @@ mod tests {
             TaskId::parse("x/y").unwrap(),
             String::new(),
             String::new(),
-            Shape::RecordedPlan,
-            SessionKind::FollowerSession,
+            ShapeName::RecordedPlan,
+            SessionType::FollowerSession,
             String::new(),
         );
         r.status = TaskStatus::Passed;

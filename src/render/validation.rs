@@ -4,6 +4,7 @@
 use std::collections::BTreeMap;
 use std::fmt::Write;
 
+use crate::record::ShapeName;
 use crate::task::LoadedTasks;
 use crate::text::plural;
 
@@ -23,7 +24,7 @@ pub(crate) fn validation_report(loaded: &LoadedTasks) -> (String, bool) {
     let mut shapes: BTreeMap<String, usize> = BTreeMap::new();
     for task in &loaded.tasks {
         *shapes
-            .entry(format!("{:?}", task.kind.shape()))
+            .entry(format!("{:?}", ShapeName::of(&task.shape)))
             .or_default() += 1;
     }
     let shapes: Vec<String> = shapes.iter().map(|(s, n)| format!("{n} {s}")).collect();

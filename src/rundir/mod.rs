@@ -16,5 +16,5 @@ pub(crate) use layout::RunLayout;
 pub(crate) use records::{
     StoredTask, is_run_dir, load_records, read_run_json, read_selection, recorded_plans,
 };
-pub(crate) use resume::{Discarding, RunDirError, plan_resume};
+pub(crate) use resume::{Discarding, ResumeMode, RunDirError, plan_resume};
 pub(crate) use task_files::{FinalFiles, TaskFiles};

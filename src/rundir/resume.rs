@@ -6,11 +6,25 @@
 
 use std::path::{Path, PathBuf};
 
+use serde::Serialize;
+
 use super::layout::RunLayout;
 use super::records::{previous_record, read_run_json};
-use crate::config::ResumeMode;
+use crate::record::ShapeName;
 use crate::record::{TaskRecord, TaskStatus};
-use crate::task::{Shape, Task};
+use crate::task::Task;
+
+/// What to do with results already in the run dir.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub(crate) enum ResumeMode {
+    /// Skip tasks that already have a final result.
+    Resume,
+    /// Skip only tasks that passed.
+    RerunFailed,
+    /// Delete the run dir's results and start over.
+    Fresh,
+}
 
 /// Why a run dir cannot be used.
 #[derive(Debug, thiserror::Error)]
@@ -172,7 +186,7 @@ fn decide(task: &Task, previous: Option<TaskRecord>, mode: ResumeMode) -> Decisi
     let Some(record) = previous else {
         return Decision::Run(None);
     };
-    let changed = record.source_hash != task.source_hash || record.shape == Shape::Invalid;
+    let changed = record.source_hash != task.source_hash || record.shape == ShapeName::Invalid;
     let keep = !changed
         && match mode {
             ResumeMode::Resume => record.status.is_done(),

@@ -9,7 +9,7 @@ use std::collections::VecDeque;
 use super::Agent;
 use super::{Context, ErrorKind, Round, RoundEnd};
 use crate::executor::Executor;
-use crate::task::SessionKind;
+use crate::record::SessionType;
 
 /// Step and round limits of one session.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -55,7 +55,7 @@ impl SessionEnd {
 /// A session: an agent, the rounds it works through, and their shared context.
 pub(crate) struct Session {
     /// FromFileSession or FollowerSession.
-    pub(crate) kind: SessionKind,
+    pub(crate) session_type: SessionType,
     rounds: VecDeque<Round>,
     agent: Box<dyn Agent>,
     limits: Limits,
@@ -66,14 +66,14 @@ pub(crate) struct Session {
 impl Session {
     /// A session that will run `rounds` in order with `agent`.
     pub(crate) fn new(
-        kind: SessionKind,
+        session_type: SessionType,
         rounds: Vec<Round>,
         agent: Box<dyn Agent>,
         limits: Limits,
         ctx: Context,
     ) -> Self {
         Self {
-            kind,
+            session_type,
             rounds: rounds.into(),
             agent,
             limits,
@@ -149,7 +149,7 @@ mod tests {
             .collect();
         let agent = Box::new(Scripted(script.iter().copied().collect()));
         (
-            Session::new(SessionKind::FollowerSession, rounds, agent, limits, ctx),
+            Session::new(SessionType::FollowerSession, rounds, agent, limits, ctx),
             rx,
         )
     }

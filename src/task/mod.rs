@@ -15,5 +15,5 @@ pub(crate) use check::Check;
 pub(crate) use discover::{FoundFile, LoadError, discover};
 pub(crate) use id::{IdError, TaskId};
 pub(crate) use load::{InvalidTask, LoadedTasks, load_files};
-pub(crate) use model::{SessionKind, Shape, Task, TaskKind};
+pub(crate) use model::{Task, TaskShape};
 pub(crate) use problem::Problem;

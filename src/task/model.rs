@@ -5,8 +5,6 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::time::Duration;
 
-use serde::Serialize;
-
 use super::{Action, Check, TaskId};
 
 /// A task ready to run.
@@ -19,7 +17,7 @@ pub(crate) struct Task {
     /// A hash of the file's bytes, so a resumed run notices an edited task.
     pub(crate) source_hash: String,
     /// The shape and what it carries.
-    pub(crate) kind: TaskKind,
+    pub(crate) shape: TaskShape,
     /// The request text given to the agent and the evaluator.
     pub(crate) request: String,
     /// UFO's `object`: the file or application the task is about.
@@ -49,18 +47,18 @@ pub(crate) struct Task {
 }
 
 impl Task {
-    /// A task of `kind` on `request`, with no optional keys set.
+    /// A task of `shape` on `request`, with no optional keys set.
     pub(crate) fn new(
         id: TaskId,
         source: impl Into<PathBuf>,
-        kind: TaskKind,
+        shape: TaskShape,
         request: String,
     ) -> Self {
         Self {
             id,
             source: source.into(),
             source_hash: crate::hash::hex(request.as_bytes()),
-            kind,
+            shape,
             request,
             object: None,
             close: false,
@@ -87,9 +85,9 @@ impl Task {
     }
 }
 
-/// The four task shapes of design.md §2.
+/// The task shapes of design.md §2, with what each carries.
 #[derive(Clone, Debug)]
-pub(crate) enum TaskKind {
+pub(crate) enum TaskShape {
     /// `{"task", "object", "close"}`: an LLM agent works on the request.
     UfoRequest,
     /// `{"task", "steps": [..]}`: one LLM round per step.
@@ -104,62 +102,4 @@ pub(crate) enum TaskKind {
         /// The actions, one step each.
         actions: Vec<Action>,
     },
-}
-
-/// The shape names used in results files.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, serde::Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub(crate) enum Shape {
-    /// UFO request file.
-    UfoRequest,
-    /// UFO step plan.
-    UfoStepPlan,
-    /// Seed-doc request.
-    SeedRequest,
-    /// Recorded plan.
-    RecordedPlan,
-    /// A file that could not be loaded.
-    Invalid,
-}
-
-/// The session type that runs a shape, named as in UFO.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, serde::Deserialize)]
-pub(crate) enum SessionKind {
-    /// An LLM agent on one request (UFO's batch_normal).
-    FromFileSession,
-    /// Follows steps or recorded actions (UFO's follower mode).
-    FollowerSession,
-    /// No session could be built (bad task file).
-    None,
-}
-
-impl SessionKind {
-    /// The name as written in results.
-    pub(crate) fn as_str(self) -> &'static str {
-        match self {
-            Self::FromFileSession => "FromFileSession",
-            Self::FollowerSession => "FollowerSession",
-            Self::None => "none",
-        }
-    }
-}
-
-impl TaskKind {
-    /// The shape name.
-    pub(crate) fn shape(&self) -> Shape {
-        match self {
-            Self::UfoRequest => Shape::UfoRequest,
-            Self::UfoStepPlan { .. } => Shape::UfoStepPlan,
-            Self::SeedRequest => Shape::SeedRequest,
-            Self::RecordedPlan { .. } => Shape::RecordedPlan,
-        }
-    }
-
-    /// The session type that runs it.
-    pub(crate) fn session(&self) -> SessionKind {
-        match self {
-            Self::UfoRequest | Self::SeedRequest => SessionKind::FromFileSession,
-            Self::UfoStepPlan { .. } | Self::RecordedPlan { .. } => SessionKind::FollowerSession,
-        }
-    }
 }

@@ -2,7 +2,7 @@
 //! all confined to the task's workspace. Commands run with `sh -c` in a scrubbed
 //! environment, one process group each (see `process`).
 
-mod command;
+mod execute_command;
 mod files;
 mod tools;
 

@@ -1,7 +1,10 @@
 //! Tests of `task::file`.
 
+use std::time::Duration;
+
 use super::*;
 use crate::executor::shell_tools;
+use crate::record::ShapeName;
 
 fn parse(text: &str) -> FileOutcome {
     parse_task(
@@ -32,7 +35,7 @@ fn tells_the_four_shapes_apart() {
     ];
     for (text, want) in shapes {
         let task = parse(text).result.unwrap();
-        assert_eq!(format!("{:?}", task.kind.shape()), want, "{text}");
+        assert_eq!(format!("{:?}", ShapeName::of(&task.shape)), want, "{text}");
     }
 }
 

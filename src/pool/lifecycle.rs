@@ -2,7 +2,7 @@
 //! an attempt opened, an attempt closed (finished or to be retried), or never started.
 
 use crate::attempt::AttemptOutcome;
-use crate::record::{AttemptRecord, TaskRecord, TaskStatus};
+use crate::record::{AttemptRecord, SessionType, ShapeName, TaskRecord, TaskStatus};
 use crate::task::Task;
 use crate::units::{Timestamp, seconds};
 
@@ -12,8 +12,8 @@ pub(crate) fn new_record(task: &Task) -> TaskRecord {
         task.id.clone(),
         task.source.display().to_string(),
         task.source_hash.clone(),
-        task.kind.shape(),
-        task.kind.session(),
+        ShapeName::of(&task.shape),
+        SessionType::of(&task.shape),
         task.request.clone(),
     );
     record.tags = task.tags.clone();
@@ -97,8 +97,8 @@ pub(super) fn not_started(task: &Task, previous: Option<TaskRecord>, reason: &st
 fn refresh_from_task(record: &mut TaskRecord, task: &Task) {
     record.source = task.source.display().to_string();
     record.source_hash = task.source_hash.clone();
-    record.shape = task.kind.shape();
-    record.session = task.kind.session();
+    record.shape = ShapeName::of(&task.shape);
+    record.session = SessionType::of(&task.shape);
     record.request = task.request.clone();
     record.tags = task.tags.clone();
     record.warnings = task.warnings.clone();

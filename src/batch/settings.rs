@@ -1,0 +1,95 @@
+//! What a batch runs with: the resolved options of `ufo-batch run`, as domain types.
+//! `config` builds it from flags, environment and file; nothing here parses text.
+
+use std::num::NonZeroUsize;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use serde::Serialize;
+
+use crate::agent::AgentSettings;
+use crate::eval::EvalMode;
+use crate::executor::ShellSettings;
+use crate::executor::sandbox::SandboxMode;
+use crate::llm::LlmConfig;
+use crate::rundir::ResumeMode;
+use crate::text::without_userinfo;
+use crate::units::as_human;
+
+/// The resolved configuration of `ufo-batch run`: everything a batch needs, as
+/// domain types (built by `config::resolve`).
+#[derive(Clone, Debug, Serialize)]
+pub(crate) struct RunSettings {
+    /// Task files and folders, as given.
+    pub(crate) paths: Vec<PathBuf>,
+    /// Results root.
+    pub(crate) out_root: PathBuf,
+    /// The run's name (its folder under `out_root`).
+    pub(crate) run_name: String,
+    /// `out_root/run_name`.
+    pub(crate) run_dir: PathBuf,
+    /// Sessions at once.
+    pub(crate) jobs: NonZeroUsize,
+    /// Per-task wall-clock limit, unless the task sets its own.
+    #[serde(serialize_with = "as_human")]
+    pub(crate) timeout: Duration,
+    /// Step limit, unless the task sets its own (default: 50, or a plan's length).
+    pub(crate) max_steps: Option<u32>,
+    /// Round limit (follower sessions always get enough for their steps).
+    pub(crate) max_rounds: Option<u32>,
+    /// Evaluation mode.
+    pub(crate) eval: EvalMode,
+    /// What to do with earlier results.
+    pub(crate) resume: ResumeMode,
+    /// Command execution settings.
+    #[serde(skip)]
+    pub(crate) shell: ShellSettings,
+    /// The LLM, when a model is configured.
+    pub(crate) llm: Option<LlmConfig>,
+    /// LLM agent settings.
+    pub(crate) agent: AgentSettings,
+    /// Stop scheduling once the run's LLM spend reaches this many USD.
+    pub(crate) max_cost: Option<f64>,
+    /// Requests given with `--request`.
+    pub(crate) requests: Vec<String>,
+    /// How commands are to be confined (resolved against the machine at run start).
+    pub(crate) sandbox: SandboxMode,
+    /// Retries after an infrastructure error.
+    pub(crate) retries: u32,
+    /// First delay before a retry; doubles, with jitter.
+    #[serde(serialize_with = "as_human")]
+    pub(crate) retry_delay: Duration,
+    /// Stop scheduling after this many tasks did not pass.
+    pub(crate) max_fail: Option<u32>,
+    /// The shard this machine runs.
+    pub(crate) shard: Option<crate::shard::Shard>,
+    /// How long running tasks may finish after Ctrl-C / SIGTERM.
+    #[serde(serialize_with = "as_human")]
+    pub(crate) grace: Duration,
+    /// Runs per task (`--repeat`); 1 without repeats.
+    pub(crate) repeat: Option<u32>,
+    /// The config file that was read, if any.
+    pub(crate) config_file: Option<PathBuf>,
+}
+
+impl RunSettings {
+    /// The configuration as recorded in `run.json`: no secret, only where it comes from.
+    pub(crate) fn to_json(&self) -> serde_json::Value {
+        let mut v = serde_json::to_value(self).unwrap_or_default();
+        if let Some(llm) = &self.llm {
+            v["llm"]["base_url"] = without_userinfo(&llm.base_url).into();
+            let key = if std::env::var_os(&llm.api_key_env).is_some() {
+                "set"
+            } else {
+                "not set"
+            };
+            v["llm"]["api_key"] = format!("{key} (from ${})", llm.api_key_env).into();
+        }
+        v["command_timeout"] = humantime::format_duration(self.shell.command_timeout)
+            .to_string()
+            .into();
+        v["output_limit"] = self.shell.output_limit.into();
+        v["limits"] = serde_json::to_value(self.shell.limits).unwrap_or_default();
+        v
+    }
+}

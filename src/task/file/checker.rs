@@ -1,0 +1,290 @@
+//! Giving a task file's keys their meaning: which shape the keys make, its id, and the
+//! checks of every key (timeouts, recorded actions against the tools, file paths,
+//! check patterns), with every problem collected and located.
+
+use std::path::Path;
+use std::time::Duration;
+
+use serde_json::Value;
+
+use super::raw::{ACTION_KEYS, BoolLike, KNOWN_KEYS, RawTask, Seconds};
+use crate::task::{Action, Check, IdError, Problem, Task, TaskId, TaskShape};
+use crate::tool::ToolSpec;
+
+/// Collects problems and warnings while giving the raw keys their meaning.
+pub(super) struct Checker<'a> {
+    pub(super) file: &'a Path,
+    pub(super) problems: Vec<Problem>,
+    pub(super) warnings: Vec<String>,
+}
+
+impl Checker<'_> {
+    fn problem(&mut self, at: &str, message: impl Into<String>, fix: impl Into<String>) {
+        self.problems
+            .push(Problem::new(self.file, message).at(at).fix(fix));
+    }
+
+    pub(super) fn unknown_keys(&mut self, object: &serde_json::Map<String, Value>) {
+        for key in object.keys().filter(|k| !KNOWN_KEYS.contains(&k.as_str())) {
+            self.warnings.push(format!("unknown key `{key}` ignored"));
+        }
+        for list in ["actions", "setup"] {
+            let Some(Value::Array(items)) = object.get(list) else {
+                continue;
+            };
+            for (i, item) in items.iter().enumerate() {
+                let Some(obj) = item.as_object() else {
+                    continue;
+                };
+                for key in obj.keys().filter(|k| !ACTION_KEYS.contains(&k.as_str())) {
+                    self.warnings
+                        .push(format!("unknown key `{list}[{i}].{key}` ignored"));
+                }
+            }
+        }
+    }
+
+    pub(super) fn build(
+        &mut self,
+        raw: RawTask,
+        default_id: Result<TaskId, IdError>,
+        tools: &[ToolSpec],
+        text: &str,
+    ) -> Option<Task> {
+        let id = self.id(raw.id.as_deref(), default_id);
+        let (shape, request) = self.shape(&raw)?;
+        let close = self.close(raw.close);
+        let timeout = self.timeout(raw.timeout);
+        if raw.max_steps == Some(0) {
+            self.problem(
+                "max_steps",
+                "max_steps is 0, so no step could run",
+                "remove it or give a positive number",
+            );
+        }
+        if let TaskShape::RecordedPlan { actions } = &shape {
+            self.actions("actions", actions, tools);
+        }
+        let setup = raw.setup.unwrap_or_default();
+        self.actions("setup", &setup, tools);
+        let files = raw.files.unwrap_or_default();
+        for path in files.keys() {
+            if let Err(e) = crate::relpath::normalize_relative(path, false) {
+                self.problem(
+                    &format!("files.{path}"),
+                    e.to_string(),
+                    "use a path inside the workspace, such as data/input.csv",
+                );
+            }
+        }
+        let checks = raw.evaluate.unwrap_or_default();
+        self.checks(&checks);
+        Some(Task {
+            id: id?,
+            source: self.file.to_path_buf(),
+            source_hash: crate::hash::hex(text.as_bytes()),
+            shape,
+            request,
+            object: raw.object,
+            close,
+            tags: raw.tags.unwrap_or_default(),
+            timeout,
+            max_steps: raw.max_steps,
+            files,
+            setup,
+            checks,
+            warnings: Vec::new(),
+            repeat: None,
+        })
+    }
+
+    fn id(
+        &mut self,
+        declared: Option<&str>,
+        default_id: Result<TaskId, IdError>,
+    ) -> Option<TaskId> {
+        match declared {
+            Some(text) => match TaskId::parse(text) {
+                Ok(id) => Some(id),
+                Err(e) => {
+                    self.problem(
+                        "id",
+                        e.to_string(),
+                        "use letters, digits, '.', '_', '-' and '/' between folders",
+                    );
+                    None
+                }
+            },
+            None => match default_id {
+                Ok(id) => Some(id),
+                Err(e) => {
+                    self.problem(
+                        "",
+                        format!("{e} (the id comes from the file's path)"),
+                        "rename the file, or set a safe \"id\" in it (letters, digits, '.', '_', '-')",
+                    );
+                    None
+                }
+            },
+        }
+    }
+
+    /// Which of the four shapes the keys make, and its request text.
+    fn shape(&mut self, raw: &RawTask) -> Option<(TaskShape, String)> {
+        let task = raw.task.as_deref().map(str::trim).filter(|s| !s.is_empty());
+        let request = raw
+            .request
+            .as_deref()
+            .map(str::trim)
+            .filter(|s| !s.is_empty());
+        if let (Some(t), Some(r)) = (task, request)
+            && t != r
+        {
+            self.warnings.push("both `task` and `request` are set; `request` is used for recorded plans, `task` otherwise".into());
+        }
+        let text = if raw.actions.is_some() {
+            request.or(task)
+        } else {
+            task.or(request)
+        };
+        let Some(text) = text else {
+            let empty = raw.task.is_some() || raw.request.is_some();
+            let (message, fix) = if empty {
+                (
+                    "the request is empty",
+                    "write what the agent should do in \"request\" (or \"task\")",
+                )
+            } else {
+                (
+                    "no request: the file has neither \"request\" nor \"task\"",
+                    "add \"request\": \"what to do\" (recorded plans and seed-doc files) or \"task\": \"what to do\" (UFO request files)",
+                )
+            };
+            self.problem("", message, fix);
+            return None;
+        };
+        let shape = match (&raw.actions, &raw.steps) {
+            (Some(actions), steps) => {
+                if steps.is_some() {
+                    self.warnings.push(
+                        "`steps` ignored: the file has recorded `actions`, which are replayed"
+                            .into(),
+                    );
+                }
+                TaskShape::RecordedPlan {
+                    actions: actions.clone(),
+                }
+            }
+            (None, Some(steps)) => {
+                if steps.is_empty() {
+                    self.problem(
+                        "steps",
+                        "`steps` is empty",
+                        "list at least one step, or remove `steps` to run the task as one request",
+                    );
+                }
+                for (i, step) in steps.iter().enumerate() {
+                    if step.trim().is_empty() {
+                        self.problem(
+                            &format!("steps[{i}]"),
+                            "the step is empty",
+                            "write what this step should do, or remove it",
+                        );
+                    }
+                }
+                TaskShape::UfoStepPlan {
+                    steps: steps.clone(),
+                }
+            }
+            (None, None) if task.is_some() => TaskShape::UfoRequest,
+            (None, None) => TaskShape::SeedRequest,
+        };
+        Some((shape, text.to_string()))
+    }
+
+    fn close(&mut self, close: Option<BoolLike>) -> bool {
+        match close {
+            None => false,
+            Some(BoolLike::Bool(b)) => b,
+            Some(BoolLike::Text(t)) => match t.to_ascii_lowercase().as_str() {
+                "true" => true,
+                "false" => false,
+                _ => {
+                    self.problem("close", format!("`close` is {t:?}"), "use true or false");
+                    false
+                }
+            },
+        }
+    }
+
+    fn timeout(&mut self, timeout: Option<Seconds>) -> Option<Duration> {
+        let fix = "give a positive number of seconds, or a duration such as \"90s\" or \"10m\"";
+        match timeout? {
+            Seconds::Number(n) if n.is_finite() && n > 0.0 => Some(Duration::from_secs_f64(n)),
+            Seconds::Number(n) => {
+                self.problem(
+                    "timeout",
+                    format!("timeout {n} is not a positive number of seconds"),
+                    fix,
+                );
+                None
+            }
+            Seconds::Text(t) => match crate::units::parse_duration(&t) {
+                Ok(d) => Some(d),
+                Err(e) => {
+                    self.problem("timeout", e, fix);
+                    None
+                }
+            },
+        }
+    }
+
+    fn actions(&mut self, list: &str, actions: &[Action], tools: &[ToolSpec]) {
+        for (i, action) in actions.iter().enumerate() {
+            let at = format!("{list}[{i}]");
+            let Some(spec) = tools.iter().find(|t| t.name == action.action) else {
+                let names: Vec<&str> = tools.iter().map(|t| t.name).collect();
+                self.problem(
+                    &format!("{at}.action"),
+                    format!("unknown tool `{}`", action.action),
+                    format!("use one of: {}", names.join(", ")),
+                );
+                continue;
+            };
+            if let Err(e) = spec.check_arguments(&action.parameters) {
+                self.problem(
+                    &format!("{at}.parameters"),
+                    e,
+                    "see the tool list in the README",
+                );
+            }
+        }
+    }
+
+    fn checks(&mut self, checks: &[Check]) {
+        for (i, check) in checks.iter().enumerate() {
+            let at = format!("evaluate[{i}]");
+            if let Some(path) = check.path()
+                && let Err(e) = crate::relpath::normalize_relative(path, false)
+            {
+                self.problem(
+                    &format!("{at}.path"),
+                    e.to_string(),
+                    "use a path inside the workspace",
+                );
+            }
+            for (key, pattern) in check.patterns() {
+                if let Err(e) = Check::regex(pattern) {
+                    let first = e
+                        .to_string()
+                        .lines()
+                        .last()
+                        .unwrap_or_default()
+                        .trim()
+                        .to_string();
+                    self.problem(&format!("{at}.{key}"), format!("invalid regular expression: {first}"), "correct the pattern (Rust regex syntax; escape literal characters such as . ( [ with \\)");
+                }
+            }
+        }
+    }
+}

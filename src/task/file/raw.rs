@@ -1,0 +1,63 @@
+//! The keys of a task file with their JSON types, before they are given meaning.
+
+use std::collections::BTreeMap;
+
+use serde::Deserialize;
+
+use crate::task::{Action, Check};
+
+/// Keys a task file may have; anything else is a warning.
+pub(super) const KNOWN_KEYS: &[&str] = &[
+    "id",
+    "task",
+    "object",
+    "close",
+    "steps",
+    "request",
+    "actions",
+    "tags",
+    "timeout",
+    "max_steps",
+    "files",
+    "setup",
+    "evaluate",
+];
+/// Keys an action may have.
+pub(super) const ACTION_KEYS: &[&str] = &["agent", "action", "parameters", "expect", "comment"];
+
+/// The keys of a task file with their JSON types; meaning comes later.
+#[derive(Deserialize)]
+pub(super) struct RawTask {
+    pub(super) id: Option<String>,
+    pub(super) task: Option<String>,
+    pub(super) object: Option<String>,
+    pub(super) close: Option<BoolLike>,
+    pub(super) steps: Option<Vec<String>>,
+    pub(super) request: Option<String>,
+    pub(super) actions: Option<Vec<Action>>,
+    pub(super) tags: Option<Vec<String>>,
+    pub(super) timeout: Option<Seconds>,
+    pub(super) max_steps: Option<u32>,
+    pub(super) files: Option<BTreeMap<String, String>>,
+    pub(super) setup: Option<Vec<Action>>,
+    pub(super) evaluate: Option<Vec<Check>>,
+}
+
+/// UFO's `close` is a bool, but dataflow writes the string `"True"`.
+#[derive(Deserialize)]
+#[serde(untagged, expecting = "true or false")]
+pub(super) enum BoolLike {
+    Bool(bool),
+    Text(String),
+}
+
+/// A timeout in seconds, or a duration text such as `"90s"`.
+#[derive(Deserialize)]
+#[serde(
+    untagged,
+    expecting = "a number of seconds or a duration such as \"90s\""
+)]
+pub(super) enum Seconds {
+    Number(f64),
+    Text(String),
+}
