@@ -8,12 +8,13 @@ use std::time::Duration;
 use quick_junit::{NonSuccessKind, Report, TestCase, TestCaseStatus, TestRerun, TestSuite};
 
 use crate::record::{TaskRecord, TaskStatus};
+use crate::rundir::layout::OUTPUT_MD;
 
 /// The JUnit XML of a run named `name`.
 pub(crate) fn junit_xml<'a>(
     name: &str,
     records: impl IntoIterator<Item = &'a TaskRecord>,
-) -> Result<String, String> {
+) -> Result<String, quick_junit::SerializeError> {
     let mut report = Report::new(format!("ufo-batch {name}"));
     let mut suite = TestSuite::new(name);
     let mut total = 0.0;
@@ -26,7 +27,7 @@ pub(crate) fn junit_xml<'a>(
         };
         case.set_classname(class);
         case.set_time(Duration::from_secs_f64(r.duration_s.max(0.0)));
-        case.add_property(("output", format!("{}/output.md", r.id).as_str()));
+        case.add_property(("output", format!("{}/{OUTPUT_MD}", r.id).as_str()));
         case.add_property(("attempts", r.attempt_count().to_string().as_str()));
         if let Some(c) = r.cost_usd {
             case.add_property(("cost_usd", format!("{c:.6}").as_str()));
@@ -36,9 +37,7 @@ pub(crate) fn junit_xml<'a>(
     suite.set_time(Duration::from_secs_f64(total));
     report.add_test_suite(suite);
     report.set_time(Duration::from_secs_f64(total));
-    report
-        .to_string()
-        .map_err(|e| format!("cannot write junit.xml: {e}"))
+    report.to_string()
 }
 
 fn case_name(r: &TaskRecord) -> String {

@@ -7,6 +7,7 @@ use std::fmt::Write;
 use super::repeats::{has_repeats, rates, repeat_totals};
 use super::summary::totals;
 use crate::record::{TaskRecord, TaskStatus};
+use crate::rundir::layout::OUTPUT_MD;
 
 /// Characters of a reason shown in a table cell.
 const REASON_LIMIT: usize = 240;
@@ -60,7 +61,7 @@ pub(crate) fn report_md(name: &str, records: &[&TaskRecord]) -> String {
                 .unwrap_or_default();
             let _ = writeln!(
                 md,
-                "| [{id}]({id}/output.md) | {} {} | {reason} |",
+                "| [{id}]({id}/{OUTPUT_MD}) | {} {} | {reason} |",
                 mark(r.status),
                 r.status,
                 id = r.id
@@ -100,7 +101,7 @@ pub(crate) fn report_md(name: &str, records: &[&TaskRecord]) -> String {
     for r in records {
         let _ = writeln!(
             md,
-            "| [{id}]({id}/output.md) | {} {} | {:.2} s | {} | {} |",
+            "| [{id}]({id}/{OUTPUT_MD}) | {} {} | {:.2} s | {} | {} |",
             mark(r.status),
             r.status,
             r.duration_s,

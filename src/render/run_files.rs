@@ -41,7 +41,7 @@ pub(crate) fn write_summaries(
     ));
     errors.keep(match junit::junit_xml(name, records.iter().copied()) {
         Ok(xml) => bytes(JUNIT_XML, xml.as_bytes()),
-        Err(e) => Err(FileError::Render(e)),
+        Err(e) => Err(FileError::Render(format!("cannot write {JUNIT_XML}: {e}"))),
     });
     errors.into_result()
 }

@@ -5,6 +5,7 @@
 use std::fmt::Write;
 
 use crate::record::{ActionRecord, Complete, Evaluation, StepRecord, TaskRecord};
+use crate::rundir::layout::ATTEMPTS;
 use crate::task::Problem;
 
 /// Output lines shown per stream; the rest is in `response.log`.
@@ -105,7 +106,7 @@ fn summary(md: &mut String, r: &TaskRecord, steps: &[StepRecord]) {
                 .unwrap_or_default();
             let _ = writeln!(
                 md,
-                "  - attempt {} {}{why} (files in `attempts/{}/`)",
+                "  - attempt {} {}{why} (files in `{ATTEMPTS}/{}/`)",
                 a.attempt, a.status, a.attempt
             );
         }
