@@ -14,46 +14,44 @@ pub(crate) fn compare_md(c: &Comparison) -> String {
         "| | A: `{}` | B: `{}` | change |\n|---|---:|---:|---:|",
         c.a.dir, c.b.dir
     );
-    let _ = writeln!(
-        md,
-        "| tasks | {} | {} | {:+} |",
-        c.a.tasks,
-        c.b.tasks,
-        c.b.tasks as i64 - c.a.tasks as i64
-    );
-    let _ = writeln!(
-        md,
-        "| pass rate | {:.1}% | {:.1}% | {:+.1} pts |",
-        c.a.pass_rate * 100.0,
-        c.b.pass_rate * 100.0,
-        (c.b.pass_rate - c.a.pass_rate) * 100.0
-    );
-    let cost_change = match (c.a.cost_usd, c.b.cost_usd) {
+    let (a, b) = (&c.a, &c.b);
+    let cost_change = match (a.cost_usd, b.cost_usd) {
         (Some(x), Some(y)) => format!("{:+.4}", y - x)
             .replace("+", "+$")
             .replace("-", "-$"),
         _ => "unknown".to_string(),
     };
-    let _ = writeln!(
-        md,
-        "| cost | {} | {} | {cost_change} |",
-        cost(c.a.cost_usd),
-        cost(c.b.cost_usd)
-    );
-    let _ = writeln!(
-        md,
-        "| tokens | {} | {} | {:+} |",
-        c.a.tokens,
-        c.b.tokens,
-        c.b.tokens as i64 - c.a.tokens as i64
-    );
-    let _ = writeln!(
-        md,
-        "| task time | {:.1} s | {:.1} s | {:+.1} s |\n",
-        c.a.task_seconds,
-        c.b.task_seconds,
-        c.b.task_seconds - c.a.task_seconds
-    );
+    let rows = [
+        (
+            "tasks",
+            a.tasks.to_string(),
+            b.tasks.to_string(),
+            format!("{:+}", b.tasks as i64 - a.tasks as i64),
+        ),
+        (
+            "pass rate",
+            format!("{:.1}%", a.pass_rate * 100.0),
+            format!("{:.1}%", b.pass_rate * 100.0),
+            format!("{:+.1} pts", (b.pass_rate - a.pass_rate) * 100.0),
+        ),
+        ("cost", cost(a.cost_usd), cost(b.cost_usd), cost_change),
+        (
+            "tokens",
+            a.tokens.to_string(),
+            b.tokens.to_string(),
+            format!("{:+}", b.tokens as i64 - a.tokens as i64),
+        ),
+        (
+            "task time",
+            format!("{:.1} s", a.task_seconds),
+            format!("{:.1} s", b.task_seconds),
+            format!("{:+.1} s", b.task_seconds - a.task_seconds),
+        ),
+    ];
+    for (label, x, y, change) in rows {
+        let _ = writeln!(md, "| {label} | {x} | {y} | {change} |");
+    }
+    md.push('\n');
     if c.regressed() {
         let _ = writeln!(
             md,
