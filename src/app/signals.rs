@@ -1,6 +1,8 @@
 //! Turning signals into stop tokens. The first Ctrl-C (or SIGTERM, as Kubernetes and
 //! Slurm send before killing) stops scheduling and lets running tasks finish within a
-//! grace period; a second signal, or the end of the grace period, stops them at once.
+//! grace period; a second signal, or the end of the grace period, stops them at once; a
+//! third ends the process whatever it is doing. Before the first task has started (while
+//! task files load), the first signal ends the process at once: nothing is lost.
 
 use std::time::Duration;
 
@@ -15,12 +17,20 @@ pub(crate) fn watch(stop: StopTokens, grace: Duration) -> tokio::task::JoinHandl
         let Some(first) = signals.next().await else {
             return;
         };
+        if !stop.started() {
+            eprintln!("ufo-batch: interrupted ({first}) before any task started");
+            std::process::exit(130);
+        }
         stop.interrupt(first, grace);
         tokio::select! {
             _ = signals.next() => {}
             () = tokio::time::sleep(grace) => {}
         }
         stop.kill.cancel();
+        if let Some(third) = signals.next().await {
+            eprintln!("ufo-batch: stopped at once ({third}); run the same command again to resume");
+            std::process::exit(130);
+        }
     })
 }
 

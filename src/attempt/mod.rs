@@ -45,6 +45,23 @@ pub(crate) struct AttemptSettings {
     pub(crate) agent: crate::agent::AgentSettings,
 }
 
+/// How the run tells a running attempt to stop: `kill` ends it at once (it becomes
+/// `cancelled`); `stopping` says the run is stopping (no new tasks start), which turns a
+/// command killed by a signal from outside (a scheduler stopping the job) into a
+/// cancellation rather than the task's failure.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct AttemptStop {
+    /// End the attempt now.
+    pub(crate) kill: CancellationToken,
+    /// The run is stopping.
+    pub(crate) stopping: CancellationToken,
+}
+
+/// How long an attempt whose command was killed by a signal from outside waits for the
+/// run to say it is stopping: a scheduler signals the runner and the commands at once,
+/// and the command's death can be seen first.
+const SIGNAL_WINDOW: Duration = Duration::from_secs(1);
+
 /// Runs attempts for the pool. The pool only schedules; this is what it schedules, so
 /// tests can give it attempts that panic, hang or count themselves.
 #[async_trait::async_trait]
@@ -55,7 +72,7 @@ pub(crate) trait AttemptRunner: Send + Sync + 'static {
         task: &Task,
         previous_attempts: u32,
         events: TaskEvents,
-        kill: CancellationToken,
+        stop: AttemptStop,
     ) -> AttemptOutcome;
 }
 
@@ -66,9 +83,9 @@ impl AttemptRunner for AttemptSettings {
         task: &Task,
         previous_attempts: u32,
         events: TaskEvents,
-        kill: CancellationToken,
+        stop: AttemptStop,
     ) -> AttemptOutcome {
-        run_attempt(task, self, previous_attempts, events, kill).await
+        run_attempt(task, self, previous_attempts, events, stop).await
     }
 }
 
@@ -94,13 +111,13 @@ fn setup_failed(events: &TaskEvents, reason: String) -> AttemptOutcome {
 }
 
 /// Runs one attempt. `previous_attempts` is how many attempts came before (their
-/// workspaces are kept under `attempts/`). `kill` ends the attempt at once.
+/// workspaces are kept under `attempts/`). `stop` ends it, or says the run is stopping.
 pub(crate) async fn run_attempt(
     task: &Task,
     settings: &AttemptSettings,
     previous_attempts: u32,
     events: TaskEvents,
-    kill: CancellationToken,
+    stop: AttemptStop,
 ) -> AttemptOutcome {
     let dir = settings.layout.task(&task.id);
     let ws = dir.workspace();
@@ -138,7 +155,7 @@ pub(crate) async fn run_attempt(
         tokio::select! {
             ended = body => ended,
             () = tokio::time::sleep(limit) => Ended::TimedOut(limit),
-            () = kill.cancelled() => Ended::Killed,
+            () = stop.kill.cancelled() => Ended::Killed,
         }
     };
     if let Some(note) = executor.shutdown().await {
@@ -151,6 +168,16 @@ pub(crate) async fn run_attempt(
     );
     if let Some(session) = &progress.session {
         outcome.plan = Some(plan::recorded_plan(task, &session.ctx.trajectory));
+    }
+    if let Some(signal) = outcome.killed_from_outside() {
+        let stopping = tokio::time::timeout(SIGNAL_WINDOW, stop.stopping.cancelled())
+            .await
+            .is_ok();
+        if stopping {
+            outcome.cancel(format!(
+                "cancelled: a command was killed by signal {signal} while the run was stopping; it runs again when the run is resumed"
+            ));
+        }
     }
     events.info(format!("attempt ended: {}", outcome.describe()));
     outcome

@@ -146,6 +146,27 @@ impl AttemptOutcome {
         out
     }
 
+    /// The signal that killed one of this attempt's commands from outside (not a
+    /// timeout of ours), when the attempt did not pass.
+    pub(crate) fn killed_from_outside(&self) -> Option<i64> {
+        if self.status == TaskStatus::Passed {
+            return None;
+        }
+        self.trajectory
+            .iter()
+            .flat_map(|step| &step.action)
+            .filter(|a| a.result.result.get("timed_out").and_then(|v| v.as_bool()) != Some(true))
+            .find_map(|a| a.result.result.get("signal").and_then(|v| v.as_i64()))
+    }
+
+    /// Turns the outcome into a cancellation (the task runs again on resume).
+    pub(crate) fn cancel(&mut self, reason: String) {
+        self.status = TaskStatus::Cancelled;
+        self.reason = Some(reason);
+        self.retryable = false;
+        self.evaluation = None;
+    }
+
     /// One line for logs.
     pub(crate) fn describe(&self) -> String {
         match &self.reason {

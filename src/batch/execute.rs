@@ -89,6 +89,7 @@ pub(crate) async fn execute<S: EventSink>(
         BatchError::Internal("the reporter thread panicked; result files may be incomplete".into())
     });
     batch.discarding.finish();
+    drop(batch.lock);
     sink
 }
 

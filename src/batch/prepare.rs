@@ -12,7 +12,7 @@ use crate::executor::sandbox::{self, Sandbox};
 use crate::llm::{ApiKey, LlmClient, LlmConfig, Spend};
 use crate::pool::Scheduled;
 use crate::record::TaskRecord;
-use crate::rundir::{Discarding, RunLayout, plan_resume};
+use crate::rundir::{Discarding, RunLayout, RunLock, plan_resume};
 use crate::task::{InvalidTask, LoadedTasks, Task, TaskId, TaskShape};
 use crate::text::without_userinfo;
 
@@ -36,6 +36,8 @@ pub(crate) struct Prepared {
     pub(crate) sandbox: Sandbox,
     /// Said at the start when the sandbox is weaker than asked.
     pub(crate) sandbox_warning: Option<String>,
+    /// This runner's hold on the run dir, released when the batch is done.
+    pub(crate) lock: RunLock,
     /// The LLM client, when some task needs one.
     pub(crate) llm: Option<Arc<LlmClient>>,
     /// The run's LLM spend, shared by the client and the budget.
@@ -85,6 +87,7 @@ pub(crate) fn prepare(config: &RunSettings) -> Result<Prepared, BatchError> {
         work,
         previous_invocations: resumed.previous_invocations,
         discarding: resumed.discarding,
+        lock: resumed.lock,
         sandbox,
         sandbox_warning,
         llm,

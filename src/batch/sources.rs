@@ -4,7 +4,7 @@
 use std::path::{Path, PathBuf};
 
 use crate::executor::shell_tools;
-use crate::rundir::layout::TASK_ENTRIES;
+use crate::rundir::layout::RESERVED_NAMES;
 use crate::rundir::{is_run_dir, recorded_plans};
 use crate::task::{FoundFile, LoadError, LoadedTasks, discover, load_files};
 
@@ -15,7 +15,7 @@ pub(crate) fn load_tasks(
     exclude: Option<&Path>,
 ) -> Result<LoadedTasks, LoadError> {
     let files = find_task_files(paths, exclude)?;
-    Ok(load_files(&files, shell_tools(), TASK_ENTRIES))
+    Ok(load_files(&files, shell_tools(), RESERVED_NAMES))
 }
 
 /// The task files under `paths`, in the order given, each path's sorted by path.

@@ -6,6 +6,7 @@ use std::path::Path;
 use serde_json::json;
 
 use crate::executor::Executor;
+use crate::regular_file::{FileAccessError, read_bounded};
 use crate::relpath::resolve_in;
 use crate::task::{Check, describe_text_difference};
 use crate::text::shorten;
@@ -99,13 +100,14 @@ pub(crate) async fn run_check(
     }
 }
 
+/// The text of a workspace file a check looks at (a regular file, read up to a bound
+/// far above any file a check compares).
 fn read(workspace: &Path, path: &str) -> Result<String, String> {
+    const LIMIT: u64 = 64 << 20;
     let full = resolve_in(workspace, path, false).map_err(|e| e.to_string())?;
-    match std::fs::read(&full) {
-        Ok(bytes) => Ok(String::from_utf8_lossy(&bytes).into_owned()),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-            Err(format!("`{path}` does not exist"))
-        }
+    match read_bounded(&full, LIMIT, Some(LIMIT)) {
+        Ok(file) => Ok(String::from_utf8_lossy(&file.bytes).into_owned()),
+        Err(FileAccessError::NotFound) => Err(format!("`{path}` does not exist")),
         Err(e) => Err(format!("cannot read `{path}`: {e}")),
     }
 }

@@ -161,15 +161,21 @@ impl LlmClient {
         };
         let status = response.status();
         let wait = retry_after(response.headers());
-        let text = match response.text().await {
+        let text = match read_body(response).await {
             Ok(t) => t,
-            Err(e) if e.is_timeout() => {
+            Err(BodyError::TooLarge) => {
+                return Err(transient(format!(
+                    "the answer was refused: it is larger than {} MiB, far more than any chat reply",
+                    MAX_BODY >> 20
+                )));
+            }
+            Err(BodyError::Http(e)) if e.is_timeout() => {
                 return Err(transient(format!(
                     "the answer did not finish within {}",
                     humantime::format_duration(self.config.timeout)
                 )));
             }
-            Err(e) => {
+            Err(BodyError::Http(e)) => {
                 return Err(transient(format!(
                     "the answer was cut off: {}",
                     error_chain(&e)
@@ -246,6 +252,36 @@ impl LlmClient {
     fn redact(&self, text: &str) -> String {
         redact(text, self.key.as_ref())
     }
+}
+
+/// The largest answer body read: chat replies are kilobytes; a server (or anything
+/// posing as one) that sends more must not take the runner's memory with it.
+const MAX_BODY: usize = 8 << 20;
+
+/// Why an answer body was not read.
+enum BodyError {
+    /// Larger than [`MAX_BODY`].
+    TooLarge,
+    /// The transfer failed.
+    Http(reqwest::Error),
+}
+
+/// The answer body as text, read chunk by chunk up to [`MAX_BODY`].
+async fn read_body(mut response: reqwest::Response) -> Result<String, BodyError> {
+    if response
+        .content_length()
+        .is_some_and(|n| n > MAX_BODY as u64)
+    {
+        return Err(BodyError::TooLarge);
+    }
+    let mut body = Vec::new();
+    while let Some(chunk) = response.chunk().await.map_err(BodyError::Http)? {
+        if body.len() + chunk.len() > MAX_BODY {
+            return Err(BodyError::TooLarge);
+        }
+        body.extend_from_slice(&chunk);
+    }
+    Ok(String::from_utf8_lossy(&body).into_owned())
 }
 
 /// An error and its causes on one line (reqwest's own message is terse).

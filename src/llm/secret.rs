@@ -1,5 +1,6 @@
 //! The API key: read from the environment, sent in one header, never shown. `Debug`
-//! prints stars, and every text that leaves the client passes through [`redact`].
+//! prints stars; the key is registered as a secret, so no byte the runner writes or
+//! prints can hold it, and every text that leaves the client passes through [`redact`].
 
 use std::fmt;
 
@@ -14,7 +15,10 @@ impl ApiKey {
             .ok()
             .map(|k| k.trim().to_string())
             .filter(|k| !k.is_empty())
-            .map(Self)
+            .map(|k| {
+                crate::secrets::register(&k);
+                Self(k)
+            })
     }
 
     /// A key from text (tests).
@@ -35,21 +39,13 @@ impl fmt::Debug for ApiKey {
     }
 }
 
-/// `text` with the key, and any long-enough piece of it, replaced by `***`. Servers
-/// echo keys in error bodies, sometimes partly masked (`sk-abc1****wxyz`), so the
-/// first and last eight characters are removed too.
+/// `text` with the key, and any long-enough piece of it, replaced by `***` (see
+/// `secrets`). Servers echo keys in error bodies, sometimes partly masked.
 pub(crate) fn redact(text: &str, key: Option<&ApiKey>) -> String {
-    let Some(key) = key.map(ApiKey::expose).filter(|k| k.len() >= 8) else {
-        return text.to_string();
-    };
-    let mut out = text.replace(key, "***");
-    let chars: Vec<char> = key.chars().collect();
-    if chars.len() >= 16 {
-        let head: String = chars[..8].iter().collect();
-        let tail: String = chars[chars.len() - 8..].iter().collect();
-        out = out.replace(&head, "***").replace(&tail, "***");
+    if let Some(key) = key {
+        crate::secrets::register(key.expose());
     }
-    out
+    crate::secrets::scrub(text).into_owned()
 }
 
 #[cfg(test)]

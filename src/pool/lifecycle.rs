@@ -2,7 +2,7 @@
 //! an attempt opened, an attempt closed (finished or to be retried), or never started.
 
 use crate::attempt::AttemptOutcome;
-use crate::record::{AttemptRecord, SessionType, ShapeName, TaskRecord, TaskStatus};
+use crate::record::{AttemptRecord, AttemptStatus, SessionType, ShapeName, TaskRecord, TaskStatus};
 use crate::task::Task;
 use crate::units::{Timestamp, seconds};
 
@@ -31,6 +31,15 @@ pub(super) fn open_attempt(
 ) -> TaskRecord {
     let mut record = previous.unwrap_or_else(|| new_record(task));
     refresh_from_task(&mut record, task);
+    for earlier in &mut record.attempts {
+        if earlier.status == AttemptStatus::Running {
+            earlier.status = AttemptStatus::Interrupted;
+            earlier.error = Some(
+                "the runner stopped during this attempt (killed, or the machine went down); it has no result"
+                    .to_string(),
+            );
+        }
+    }
     let number = record.attempt_count() + 1;
     record.status = TaskStatus::Running;
     record.error = None;
@@ -41,7 +50,7 @@ pub(super) fn open_attempt(
         attempt: number,
         started: now,
         finished: None,
-        status: TaskStatus::Running,
+        status: AttemptStatus::Running,
         error: None,
     });
     record
@@ -69,7 +78,7 @@ pub(super) fn close_attempt(record: &mut TaskRecord, outcome: &AttemptOutcome, n
     };
     if let Some(last) = record.attempts.last_mut() {
         last.finished = Some(now);
-        last.status = outcome.status;
+        last.status = outcome.status.into();
         last.error = outcome.reason.clone();
     }
 }

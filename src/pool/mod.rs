@@ -21,7 +21,7 @@ use tokio::time::Instant;
 pub(crate) use rules::{Budget, RetryPolicy};
 pub(crate) use stop::StopTokens;
 
-use crate::attempt::{AttemptOutcome, AttemptRunner};
+use crate::attempt::{AttemptOutcome, AttemptRunner, AttemptStop};
 use crate::event::{Event, EventSender, TaskFinished};
 use crate::record::TaskRecord;
 use crate::task::Task;
@@ -94,6 +94,7 @@ impl SessionPool {
     /// Runs every task unless stopped; each task ends with exactly one `TaskFinished`.
     /// Returns why the run stopped early, if it did.
     pub(crate) async fn run(mut self, work: Vec<Scheduled>, stop: StopTokens) -> Option<String> {
+        stop.mark_started();
         let mut queue: VecDeque<Item> = work
             .into_iter()
             .map(|s| Item {
@@ -184,10 +185,13 @@ impl SessionPool {
             .send(Event::TaskStarted(Box::new(record.clone())));
         let events = self.events.for_task(item.task.id.clone());
         let runner = Arc::clone(&self.runner);
-        let kill = stop.kill.clone();
+        let stop = AttemptStop {
+            kill: stop.kill.clone(),
+            stopping: stop.drain.clone(),
+        };
         let task = Arc::clone(&item.task);
         let handle =
-            set.spawn(async move { runner.run(&task, previous_attempts, events, kill).await });
+            set.spawn(async move { runner.run(&task, previous_attempts, events, stop).await });
         (handle.id(), Running { item, record })
     }
 

@@ -20,6 +20,8 @@ pub(crate) struct StopTokens {
     interrupted: Arc<AtomicBool>,
     /// How long running tasks may still take after a signal.
     grace: Arc<Mutex<Option<std::time::Duration>>>,
+    /// Set once the pool has begun (until then there is nothing to drain).
+    started: Arc<AtomicBool>,
 }
 
 impl StopTokens {
@@ -41,6 +43,16 @@ impl StopTokens {
     /// The grace period running tasks have, when a signal stopped the run.
     pub(crate) fn grace(&self) -> Option<std::time::Duration> {
         *self.grace.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Says the pool has begun running tasks.
+    pub(crate) fn mark_started(&self) {
+        self.started.store(true, Ordering::SeqCst);
+    }
+
+    /// True once the pool has begun.
+    pub(crate) fn started(&self) -> bool {
+        self.started.load(Ordering::SeqCst)
     }
 
     /// True once a signal stopped the run.

@@ -3,8 +3,6 @@
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
-use tokio_util::sync::CancellationToken;
-
 use super::*;
 use crate::event::{EventReceiver, TaskEvents};
 use crate::record::TaskStatus;
@@ -19,13 +17,7 @@ struct Counting {
 
 #[async_trait::async_trait]
 impl AttemptRunner for Counting {
-    async fn run(
-        &self,
-        task: &Task,
-        _: u32,
-        _: TaskEvents,
-        kill: CancellationToken,
-    ) -> AttemptOutcome {
+    async fn run(&self, task: &Task, _: u32, _: TaskEvents, stop: AttemptStop) -> AttemptOutcome {
         let now = self.now.fetch_add(1, Ordering::SeqCst) + 1;
         self.max.fetch_max(now, Ordering::SeqCst);
         if task.id.as_str() == "boom" {
@@ -34,7 +26,7 @@ impl AttemptRunner for Counting {
         }
         let outcome = tokio::select! {
             () = tokio::time::sleep(Duration::from_secs(10)) => AttemptOutcome::infrastructure_error("done".into()),
-            () = kill.cancelled() => AttemptOutcome::infrastructure_error("killed".into()),
+            () = stop.kill.cancelled() => AttemptOutcome::infrastructure_error("killed".into()),
         };
         self.now.fetch_sub(1, Ordering::SeqCst);
         AttemptOutcome {
@@ -171,7 +163,7 @@ impl AttemptRunner for Flaky {
         task: &Task,
         previous: u32,
         _: TaskEvents,
-        _: CancellationToken,
+        _: AttemptStop,
     ) -> AttemptOutcome {
         let id = task.id.to_string();
         let n = {
@@ -247,7 +239,7 @@ async fn infrastructure_errors_are_retried_with_every_attempt_kept() {
     let a = &done["a"];
     assert_eq!(a.status, TaskStatus::Passed);
     assert_eq!(a.attempts.len(), 2);
-    assert_eq!(a.attempts[0].status, TaskStatus::Error);
+    assert_eq!(a.attempts[0].status, crate::record::AttemptStatus::Error);
     assert_eq!(
         a.attempts[0].error.as_deref(),
         Some("executor crashed on attempt 1")

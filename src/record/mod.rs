@@ -12,6 +12,6 @@ mod task;
 pub(crate) use agent_status::AgentStatus;
 pub(crate) use evaluation::{Complete, Evaluation, Evaluator, SubScore};
 pub(crate) use names::{SessionType, ShapeName};
-pub(crate) use status::TaskStatus;
+pub(crate) use status::{AttemptStatus, TaskStatus};
 pub(crate) use step::{ActionRecord, StepRecord};
 pub(crate) use task::{AttemptRecord, LlmStats, TaskRecord};

@@ -60,6 +60,55 @@ impl TaskStatus {
     }
 }
 
+/// How one attempt ended: a task's statuses, and `interrupted` for an attempt during
+/// which the runner itself stopped (killed, or the machine went down), so that it has no
+/// result of its own.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub(crate) enum AttemptStatus {
+    /// Under way (or, in a record read back, never closed).
+    Running,
+    /// As the task statuses.
+    Passed,
+    /// As the task statuses.
+    Failed,
+    /// As the task statuses.
+    Error,
+    /// As the task statuses.
+    Timeout,
+    /// As the task statuses.
+    Cancelled,
+    /// The runner stopped during it.
+    Interrupted,
+}
+
+impl From<TaskStatus> for AttemptStatus {
+    fn from(s: TaskStatus) -> Self {
+        match s {
+            TaskStatus::Pending | TaskStatus::Running => Self::Running,
+            TaskStatus::Passed => Self::Passed,
+            TaskStatus::Failed => Self::Failed,
+            TaskStatus::Error => Self::Error,
+            TaskStatus::Timeout => Self::Timeout,
+            TaskStatus::Cancelled => Self::Cancelled,
+        }
+    }
+}
+
+impl fmt::Display for AttemptStatus {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Self::Running => "running",
+            Self::Passed => "passed",
+            Self::Failed => "failed",
+            Self::Error => "error",
+            Self::Timeout => "timeout",
+            Self::Cancelled => "cancelled",
+            Self::Interrupted => "interrupted",
+        })
+    }
+}
+
 impl fmt::Display for TaskStatus {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.as_str())

@@ -3,7 +3,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::{Complete, TaskStatus};
+use super::{AttemptStatus, Complete, TaskStatus};
 use super::{SessionType, ShapeName};
 use crate::task::TaskId;
 use crate::units::{Timestamp, Usage};
@@ -39,7 +39,7 @@ pub(crate) struct AttemptRecord {
     #[serde(default)]
     pub(crate) finished: Option<Timestamp>,
     /// How it ended.
-    pub(crate) status: TaskStatus,
+    pub(crate) status: AttemptStatus,
     /// Why it did not pass, if it did not.
     #[serde(default)]
     pub(crate) error: Option<String>,

@@ -190,12 +190,13 @@ impl Terminal {
     fn line(&mut self, text: &str) {
         match (&self.bar, self.mode) {
             (_, TerminalMode::Quiet) => {}
-            (Some(bar), _) => bar.println(text),
+            (Some(bar), _) => bar.println(crate::secrets::scrub(text)),
             (None, _) => self.print(text),
         }
     }
 
     fn print(&mut self, text: &str) {
+        let text = crate::secrets::scrub(text);
         let _ = writeln!(self.out, "{text}");
         let _ = self.out.flush();
     }

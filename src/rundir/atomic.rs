@@ -6,6 +6,8 @@
 use std::io::Write;
 use std::path::Path;
 
+use crate::secrets::scrub_bytes;
+
 /// Replaces `path` with `bytes` atomically and durably.
 pub(crate) fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     let parent = path
@@ -14,7 +16,7 @@ pub(crate) fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
         .unwrap_or(Path::new("."));
     std::fs::create_dir_all(parent)?;
     let mut file = atomic_write_file::AtomicWriteFile::open(path)?;
-    file.write_all(bytes)?;
+    file.write_all(&scrub_bytes(bytes))?;
     file.commit()
 }
 
@@ -49,8 +51,9 @@ pub(crate) fn remove_stale_temps(dir: &Path, names: &[&str]) -> usize {
 
 /// Appends one line (a newline is added) in a single write.
 pub(crate) fn append_line(path: &Path, line: &str) -> std::io::Result<()> {
+    let line = scrub_bytes(line.as_bytes());
     let mut buf = Vec::with_capacity(line.len() + 1);
-    buf.extend_from_slice(line.as_bytes());
+    buf.extend_from_slice(&line);
     buf.push(b'\n');
     let mut file = std::fs::OpenOptions::new()
         .create(true)

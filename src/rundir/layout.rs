@@ -3,7 +3,7 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::task::TaskId;
+use crate::task::{ReservedNames, TaskId};
 
 /// Tool version, times, resolved config, counts.
 pub(crate) const RUN_JSON: &str = "run.json";
@@ -62,6 +62,12 @@ pub(crate) const TASK_ENTRIES: &[&str] = &[
     TASK_LOG,
     TMP,
 ];
+
+/// The names task ids must keep clear of.
+pub(crate) const RESERVED_NAMES: ReservedNames<'static> = ReservedNames {
+    run_files: RUN_FILES,
+    task_entries: TASK_ENTRIES,
+};
 
 /// Files of an attempt that move to `attempts/N/` when the next attempt starts.
 pub(crate) const ATTEMPT_FILES: &[&str] =

@@ -6,6 +6,7 @@
 mod atomic;
 mod error;
 pub(crate) mod layout;
+mod lock;
 mod records;
 mod resume;
 mod task_files;
@@ -13,6 +14,7 @@ mod task_files;
 pub(crate) use atomic::{remove_stale_temps, write_atomic, write_json};
 pub(crate) use error::{FileError, FileErrors};
 pub(crate) use layout::RunLayout;
+pub(crate) use lock::RunLock;
 pub(crate) use records::{
     StoredTask, is_run_dir, load_records, read_run_json, read_selection, recorded_plans,
 };

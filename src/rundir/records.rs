@@ -96,6 +96,7 @@ pub(crate) fn recorded_plans(run_dir: &Path) -> Result<Vec<FoundFile>, walkdir::
             found.push(FoundFile {
                 path: entry.into_path(),
                 relative,
+                problem: None,
             });
         }
     }

@@ -9,6 +9,7 @@ use std::path::{Path, PathBuf};
 use serde::Serialize;
 
 use super::layout::RunLayout;
+use super::lock::RunLock;
 use super::records::{previous_record, read_run_json};
 use crate::record::ShapeName;
 use crate::record::{TaskRecord, TaskStatus};
@@ -34,6 +35,17 @@ pub(crate) enum RunDirError {
         "{0} exists and is not a ufo-batch run folder (it has no ufo-batch run.json); choose another --out or --name"
     )]
     NotOurs(String),
+    /// Another runner is running in it.
+    #[error(
+        "{holder} is already running in {}; wait for it to end or stop it (two runners on one run folder would break each other's tasks)",
+        dir.display()
+    )]
+    Locked {
+        /// The run dir.
+        dir: PathBuf,
+        /// Who holds it, in words.
+        holder: String,
+    },
     /// Reading or deleting it failed.
     #[error("cannot use the run folder {path}: {source}")]
     Io {
@@ -65,6 +77,8 @@ pub(crate) struct Resumption {
     pub(crate) kept: Vec<TaskRecord>,
     /// Tasks to run, each with its earlier record if it has one.
     pub(crate) work: Vec<(Task, Option<TaskRecord>)>,
+    /// This runner's hold on the run dir; keep it until the run ends.
+    pub(crate) lock: RunLock,
 }
 
 /// Opens the run dir of `layout` for a run of `tasks` (see [`prepare_run_dir`]) and
@@ -74,6 +88,7 @@ pub(crate) fn plan_resume(
     tasks: Vec<Task>,
     mode: ResumeMode,
 ) -> Result<Resumption, RunDirError> {
+    let lock = RunLock::acquire(layout)?;
     let (previous_invocations, discarding) = prepare_run_dir(layout, mode)?;
     let mut kept = Vec::new();
     let mut work = Vec::new();
@@ -88,6 +103,7 @@ pub(crate) fn plan_resume(
         discarding,
         kept,
         work,
+        lock,
     })
 }
 

@@ -44,26 +44,38 @@ pub(crate) struct FoundFile {
     pub(crate) path: PathBuf,
     /// The path relative to the folder given (the file name for a file given).
     pub(crate) relative: PathBuf,
+    /// Why this entry cannot be a task, when that is known before reading it (a folder
+    /// that cannot be read, a link that leads nowhere or to a folder).
+    pub(crate) problem: Option<String>,
+}
+
+impl FoundFile {
+    fn new(path: PathBuf, relative: PathBuf) -> Self {
+        Self {
+            path,
+            relative,
+            problem: None,
+        }
+    }
 }
 
 /// Every task file under `root` (a file, or a folder searched recursively), sorted by
 /// path. Hidden files and folders are skipped, and so is `exclude` (the results root,
-/// when it lies inside a task folder).
+/// when it lies inside a task folder). An entry that cannot be searched or read is
+/// found too, with its problem, so that it gets a result of its own and the rest runs.
+/// Symbolic links to files are followed; links to folders are not (one could lead to
+/// `/`), and each is reported.
 pub(crate) fn discover(root: &Path, exclude: Option<&Path>) -> Result<Vec<FoundFile>, LoadError> {
     let meta = std::fs::metadata(root).map_err(|_| LoadError::Missing(root.to_path_buf()))?;
-    if meta.is_file() {
+    if !meta.is_dir() {
         let name = root
             .file_name()
             .map(PathBuf::from)
             .unwrap_or_else(|| root.to_path_buf());
-        return Ok(vec![FoundFile {
-            path: root.to_path_buf(),
-            relative: name,
-        }]);
+        return Ok(vec![FoundFile::new(root.to_path_buf(), name)]);
     }
     let exclude = exclude.and_then(|p| p.canonicalize().ok());
     let walker = walkdir::WalkDir::new(root)
-        .follow_links(true)
         .sort_by_file_name()
         .into_iter()
         .filter_entry(|e| {
@@ -73,24 +85,49 @@ pub(crate) fn discover(root: &Path, exclude: Option<&Path>) -> Result<Vec<FoundF
             });
             !hidden && !excluded
         });
+    let relative = |path: &Path| path.strip_prefix(root).unwrap_or(path).to_path_buf();
     let mut found = Vec::new();
     for entry in walker {
-        let entry = entry.map_err(|source| LoadError::walk(root, source))?;
+        let entry = match entry {
+            Ok(entry) => entry,
+            Err(e) => {
+                let path = e.path().unwrap_or(root).to_path_buf();
+                let why = e
+                    .io_error()
+                    .map_or_else(|| e.to_string(), ToString::to_string);
+                found.push(FoundFile {
+                    relative: relative(&path),
+                    problem: Some(format!("cannot search this folder: {why}")),
+                    path,
+                });
+                continue;
+            }
+        };
         let is_json = entry
             .path()
             .extension()
             .is_some_and(|x| x.eq_ignore_ascii_case("json"));
-        if entry.file_type().is_file() && is_json {
-            let relative = entry
-                .path()
-                .strip_prefix(root)
-                .unwrap_or(entry.path())
-                .to_path_buf();
-            found.push(FoundFile {
-                path: entry.into_path(),
-                relative,
-            });
-        }
+        let kind = entry.file_type();
+        let problem = if kind.is_symlink() {
+            match std::fs::metadata(entry.path()) {
+                Ok(target) if target.is_dir() => Some(
+                    "a symbolic link to a folder is not followed; give the folder itself to run its tasks"
+                        .to_string(),
+                ),
+                Ok(_) if is_json => None,
+                Err(e) if is_json => Some(format!("the symbolic link leads nowhere usable: {e}")),
+                _ => continue,
+            }
+        } else if is_json && !kind.is_dir() {
+            None
+        } else {
+            continue;
+        };
+        found.push(FoundFile {
+            relative: relative(entry.path()),
+            path: entry.into_path(),
+            problem,
+        });
     }
     Ok(found)
 }

@@ -11,6 +11,8 @@ use serde::{Deserialize, Deserializer, Serialize};
 const SAFE_PUNCTUATION: &[char] = &['.', '_', '-'];
 /// Longest segment accepted; file systems allow 255 bytes, we leave room for suffixes.
 const MAX_SEGMENT: usize = 200;
+/// Longest id accepted, so that a results path stays far below the system's limit.
+const MAX_ID: usize = 1000;
 
 /// A validated task id: `/`-separated segments of letters, digits, `.`, `_`, `-`,
 /// none empty, none starting with a dot.
@@ -47,6 +49,9 @@ pub(crate) enum IdError {
     /// A segment longer than file systems allow.
     #[error("the id `{0}` has a segment longer than {MAX_SEGMENT} characters")]
     TooLong(String),
+    /// An id whose results path would be too long for the system.
+    #[error("the id is {0} characters long; at most {MAX_ID} are accepted")]
+    PathTooLong(usize),
 }
 
 impl TaskId {
@@ -55,6 +60,9 @@ impl TaskId {
         let id = text.trim();
         if id.is_empty() {
             return Err(IdError::Empty);
+        }
+        if id.len() > MAX_ID {
+            return Err(IdError::PathTooLong(id.len()));
         }
         if id.starts_with('/') || id.starts_with('\\') || id.chars().nth(1) == Some(':') {
             return Err(IdError::Absolute(id.to_string()));
@@ -105,11 +113,17 @@ impl TaskId {
                 }
             })
             .collect();
-        if segments.is_empty() {
-            Self("_".to_string())
-        } else {
-            Self(segments.join("/"))
+        let mut id = segments.join("/");
+        if id.is_empty() {
+            id.push('_');
         }
+        if id.len() > MAX_ID {
+            // Keep the tail, where the file's own name is; ASCII only by now.
+            id = id[id.len() - MAX_ID..]
+                .trim_start_matches(['/', '.'])
+                .to_string();
+        }
+        Self(id)
     }
 
     /// The id as text.
@@ -227,7 +241,16 @@ mod tests {
 
     #[test]
     fn sanitized_is_always_valid() {
-        for raw in ["my task", "../../x", "..", "", "a/.b/c", "ü/ß"] {
+        let long = "abc/".repeat(400);
+        for raw in [
+            "my task",
+            "../../x",
+            "..",
+            "",
+            "a/.b/c",
+            "ü/ß",
+            long.as_str(),
+        ] {
             let id = TaskId::sanitized(raw);
             assert!(TaskId::parse(id.as_str()).is_ok(), "{raw:?} -> {id}");
         }

@@ -1,14 +1,20 @@
 //! Loading the task files found: read and parsed on a few threads, ids made unique,
 //! every bad file kept as an [`InvalidTask`] so it is reported, never dropped.
 
-use std::collections::{HashMap, HashSet};
+use std::panic::AssertUnwindSafe;
 use std::path::{Path, PathBuf};
 
 use super::discover::FoundFile;
 use super::file::parse_task;
 use super::id::relative_id_text;
+use super::unique::{ReservedNames, unique_ids};
 use super::{Problem, Task, TaskId};
+use crate::regular_file::{FileAccessError, read_bounded};
 use crate::tool::ToolSpec;
+
+/// The largest task file read: far above any real one (even with `files` inlined), far
+/// below what would strain memory when thousands load at once.
+const MAX_TASK_FILE: u64 = 16 << 20;
 
 /// A task file that cannot run, kept so its error is reported in the results.
 #[derive(Clone, Debug)]
@@ -21,6 +27,18 @@ pub(crate) struct InvalidTask {
     pub(crate) source_hash: String,
     /// Everything wrong with it.
     pub(crate) problems: Vec<Problem>,
+}
+
+impl InvalidTask {
+    /// A loaded task that cannot run after all, for `problem`.
+    pub(crate) fn of(task: &Task, problem: Problem) -> Self {
+        Self {
+            id: task.id.clone(),
+            source: task.source.clone(),
+            source_hash: task.source_hash.clone(),
+            problems: vec![problem],
+        }
+    }
 }
 
 /// All task files under the given paths.
@@ -40,12 +58,11 @@ impl LoadedTasks {
 }
 
 /// Loads the given files (already discovered), in order. `tools` are the tools recorded
-/// actions may call; `reserved` are the names of a task's results folder, which a nested
-/// task id must not reuse.
+/// actions may call; `reserved` are the run dir's names, which ids must keep clear of.
 pub(crate) fn load_files(
     files: &[FoundFile],
     tools: &[ToolSpec],
-    reserved: &[&str],
+    reserved: ReservedNames<'_>,
 ) -> LoadedTasks {
     // Reading and parsing are independent per file: spread them over a few threads
     // (reads wait on the disk; on a cold cache several outstanding reads help most).
@@ -63,7 +80,8 @@ pub(crate) fn load_files(
             .collect();
         workers
             .into_iter()
-            .flat_map(|w| w.join().unwrap_or_default())
+            .zip(files.chunks(chunk))
+            .flat_map(|(w, part)| w.join().unwrap_or_else(|_| lost(part)))
             .collect()
     });
     let mut tasks = Vec::new();
@@ -74,7 +92,22 @@ pub(crate) fn load_files(
             Loaded::Invalid(bad) => invalid.push(bad),
         }
     }
-    dedupe(tasks, invalid, reserved)
+    let (tasks, invalid) = unique_ids(tasks, invalid, reserved);
+    LoadedTasks { tasks, invalid }
+}
+
+/// The files of a loader thread that died: each is an error, never silently gone.
+fn lost(part: &[FoundFile]) -> Vec<Loaded> {
+    part.iter()
+        .map(|f| {
+            let problem = Problem::new(
+                &f.path,
+                "internal error: the loader stopped while reading this file",
+            )
+            .fix("this is a bug in ufo-batch; please report it with the file");
+            Loaded::Invalid(pending_invalid(f, None, String::new(), vec![problem]))
+        })
+        .collect()
 }
 
 /// One file, read and parsed.
@@ -84,33 +117,60 @@ enum Loaded {
 }
 
 fn load_one(file: &FoundFile, tools: &[ToolSpec]) -> Loaded {
+    if let Some(why) = &file.problem {
+        let problem = Problem::new(&file.path, why.clone())
+            .fix("remove the entry, or make it a readable task file");
+        return Loaded::Invalid(pending_invalid(file, None, String::new(), vec![problem]));
+    }
+    let text = match read_task_file(&file.path) {
+        Ok(text) => text,
+        Err(problem) => {
+            return Loaded::Invalid(pending_invalid(file, None, String::new(), vec![problem]));
+        }
+    };
     let path_id = TaskId::from_relative_path(&file.relative);
-    match std::fs::read_to_string(&file.path) {
-        Err(e) => Loaded::Invalid(pending_invalid(
-            file,
-            None,
-            String::new(),
-            vec![read_problem(&file.path, &e)],
-        )),
-        Ok(text) => {
-            let outcome = parse_task(&file.path, &text, path_id, tools);
-            match outcome.result {
-                Ok(task) => Loaded::Task(Box::new(task)),
-                Err(problems) => {
-                    let hash = crate::hash::hex(text.as_bytes());
-                    Loaded::Invalid(pending_invalid(file, outcome.declared_id, hash, problems))
-                }
+    let parsed = std::panic::catch_unwind(AssertUnwindSafe(|| {
+        parse_task(&file.path, &text, path_id, tools)
+    }));
+    let hash = || crate::hash::hex(text.as_bytes());
+    match parsed {
+        Ok(outcome) => match outcome.result {
+            Ok(task) => Loaded::Task(Box::new(task)),
+            Err(problems) => {
+                Loaded::Invalid(pending_invalid(file, outcome.declared_id, hash(), problems))
             }
+        },
+        Err(_) => {
+            let problem = Problem::new(&file.path, "internal error: reading this file failed")
+                .fix("this is a bug in ufo-batch; please report it with the file");
+            Loaded::Invalid(pending_invalid(file, None, hash(), vec![problem]))
         }
     }
 }
 
-fn read_problem(path: &Path, e: &std::io::Error) -> Problem {
-    Problem::new(path, format!("cannot read the file: {e}"))
-        .fix("check that the file is readable and is UTF-8 text")
+/// A task file's text: a regular file of at most [`MAX_TASK_FILE`] bytes, UTF-8, with
+/// a byte-order mark (as Windows tools write) dropped.
+fn read_task_file(path: &Path) -> Result<String, Problem> {
+    let bounded = read_bounded(path, MAX_TASK_FILE, Some(MAX_TASK_FILE)).map_err(|e| {
+        let fix = match e {
+            FileAccessError::TooLarge { .. } => {
+                "task files are JSON of a few kilobytes; move large inputs out of the file"
+            }
+            _ => "check that the file is a readable regular file",
+        };
+        Problem::new(path, format!("cannot read the file: {e}")).fix(fix)
+    })?;
+    let text = String::from_utf8(bounded.bytes).map_err(|e| {
+        Problem::new(path, format!("the file is not UTF-8 text ({e})"))
+            .fix("save the file as UTF-8")
+    })?;
+    Ok(match text.strip_prefix('\u{feff}') {
+        Some(rest) => rest.to_string(),
+        None => text,
+    })
 }
 
-/// An invalid task whose final id is chosen in [`dedupe`].
+/// An invalid task whose final id is chosen by `unique_ids`.
 fn pending_invalid(
     file: &FoundFile,
     declared: Option<TaskId>,
@@ -124,92 +184,6 @@ fn pending_invalid(
         source_hash: hash,
         problems,
     }
-}
-
-/// Makes ids unique: the first file (by path) with an id keeps it; a later valid file
-/// with the same id becomes invalid; invalid files get a free stand-in id.
-fn dedupe(tasks: Vec<Task>, mut invalid: Vec<InvalidTask>, reserved: &[&str]) -> LoadedTasks {
-    let mut owners: HashMap<TaskId, PathBuf> = HashMap::new();
-    let mut kept = Vec::new();
-    for task in tasks {
-        if let Some(first) = owners.get(&task.id) {
-            let problem = Problem::new(
-                &task.source,
-                format!("duplicate id `{}`: {} has it too", task.id, first.display()),
-            )
-            .fix("give one of the two files a different \"id\"");
-            invalid.push(InvalidTask {
-                id: task.id.clone(),
-                source: task.source.clone(),
-                source_hash: task.source_hash.clone(),
-                problems: vec![problem],
-            });
-        } else {
-            owners.insert(task.id.clone(), task.source.clone());
-            kept.push(task);
-        }
-    }
-    let clashes = reserved_clashes(&kept, reserved);
-    let (kept, moved): (Vec<Task>, Vec<Task>) =
-        kept.into_iter().partition(|t| !clashes.contains(&t.id));
-    for task in moved {
-        owners.remove(&task.id);
-        let problem = Problem::new(
-            &task.source,
-            format!(
-                "the id `{}` would put this task's results inside another task's `{}`",
-                task.id,
-                clash_segment(&task.id, reserved)
-            ),
-        )
-        .fix("rename the file or set an \"id\" that does not end in a results file name");
-        invalid.push(InvalidTask {
-            id: task.id,
-            source: task.source,
-            source_hash: task.source_hash,
-            problems: vec![problem],
-        });
-    }
-    invalid.sort_by(|a, b| a.source.cmp(&b.source));
-    let mut taken: HashSet<TaskId> = owners.into_keys().collect();
-    for bad in &mut invalid {
-        let mut id = bad.id.clone();
-        let mut n = 2;
-        while taken.contains(&id) || is_reserved_tail(&id, reserved) {
-            id = bad.id.with_suffix(&format!(".dup{n}"));
-            n += 1;
-        }
-        taken.insert(id.clone());
-        bad.id = id;
-    }
-    LoadedTasks {
-        tasks: kept,
-        invalid,
-    }
-}
-
-/// Ids whose results folder would sit inside another task's reserved entries
-/// (`a/workspace` when `a` is also a task).
-fn reserved_clashes(tasks: &[Task], reserved: &[&str]) -> HashSet<TaskId> {
-    let ids: HashSet<&str> = tasks.iter().map(|t| t.id.as_str()).collect();
-    tasks
-        .iter()
-        .filter(|t| {
-            let segments: Vec<&str> = t.id.segments().collect();
-            (1..segments.len()).any(|i| {
-                reserved.contains(&segments[i]) && ids.contains(segments[..i].join("/").as_str())
-            })
-        })
-        .map(|t| t.id.clone())
-        .collect()
-}
-
-fn clash_segment<'a>(id: &'a TaskId, reserved: &[&str]) -> &'a str {
-    id.segments().find(|s| reserved.contains(s)).unwrap_or("")
-}
-
-fn is_reserved_tail(id: &TaskId, reserved: &[&str]) -> bool {
-    id.segments().skip(1).any(|s| reserved.contains(&s))
 }
 
 #[cfg(test)]

@@ -9,6 +9,7 @@ mod id;
 mod load;
 mod model;
 mod problem;
+mod unique;
 
 pub(crate) use action::{Action, Expect, describe_text_difference};
 pub(crate) use check::Check;
@@ -17,3 +18,4 @@ pub(crate) use id::{IdError, TaskId};
 pub(crate) use load::{InvalidTask, LoadedTasks, load_files};
 pub(crate) use model::{Task, TaskShape};
 pub(crate) use problem::Problem;
+pub(crate) use unique::ReservedNames;

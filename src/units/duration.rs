@@ -3,19 +3,38 @@
 
 use std::time::Duration;
 
+/// The longest duration any limit may be: a year. Longer values are mistakes, and values
+/// past what a clock can add would overflow it.
+pub(crate) const MAX_DURATION: Duration = Duration::from_secs(365 * 24 * 3600);
+
 /// A duration: `90s`, `10m`, `1h 30m`, `500ms`, or a plain number of seconds.
 pub(crate) fn parse_duration(text: &str) -> Result<Duration, String> {
     let t = text.trim();
     let parsed = match t.parse::<f64>() {
-        Ok(secs) if secs.is_finite() && secs > 0.0 => Ok(Duration::from_secs_f64(secs)),
-        Ok(_) => Err(format!("{t:?} is not a positive duration")),
+        Ok(secs) => return duration_from_seconds(secs).map_err(|e| format!("{t:?} {e}")),
         Err(_) => humantime::parse_duration(t)
             .map_err(|e| format!("{t:?} is not a duration ({e}); write e.g. 90s, 10m or 1h")),
     }?;
     if parsed.is_zero() {
         return Err(format!("{t:?} is not a positive duration"));
     }
+    if parsed > MAX_DURATION {
+        return Err(format!("{t:?} is longer than a year"));
+    }
     Ok(parsed)
+}
+
+/// A positive number of seconds, at most [`MAX_DURATION`], as a duration; the error
+/// says what is wrong with the number.
+pub(crate) fn duration_from_seconds(secs: f64) -> Result<Duration, String> {
+    if !(secs.is_finite() && secs > 0.0) {
+        return Err("is not a positive duration".to_string());
+    }
+    match Duration::try_from_secs_f64(secs) {
+        Ok(d) if !d.is_zero() && d <= MAX_DURATION => Ok(d),
+        Ok(d) if d.is_zero() => Err("is not a positive duration".to_string()),
+        _ => Err("is longer than a year".to_string()),
+    }
 }
 
 /// Serializes a duration as `90s`, `10m`.
@@ -44,6 +63,22 @@ mod tests {
                 .unwrap_err()
                 .contains("write e.g. 90s")
         );
+    }
+
+    #[test]
+    fn no_number_overflows_a_duration() {
+        for text in [
+            "1e308",
+            "18446744073709551615",
+            "3.2e7",
+            "1000000000 years",
+            "inf",
+            "NaN",
+        ] {
+            assert!(parse_duration(text).is_err(), "{text}");
+        }
+        assert!(duration_from_seconds(1e-12).is_err());
+        assert_eq!(duration_from_seconds(0.5), Ok(Duration::from_millis(500)));
     }
 
     #[test]

@@ -7,6 +7,6 @@ mod size;
 mod timestamp;
 
 pub(crate) use cost::{Cost, Usage};
-pub(crate) use duration::{as_human, parse_duration, seconds};
+pub(crate) use duration::{as_human, duration_from_seconds, parse_duration, seconds};
 pub(crate) use size::parse_size;
 pub(crate) use timestamp::Timestamp;

@@ -68,11 +68,15 @@ fn kill_9_and_resume_loses_nothing() {
             .filter(|a| {
                 !matches!(
                     a["status"].as_str(),
-                    Some("running" | "pending" | "cancelled")
+                    Some("running" | "pending" | "cancelled" | "interrupted")
                 )
             })
             .collect();
         assert_eq!(finals.len(), 1, "{id}: {status}");
+        assert!(
+            attempts.iter().all(|a| a["status"] != "running"),
+            "{id}: an attempt the runner died in must say `interrupted`: {status}"
+        );
         assert_eq!(attempts.last().unwrap()["status"], "passed", "{id}");
         let finished = status["finished"].as_str().unwrap();
         let finished_ns = humantime::parse_rfc3339(finished)

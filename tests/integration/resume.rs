@@ -80,11 +80,16 @@ fn an_edited_task_runs_again_and_fresh_starts_over() {
     out.expect_code(0);
     assert_eq!(attempts(&out, "pass"), 1);
     assert_eq!(attempts(&out, "fail"), 1);
-    let left: Vec<String> = std::fs::read_dir(p.path().join("results"))
+    let mut left: Vec<String> = std::fs::read_dir(p.path().join("results"))
         .unwrap()
         .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
         .collect();
-    assert_eq!(left, ["tasks"], "the old run dir and the leftover are gone");
+    left.sort();
+    assert_eq!(
+        left,
+        [".tasks.lock", "tasks"],
+        "the old run dir and the leftover are gone (the run's lock file stays)"
+    );
 }
 
 #[test]

@@ -6,6 +6,7 @@ use std::path::Path;
 use serde_json::{Value, json};
 
 use super::{NAMESPACE, ShellExecutor, str_arg};
+use crate::regular_file::{FileAccessError, read_bounded, write_regular};
 use crate::relpath::resolve_in;
 use crate::tool::{ToolCall, ToolResult};
 
@@ -19,29 +20,22 @@ impl ShellExecutor {
             Ok(p) => p,
             Err(e) => return self.fail(command, e.to_string()),
         };
-        let written = async {
-            if let Some(parent) = path.parent() {
-                tokio::fs::create_dir_all(parent).await?;
+        let bytes = content.as_bytes().to_vec();
+        let target = path.clone();
+        let written = tokio::task::spawn_blocking(move || {
+            if let Some(parent) = target.parent() {
+                std::fs::create_dir_all(parent).map_err(FileAccessError::from)?;
             }
-            if append {
-                use tokio::io::AsyncWriteExt;
-                let mut f = tokio::fs::OpenOptions::new()
-                    .create(true)
-                    .append(true)
-                    .open(&path)
-                    .await?;
-                f.write_all(content.as_bytes()).await?;
-                f.flush().await
-            } else {
-                tokio::fs::write(&path, content).await
-            }
-        };
-        match written.await {
-            Ok(()) => ToolResult::success(
+            write_regular(&target, &bytes, append)
+        })
+        .await;
+        match written {
+            Ok(Ok(())) => ToolResult::success(
                 command,
                 NAMESPACE,
                 json!({"path": rel, "bytes": content.len(), "append": append}),
             ),
+            Ok(Err(e)) => self.fail(command, format!("cannot write `{rel}`: {e}")),
             Err(e) => self.fail(command, format!("cannot write `{rel}`: {e}")),
         }
     }
@@ -52,18 +46,19 @@ impl ShellExecutor {
             Ok(p) => p,
             Err(e) => return self.fail(command, e.to_string()),
         };
-        match tokio::fs::read(&path).await {
-            Ok(bytes) => {
-                let limit = self.settings.output_limit;
-                let truncated = bytes.len() > limit;
-                let kept = &bytes[..bytes.len().min(limit)];
-                let content = String::from_utf8_lossy(kept).into_owned();
+        let limit = self.settings.output_limit as u64;
+        let read = tokio::task::spawn_blocking(move || read_bounded(&path, limit, None)).await;
+        match read {
+            Ok(Ok(file)) => {
+                let truncated = file.truncated();
+                let content = String::from_utf8_lossy(&file.bytes).into_owned();
                 ToolResult::success(
                     command,
                     NAMESPACE,
-                    json!({"path": rel, "content": content, "bytes": bytes.len(), "truncated": truncated}),
+                    json!({"path": rel, "content": content, "bytes": file.size, "truncated": truncated}),
                 )
             }
+            Ok(Err(e)) => self.fail(command, format!("cannot read `{rel}`: {e}")),
             Err(e) => self.fail(command, format!("cannot read `{rel}`: {e}")),
         }
     }

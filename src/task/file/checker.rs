@@ -220,15 +220,13 @@ impl Checker<'_> {
     fn timeout(&mut self, timeout: Option<Seconds>) -> Option<Duration> {
         let fix = "give a positive number of seconds, or a duration such as \"90s\" or \"10m\"";
         match timeout? {
-            Seconds::Number(n) if n.is_finite() && n > 0.0 => Some(Duration::from_secs_f64(n)),
-            Seconds::Number(n) => {
-                self.problem(
-                    "timeout",
-                    format!("timeout {n} is not a positive number of seconds"),
-                    fix,
-                );
-                None
-            }
+            Seconds::Number(n) => match crate::units::duration_from_seconds(n) {
+                Ok(d) => Some(d),
+                Err(e) => {
+                    self.problem("timeout", format!("timeout {n} {e}"), fix);
+                    None
+                }
+            },
             Seconds::Text(t) => match crate::units::parse_duration(&t) {
                 Ok(d) => Some(d),
                 Err(e) => {

@@ -2,12 +2,12 @@
 
 use super::*;
 use crate::executor::shell_tools;
-use crate::rundir::layout::TASK_ENTRIES;
+use crate::rundir::layout::RESERVED_NAMES;
 use crate::task::discover;
 use std::fs;
 
 fn load(dir: &Path) -> LoadedTasks {
-    load_files(&discover(dir, None).unwrap(), shell_tools(), TASK_ENTRIES)
+    load_files(&discover(dir, None).unwrap(), shell_tools(), RESERVED_NAMES)
 }
 
 fn write(dir: &Path, rel: &str, text: &str) {
@@ -88,5 +88,5 @@ fn nested_ids_cannot_land_in_reserved_folders() {
             .message
             .contains("inside another task's `workspace`")
     );
-    assert_eq!(loaded.invalid[0].id.as_str(), "a/workspace.dup2");
+    assert_eq!(loaded.invalid[0].id.as_str(), "a/workspace_");
 }

@@ -1,0 +1,206 @@
+//! Reading and writing files that a task, a model or a user controls: regular files only,
+//! never more than a bound, and never blocking. A FIFO, a socket or a device node where a
+//! file should be is refused before a byte moves (opening a FIFO could wait forever,
+//! reading `/dev/zero` would never end), and a file larger than the bound is read only up
+//! to it.
+
+use std::fs::{File, OpenOptions};
+use std::io::{Read, Write};
+use std::path::Path;
+
+/// Why a file was refused or could not be read or written.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum FileAccessError {
+    /// The path does not exist.
+    #[error("it does not exist")]
+    NotFound,
+    /// A FIFO, socket, device or folder where a regular file should be.
+    #[error("it is {0}, not a regular file")]
+    NotRegular(&'static str),
+    /// Larger than the caller accepts.
+    #[error("it is {size} bytes, more than the {limit} bytes accepted")]
+    TooLarge {
+        /// Its size.
+        size: u64,
+        /// The bound.
+        limit: u64,
+    },
+    /// Anything else the system said.
+    #[error("{0}")]
+    Io(std::io::Error),
+}
+
+impl From<std::io::Error> for FileAccessError {
+    fn from(e: std::io::Error) -> Self {
+        match e.kind() {
+            std::io::ErrorKind::NotFound => Self::NotFound,
+            _ => Self::Io(e),
+        }
+    }
+}
+
+/// A file read up to a bound.
+#[derive(Debug)]
+pub(crate) struct Bounded {
+    /// The bytes read (at most the bound).
+    pub(crate) bytes: Vec<u8>,
+    /// The file's size.
+    pub(crate) size: u64,
+}
+
+impl Bounded {
+    /// True when the file is larger than what was read.
+    pub(crate) fn truncated(&self) -> bool {
+        self.size > self.bytes.len() as u64
+    }
+}
+
+/// Reads at most `keep` bytes of the regular file at `path`. With `refuse_above`, a file
+/// larger than that is refused rather than cut.
+pub(crate) fn read_bounded(
+    path: &Path,
+    keep: u64,
+    refuse_above: Option<u64>,
+) -> Result<Bounded, FileAccessError> {
+    check_kind(&std::fs::metadata(path)?)?;
+    let file = open_regular(path, OpenOptions::new().read(true))?;
+    let size = file.metadata()?.len();
+    if let Some(limit) = refuse_above.filter(|l| size > *l) {
+        return Err(FileAccessError::TooLarge { size, limit });
+    }
+    let mut bytes = Vec::with_capacity(size.min(keep) as usize);
+    file.take(keep).read_to_end(&mut bytes)?;
+    Ok(Bounded { bytes, size })
+}
+
+/// Writes `content` to the regular file at `path` (created if missing), replacing or
+/// appending. An existing path that is not a regular file is refused untouched.
+pub(crate) fn write_regular(
+    path: &Path,
+    content: &[u8],
+    append: bool,
+) -> Result<(), FileAccessError> {
+    if let Ok(meta) = std::fs::metadata(path) {
+        check_kind(&meta)?;
+    }
+    let mut options = OpenOptions::new();
+    options.write(true).create(true).append(append);
+    let mut file = open_regular(path, &mut options)?;
+    if !append {
+        file.set_len(0)?;
+    }
+    file.write_all(content)?;
+    Ok(())
+}
+
+/// Opens `path` without blocking (a FIFO with no writer would block an open for
+/// reading) and checks, on the open file, that it is regular.
+fn open_regular(path: &Path, options: &mut OpenOptions) -> Result<File, FileAccessError> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        options.custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY);
+    }
+    let file = options.open(path).map_err(|e| match e.raw_os_error() {
+        // A FIFO opened for writing without a reader.
+        #[cfg(unix)]
+        Some(libc::ENXIO) => FileAccessError::NotRegular("a FIFO or a device"),
+        _ => FileAccessError::from(e),
+    })?;
+    check_kind(&file.metadata()?)?;
+    #[cfg(unix)]
+    clear_nonblocking(&file);
+    Ok(file)
+}
+
+/// Regular files pass; anything else is named.
+fn check_kind(meta: &std::fs::Metadata) -> Result<(), FileAccessError> {
+    let kind = meta.file_type();
+    if kind.is_file() {
+        return Ok(());
+    }
+    if kind.is_dir() {
+        return Err(FileAccessError::NotRegular("a folder"));
+    }
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::FileTypeExt;
+        if kind.is_fifo() {
+            return Err(FileAccessError::NotRegular("a FIFO"));
+        }
+        if kind.is_socket() {
+            return Err(FileAccessError::NotRegular("a socket"));
+        }
+        if kind.is_char_device() || kind.is_block_device() {
+            return Err(FileAccessError::NotRegular("a device"));
+        }
+    }
+    Err(FileAccessError::NotRegular("not a file"))
+}
+
+/// Back to blocking mode for a regular file (where it makes no difference, but reads
+/// then behave as everywhere else).
+#[cfg(unix)]
+fn clear_nonblocking(file: &File) {
+    use std::os::fd::AsRawFd;
+    let fd = file.as_raw_fd();
+    // SAFETY: fcntl on a file descriptor we own; failure only leaves O_NONBLOCK set.
+    unsafe {
+        let flags = libc::fcntl(fd, libc::F_GETFL);
+        if flags >= 0 {
+            libc::fcntl(fd, libc::F_SETFL, flags & !libc::O_NONBLOCK);
+        }
+    }
+}
+
+#[cfg(all(test, unix))]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn regular_files_are_read_within_the_bound() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("a.txt");
+        std::fs::write(&p, "hello world").unwrap();
+        let b = read_bounded(&p, 5, None).unwrap();
+        assert_eq!(
+            (b.bytes.as_slice(), b.size, b.truncated()),
+            (&b"hello"[..], 11, true)
+        );
+        assert!(matches!(
+            read_bounded(&p, 100, Some(4)),
+            Err(FileAccessError::TooLarge { size: 11, limit: 4 })
+        ));
+        assert!(matches!(
+            read_bounded(&dir.path().join("nope"), 5, None),
+            Err(FileAccessError::NotFound)
+        ));
+    }
+
+    #[test]
+    fn fifos_devices_and_folders_are_refused_at_once() {
+        let dir = tempfile::tempdir().unwrap();
+        let fifo = dir.path().join("fifo");
+        let c = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
+        // SAFETY: mkfifo on a fresh path.
+        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+        let e = read_bounded(&fifo, 10, None).unwrap_err();
+        assert_eq!(e.to_string(), "it is a FIFO, not a regular file");
+        let e = write_regular(&fifo, b"x", false).unwrap_err();
+        assert_eq!(e.to_string(), "it is a FIFO, not a regular file");
+        let e = read_bounded(Path::new("/dev/zero"), 10, None).unwrap_err();
+        assert_eq!(e.to_string(), "it is a device, not a regular file");
+        let e = read_bounded(dir.path(), 10, None).unwrap_err();
+        assert_eq!(e.to_string(), "it is a folder, not a regular file");
+    }
+
+    #[test]
+    fn writes_replace_or_append() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("w.txt");
+        write_regular(&p, b"long first text", false).unwrap();
+        write_regular(&p, b"second", false).unwrap();
+        write_regular(&p, b"+", true).unwrap();
+        assert_eq!(std::fs::read_to_string(&p).unwrap(), "second+");
+    }
+}

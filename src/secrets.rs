@@ -1,0 +1,95 @@
+//! The secrets of a run (API keys, values injected into tools), and the one filter every
+//! byte the runner writes or prints goes through: a secret, or a long piece of one (the
+//! first or last eight characters, as servers echo masked keys), is replaced by `***`.
+//! Keeping tasks from reading a secret is the sandbox's job; this is the last line: even
+//! a secret that got into a command's output never reaches a results file.
+
+use std::borrow::Cow;
+use std::sync::RwLock;
+
+use memchr::memmem;
+
+/// Secrets shorter than this are not registered: they would match ordinary text.
+const MIN_SECRET: usize = 8;
+/// Secrets at least this long also have their head and tail removed.
+const PIECES_FROM: usize = 16;
+/// The length of a removed head or tail.
+const PIECE: usize = 8;
+/// What a secret becomes.
+const MASK: &[u8] = b"***";
+
+static PATTERNS: RwLock<Vec<Vec<u8>>> = RwLock::new(Vec::new());
+
+/// Registers `secret` for the rest of the process.
+pub(crate) fn register(secret: &str) {
+    let secret = secret.trim();
+    if secret.len() < MIN_SECRET {
+        return;
+    }
+    let mut patterns = PATTERNS.write().unwrap_or_else(|e| e.into_inner());
+    let mut add = |p: &[u8]| {
+        if !patterns.iter().any(|q| q == p) {
+            patterns.push(p.to_vec());
+        }
+    };
+    add(secret.as_bytes());
+    let chars: Vec<char> = secret.chars().collect();
+    if chars.len() >= PIECES_FROM {
+        add(chars[..PIECE].iter().collect::<String>().as_bytes());
+        add(chars[chars.len() - PIECE..]
+            .iter()
+            .collect::<String>()
+            .as_bytes());
+    }
+    // Longest first, so that a whole key is masked before its pieces are looked for.
+    patterns.sort_by_key(|p| std::cmp::Reverse(p.len()));
+}
+
+/// `bytes` with every registered secret masked; borrowed when there is nothing to mask.
+pub(crate) fn scrub_bytes(bytes: &[u8]) -> Cow<'_, [u8]> {
+    let patterns = PATTERNS.read().unwrap_or_else(|e| e.into_inner());
+    let mut out: Cow<'_, [u8]> = Cow::Borrowed(bytes);
+    for p in patterns.iter() {
+        if memmem::find(&out, p).is_none() {
+            continue;
+        }
+        let mut masked = Vec::with_capacity(out.len());
+        let mut rest: &[u8] = &out;
+        while let Some(i) = memmem::find(rest, p) {
+            masked.extend_from_slice(&rest[..i]);
+            masked.extend_from_slice(MASK);
+            rest = &rest[i + p.len()..];
+        }
+        masked.extend_from_slice(rest);
+        out = Cow::Owned(masked);
+    }
+    out
+}
+
+/// `text` with every registered secret masked.
+pub(crate) fn scrub(text: &str) -> Cow<'_, str> {
+    match scrub_bytes(text.as_bytes()) {
+        Cow::Borrowed(_) => Cow::Borrowed(text),
+        // Masks replace whole UTF-8 sequences of the secrets with ASCII.
+        Cow::Owned(bytes) => Cow::Owned(String::from_utf8_lossy(&bytes).into_owned()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn secrets_and_their_pieces_are_masked() {
+        register("sk-test-0123456789abcdefXYZ");
+        register("short");
+        let out = scrub("key sk-test-0123456789abcdefXYZ, masked sk-test-****bcdefXYZ, short");
+        assert!(out.starts_with("key ***, masked ***"), "{out}");
+        assert!(
+            !out.contains("sk-test-") && !out.contains("bcdefXYZ"),
+            "{out}"
+        );
+        assert!(out.ends_with(", short"), "{out}");
+        assert!(matches!(scrub("nothing here"), Cow::Borrowed(_)));
+    }
+}

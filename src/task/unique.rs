@@ -1,0 +1,236 @@
+//! Giving every task file an id of its own that is safe in the run dir: the first file
+//! (by path) with an id keeps it and a later one is a duplicate; an id may not take the
+//! name of a run-level file (`summary.json`), nor put its results inside another task's
+//! folder entries (`a/workspace` when `a` is a task). A file that cannot run still gets
+//! a free stand-in id, found in a bounded number of tries, so its error has a place.
+
+use std::collections::{HashMap, HashSet};
+use std::path::PathBuf;
+
+use super::{InvalidTask, Problem, Task, TaskId};
+
+/// The names of the run dir a task id must keep clear of (given by the run dir's owner).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct ReservedNames<'a> {
+    /// Files and folders at the top of a run dir (`run.json`, `summary.json`, ...).
+    pub(crate) run_files: &'a [&'a str],
+    /// Entries of a task's results folder (`workspace`, `status.json`, ...).
+    pub(crate) task_entries: &'a [&'a str],
+}
+
+impl ReservedNames<'_> {
+    /// Why `id` cannot be used whatever other ids exist: its first segment names a
+    /// run-level file.
+    fn run_file(&self, id: &TaskId) -> Option<&str> {
+        let first = id.segments().next()?;
+        self.run_files.iter().copied().find(|f| *f == first)
+    }
+
+    /// `id` with every segment that could collide made safe: a run-level name at the
+    /// top, a task entry name below it (a `_` is appended).
+    fn defused(&self, id: &TaskId) -> TaskId {
+        let segments: Vec<String> = id
+            .segments()
+            .enumerate()
+            .map(|(i, s)| {
+                let names = if i == 0 {
+                    self.run_files
+                } else {
+                    self.task_entries
+                };
+                if names.contains(&s) {
+                    format!("{s}_")
+                } else {
+                    s.to_string()
+                }
+            })
+            .collect();
+        TaskId::parse(&segments.join("/")).unwrap_or_else(|_| id.clone())
+    }
+}
+
+/// Makes the ids of `tasks` and `invalid` unique and safe; tasks whose id cannot be
+/// kept become invalid with the reason.
+pub(super) fn unique_ids(
+    tasks: Vec<Task>,
+    mut invalid: Vec<InvalidTask>,
+    reserved: ReservedNames<'_>,
+) -> (Vec<Task>, Vec<InvalidTask>) {
+    let mut owners: HashMap<TaskId, PathBuf> = HashMap::new();
+    let mut kept = Vec::new();
+    for task in tasks {
+        let problem = if let Some(name) = reserved.run_file(&task.id) {
+            Some(
+                Problem::new(
+                    &task.source,
+                    format!(
+                        "the id `{}` is the name of the run folder's own `{name}`",
+                        task.id
+                    ),
+                )
+                .fix("rename the file or set an \"id\" that is not a results file name"),
+            )
+        } else {
+            owners.get(&task.id).map(|first| {
+                Problem::new(
+                    &task.source,
+                    format!("duplicate id `{}`: {} has it too", task.id, first.display()),
+                )
+                .fix("give one of the two files a different \"id\"")
+            })
+        };
+        match problem {
+            Some(problem) => invalid.push(InvalidTask::of(&task, problem)),
+            None => {
+                owners.insert(task.id.clone(), task.source.clone());
+                kept.push(task);
+            }
+        }
+    }
+    let (kept, moved): (Vec<Task>, Vec<Task>) = kept
+        .into_iter()
+        .partition(|t| clashing_entry(&t.id, &owners, reserved).is_none());
+    for task in moved {
+        owners.remove(&task.id);
+        let entry = clashing_entry(&task.id, &owners, reserved).unwrap_or_default();
+        let problem = Problem::new(
+            &task.source,
+            format!(
+                "the id `{}` would put this task's results inside another task's `{entry}`",
+                task.id
+            ),
+        )
+        .fix("rename the file or set an \"id\" that does not end in a results file name");
+        invalid.push(InvalidTask::of(&task, problem));
+    }
+    invalid.sort_by(|a, b| a.source.cmp(&b.source));
+    let mut taken = Taken::new(owners.into_keys(), reserved);
+    for bad in &mut invalid {
+        bad.id = taken.stand_in(&bad.id);
+    }
+    (kept, invalid)
+}
+
+/// The entry name through which `id` would land inside another kept task's folder.
+fn clashing_entry(
+    id: &TaskId,
+    owners: &HashMap<TaskId, PathBuf>,
+    reserved: ReservedNames<'_>,
+) -> Option<String> {
+    let segments: Vec<&str> = id.segments().collect();
+    (1..segments.len()).find_map(|i| {
+        let prefix = TaskId::parse(&segments[..i].join("/")).ok()?;
+        (reserved.task_entries.contains(&segments[i]) && owners.contains_key(&prefix))
+            .then(|| segments[i].to_string())
+    })
+}
+
+/// The ids taken so far, and the folders that may not become a task's (they hold
+/// another task's results below one of its entry names).
+struct Taken<'a> {
+    ids: HashSet<TaskId>,
+    below_entries: HashSet<String>,
+    reserved: ReservedNames<'a>,
+}
+
+impl<'a> Taken<'a> {
+    fn new(ids: impl Iterator<Item = TaskId>, reserved: ReservedNames<'a>) -> Self {
+        let mut taken = Self {
+            ids: HashSet::new(),
+            below_entries: HashSet::new(),
+            reserved,
+        };
+        for id in ids {
+            taken.insert(id);
+        }
+        taken
+    }
+
+    fn insert(&mut self, id: TaskId) {
+        let segments: Vec<&str> = id.segments().collect();
+        for i in 1..segments.len() {
+            if self.reserved.task_entries.contains(&segments[i]) {
+                self.below_entries.insert(segments[..i].join("/"));
+            }
+        }
+        self.ids.insert(id);
+    }
+
+    fn free(&self, id: &TaskId) -> bool {
+        !self.ids.contains(id) && !self.below_entries.contains(id.as_str())
+    }
+
+    /// A free id for an invalid file that wanted `wanted`: its defused form, then with
+    /// `.dup2`, `.dup3`, ... on the last segment. Each try either succeeds or takes a
+    /// name no earlier try took, so this ends after at most `ids.len() + 2` tries.
+    fn stand_in(&mut self, wanted: &TaskId) -> TaskId {
+        let base = self.reserved.defused(wanted);
+        let mut id = base.clone();
+        let mut n = 2;
+        while !self.free(&id) {
+            id = base.with_suffix(&format!(".dup{n}"));
+            n += 1;
+        }
+        self.insert(id.clone());
+        id
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const RESERVED: ReservedNames<'static> = ReservedNames {
+        run_files: &["run.json", "summary.json"],
+        task_entries: &["workspace", "status.json"],
+    };
+
+    fn task(id: &str) -> Task {
+        Task::new(
+            TaskId::parse(id).unwrap(),
+            format!("{id}.json"),
+            super::super::TaskShape::SeedRequest,
+            "r".into(),
+        )
+    }
+
+    fn bad(id: &str) -> InvalidTask {
+        InvalidTask {
+            id: TaskId::parse(id).unwrap(),
+            source: PathBuf::from(format!("{id}.json")),
+            source_hash: String::new(),
+            problems: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn run_file_names_are_refused_and_stand_ins_avoid_them() {
+        let (kept, invalid) = unique_ids(vec![task("summary.json"), task("ok")], vec![], RESERVED);
+        assert_eq!(kept.len(), 1);
+        assert!(
+            invalid[0].problems[0]
+                .message
+                .contains("run folder's own `summary.json`")
+        );
+        assert_eq!(invalid[0].id.as_str(), "summary.json_");
+    }
+
+    #[test]
+    fn invalid_files_below_entry_names_get_a_stand_in_at_once() {
+        // Once an endless loop: every `.dupN` of `x/workspace/y` still had `workspace`.
+        let (_, invalid) = unique_ids(
+            vec![task("x")],
+            vec![bad("x/workspace/y"), bad("x/workspace/y"), bad("x")],
+            RESERVED,
+        );
+        let ids: Vec<&str> = invalid.iter().map(|b| b.id.as_str()).collect();
+        assert_eq!(ids, ["x/workspace_/y", "x/workspace_/y.dup2", "x.dup2"]);
+    }
+
+    #[test]
+    fn an_invalid_file_cannot_own_a_folder_that_holds_another_task() {
+        let (kept, invalid) = unique_ids(vec![task("a/workspace/t")], vec![bad("a")], RESERVED);
+        assert_eq!(kept.len(), 1, "no task `a`, so `a/workspace/t` is fine");
+        assert_eq!(invalid[0].id.as_str(), "a.dup2");
+    }
+}
