@@ -176,3 +176,71 @@ fn fail_fast_and_max_fail_stop_scheduling() {
     );
     assert_eq!(out.summary()["totals"]["cancelled"], 3);
 }
+
+/// Every process descended from `pid` (its children, theirs, ...).
+fn descendants(pid: i32) -> Vec<i32> {
+    let mut parent_of = Vec::new();
+    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Ok(child) = entry.file_name().to_string_lossy().parse::<i32>() else {
+            continue;
+        };
+        let stat = std::fs::read_to_string(format!("/proc/{child}/stat")).unwrap_or_default();
+        if let Some(ppid) = stat
+            .rsplit(')')
+            .next()
+            .and_then(|s| s.split_whitespace().nth(1))
+            .and_then(|s| s.parse::<i32>().ok())
+        {
+            parent_of.push((child, ppid));
+        }
+    }
+    let mut found = vec![pid];
+    let mut i = 0;
+    while i < found.len() {
+        let p = found[i];
+        found.extend(parent_of.iter().filter(|(_, pp)| *pp == p).map(|(c, _)| *c));
+        i += 1;
+    }
+    found.remove(0);
+    found
+}
+
+#[test]
+fn a_scheduler_signalling_every_process_cancels_rather_than_fails() {
+    // Slurm under proctrack/linuxproc sends SIGTERM to every process of the job, the
+    // commands of running tasks included: they die of the signal, and their tasks must
+    // run again, not be recorded as failed.
+    let p = Project::new();
+    p.task(
+        "t.json",
+        json!({"request": "r", "actions": [{"action": "execute_command",
+            "parameters": {"command": "test -e ../../../../go || sleep 30"}}]}),
+    );
+    let run = p.start(&["run", "tasks", "--grace", "5s", "--progress", "lines"]);
+    let dir = p.path().join("results/tasks");
+    assert!(eventually(|| count_status(&dir, "running") == 1));
+    assert!(eventually(|| descendants(run.pid()).iter().any(|&c| {
+        std::fs::read_to_string(format!("/proc/{c}/cmdline")).is_ok_and(|c| c.starts_with("sleep"))
+    })));
+    for pid in descendants(run.pid()).into_iter().chain([run.pid()]) {
+        // SAFETY: kill only sends a signal.
+        unsafe {
+            libc::kill(pid, libc::SIGTERM);
+        }
+    }
+    let out = run.wait();
+    out.expect_code(130);
+    let status = out.status("t");
+    assert_eq!(status["status"], "cancelled", "{status}");
+    assert!(
+        status["error"]
+            .as_str()
+            .unwrap()
+            .contains("killed by signal 15 while the run was stopping"),
+        "{status}"
+    );
+    std::fs::write(p.path().join("go"), "").unwrap();
+    let out = p.run(&[]);
+    out.expect_code(0);
+    assert_eq!(out.status_of("t"), "passed");
+}

@@ -196,9 +196,19 @@ impl Project {
     pub(crate) fn start(&self, args: &[&str]) -> Started {
         spawn_binary(self.dir.path(), args, &[])
     }
+
+    /// Runs `ufo-batch <args>`, failing the test if it takes longer than `limit`.
+    pub(crate) fn cmd_within(&self, args: &[&str], limit: Duration) -> Output {
+        spawn_binary(self.dir.path(), args, &[]).wait_within(limit)
+    }
 }
 
 impl Started {
+    /// The runner's process id.
+    pub(crate) fn pid(&self) -> i32 {
+        self.child.id() as i32
+    }
+
     /// Sends `signal` (a libc signal number).
     pub(crate) fn signal(&self, signal: i32) {
         // SAFETY: kill only sends a signal to our own child.
@@ -208,15 +218,20 @@ impl Started {
     }
 
     /// Waits (with the watchdog) and collects the output.
-    pub(crate) fn wait(mut self) -> Output {
+    pub(crate) fn wait(self) -> Output {
+        self.wait_within(WATCHDOG)
+    }
+
+    /// Waits at most `limit` (a hang fails the test) and collects the output.
+    pub(crate) fn wait_within(mut self, limit: Duration) -> Output {
         let started = Instant::now();
         let status = loop {
             if let Some(status) = self.child.try_wait().unwrap() {
                 break status;
             }
-            if started.elapsed() > WATCHDOG {
+            if started.elapsed() > limit {
                 let _ = self.child.kill();
-                panic!("ufo-batch did not finish within {WATCHDOG:?}");
+                panic!("ufo-batch did not finish within {limit:?}");
             }
             std::thread::sleep(Duration::from_millis(20));
         };

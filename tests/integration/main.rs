@@ -7,6 +7,7 @@ mod mock_llm;
 mod cancel;
 mod concurrency;
 mod crash;
+mod hostile_input;
 mod llm;
 mod llm_faults;
 mod outcomes;
