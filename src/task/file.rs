@@ -106,3 +106,6 @@ fn json_problem(file: &Path, e: &serde_json::Error, at: &str) -> Problem {
 
 #[cfg(test)]
 mod tests;
+
+#[cfg(test)]
+mod mutations;
