@@ -86,6 +86,8 @@ pub(crate) struct RunStarted {
     pub(crate) config: serde_json::Value,
     /// How many invocations of this run dir came before this one.
     pub(crate) previous_invocations: u32,
+    /// Results that would have been kept but run again, by what changed.
+    pub(crate) rerun: std::collections::BTreeMap<String, usize>,
     /// How commands are confined.
     pub(crate) sandbox: String,
     /// Things the user must see before the run (a missing sandbox, ...).

@@ -78,11 +78,13 @@ impl Ask<'_> {
         let mut last_problem = String::new();
         for attempt in 1..=self.tries {
             let messages = conversation.messages(self.system);
-            let answer = self
-                .llm
-                .chat(&messages, Some(self.schema), &notify)
-                .await
-                .map_err(AskError::Llm)?;
+            let answer = match self.llm.chat(&messages, Some(self.schema), &notify).await {
+                Ok(answer) => answer,
+                Err(e) => {
+                    spent.llm.retries += e.retries();
+                    return Err(AskError::Llm(e));
+                }
+            };
             spent.usage.add(answer.usage);
             spent.cost.add(answer.cost);
             spent.llm.calls += 1;

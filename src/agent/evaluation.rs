@@ -130,6 +130,11 @@ the evidence cannot tell.\n\nReply with exactly one JSON object and nothing else
 \"complete\": \"yes | no | unsure\"}";
 
 /// The user message: request, trajectory, final workspace.
+/// The judge's standing instructions.
+pub(super) fn instructions() -> &'static str {
+    SYSTEM
+}
+
 fn brief(request: &str, steps: &[StepRecord], workspace: &Path) -> String {
     let mut m = format!(
         "<Original Request> {}\n\n<Execution Trajectory>\n",

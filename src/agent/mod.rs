@@ -15,3 +15,21 @@ mod reply;
 pub(crate) use evaluation::{EvaluationAgent, JudgeFailure};
 pub(crate) use linux::{AgentSettings, ConfirmPolicy, LinuxAgent};
 pub(crate) use replay::ReplayAgent;
+
+/// A short fingerprint of the agents' prompts (the LinuxAgent's system prompt and reply
+/// schema, the judge's instructions): a result made with other prompts is not kept by a
+/// resumed run.
+pub(crate) fn prompt_version() -> String {
+    static VERSION: std::sync::LazyLock<String> = std::sync::LazyLock::new(|| {
+        let tools = crate::executor::shell_tools();
+        let text = format!(
+            "{}\n{}\n{}\n{}",
+            prompt::system_prompt(tools),
+            prompt::reply_schema(tools),
+            prompt::correction_message(""),
+            evaluation::instructions()
+        );
+        crate::hash::hex(text.as_bytes())
+    });
+    VERSION.clone()
+}

@@ -36,7 +36,7 @@ pub(super) fn run(args: RunArgs) -> Result<u8, Error> {
     let reporter = runtime.block_on(async {
         let stop = StopTokens::default();
         let watcher = signals::watch(stop.clone(), config.grace);
-        let prepared = batch::prepare(&config)?;
+        let prepared = batch::prepare(&config).await?;
         let reporter = Reporter::new(ResultFiles::new(prepared.layout.clone()), terminal);
         let reporter = batch::execute(&config, prepared, reporter, stop).await;
         watcher.abort();

@@ -126,15 +126,10 @@ pub(crate) async fn run_attempt(
         let reason = format!("cannot prepare the workspace {}: {e}", ws.display());
         return setup_failed(&events, reason);
     }
-    match workspace::copy_ufo_object(task, &ws).await {
-        Ok(Some(from)) => events.info(format!(
-            "copied {} into the workspace (UFO's files/ layout)",
-            from.display()
-        )),
+    match workspace::copy_object(task, &ws).await {
+        Ok(Some(from)) => events.info(format!("copied {} into the workspace", from.display())),
         Ok(None) => {}
-        Err(e) => events.warn(format!(
-            "could not copy the task's object file into the workspace: {e}"
-        )),
+        Err(reason) => return setup_failed(&events, reason),
     }
     for warning in &task.warnings {
         events.warn(format!("task file: {warning}"));
@@ -166,9 +161,6 @@ pub(crate) async fn run_attempt(
         progress.session.as_ref().map(|s| &s.ctx),
         stage_name(progress.stage),
     );
-    if let Some(session) = &progress.session {
-        outcome.plan = Some(plan::recorded_plan(task, &session.ctx.trajectory));
-    }
     if let Some(signal) = outcome.killed_from_outside() {
         let stopping = tokio::time::timeout(SIGNAL_WINDOW, stop.stopping.cancelled())
             .await
@@ -178,6 +170,9 @@ pub(crate) async fn run_attempt(
                 "cancelled: a command was killed by signal {signal} while the run was stopping; it runs again when the run is resumed"
             ));
         }
+    }
+    if let Some(session) = &progress.session {
+        outcome.plan = Some(plan::recorded_plan(task, &session.ctx.trajectory, &outcome));
     }
     events.info(format!("attempt ended: {}", outcome.describe()));
     outcome

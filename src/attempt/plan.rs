@@ -1,13 +1,16 @@
 //! `plan.json`: the actions an attempt actually took, written as a recorded-plan task
-//! file that replays with no LLM. Each action carries its result as `expect`, and the
-//! task's files, setup and checks come along so the replay is judged the same way.
+//! file that replays with no LLM. Each action carries its result as `expect`; the task's
+//! object (as an absolute path), files, setup and checks come along so the replay starts
+//! and is judged the same way; and the verdict the attempt got is recorded, so that a
+//! replay with no checks of its own cannot turn a failure into a pass.
 
 use std::collections::BTreeMap;
 
 use serde::Serialize;
 
+use super::AttemptOutcome;
 use crate::record::{ActionRecord, StepRecord};
-use crate::task::{Action, Check, Expect, Task};
+use crate::task::{Action, Check, Expect, RecordedVerdict, Task};
 use crate::tool::ResultStatus;
 
 /// Recorded stdout longer than this is left out of `expect` (it rarely replays exactly).
@@ -17,6 +20,10 @@ const MAX_RECORDED_STDOUT: usize = 2000;
 struct PlanFile<'a> {
     id: &'a str,
     request: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    object: Option<String>,
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    close: bool,
     #[serde(skip_serializing_if = "<[String]>::is_empty")]
     tags: &'a [String],
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -28,10 +35,15 @@ struct PlanFile<'a> {
     actions: Vec<Action>,
     #[serde(skip_serializing_if = "<[Check]>::is_empty")]
     evaluate: &'a [Check],
+    recorded: RecordedVerdict,
 }
 
-/// The recorded plan of `trajectory` for `task`.
-pub(super) fn recorded_plan(task: &Task, trajectory: &[StepRecord]) -> serde_json::Value {
+/// The recorded plan of `trajectory` for `task`, which ended as `outcome` says.
+pub(super) fn recorded_plan(
+    task: &Task,
+    trajectory: &[StepRecord],
+    outcome: &AttemptOutcome,
+) -> serde_json::Value {
     let actions = trajectory
         .iter()
         .flat_map(|step| {
@@ -41,15 +53,34 @@ pub(super) fn recorded_plan(task: &Task, trajectory: &[StepRecord]) -> serde_jso
                 .map(move |a| recorded_action(step, a))
         })
         .collect();
+    let object = match &task.object_file {
+        Some(file) => Some(file.display().to_string()),
+        None => task.object.clone(),
+    };
+    let recorded = RecordedVerdict {
+        status: outcome.status.to_string(),
+        evaluator: outcome
+            .evaluation
+            .as_ref()
+            .map(|e| format!("{:?}", e.evaluator).to_lowercase()),
+        reason: outcome
+            .evaluation
+            .as_ref()
+            .map(|e| e.reason.clone())
+            .or_else(|| outcome.reason.clone()),
+    };
     let plan = PlanFile {
         id: task.id.as_str(),
         request: &task.request,
+        object,
+        close: task.close,
         tags: &task.tags,
         timeout: task.timeout.map(|d| d.as_secs_f64()),
         files: &task.files,
         setup: &task.setup,
         actions,
         evaluate: &task.checks,
+        recorded,
     };
     serde_json::to_value(plan).unwrap_or_default()
 }

@@ -47,33 +47,37 @@ pub(super) async fn fresh_dir(dir: &Path) -> std::io::Result<()> {
     tokio::fs::create_dir_all(dir).await
 }
 
-/// UFO's batch layout keeps a task's file under `files/` beside `tasks/`
-/// (`Parent/tasks/x.json` → `Parent/files/<object>`, ufo.md §1). When a task's
-/// `object` names such a file, it is copied into the workspace; returns where from.
-pub(super) async fn copy_ufo_object(
+/// Copies the task's object file (found when the task loaded, see `task::object`) into
+/// the workspace under its own name; returns where from.
+pub(super) async fn copy_object(
     task: &crate::task::Task,
     workspace: &Path,
-) -> std::io::Result<Option<std::path::PathBuf>> {
-    let Some(object) = task.object.as_deref().filter(|o| !o.trim().is_empty()) else {
+) -> Result<Option<std::path::PathBuf>, String> {
+    let Some(from) = &task.object_file else {
         return Ok(None);
     };
-    let Some(name) = Path::new(object).file_name() else {
-        return Ok(None);
-    };
-    let Some(dir) = std::path::absolute(&task.source)
-        .ok()
-        .and_then(|p| p.parent().map(Path::to_path_buf))
-    else {
-        return Ok(None);
-    };
-    let files_dir = std::path::PathBuf::from(dir.to_string_lossy().replace("tasks", "files"));
-    let from = files_dir.join(name);
-    if files_dir == dir || !tokio::fs::metadata(&from).await.is_ok_and(|m| m.is_file()) {
-        return Ok(None);
+    let name = from.file_name().unwrap_or(from.as_os_str());
+    let to = workspace.join(name);
+    let (source, target) = (from.clone(), to.clone());
+    let copied = tokio::task::spawn_blocking(move || {
+        let file = crate::regular_file::read_bounded(&source, MAX_OBJECT, Some(MAX_OBJECT))
+            .map_err(|e| e.to_string())?;
+        std::fs::write(&target, file.bytes).map_err(|e| e.to_string())
+    })
+    .await
+    .map_err(|e| e.to_string())
+    .and_then(|r| r);
+    match copied {
+        Ok(()) => Ok(Some(from.clone())),
+        Err(e) => Err(format!(
+            "cannot copy the task's object {} into the workspace: {e}",
+            from.display()
+        )),
     }
-    tokio::fs::copy(&from, workspace.join(name)).await?;
-    Ok(Some(from))
 }
+
+/// The largest object file copied into a workspace.
+const MAX_OBJECT: u64 = 1 << 30;
 
 #[cfg(test)]
 mod tests {

@@ -36,6 +36,7 @@ pub(crate) async fn execute<S: EventSink>(
         jobs: config.jobs.get(),
         config: config.to_json(),
         previous_invocations: batch.previous_invocations,
+        rerun: batch.rerun,
         sandbox: batch.sandbox.to_string(),
         warnings: batch.sandbox_warning.into_iter().collect(),
         shard: config.shard,

@@ -5,6 +5,7 @@
 
 mod error;
 mod execute;
+mod inputs;
 mod prepare;
 mod settings;
 mod sources;

@@ -3,11 +3,12 @@
 //! decide what a resumed run keeps, and build the LLM client when some task needs it.
 //! Everything that can be refused is refused here, before a task starts.
 
+use std::collections::BTreeMap;
 use std::sync::Arc;
 
+use super::inputs::{inputs_of, uses_llm};
 use super::sources::load_tasks;
 use super::{BatchError, RunSettings};
-use crate::eval::EvalMode;
 use crate::executor::sandbox::{self, Sandbox};
 use crate::llm::{ApiKey, LlmClient, LlmConfig, Spend};
 use crate::pool::Scheduled;
@@ -26,6 +27,8 @@ pub(crate) struct Prepared {
     pub(crate) invalid: Vec<InvalidTask>,
     /// Final results kept from earlier invocations.
     pub(crate) kept: Vec<TaskRecord>,
+    /// Why results that would have been kept run again, with how many.
+    pub(crate) rerun: BTreeMap<String, usize>,
     /// Tasks to run.
     pub(crate) work: Vec<Scheduled>,
     /// Invocations of this run dir before this one.
@@ -45,7 +48,7 @@ pub(crate) struct Prepared {
 }
 
 /// Prepares the batch `config` describes.
-pub(crate) fn prepare(config: &RunSettings) -> Result<Prepared, BatchError> {
+pub(crate) async fn prepare(config: &RunSettings) -> Result<Prepared, BatchError> {
     let mut loaded = if config.paths.is_empty() {
         LoadedTasks::default()
     } else {
@@ -68,22 +71,38 @@ pub(crate) fn prepare(config: &RunSettings) -> Result<Prepared, BatchError> {
     let (sandbox, sandbox_warning) =
         sandbox::resolve(config.sandbox, shim.as_deref()).map_err(BatchError::Refused)?;
     let layout = RunLayout::new(&config.run_dir);
-    let resumed = plan_resume(&layout, loaded.tasks, config.resume)?;
+    let tasks = loaded
+        .tasks
+        .into_iter()
+        .map(|task| {
+            let inputs = inputs_of(&task, config);
+            (task, inputs)
+        })
+        .collect();
+    let resumed = plan_resume(&layout, tasks, config.resume)?;
     let work: Vec<Scheduled> = resumed
         .work
         .into_iter()
-        .map(|(task, previous)| Scheduled { task, previous })
+        .map(|(task, inputs, previous)| Scheduled {
+            task,
+            inputs,
+            previous,
+        })
         .collect();
     let spend = Arc::new(Spend::default());
     let llm = match &config.llm {
-        Some(c) => Some(Arc::new(client(c, &work, config.eval, spend.clone())?)),
-        None => None,
+        Some(c) => client(c, &work, config, spend.clone()).await?,
+        None => {
+            refuse_agents_without_llm(&work)?;
+            None
+        }
     };
     Ok(Prepared {
         layout,
         selection,
         invalid: loaded.invalid,
         kept: resumed.kept,
+        rerun: resumed.rerun,
         work,
         previous_invocations: resumed.previous_invocations,
         discarding: resumed.discarding,
@@ -95,31 +114,51 @@ pub(crate) fn prepare(config: &RunSettings) -> Result<Prepared, BatchError> {
     })
 }
 
-/// The run's LLM client. A hosted service without a key is refused before anything
-/// runs, but only when some task will actually talk to the LLM (a replay needs none).
-fn client(
+/// Tasks that need an LLM agent when none is configured: refused before any task runs
+/// (each would only end in the same error).
+fn refuse_agents_without_llm(work: &[Scheduled]) -> Result<(), BatchError> {
+    let needing: Vec<&str> = work
+        .iter()
+        .filter(|s| !matches!(s.task.shape, TaskShape::RecordedPlan { .. }))
+        .map(|s| s.task.id.as_str())
+        .collect();
+    let Some(first) = needing.first() else {
+        return Ok(());
+    };
+    let more = match needing.len() {
+        1 => String::new(),
+        n => format!(" and {} more", n - 1),
+    };
+    Err(BatchError::Refused(format!(
+        "{first}{more} {} an LLM agent and none is configured: run with --model MODEL (the key goes in $OPENAI_API_KEY; --llm-base-url for another server)",
+        if needing.len() == 1 { "needs" } else { "need" }
+    )))
+}
+
+/// The run's LLM client, when some task will talk to the LLM (a replay needs none). A
+/// hosted service without a key, or a server that cannot be reached, is refused before
+/// anything runs.
+async fn client(
     c: &LlmConfig,
     work: &[Scheduled],
-    eval: EvalMode,
+    config: &RunSettings,
     spend: Arc<Spend>,
-) -> Result<LlmClient, BatchError> {
+) -> Result<Option<Arc<LlmClient>>, BatchError> {
     let key = ApiKey::from_env(&c.api_key_env);
-    let judged = |t: &Task| match eval {
-        EvalMode::Llm => true,
-        EvalMode::Auto => t.checks.is_empty(),
-        EvalMode::Checks | EvalMode::None => false,
-    };
-    let needed = work
-        .iter()
-        .any(|s| !matches!(s.task.shape, TaskShape::RecordedPlan { .. }) || judged(&s.task));
-    if needed && key.is_none() && c.needs_key() {
+    let needed = work.iter().any(|s| uses_llm(&s.task, config));
+    if !needed {
+        return Ok(LlmClient::new(c.clone(), key, spend).map(Arc::new).ok());
+    }
+    if key.is_none() && c.needs_key() {
         return Err(BatchError::Refused(format!(
             "no API key for {}: set ${} (keys are read only from the environment)",
             without_userinfo(&c.base_url),
             c.api_key_env
         )));
     }
-    LlmClient::new(c.clone(), key, spend).map_err(BatchError::Internal)
+    let client = LlmClient::new(c.clone(), key, spend).map_err(BatchError::Internal)?;
+    client.probe().await.map_err(BatchError::Refused)?;
+    Ok(Some(Arc::new(client)))
 }
 
 /// Every id of the batch, valid and invalid, sorted.

@@ -43,6 +43,8 @@ struct Failure {
     error: LlmError,
     transient: bool,
     retry_after: Option<Duration>,
+    /// Set when no connection could be made at all, with the cause in a few words.
+    unreachable: Option<String>,
 }
 
 impl LlmClient {
@@ -64,6 +66,29 @@ impl LlmClient {
             key,
             spend,
         })
+    }
+
+    /// Checks, before a run starts, that the server can be reached at all: any HTTP
+    /// answer to a `GET` of the base URL will do (it costs no tokens); no connection, a
+    /// failed name lookup or TLS handshake is the error, in a few words.
+    pub(crate) async fn probe(&self) -> Result<(), String> {
+        let url = self.config.base_url.trim_end_matches('/').to_string();
+        let request = self
+            .http
+            .get(&url)
+            .timeout(self.config.timeout.min(Duration::from_secs(10)));
+        match request.send().await {
+            Ok(_) => Ok(()),
+            Err(e) if e.is_timeout() => Err(format!(
+                "cannot reach the LLM at {}: no answer within 10s; is the server running? check --llm-base-url",
+                crate::text::without_userinfo(&url)
+            )),
+            Err(e) => Err(format!(
+                "cannot reach the LLM at {}: {}; is the server running? check --llm-base-url",
+                crate::text::without_userinfo(&url),
+                self.redact(&root_cause(&e))
+            )),
+        }
     }
 
     /// The cost of `usage` at the model's price (unknown without a price).
@@ -106,9 +131,16 @@ impl LlmClient {
                 }
                 Err(f) if !f.transient => return Err(f.error),
                 Err(f) if attempt > self.config.max_retries => {
-                    return Err(LlmError::GaveUp {
-                        attempts: attempt,
-                        last: f.error.to_string(),
+                    return Err(match f.unreachable {
+                        Some(cause) => LlmError::Unreachable {
+                            url: crate::text::without_userinfo(&self.config.endpoint()),
+                            cause,
+                            attempts: attempt,
+                        },
+                        None => LlmError::GaveUp {
+                            attempts: attempt,
+                            last: f.error.to_string(),
+                        },
                     });
                 }
                 Err(f) => {
@@ -143,6 +175,7 @@ impl LlmClient {
             error: LlmError::Transient(self.redact(&message)),
             transient: true,
             retry_after: None,
+            unreachable: None,
         };
         let response = match request.send().await {
             Ok(r) => r,
@@ -151,6 +184,15 @@ impl LlmClient {
                     "no answer within {}",
                     humantime::format_duration(self.config.timeout)
                 )));
+            }
+            Err(e) if e.is_connect() => {
+                let cause = self.redact(&root_cause(&e));
+                let mut failure = transient(format!(
+                    "cannot reach {}: {cause}",
+                    crate::text::without_userinfo(&url)
+                ));
+                failure.unreachable = Some(cause);
+                return Err(failure);
             }
             Err(e) => {
                 return Err(transient(format!(
@@ -193,6 +235,7 @@ impl LlmClient {
                 error: LlmError::Transient(format!("{code} {reason}{detail}")),
                 transient: true,
                 retry_after: wait,
+                unreachable: None,
             });
         }
         let error = match code {
@@ -221,6 +264,7 @@ impl LlmClient {
             error,
             transient: false,
             retry_after: None,
+            unreachable: None,
         })
     }
 
@@ -282,6 +326,18 @@ async fn read_body(mut response: reqwest::Response) -> Result<String, BodyError>
         body.extend_from_slice(&chunk);
     }
     Ok(String::from_utf8_lossy(&body).into_owned())
+}
+
+/// The innermost cause of an error ("Connection refused (os error 111)"): reqwest's
+/// outer layers only say that sending failed.
+fn root_cause(e: &dyn std::error::Error) -> String {
+    let mut cause = e.to_string();
+    let mut source = e.source();
+    while let Some(s) = source {
+        cause = s.to_string();
+        source = s.source();
+    }
+    cause
 }
 
 /// An error and its causes on one line (reqwest's own message is terse).

@@ -36,6 +36,19 @@ pub(crate) enum LlmError {
     /// A failure that may pass (429, 5xx, timeout, connection, malformed body).
     #[error("{0}")]
     Transient(String),
+    /// No connection could be made, until the retries ran out: the server is down or
+    /// the URL is wrong, and every task would fail the same way.
+    #[error(
+        "cannot reach the LLM at {url}: {cause} ({attempts} attempts); is the server running? check --llm-base-url"
+    )]
+    Unreachable {
+        /// The URL called (without credentials).
+        url: String,
+        /// The cause, in a few words.
+        cause: String,
+        /// Requests made.
+        attempts: u32,
+    },
     /// Transient failures until the retries ran out.
     #[error("the LLM was unreachable after {attempts} attempts; last: {last}")]
     GaveUp {
@@ -50,7 +63,20 @@ impl LlmError {
     /// True for failures that will recur on every task (wrong key, wrong model), so the
     /// run should stop scheduling instead of failing every task the same way.
     pub(crate) fn is_fatal(&self) -> bool {
-        matches!(self, Self::Unauthorized { .. } | Self::NotFound { .. })
+        matches!(
+            self,
+            Self::Unauthorized { .. } | Self::NotFound { .. } | Self::Unreachable { .. }
+        )
+    }
+
+    /// Requests retried before the call gave up.
+    pub(crate) fn retries(&self) -> u32 {
+        match self {
+            Self::Unreachable { attempts, .. } | Self::GaveUp { attempts, .. } => {
+                attempts.saturating_sub(1)
+            }
+            _ => 0,
+        }
     }
 }
 

@@ -2,7 +2,9 @@
 //! an attempt opened, an attempt closed (finished or to be retried), or never started.
 
 use crate::attempt::AttemptOutcome;
-use crate::record::{AttemptRecord, AttemptStatus, SessionType, ShapeName, TaskRecord, TaskStatus};
+use crate::record::{
+    AttemptRecord, AttemptStatus, Inputs, SessionType, ShapeName, TaskRecord, TaskStatus,
+};
 use crate::task::Task;
 use crate::units::{Timestamp, seconds};
 
@@ -26,11 +28,12 @@ pub(crate) fn new_record(task: &Task) -> TaskRecord {
 /// attempt, if any).
 pub(super) fn open_attempt(
     task: &Task,
+    inputs: &Inputs,
     previous: Option<TaskRecord>,
     now: Timestamp,
 ) -> TaskRecord {
     let mut record = previous.unwrap_or_else(|| new_record(task));
-    refresh_from_task(&mut record, task);
+    refresh_from_task(&mut record, task, inputs);
     for earlier in &mut record.attempts {
         if earlier.status == AttemptStatus::Running {
             earlier.status = AttemptStatus::Interrupted;
@@ -94,18 +97,24 @@ pub(super) fn await_retry(record: &mut TaskRecord, delay_s: f64) {
 }
 
 /// The record of a task that never started because the run stopped.
-pub(super) fn not_started(task: &Task, previous: Option<TaskRecord>, reason: &str) -> TaskRecord {
+pub(super) fn not_started(
+    task: &Task,
+    inputs: &Inputs,
+    previous: Option<TaskRecord>,
+    reason: &str,
+) -> TaskRecord {
     let mut record = previous.unwrap_or_else(|| new_record(task));
-    refresh_from_task(&mut record, task);
+    refresh_from_task(&mut record, task, inputs);
     record.status = TaskStatus::Cancelled;
     record.error = Some(format!("not started: {reason}"));
     record
 }
 
 /// Brings a record from an earlier invocation up to date with the task file as it is now.
-fn refresh_from_task(record: &mut TaskRecord, task: &Task) {
+fn refresh_from_task(record: &mut TaskRecord, task: &Task, inputs: &Inputs) {
     record.source = task.source.display().to_string();
     record.source_hash = task.source_hash.clone();
+    record.inputs = Some(inputs.clone());
     record.shape = ShapeName::of(&task.shape);
     record.session = SessionType::of(&task.shape);
     record.request = task.request.clone();

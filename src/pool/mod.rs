@@ -23,7 +23,7 @@ pub(crate) use stop::StopTokens;
 
 use crate::attempt::{AttemptOutcome, AttemptRunner, AttemptStop};
 use crate::event::{Event, EventSender, TaskFinished};
-use crate::record::TaskRecord;
+use crate::record::{Inputs, TaskRecord};
 use crate::task::Task;
 use crate::units::Timestamp;
 use rules::FailLimit;
@@ -32,6 +32,8 @@ use rules::FailLimit;
 pub(crate) struct Scheduled {
     /// The task.
     pub(crate) task: Task,
+    /// What its result will depend on (recorded with it).
+    pub(crate) inputs: Inputs,
     /// Its last record in this run dir (attempts continue from it).
     pub(crate) previous: Option<TaskRecord>,
 }
@@ -39,6 +41,7 @@ pub(crate) struct Scheduled {
 /// A task in the pool's hands.
 struct Item {
     task: Arc<Task>,
+    inputs: Arc<Inputs>,
     previous: Option<TaskRecord>,
     /// Retries already made in this invocation.
     retries: u32,
@@ -99,6 +102,7 @@ impl SessionPool {
             .into_iter()
             .map(|s| Item {
                 task: Arc::new(s.task),
+                inputs: Arc::new(s.inputs),
                 previous: s.previous,
                 retries: 0,
             })
@@ -143,6 +147,7 @@ impl SessionPool {
         for item in waiting.into_iter().map(|(_, item)| item).chain(queue) {
             let record = lifecycle::not_started(
                 &item.task,
+                &item.inputs,
                 item.previous,
                 reason.as_deref().unwrap_or("the run stopped"),
             );
@@ -179,7 +184,12 @@ impl SessionPool {
         mut item: Item,
         stop: &StopTokens,
     ) -> (tokio::task::Id, Running) {
-        let record = lifecycle::open_attempt(&item.task, item.previous.take(), Timestamp::now());
+        let record = lifecycle::open_attempt(
+            &item.task,
+            &item.inputs,
+            item.previous.take(),
+            Timestamp::now(),
+        );
         let previous_attempts = record.attempt_count() - 1;
         self.events
             .send(Event::TaskStarted(Box::new(record.clone())));

@@ -40,6 +40,7 @@ impl AttemptRunner for Counting {
 fn work(ids: &[&str]) -> Vec<Scheduled> {
     ids.iter()
         .map(|id| Scheduled {
+            inputs: Default::default(),
             task: task(id),
             previous: None,
         })

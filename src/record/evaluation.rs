@@ -1,6 +1,6 @@
 //! Evaluation results in UFO's EvaluationAgent schema (ufo.md §5): `reason`,
 //! `sub_scores: [{name, evaluation}]`, `complete: yes|no|unsure`, whether they come from
-//! deterministic checks or an LLM judge.
+//! deterministic checks, an LLM judge, or the verdict a replayed plan was recorded with.
 
 use std::fmt;
 
@@ -36,6 +36,8 @@ pub(crate) enum Evaluator {
     Checks,
     /// The LLM judge (EvaluationAgent).
     Llm,
+    /// A replay with no checks of its own: the verdict the plan was recorded with.
+    Recording,
 }
 
 /// One criterion and its verdict.

@@ -4,6 +4,7 @@
 
 mod agent_status;
 mod evaluation;
+mod inputs;
 mod names;
 mod status;
 mod step;
@@ -11,6 +12,7 @@ mod task;
 
 pub(crate) use agent_status::AgentStatus;
 pub(crate) use evaluation::{Complete, Evaluation, Evaluator, SubScore};
+pub(crate) use inputs::Inputs;
 pub(crate) use names::{SessionType, ShapeName};
 pub(crate) use status::{AttemptStatus, TaskStatus};
 pub(crate) use step::{ActionRecord, StepRecord};

@@ -3,7 +3,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::{AttemptStatus, Complete, TaskStatus};
+use super::{AttemptStatus, Complete, Inputs, TaskStatus};
 use super::{SessionType, ShapeName};
 use crate::task::TaskId;
 use crate::units::{Timestamp, Usage};
@@ -55,6 +55,10 @@ pub(crate) struct TaskRecord {
     /// Hash of the task file's bytes when it ran.
     #[serde(default)]
     pub(crate) source_hash: String,
+    /// What made this result (absent in records of older versions: such a result is
+    /// never kept by a resumed run).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) inputs: Option<Inputs>,
     /// The task file's shape.
     pub(crate) shape: ShapeName,
     /// The session type that ran it.
@@ -123,6 +127,7 @@ impl TaskRecord {
             id,
             source,
             source_hash,
+            inputs: None,
             shape,
             session,
             request,

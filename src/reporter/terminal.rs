@@ -124,6 +124,9 @@ impl Terminal {
                 "; {kept} already have a result and are kept (--rerun-failed or --fresh to run them again)"
             ));
         }
+        for (why, n) in &r.rerun {
+            line.push_str(&format!("; {} re-run: {why}", plural(*n, "task")));
+        }
         if self.mode != TerminalMode::Quiet {
             self.print(&line);
         }

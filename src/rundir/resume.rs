@@ -4,6 +4,7 @@
 //! run again. `--fresh` deletes the run dir first, and only a ufo-batch run dir.
 //! [`plan_resume`] makes every decision of a run in one call.
 
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use serde::Serialize;
@@ -12,7 +13,7 @@ use super::layout::RunLayout;
 use super::lock::RunLock;
 use super::records::{previous_record, read_run_json};
 use crate::record::ShapeName;
-use crate::record::{TaskRecord, TaskStatus};
+use crate::record::{Inputs, TaskRecord, TaskStatus};
 use crate::task::Task;
 
 /// What to do with results already in the run dir.
@@ -60,8 +61,9 @@ pub(crate) enum RunDirError {
 /// What to do with one task.
 #[derive(Debug)]
 enum Decision {
-    /// Run it; attempts continue from the earlier record if there is one.
-    Run(Option<TaskRecord>),
+    /// Run it; attempts continue from the earlier record if there is one. When its
+    /// result would have been kept but was made from other inputs, what changed.
+    Run(Option<TaskRecord>, Option<String>),
     /// Keep its earlier final result.
     Keep(TaskRecord),
 }
@@ -75,8 +77,10 @@ pub(crate) struct Resumption {
     pub(crate) discarding: Discarding,
     /// Final results kept from earlier invocations.
     pub(crate) kept: Vec<TaskRecord>,
-    /// Tasks to run, each with its earlier record if it has one.
-    pub(crate) work: Vec<(Task, Option<TaskRecord>)>,
+    /// Tasks to run, each with its inputs and its earlier record if it has one.
+    pub(crate) work: Vec<(Task, Inputs, Option<TaskRecord>)>,
+    /// Why results that would have been kept run again (what changed), with how many.
+    pub(crate) rerun: BTreeMap<String, usize>,
     /// This runner's hold on the run dir; keep it until the run ends.
     pub(crate) lock: RunLock,
 }
@@ -85,17 +89,23 @@ pub(crate) struct Resumption {
 /// decides, task by task, what is kept and what runs.
 pub(crate) fn plan_resume(
     layout: &RunLayout,
-    tasks: Vec<Task>,
+    tasks: Vec<(Task, Inputs)>,
     mode: ResumeMode,
 ) -> Result<Resumption, RunDirError> {
     let lock = RunLock::acquire(layout)?;
     let (previous_invocations, discarding) = prepare_run_dir(layout, mode)?;
     let mut kept = Vec::new();
     let mut work = Vec::new();
-    for task in tasks {
-        match decide(&task, previous_record(layout, &task.id), mode) {
+    let mut rerun = BTreeMap::new();
+    for (task, inputs) in tasks {
+        match decide(&inputs, previous_record(layout, &task.id), mode) {
             Decision::Keep(record) => kept.push(record),
-            Decision::Run(previous) => work.push((task, previous)),
+            Decision::Run(previous, why) => {
+                if let Some(why) = why {
+                    *rerun.entry(why).or_default() += 1;
+                }
+                work.push((task, inputs, previous));
+            }
         }
     }
     Ok(Resumption {
@@ -103,6 +113,7 @@ pub(crate) fn plan_resume(
         discarding,
         kept,
         work,
+        rerun,
         lock,
     })
 }
@@ -197,21 +208,28 @@ fn delete_in_background(trash: Vec<PathBuf>) -> Discarding {
     Discarding(handle)
 }
 
-/// Whether `task` runs again, given its stored record.
-fn decide(task: &Task, previous: Option<TaskRecord>, mode: ResumeMode) -> Decision {
+/// Whether a task with `inputs` runs again, given its stored record. A result is kept
+/// only when it is a verdict on the task (an infrastructure `error` is not: it runs
+/// again) and was made from the same inputs.
+fn decide(inputs: &Inputs, previous: Option<TaskRecord>, mode: ResumeMode) -> Decision {
     let Some(record) = previous else {
-        return Decision::Run(None);
+        return Decision::Run(None, None);
     };
-    let changed = record.source_hash != task.source_hash || record.shape == ShapeName::Invalid;
-    let keep = !changed
+    let keepable = record.shape != ShapeName::Invalid
         && match mode {
-            ResumeMode::Resume => record.status.is_done(),
+            ResumeMode::Resume => record.status.is_done() && record.status != TaskStatus::Error,
             ResumeMode::RerunFailed => record.status == TaskStatus::Passed,
             ResumeMode::Fresh => false,
         };
-    if keep {
-        Decision::Keep(record)
-    } else {
-        Decision::Run(Some(record))
+    if !keepable {
+        return Decision::Run(Some(record), None);
+    }
+    let change = match &record.inputs {
+        None => Some("its result was made by an older ufo-batch".to_string()),
+        Some(earlier) => earlier.change_to(inputs),
+    };
+    match change {
+        None => Decision::Keep(record),
+        Some(why) => Decision::Run(Some(record), Some(why)),
     }
 }

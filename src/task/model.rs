@@ -22,11 +22,11 @@ pub(crate) struct Task {
     pub(crate) request: String,
     /// UFO's `object`: the file or application the task is about.
     pub(crate) object: Option<String>,
+    /// The file `object` names, found when the task file loaded.
+    pub(crate) object_file: Option<PathBuf>,
+    /// For a recorded plan: the verdict it was recorded with.
+    pub(crate) recorded: Option<RecordedVerdict>,
     /// UFO's `close`: close the application afterwards.
-    #[cfg_attr(
-        not(test),
-        expect(dead_code, reason = "read once desktop sessions open applications")
-    )]
     pub(crate) close: bool,
     /// Free-form labels, carried into results.
     pub(crate) tags: Vec<String>,
@@ -61,6 +61,8 @@ impl Task {
             shape,
             request,
             object: None,
+            object_file: None,
+            recorded: None,
             close: false,
             tags: Vec::new(),
             timeout: None,
@@ -83,6 +85,20 @@ impl Task {
             ..self.clone()
         }
     }
+}
+
+/// The verdict a recorded plan was recorded with (`plan.json`'s `recorded`): a replay
+/// with no checks of its own rests on it, so that replaying a failure cannot pass.
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+pub(crate) struct RecordedVerdict {
+    /// The recorded task's status (`passed`, `failed`, ...).
+    pub(crate) status: String,
+    /// Who judged it (`checks`, `llm`), if anyone did.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) evaluator: Option<String>,
+    /// Why, in words.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) reason: Option<String>,
 }
 
 /// The task shapes of design.md §2, with what each carries.

@@ -48,10 +48,11 @@ fn a_request_is_solved_with_real_commands_and_its_plan_replays_without_the_llm()
         ],
     );
     let p = llm_project();
+    // UFO's layout: the object lives in files/ beside tasks/ and is copied in.
+    p.file("files/nums.txt", "1\n2\n3\n");
     p.task(
         "sum.json",
         json!({"task": format!("Sum the numbers in nums.txt into total.txt {}", marker("sum")), "object": "nums.txt",
-               "files": {"nums.txt": "1\n2\n3\n"},
                "evaluate": [{"type": "file_equals", "path": "total.txt", "content": "6\n"}]}),
     );
     let out = run_with(&p, &mock, &[]);
@@ -172,6 +173,7 @@ fn a_step_plan_gets_one_round_per_step() {
         ],
     );
     let p = llm_project();
+    p.file("files/draft.docx", "a document");
     p.task(
         "doc.json",
         json!({"task": format!("Write a heading {}", marker("steps")), "object": "draft.docx",
@@ -483,16 +485,19 @@ fn pending_goes_on_and_confirm_is_denied_unattended() {
 }
 
 #[test]
-fn llm_tasks_without_a_model_say_how_to_configure_one() {
+fn llm_tasks_without_a_model_are_refused_before_anything_runs() {
     let p = Project::new();
-    p.task("t.json", json!({"task": "do it", "object": "a.docx"}));
+    p.task("t.json", json!({"task": "do it", "object": "notepad"}));
+    p.task("replay.json", crate::helpers::shell_plan("r", &["true"]));
     let out = p.run(&[]);
-    out.expect_code(1);
-    let error = out.status("t")["error"].as_str().unwrap().to_string();
+    out.expect_code(2);
     assert!(
-        error.contains("needs an LLM agent and none is configured: run with --model MODEL"),
-        "{error}"
+        out.stderr
+            .contains("t needs an LLM agent and none is configured: run with --model MODEL"),
+        "{}",
+        out.stderr
     );
+    assert!(!out.run_dir("tasks").join("replay").exists(), "nothing ran");
 }
 
 #[test]

@@ -235,6 +235,19 @@ async fn serve_connection(socket: TcpStream, state: Arc<Mutex<State>>) -> std::i
         reader.read_exact(&mut body).await?;
         let body: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
         let path = line.split_whitespace().nth(1).unwrap_or("").to_string();
+        if line.starts_with("GET ") {
+            // What a real server answers the runner's reachability probe.
+            let text = r#"{"error": {"message": "not found"}}"#;
+            let head = format!(
+                "HTTP/1.1 404 X\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n",
+                text.len()
+            );
+            let socket = reader.get_mut();
+            socket.write_all(head.as_bytes()).await?;
+            socket.write_all(text.as_bytes()).await?;
+            socket.flush().await?;
+            continue;
+        }
         let reply = route(&state, path, headers.clone(), body);
         let delay = state.lock().unwrap().delay;
         if !delay.is_zero() {

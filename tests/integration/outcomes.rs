@@ -106,7 +106,7 @@ fn errors_do_not_stop_the_batch() {
         json!({"request": "x", "setup": [{"action": "execute_command", "parameters": {"command": "exit 7"}}], "actions": []}),
     )
     .file("tasks/broken.json", "not json")
-    .task("needs_llm.json", json!({"request": "do something clever"}));
+    .task("missing_input.json", json!({"request": "x", "setup": [{"action": "read_file", "parameters": {"path": "input.txt"}}], "actions": []}));
     for i in 0..5 {
         p.task(&format!("ok{i}.json"), shell_plan("ok", &["echo ok"]));
     }
@@ -125,7 +125,7 @@ fn errors_do_not_stop_the_batch() {
         "{setup}"
     );
     assert_eq!(out.status_of("broken"), "error");
-    assert_eq!(out.status_of("needs_llm"), "error");
+    assert_eq!(out.status_of("missing_input"), "error");
     assert!(
         out.stderr
             .contains("8 tasks: 5 passed, 0 failed, 3 error in"),
@@ -139,7 +139,7 @@ fn result_files_parse_and_agree() {
     let p = Project::new();
     p.task("a/pass.json", shell_plan("pass", &["echo a > a.txt"]))
         .task("a/fail.json", json!({"request": "f", "actions": [], "evaluate": [{"type": "file_exists", "path": "nope"}]}))
-        .task("b/error.json", json!({"request": "needs an llm"}))
+        .task("b/error.json", json!({"request": "e", "setup": [{"action": "execute_command", "parameters": {"command": "exit 3"}}], "actions": []}))
         .file("tasks/b/bad.json", "{");
     let out = p.run(&[]);
     out.expect_code(1);

@@ -85,6 +85,8 @@ impl Checker<'_> {
             source_hash: crate::hash::hex(text.as_bytes()),
             shape,
             request,
+            object_file: self.object(raw.object.as_deref()),
+            recorded: raw.recorded,
             object: raw.object,
             close,
             tags: raw.tags.unwrap_or_default(),
@@ -200,6 +202,20 @@ impl Checker<'_> {
             (None, None) => TaskShape::SeedRequest,
         };
         Some((shape, text.to_string()))
+    }
+
+    fn object(&mut self, object: Option<&str>) -> Option<std::path::PathBuf> {
+        match crate::task::object::locate_object(self.file, object?) {
+            Ok(found) => found,
+            Err(e) => {
+                self.problem(
+                    "object",
+                    e,
+                    "put the file in PROJECT/files/ beside PROJECT/tasks/ (UFO's layout) or beside the task file",
+                );
+                None
+            }
+        }
     }
 
     fn close(&mut self, close: Option<BoolLike>) -> bool {

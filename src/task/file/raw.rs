@@ -4,7 +4,7 @@ use std::collections::BTreeMap;
 
 use serde::Deserialize;
 
-use crate::task::{Action, Check};
+use crate::task::{Action, Check, RecordedVerdict};
 
 /// Keys a task file may have; anything else is a warning.
 pub(super) const KNOWN_KEYS: &[&str] = &[
@@ -21,6 +21,7 @@ pub(super) const KNOWN_KEYS: &[&str] = &[
     "files",
     "setup",
     "evaluate",
+    "recorded",
 ];
 /// Keys an action may have.
 pub(super) const ACTION_KEYS: &[&str] = &["agent", "action", "parameters", "expect", "comment"];
@@ -41,6 +42,7 @@ pub(super) struct RawTask {
     pub(super) files: Option<BTreeMap<String, String>>,
     pub(super) setup: Option<Vec<Action>>,
     pub(super) evaluate: Option<Vec<Check>>,
+    pub(super) recorded: Option<RecordedVerdict>,
 }
 
 /// UFO's `close` is a bool, but dataflow writes the string `"True"`.

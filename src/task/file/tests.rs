@@ -26,7 +26,7 @@ fn problems(text: &str) -> Vec<String> {
 fn tells_the_four_shapes_apart() {
     let shapes = [
         (
-            r#"{"task": "t", "object": "a.docx", "close": true}"#,
+            r#"{"task": "t", "object": "notepad", "close": true}"#,
             "UfoRequest",
         ),
         (r#"{"task": "t", "steps": ["a", "b"]}"#, "UfoStepPlan"),

@@ -1,0 +1,75 @@
+//! What a task's result depends on, for the record and for resuming: the task file, its
+//! object file, and those settings of this run that change the task's outcome. The
+//! LLM's settings count only for a task that talks to the LLM (an agent or the judge).
+
+use std::collections::BTreeMap;
+
+use humantime::format_duration;
+
+use super::RunSettings;
+use crate::eval::EvalMode;
+use crate::record::Inputs;
+use crate::regular_file::read_bounded;
+use crate::task::{Task, TaskShape};
+
+/// The largest object file hashed whole (larger ones are hashed by size and time).
+const HASHED_OBJECT: u64 = 256 << 20;
+
+/// True when `task` will talk to the LLM under `config`: an agent, or the judge.
+pub(super) fn uses_llm(task: &Task, config: &RunSettings) -> bool {
+    let agent = !matches!(task.shape, TaskShape::RecordedPlan { .. });
+    let judged = match config.eval {
+        EvalMode::Llm => true,
+        EvalMode::Auto => task.checks.is_empty() && task.recorded.is_none() && config.llm.is_some(),
+        EvalMode::Checks | EvalMode::None => false,
+    };
+    agent || judged
+}
+
+/// The inputs of `task`'s result under `config`.
+pub(super) fn inputs_of(task: &Task, config: &RunSettings) -> Inputs {
+    let mut settings = BTreeMap::new();
+    let mut set = |name: &str, value: String| {
+        settings.insert(name.to_string(), value);
+    };
+    set("eval", format!("{:?}", config.eval).to_lowercase());
+    set(
+        "timeout",
+        format_duration(task.timeout.unwrap_or(config.timeout)).to_string(),
+    );
+    let limit = |v: Option<u32>| v.map_or_else(|| "default".to_string(), |n| n.to_string());
+    set("max_steps", limit(task.max_steps.or(config.max_steps)));
+    set("max_rounds", limit(config.max_rounds));
+    set(
+        "command_timeout",
+        format_duration(config.shell.command_timeout).to_string(),
+    );
+    let shown = |v: Option<u64>| v.map_or_else(|| "none".to_string(), |n| n.to_string());
+    set("memory_limit", shown(config.shell.limits.memory_bytes));
+    set("cpu_limit", shown(config.shell.limits.cpu_seconds));
+    if let Some(llm) = config.llm.as_ref().filter(|_| uses_llm(task, config)) {
+        set("model", llm.model.clone());
+        set("base_url", crate::text::without_userinfo(&llm.base_url));
+        set("api_type", format!("{:?}", llm.api_type).to_lowercase());
+        set("temperature", llm.temperature.to_string());
+        set("max_tokens", llm.max_tokens.to_string());
+        set("response_format", format!("{:?}", llm.response_format));
+        set(
+            "agent",
+            serde_json::to_string(&config.agent).unwrap_or_default(),
+        );
+        set("prompts", crate::agent::prompt_version());
+    }
+    Inputs {
+        task_file: task.source_hash.clone(),
+        object: task.object_file.as_ref().map(|path| {
+            match read_bounded(path, HASHED_OBJECT, Some(HASHED_OBJECT)) {
+                Ok(file) => crate::hash::hex(&file.bytes),
+                Err(_) => std::fs::metadata(path)
+                    .map(|m| format!("{}:{:?}", m.len(), m.modified().ok()))
+                    .unwrap_or_else(|e| e.to_string()),
+            }
+        }),
+        settings,
+    }
+}
