@@ -37,6 +37,9 @@ pub(super) fn duration_option(
         .transpose()
 }
 
+/// The folder UFO keeps a project's task files in.
+const UFO_TASKS: &str = "tasks";
+
 /// The run name a path gives: a folder's name, or a file's name without `.json`.
 pub(super) fn default_run_name(path: &Path) -> Result<String, ConfigError> {
     let absolute = path.canonicalize().unwrap_or_else(|_| path.to_path_buf());
@@ -48,6 +51,12 @@ pub(super) fn default_run_name(path: &Path) -> Result<String, ConfigError> {
     let mut name = name
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_default();
+    if name == UFO_TASKS
+        && let Some(project) = absolute.parent().and_then(Path::file_name)
+    {
+        // UFO keeps every project's tasks in `PROJECT/tasks`: name the run after PROJECT.
+        name = project.to_string_lossy().into_owned();
+    }
     if absolute.is_dir() && crate::rundir::is_run_dir(&absolute) {
         // Replaying an earlier run must not resume that same run dir.
         name.push_str("-replay");

@@ -31,7 +31,7 @@ fn one_ctrl_c_drains_then_the_grace_period_ends_it() {
         "--progress",
         "lines",
     ]);
-    let dir = p.path().join("results/tasks");
+    let dir = p.path().join("results/proj");
     assert!(
         eventually(|| count_status(&dir, "running") == 2),
         "two tasks never started"
@@ -75,10 +75,10 @@ fn one_ctrl_c_drains_then_the_grace_period_ends_it() {
         2,
         "{killed:?}"
     );
-    let run_json = read_json(&out.run_dir("tasks").join("run.json"));
+    let run_json = read_json(&out.run_dir("proj").join("run.json"));
     assert_eq!(run_json["state"], "interrupted");
     assert_eq!(
-        read_json(&out.run_dir("tasks").join("tasks_status.json")),
+        read_json(&out.run_dir("proj").join("tasks_status.json")),
         json!({"s0": false, "s1": false, "s2": false, "s3": false})
     );
 }
@@ -98,7 +98,7 @@ fn a_second_ctrl_c_stops_running_tasks_at_once_and_a_rerun_finishes() {
         "--progress",
         "lines",
     ]);
-    let dir = p.path().join("results/tasks");
+    let dir = p.path().join("results/proj");
     assert!(
         eventually(|| count_status(&dir, "running") >= 1 && dir.join("long/status.json").exists()),
         "nothing started"
@@ -139,7 +139,7 @@ fn sigterm_drains_like_ctrl_c() {
         "--progress",
         "lines",
     ]);
-    let dir = p.path().join("results/tasks");
+    let dir = p.path().join("results/proj");
     assert!(eventually(|| count_status(&dir, "running") == 1));
     run.signal(libc::SIGTERM);
     let out = run.wait();
@@ -217,7 +217,7 @@ fn a_scheduler_signalling_every_process_cancels_rather_than_fails() {
             "parameters": {"command": "test -e ../../../../go || sleep 30"}}]}),
     );
     let run = p.start(&["run", "tasks", "--grace", "5s", "--progress", "lines"]);
-    let dir = p.path().join("results/tasks");
+    let dir = p.path().join("results/proj");
     assert!(eventually(|| count_status(&dir, "running") == 1));
     assert!(eventually(|| descendants(run.pid()).iter().any(|&c| {
         std::fs::read_to_string(format!("/proc/{c}/cmdline")).is_ok_and(|c| c.starts_with("sleep"))

@@ -18,7 +18,7 @@ fn timed_tasks(p: &Project, n: usize) {
 fn intervals(p: &Project, n: usize) -> Vec<(u128, u128)> {
     (0..n)
         .map(|i| {
-            let ws = p.path().join(format!("results/tasks/t{i:02}/workspace"));
+            let ws = p.path().join(format!("results/proj/t{i:02}/workspace"));
             let read = |f: &str| {
                 std::fs::read_to_string(ws.join(f))
                     .unwrap()

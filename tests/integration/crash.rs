@@ -54,7 +54,7 @@ fn kill_9_and_resume_loses_nothing() {
     );
     let out = p.cmd(&args);
     out.expect_code(0);
-    let root = p.path().join("results/tasks");
+    let root = p.path().join("results/proj");
     assert_eq!(
         read_json(&root.join("summary.json"))["totals"]["passed"],
         TASKS

@@ -9,20 +9,23 @@ use serde_json::Value;
 /// Longest a single run of the binary may take before the test fails.
 const WATCHDOG: Duration = Duration::from_secs(180);
 
-/// A temporary folder holding task files under `tasks/` and results under `results/`.
+/// A temporary UFO-style project folder `proj/` holding task files under `tasks/` and
+/// results under `results/` (runs of `tasks/` are named `proj`, after the project).
 pub(crate) struct Project {
-    dir: tempfile::TempDir,
+    _dir: tempfile::TempDir,
+    root: PathBuf,
 }
 
 impl Project {
     pub(crate) fn new() -> Self {
-        Self {
-            dir: tempfile::tempdir().expect("temp dir"),
-        }
+        let dir = tempfile::tempdir().expect("temp dir");
+        let root = dir.path().join("proj");
+        std::fs::create_dir(&root).unwrap();
+        Self { _dir: dir, root }
     }
 
     pub(crate) fn path(&self) -> &Path {
-        self.dir.path()
+        &self.root
     }
 
     /// Writes `tasks/<rel>` as pretty JSON.
@@ -35,7 +38,7 @@ impl Project {
 
     /// Writes any file under the project.
     pub(crate) fn file(&self, rel: &str, text: &str) -> &Self {
-        let path = self.dir.path().join(rel);
+        let path = self.path().join(rel);
         std::fs::create_dir_all(path.parent().unwrap()).unwrap();
         std::fs::write(path, text).unwrap();
         self
@@ -43,15 +46,15 @@ impl Project {
 
     /// Runs `ufo-batch <args>` in the project folder.
     pub(crate) fn cmd(&self, args: &[&str]) -> Output {
-        run_binary(self.dir.path(), args, &[])
+        run_binary(self.path(), args, &[])
     }
 
     /// Runs `ufo-batch <args>` with extra environment variables.
     pub(crate) fn cmd_env(&self, args: &[&str], env: &[(&str, &str)]) -> Output {
-        run_binary(self.dir.path(), args, env)
+        run_binary(self.path(), args, env)
     }
 
-    /// Runs `ufo-batch run tasks --progress lines <extra>` and reads `results/tasks`.
+    /// Runs `ufo-batch run tasks --progress lines <extra>` and reads `results/proj`.
     pub(crate) fn run(&self, extra: &[&str]) -> Output {
         let mut args = vec!["run", "tasks", "--progress", "lines"];
         args.extend_from_slice(extra);
@@ -73,9 +76,9 @@ impl Output {
         self.cwd.join("results").join(name)
     }
 
-    /// `results/tasks/<id>/status.json`.
+    /// `results/proj/<id>/status.json`.
     pub(crate) fn status(&self, id: &str) -> Value {
-        read_json(&self.run_dir("tasks").join(id).join("status.json"))
+        read_json(&self.run_dir("proj").join(id).join("status.json"))
     }
 
     /// The `status` field of a task.
@@ -88,13 +91,13 @@ impl Output {
 
     /// A file of a task's results folder.
     pub(crate) fn task_file(&self, id: &str, name: &str) -> String {
-        let path = self.run_dir("tasks").join(id).join(name);
+        let path = self.run_dir("proj").join(id).join(name);
         std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
     }
 
-    /// `results/tasks/summary.json`.
+    /// `results/proj/summary.json`.
     pub(crate) fn summary(&self) -> Value {
-        read_json(&self.run_dir("tasks").join("summary.json"))
+        read_json(&self.run_dir("proj").join("summary.json"))
     }
 
     /// Fails the test showing the output unless the exit code is `code`.
@@ -194,12 +197,12 @@ pub(crate) struct Started {
 impl Project {
     /// Starts `ufo-batch <args>` without waiting for it.
     pub(crate) fn start(&self, args: &[&str]) -> Started {
-        spawn_binary(self.dir.path(), args, &[])
+        spawn_binary(self.path(), args, &[])
     }
 
     /// Runs `ufo-batch <args>`, failing the test if it takes longer than `limit`.
     pub(crate) fn cmd_within(&self, args: &[&str], limit: Duration) -> Output {
-        spawn_binary(self.dir.path(), args, &[]).wait_within(limit)
+        spawn_binary(self.path(), args, &[]).wait_within(limit)
     }
 }
 

@@ -95,8 +95,8 @@ fn ids_that_name_run_files_are_refused() {
     let summary = out.summary();
     assert_eq!(summary["totals"]["total"], 6);
     assert_eq!(summary["totals"]["error"], 5);
-    assert!(out.run_dir("tasks").join("junit.xml").is_file());
-    assert!(out.run_dir("tasks").join("report.md").is_file());
+    assert!(out.run_dir("proj").join("junit.xml").is_file());
+    assert!(out.run_dir("proj").join("report.md").is_file());
 }
 
 #[cfg(unix)]
@@ -199,7 +199,7 @@ fn two_runners_cannot_share_a_run_folder() {
     let first = p.start(&["run", "tasks", "--progress", "lines"]);
     assert!(crate::helpers::eventually(|| p
         .path()
-        .join("results/.tasks.lock")
+        .join("results/.proj.lock")
         .exists()));
     std::thread::sleep(Duration::from_millis(300));
     let second = p.run(&[]);
@@ -212,6 +212,6 @@ fn two_runners_cannot_share_a_run_folder() {
     first.wait().expect_code(0);
     // The lock went with the first runner.
     p.run(&[]).expect_code(0);
-    let record = read_json(&p.path().join("results/tasks/slow/status.json"));
+    let record = read_json(&p.path().join("results/proj/slow/status.json"));
     assert_eq!(record["attempts"].as_array().unwrap().len(), 1);
 }

@@ -102,7 +102,7 @@ fn a_request_is_solved_with_real_commands_and_its_plan_replays_without_the_llm()
     );
 
     // The summary has tokens and cost.
-    let csv = std::fs::read_to_string(out.run_dir("tasks").join("summary.csv")).unwrap();
+    let csv = std::fs::read_to_string(out.run_dir("proj").join("summary.csv")).unwrap();
     let row = csv.lines().nth(1).unwrap();
     assert!(
         row.starts_with("sum,FromFileSession,passed,yes,1,1,3,"),
@@ -128,7 +128,7 @@ fn a_request_is_solved_with_real_commands_and_its_plan_replays_without_the_llm()
     );
 
     // plan.json replays with no LLM at all: the server is gone, no --model.
-    let plan = read_json(&out.run_dir("tasks").join("sum/plan.json"));
+    let plan = read_json(&out.run_dir("proj").join("sum/plan.json"));
     assert_eq!(plan["actions"].as_array().unwrap().len(), 2);
     assert_eq!(plan["actions"][0]["agent"], "LinuxAgent");
     assert_eq!(plan["actions"][0]["comment"], "next I call execute_command");
@@ -143,14 +143,14 @@ fn a_request_is_solved_with_real_commands_and_its_plan_replays_without_the_llm()
     assert_eq!(again.status("sum")["status"], "passed");
     assert_eq!(again.status("sum")["session"], "FollowerSession");
     // And the run folder itself replays.
-    let from_run = p.cmd(&["run", "results/tasks", "--progress", "lines"]);
+    let from_run = p.cmd(&["run", "results/proj", "--progress", "lines"]);
     from_run.expect_code(0);
     assert!(
-        from_run.stderr.contains("results/tasks-replay"),
+        from_run.stderr.contains("results/proj-replay"),
         "{}",
         from_run.stderr
     );
-    let status = read_json(&p.path().join("results/tasks-replay/sum/status.json"));
+    let status = read_json(&p.path().join("results/proj-replay/sum/status.json"));
     assert_eq!(status["status"], "passed");
 }
 
@@ -372,7 +372,7 @@ fn an_unpriced_model_has_unknown_cost_not_zero() {
     ]);
     out.expect_code(0);
     assert_eq!(out.status("t")["cost_usd"], serde_json::Value::Null);
-    let csv = std::fs::read_to_string(out.run_dir("tasks").join("summary.csv")).unwrap();
+    let csv = std::fs::read_to_string(out.run_dir("proj").join("summary.csv")).unwrap();
     assert!(
         csv.lines()
             .nth(1)
@@ -477,9 +477,7 @@ fn pending_goes_on_and_confirm_is_denied_unattended() {
         "{sure}"
     );
     assert!(
-        p.path()
-            .join("results/tasks/sure/workspace/data/x")
-            .exists(),
+        p.path().join("results/proj/sure/workspace/data/x").exists(),
         "the denied command must not run"
     );
 }
@@ -497,7 +495,7 @@ fn llm_tasks_without_a_model_are_refused_before_anything_runs() {
         "{}",
         out.stderr
     );
-    assert!(!out.run_dir("tasks").join("replay").exists(), "nothing ran");
+    assert!(!out.run_dir("proj").join("replay").exists(), "nothing ran");
 }
 
 #[test]

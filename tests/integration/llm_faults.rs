@@ -221,7 +221,7 @@ fn a_wrong_key_stops_the_run_and_is_never_written_anywhere() {
     }
     assert!(leaks.is_empty(), "the key was written to {leaks:?}");
     assert!(!out.stderr.contains("SECRET-0123") && !out.stdout.contains("SECRET-0123"));
-    let run = crate::helpers::read_json(&out.run_dir("tasks").join("run.json"));
+    let run = crate::helpers::read_json(&out.run_dir("proj").join("run.json"));
     assert_eq!(
         run["config"]["llm"]["api_key"],
         "set (from $OPENAI_API_KEY)"

@@ -70,7 +70,7 @@ fn a_divergent_replay_fails_at_the_step_that_differs() {
     );
     assert!(
         !p.path()
-            .join("results/tasks/diverge/workspace/after")
+            .join("results/proj/diverge/workspace/after")
             .exists()
     );
     let steps: Vec<Value> = out
@@ -143,7 +143,7 @@ fn result_files_parse_and_agree() {
         .file("tasks/b/bad.json", "{");
     let out = p.run(&[]);
     out.expect_code(1);
-    let root = out.run_dir("tasks");
+    let root = out.run_dir("proj");
     let summary = out.summary();
     let rows = summary["tasks"].as_array().unwrap();
     let mut from_tasks: BTreeMap<String, u64> = BTreeMap::new();
@@ -212,7 +212,7 @@ fn plan_json_replays_to_the_same_result() {
                "evaluate": [{"type": "file_equals", "path": "out.txt", "content": "a\nb\n"}]}),
     );
     p.run(&[]).expect_code(0);
-    let plan = p.path().join("results/tasks/make/plan.json");
+    let plan = p.path().join("results/proj/make/plan.json");
     let replay = Project::new();
     replay.file("tasks/make.json", &std::fs::read_to_string(plan).unwrap());
     let out = replay.run(&[]);
@@ -220,7 +220,7 @@ fn plan_json_replays_to_the_same_result() {
     let status = out.status("make");
     assert_eq!(status["status"], "passed");
     assert_eq!(status["complete"], "yes");
-    let replayed = read_json(&out.run_dir("tasks").join("make/plan.json"));
+    let replayed = read_json(&out.run_dir("proj").join("make/plan.json"));
     assert_eq!(
         replayed["actions"][0]["expect"],
         json!({"status": "success", "exit_code": 0, "stdout": "a\nb\n"})

@@ -129,7 +129,7 @@ fn junit_parses_back_with_one_testcase_per_task() {
         .file("tasks/broken.json", "{");
     let out = p.run(&[]);
     out.expect_code(1);
-    let xml = std::fs::read_to_string(out.run_dir("tasks").join("junit.xml")).unwrap();
+    let xml = std::fs::read_to_string(out.run_dir("proj").join("junit.xml")).unwrap();
     let report = quick_junit::Report::deserialize_from_str(&xml).unwrap();
     assert_eq!((report.tests, report.failures, report.errors), (4, 1, 2));
     let suite = &report.test_suites[0];
@@ -167,7 +167,7 @@ fn junit_parses_back_with_one_testcase_per_task() {
     }
     assert_eq!(
         find("top").classname.as_ref().map(|c| c.as_str()),
-        Some("tasks")
+        Some("proj")
     );
     assert!(find("top").time.unwrap().as_secs_f64() >= 1.0);
 }
@@ -205,7 +205,7 @@ fn repeats_measure_pass_rates_and_flakiness() {
     // A second run compared with the first: per-task pass rates.
     let again = p.run(&["--repeat", "3", "--name", "again"]);
     again.expect_code(1);
-    let cmp = p.cmd(&["compare", "results/tasks", "results/again"]);
+    let cmp = p.cmd(&["compare", "results/proj", "results/again"]);
     cmp.expect_code(0);
     assert!(cmp.stdout.contains("**No regressions.**"), "{}", cmp.stdout);
 }
@@ -226,8 +226,8 @@ fn summary_json_is_one_line_on_stdout() {
         ),
         (Some(1), Some(1), Some(0))
     );
-    assert_eq!(v["summary"], "results/tasks/summary.json");
-    assert!(Path::new(&p.path().join("results/tasks/report.md")).exists());
+    assert_eq!(v["summary"], "results/proj/summary.json");
+    assert!(Path::new(&p.path().join("results/proj/report.md")).exists());
 }
 
 #[test]
@@ -240,7 +240,7 @@ fn report_rebuilds_a_run_that_crashed() {
         );
     }
     p.run(&[]).expect_code(0);
-    let dir = p.path().join("results/tasks");
+    let dir = p.path().join("results/proj");
     // As after a crash: the run-level files are gone.
     for f in [
         "summary.json",
@@ -251,7 +251,7 @@ fn report_rebuilds_a_run_that_crashed() {
     ] {
         std::fs::remove_file(dir.join(f)).unwrap();
     }
-    p.cmd(&["report", "results/tasks"]).expect_code(0);
+    p.cmd(&["report", "results/proj"]).expect_code(0);
     assert_eq!(read_json(&dir.join("summary.json"))["totals"]["passed"], 3);
     assert_eq!(
         read_json(&dir.join("tasks_status.json")),
@@ -260,6 +260,6 @@ fn report_rebuilds_a_run_that_crashed() {
     assert!(
         std::fs::read_to_string(dir.join("report.md"))
             .unwrap()
-            .starts_with("# ufo-batch: tasks")
+            .starts_with("# ufo-batch: proj")
     );
 }

@@ -37,7 +37,7 @@ fn a_second_run_keeps_final_results() {
     );
     assert_eq!(attempts(&out, "pass"), 1);
     assert_eq!(attempts(&out, "fail"), 1);
-    let run = crate::helpers::read_json(&out.run_dir("tasks").join("run.json"));
+    let run = crate::helpers::read_json(&out.run_dir("proj").join("run.json"));
     assert_eq!(run["invocation"], 2);
 }
 
@@ -54,12 +54,12 @@ fn rerun_failed_runs_only_what_did_not_pass() {
     // The first attempt's files are kept.
     assert!(
         p.path()
-            .join("results/tasks/fail/attempts/1/output.md")
+            .join("results/proj/fail/attempts/1/output.md")
             .exists()
     );
     assert!(
         p.path()
-            .join("results/tasks/fail/attempts/1/workspace")
+            .join("results/proj/fail/attempts/1/workspace")
             .exists()
     );
 }
@@ -87,7 +87,7 @@ fn an_edited_task_runs_again_and_fresh_starts_over() {
     left.sort();
     assert_eq!(
         left,
-        [".tasks.lock", "tasks"],
+        [".proj.lock", "proj"],
         "the old run dir and the leftover are gone (the run's lock file stays)"
     );
 }
@@ -95,7 +95,7 @@ fn an_edited_task_runs_again_and_fresh_starts_over() {
 #[test]
 fn a_folder_that_is_not_a_run_is_never_touched() {
     let p = project();
-    p.file("results/tasks/precious.txt", "keep me");
+    p.file("results/proj/precious.txt", "keep me");
     let out = p.run(&["--fresh"]);
     out.expect_code(2);
     assert!(
@@ -103,5 +103,5 @@ fn a_folder_that_is_not_a_run_is_never_touched() {
         "{}",
         out.stderr
     );
-    assert!(p.path().join("results/tasks/precious.txt").exists());
+    assert!(p.path().join("results/proj/precious.txt").exists());
 }

@@ -62,7 +62,7 @@ fn an_unreachable_llm_is_retried_and_a_failure_is_not() {
     // The first attempt's files are kept.
     assert!(
         p.path()
-            .join("results/tasks/flaky/attempts/1/task.log")
+            .join("results/proj/flaky/attempts/1/task.log")
             .exists()
     );
     let fails = out.status("fails");
@@ -73,7 +73,7 @@ fn an_unreachable_llm_is_retried_and_a_failure_is_not() {
         ),
         (Some("failed"), 1)
     );
-    let csv = std::fs::read_to_string(out.run_dir("tasks").join("summary.csv")).unwrap();
+    let csv = std::fs::read_to_string(out.run_dir("proj").join("summary.csv")).unwrap();
     assert!(
         csv.lines()
             .any(|l| l.starts_with("flaky,FromFileSession,passed,yes,2,")),

@@ -41,10 +41,10 @@ fn writes_outside_the_workspace_are_denied() {
         );
         assert!(
             p.path()
-                .join("results/tasks/escape/workspace/inside.txt")
+                .join("results/proj/escape/workspace/inside.txt")
                 .exists()
         );
-        let run = read_json(&out.run_dir("tasks").join("run.json"));
+        let run = read_json(&out.run_dir("proj").join("run.json"));
         assert_eq!(run["sandbox"], "landlock");
     }
 }
@@ -82,17 +82,17 @@ fn bwrap_keeps_writes_off_the_host_when_installed() {
         "the write reached the host"
     );
     assert!(
-        !p.path().join("results/tasks/escape/escaped.txt").exists(),
+        !p.path().join("results/proj/escape/escaped.txt").exists(),
         "the write reached the host"
     );
     assert!(
         p.path()
-            .join("results/tasks/escape/workspace/inside.txt")
+            .join("results/proj/escape/workspace/inside.txt")
             .exists(),
         "the workspace is writable"
     );
     assert_eq!(
-        crate::helpers::read_json(&out.run_dir("tasks").join("run.json"))["sandbox"],
+        crate::helpers::read_json(&out.run_dir("proj").join("run.json"))["sandbox"],
         "bwrap"
     );
 }

@@ -39,7 +39,7 @@ fn shards_partition_the_batch_and_merge_back() {
             "{}",
             out.stderr
         );
-        for id in ids_of(&p, &format!("tasks-shard-{i}-of-3")) {
+        for id in ids_of(&p, &format!("proj-shard-{i}-of-3")) {
             *seen.entry(id).or_default() += 1;
         }
     }
@@ -50,9 +50,9 @@ fn shards_partition_the_batch_and_merge_back() {
         &[
             "merge",
             "results/all",
-            "results/tasks-shard-1-of-3",
-            "results/tasks-shard-2-of-3",
-            "results/tasks-shard-3-of-3",
+            "results/proj-shard-1-of-3",
+            "results/proj-shard-2-of-3",
+            "results/proj-shard-3-of-3",
         ],
         &[],
     );
@@ -89,14 +89,14 @@ fn merge_reports_missing_and_duplicate_tasks() {
     for i in 1..=3 {
         p.run(&["--shard", &format!("{i}/3")]);
     }
-    let missing_shard = ids_of(&p, "tasks-shard-3-of-3").len();
+    let missing_shard = ids_of(&p, "proj-shard-3-of-3").len();
     let out = run_binary(
         p.path(),
         &[
             "merge",
             "results/m",
-            "results/tasks-shard-1-of-3",
-            "results/tasks-shard-2-of-3",
+            "results/proj-shard-1-of-3",
+            "results/proj-shard-2-of-3",
         ],
         &[],
     );
@@ -115,7 +115,7 @@ fn merge_reports_missing_and_duplicate_tasks() {
     );
     let totals = read_json(&p.path().join("results/m/summary.json"))["totals"].clone();
     assert_eq!(totals["total"], 12, "missing tasks stay in the denominator");
-    let an_absent = ids_of(&p, "tasks-shard-3-of-3")[0].clone();
+    let an_absent = ids_of(&p, "proj-shard-3-of-3")[0].clone();
     let status = read_json(
         &p.path()
             .join("results/m")
@@ -136,10 +136,10 @@ fn merge_reports_missing_and_duplicate_tasks() {
         &[
             "merge",
             "results/d",
-            "results/tasks-shard-1-of-3",
-            "results/tasks-shard-1-of-3",
-            "results/tasks-shard-2-of-3",
-            "results/tasks-shard-3-of-3",
+            "results/proj-shard-1-of-3",
+            "results/proj-shard-1-of-3",
+            "results/proj-shard-2-of-3",
+            "results/proj-shard-3-of-3",
         ],
         &[],
     );
@@ -152,7 +152,7 @@ fn merge_reports_missing_and_duplicate_tasks() {
     assert!(out.stdout.contains("duplicate: "), "{}", out.stdout);
     let out = run_binary(
         p.path(),
-        &["merge", "results/d", "results/tasks-shard-1-of-3"],
+        &["merge", "results/d", "results/proj-shard-1-of-3"],
         &[],
     );
     out.expect_code(2);
@@ -173,7 +173,7 @@ fn scheduler_indexes_pick_the_shard() {
     assert!(k8s.stderr.contains("shard 2/3"), "{}", k8s.stderr);
     let by_flag = p.run(&["--shard", "2/3", "--name", "flag"]);
     assert!(by_flag.stderr.contains("shard 2/3"));
-    assert_eq!(ids_of(&p, "tasks-shard-2-of-3"), ids_of(&p, "flag"));
+    assert_eq!(ids_of(&p, "proj-shard-2-of-3"), ids_of(&p, "flag"));
     let slurm = p.cmd_env(
         &[
             "run",
