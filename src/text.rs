@@ -55,9 +55,30 @@ pub(crate) fn without_userinfo(url: &str) -> String {
     }
 }
 
+/// An amount of US dollars with at least two decimals and as many more (up to six) as
+/// it needs: `0.10`, `0.005`, `12.00`.
+pub(crate) fn usd(amount: f64) -> String {
+    let text = format!("{amount:.6}");
+    let trimmed = text.trim_end_matches('0');
+    let decimals = trimmed.split_once('.').map_or(0, |(_, d)| d.len());
+    if decimals < 2 {
+        format!("{amount:.2}")
+    } else {
+        trimmed.to_string()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn dollars_keep_the_digits_that_matter() {
+        assert_eq!(usd(0.1), "0.10");
+        assert_eq!(usd(0.005), "0.005");
+        assert_eq!(usd(12.0), "12.00");
+        assert_eq!(usd(0.1234567), "0.123457");
+    }
 
     #[test]
     fn shortens_on_char_boundaries() {

@@ -35,7 +35,7 @@ pub(super) fn build(
             let agent = ReplayAgent::new(actions.clone());
             (Box::new(agent), one_round(), limits)
         }
-        TaskShape::UfoStepPlan { steps } => {
+        TaskShape::UfoStepPlan { steps } | TaskShape::UfoDataflow { steps } => {
             // One round per step, always: UFO's default MAX_ROUND of 1 ran no step at all.
             let limits = Limits {
                 max_steps: max_steps(DEFAULT_MAX_STEPS),
@@ -48,7 +48,12 @@ pub(super) fn build(
                     subtask: Some(s.clone()),
                 })
                 .collect();
-            let agent = linux_agent(task, settings, "UFO step plan", Some(steps.clone()))?;
+            let what = if matches!(task.shape, TaskShape::UfoStepPlan { .. }) {
+                "UFO step plan"
+            } else {
+                "UFO dataflow task"
+            };
+            let agent = linux_agent(task, settings, what, Some(steps.clone()))?;
             (Box::new(agent), rounds, limits)
         }
         TaskShape::UfoRequest | TaskShape::SeedRequest => {

@@ -10,7 +10,7 @@ use serde::Serialize;
 
 use super::AttemptOutcome;
 use crate::record::{ActionRecord, StepRecord};
-use crate::task::{Action, Check, Expect, RecordedVerdict, Task};
+use crate::task::{Action, App, Check, Expect, RecordedVerdict, Task};
 use crate::tool::ResultStatus;
 
 /// Recorded stdout longer than this is left out of `expect` (it rarely replays exactly).
@@ -24,6 +24,8 @@ struct PlanFile<'a> {
     object: Option<String>,
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     close: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    app: Option<&'a App>,
     #[serde(skip_serializing_if = "<[String]>::is_empty")]
     tags: &'a [String],
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -74,6 +76,7 @@ pub(super) fn recorded_plan(
         request: &task.request,
         object,
         close: task.close,
+        app: task.app.as_ref(),
         tags: &task.tags,
         timeout: task.timeout.map(|d| d.as_secs_f64()),
         files: &task.files,

@@ -1,6 +1,7 @@
 //! Where a batch's task files come from: the files and folders given, and for a run dir
 //! of an earlier run, the recorded plans of its tasks (a replay).
 
+use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 
 use crate::executor::shell_tools;
@@ -18,7 +19,8 @@ pub(crate) fn load_tasks(
     Ok(load_files(&files, shell_tools(), RESERVED_NAMES))
 }
 
-/// The task files under `paths`, in the order given, each path's sorted by path.
+/// The task files under `paths`, in the order given, each path's sorted by path. A file
+/// found under two of the paths given (`plans plans/csv`) is one task, found first.
 fn find_task_files(paths: &[PathBuf], exclude: Option<&Path>) -> Result<Vec<FoundFile>, LoadError> {
     let mut found = Vec::new();
     for root in paths {
@@ -29,6 +31,8 @@ fn find_task_files(paths: &[PathBuf], exclude: Option<&Path>) -> Result<Vec<Foun
             found.extend(discover(root, exclude)?);
         }
     }
+    let mut seen = HashSet::new();
+    found.retain(|f| seen.insert(f.path.canonicalize().unwrap_or_else(|_| f.path.clone())));
     if found.is_empty() {
         return Err(LoadError::Empty(paths.to_vec()));
     }

@@ -11,7 +11,8 @@ use super::sections::{
     agent_settings, check_llm_needs, llm_config, resource_limits, shell_settings,
 };
 use super::values::{
-    check_run_name, default_jobs, default_run_name, duration_option, nonzero, request_run_name,
+    check_run_name, default_jobs, default_run_name, duration_option, layered, nonzero,
+    request_run_name,
 };
 use crate::batch::RunSettings;
 use crate::eval::EvalMode;
@@ -67,6 +68,9 @@ pub(crate) struct RunOverrides {
     pub(crate) repeat: Option<u32>,
 }
 
+/// How the config file's `jobs` is named in messages.
+const FILE_JOBS: &str = "[run] jobs in the config file";
+
 /// Merges flags/env over the file over defaults, and validates the result.
 pub(crate) fn resolve(
     o: RunOverrides,
@@ -100,7 +104,7 @@ pub(crate) fn resolve(
         (None, first) => {
             let base = match first {
                 Some(path) => default_run_name(path)?,
-                None => request_run_name(),
+                None => request_run_name(&o.requests),
             };
             // Shards of one batch must not share a run dir; `merge` joins them.
             match &shard {
@@ -110,11 +114,16 @@ pub(crate) fn resolve(
         }
     };
     check_run_name(&run_name)?;
-    let jobs = o.jobs.or(file.run.jobs).unwrap_or_else(default_jobs);
-    let jobs = NonZeroUsize::new(jobs)
-        .ok_or_else(|| ConfigError::Invalid("--jobs must be at least 1".into()))?;
-    let timeout = duration_option("--timeout", o.timeout.or(file.run.timeout))?
-        .unwrap_or(Duration::from_secs(600));
+    let jobs = nonzero(layered("--jobs", FILE_JOBS, o.jobs, file.run.jobs))?
+        .and_then(NonZeroUsize::new)
+        .unwrap_or_else(|| NonZeroUsize::new(default_jobs()).unwrap_or(NonZeroUsize::MIN));
+    let timeout = duration_option(layered(
+        "--timeout",
+        "[run] timeout in the config file",
+        o.timeout,
+        file.run.timeout,
+    ))?
+    .unwrap_or(Duration::from_secs(600));
     let eval = match (o.eval, file.run.eval) {
         (Some(mode), _) => mode,
         (None, Some(text)) => text
@@ -122,8 +131,18 @@ pub(crate) fn resolve(
             .map_err(|e| ConfigError::Invalid(format!("[run] eval: {e}")))?,
         (None, None) => EvalMode::Auto,
     };
-    let max_steps = nonzero("--max-steps", o.max_steps.or(file.run.max_steps))?;
-    let max_rounds = nonzero("--max-rounds", o.max_rounds.or(file.run.max_rounds))?;
+    let max_steps = nonzero(layered(
+        "--max-steps",
+        "[run] max_steps in the config file",
+        o.max_steps,
+        file.run.max_steps,
+    ))?;
+    let max_rounds = nonzero(layered(
+        "--max-rounds",
+        "[run] max_rounds in the config file",
+        o.max_rounds,
+        file.run.max_rounds,
+    ))?;
     let sandbox = match (o.sandbox, &file.sandbox.mode) {
         (Some(mode), _) => mode,
         (None, Some(text)) => text
@@ -131,11 +150,25 @@ pub(crate) fn resolve(
             .map_err(|e| ConfigError::Invalid(format!("[sandbox] mode: {e}")))?,
         (None, None) => SandboxMode::Auto,
     };
-    let retry_delay = duration_option("[run] retry_delay", file.run.retry_delay)?
-        .unwrap_or(Duration::from_secs(2));
-    let grace =
-        duration_option("--grace", o.grace.or(file.run.grace))?.unwrap_or(Duration::from_secs(30));
-    let max_fail = nonzero("--max-fail", o.max_fail.or(file.run.max_fail))?;
+    let retry_delay = duration_option(
+        file.run
+            .retry_delay
+            .map(|t| (t, "[run] retry_delay in the config file")),
+    )?
+    .unwrap_or(Duration::from_secs(2));
+    let grace = duration_option(layered(
+        "--grace",
+        "[run] grace in the config file",
+        o.grace,
+        file.run.grace,
+    ))?
+    .unwrap_or(Duration::from_secs(30));
+    let max_fail = nonzero(layered(
+        "--max-fail",
+        "[run] max_fail in the config file",
+        o.max_fail,
+        file.run.max_fail,
+    ))?;
     let mut shell = shell_settings(o.command_timeout, file.executor)?;
     shell.limits = resource_limits(&file.sandbox)?;
     let llm = llm_config(o.model, o.llm_base_url, file.llm)?;
@@ -170,7 +203,7 @@ pub(crate) fn resolve(
         max_fail,
         shard,
         grace,
-        repeat: nonzero("--repeat", o.repeat)?,
+        repeat: nonzero(o.repeat.map(|n| (n, "--repeat")))?,
         config_file,
     })
 }

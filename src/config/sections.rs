@@ -4,7 +4,7 @@
 
 use super::ConfigError;
 use super::file::{AgentSection, ExecutorSection, LlmSection, SandboxSection};
-use super::values::duration_option;
+use super::values::{duration_option, layered};
 use crate::agent::AgentSettings;
 use crate::eval::EvalMode;
 use crate::executor::sandbox::Sandbox;
@@ -17,15 +17,19 @@ pub(super) fn shell_settings(
     file: ExecutorSection,
 ) -> Result<ShellSettings, ConfigError> {
     let defaults = ShellSettings::default();
-    let command_timeout = duration_option(
+    let command_timeout = duration_option(layered(
         "--command-timeout",
-        command_timeout.or(file.command_timeout),
-    )?
+        "[executor] command_timeout in the config file",
+        command_timeout,
+        file.command_timeout,
+    ))?
     .unwrap_or(defaults.command_timeout);
-    let max_command_timeout =
-        duration_option("[executor] max_command_timeout", file.max_command_timeout)?
-            .unwrap_or(defaults.max_command_timeout)
-            .max(command_timeout);
+    let max_command_timeout = duration_option(
+        file.max_command_timeout
+            .map(|t| (t, "[executor] max_command_timeout in the config file")),
+    )?
+    .unwrap_or(defaults.max_command_timeout)
+    .max(command_timeout);
     let output_limit = file.output_limit.unwrap_or(defaults.output_limit);
     if output_limit < 1024 {
         return Err(ConfigError::Invalid(
@@ -65,10 +69,12 @@ pub(super) fn llm_config(
     c.max_tokens = f.max_tokens.unwrap_or(c.max_tokens);
     c.max_tokens_field = f.max_tokens_field.unwrap_or(c.max_tokens_field);
     c.response_format = f.response_format.unwrap_or(c.response_format);
-    c.timeout = duration_option("[llm] timeout", f.timeout)?.unwrap_or(c.timeout);
+    let named = |t: Option<String>, name| t.map(|t| (t, name));
+    c.timeout = duration_option(named(f.timeout, "[llm] timeout"))?.unwrap_or(c.timeout);
     c.max_retries = f.max_retries.unwrap_or(c.max_retries);
-    c.retry_base = duration_option("[llm] retry_base", f.retry_base)?.unwrap_or(c.retry_base);
-    c.retry_max = duration_option("[llm] retry_max", f.retry_max)?.unwrap_or(c.retry_max);
+    c.retry_base =
+        duration_option(named(f.retry_base, "[llm] retry_base"))?.unwrap_or(c.retry_base);
+    c.retry_max = duration_option(named(f.retry_max, "[llm] retry_max"))?.unwrap_or(c.retry_max);
     c.prices = f.prices;
     Ok(Some(c))
 }

@@ -8,12 +8,11 @@ use std::time::Duration;
 use super::ConfigError;
 use crate::units::parse_duration;
 
-/// The run name of a run with only `--request`s: `request-20261122-101500` (UTC).
-pub(super) fn request_run_name() -> String {
-    let now = crate::units::Timestamp::now().to_string();
-    let digits: String = now.chars().filter(char::is_ascii_digit).take(14).collect();
-    let (day, time) = digits.split_at(8.min(digits.len()));
-    format!("request-{day}-{time}")
+/// The run name of a run with only `--request`s, from the requests themselves
+/// (`request-1f3a9c2e`): the same command resumes the same run.
+pub(super) fn request_run_name(requests: &[String]) -> String {
+    let hash = crate::hash::hex(requests.join("\n").as_bytes());
+    format!("request-{}", &hash[..8])
 }
 
 pub(super) fn default_jobs() -> usize {
@@ -22,18 +21,35 @@ pub(super) fn default_jobs() -> usize {
         .unwrap_or(1)
 }
 
-pub(super) fn nonzero(flag: &str, value: Option<u32>) -> Result<Option<u32>, ConfigError> {
+/// An option's value from the command line (or the environment) or else the config
+/// file, with the name to use in a message about it: the flag, or the file's key.
+pub(super) fn layered<T>(
+    flag: &'static str,
+    key: &'static str,
+    given: Option<T>,
+    file: Option<T>,
+) -> Option<(T, &'static str)> {
+    given.map(|v| (v, flag)).or(file.map(|v| (v, key)))
+}
+
+pub(super) fn nonzero<T: PartialEq + Default>(
+    value: Option<(T, &str)>,
+) -> Result<Option<T>, ConfigError> {
     match value {
-        Some(0) => Err(ConfigError::Invalid(format!("{flag} must be at least 1"))),
-        v => Ok(v),
+        Some((v, name)) if v == T::default() => {
+            Err(ConfigError::Invalid(format!("{name} must be at least 1")))
+        }
+        v => Ok(v.map(|(v, _)| v)),
     }
 }
 
 pub(super) fn duration_option(
-    flag: &str,
-    text: Option<String>,
+    value: Option<(String, &str)>,
 ) -> Result<Option<Duration>, ConfigError> {
-    text.map(|t| parse_duration(&t).map_err(|e| ConfigError::Invalid(format!("{flag}: {e}"))))
+    value
+        .map(|(t, name)| {
+            parse_duration(&t).map_err(|e| ConfigError::Invalid(format!("{name}: {e}")))
+        })
         .transpose()
 }
 

@@ -10,8 +10,8 @@ use std::path::{Path, PathBuf};
 use serde_json::{Value, json};
 
 use super::FinishedError;
-use crate::record::{SessionType, ShapeName};
-use crate::record::{TaskRecord, TaskStatus};
+use super::missing::missing;
+use crate::record::TaskRecord;
 use crate::render::{Totals, render_trajectory, totals, write_summaries};
 use crate::rundir::layout::STATUS_JSON;
 use crate::rundir::{
@@ -189,19 +189,10 @@ fn missing_record(id: &TaskId, shards: &[(PathBuf, Option<Shard>)]) -> TaskRecor
     let whose = owner
         .map(|s| format!(" (it belongs to shard {s})"))
         .unwrap_or_default();
-    let mut record = TaskRecord::new(
-        id.clone(),
-        String::new(),
-        String::new(),
-        ShapeName::Invalid,
-        SessionType::None,
-        String::new(),
-    );
-    record.status = TaskStatus::Error;
-    record.error = Some(format!(
-        "missing: no merged run dir has a result for this task{whose}"
-    ));
-    record
+    missing(
+        id,
+        format!("missing: no merged run dir has a result for this task{whose}"),
+    )
 }
 
 fn write_missing(layout: &RunLayout, record: &TaskRecord) -> Result<(), FileError> {

@@ -5,6 +5,7 @@
 mod compare;
 mod error;
 mod merge;
+mod missing;
 mod rerender;
 
 pub(crate) use compare::compare;

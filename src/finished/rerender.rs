@@ -6,14 +6,19 @@
 
 use std::path::Path;
 
+use std::collections::BTreeSet;
+
 use super::FinishedError;
+use super::missing::missing;
 use crate::record::ShapeName;
 use crate::record::{Evaluation, StepRecord, TaskRecord};
 use crate::render::{Totals, render_trajectory, totals, write_summaries};
 use crate::rundir::layout::{EVALUATION_LOG, RESPONSE_LOG};
 use crate::rundir::{
-    FileError, RunLayout, StoredTask, TaskFiles, load_records, read_run_json, write_json,
+    FileError, RunLayout, StoredTask, TaskFiles, load_records, read_run_json, read_selection,
+    write_json,
 };
+use crate::task::TaskId;
 use crate::units::Timestamp;
 
 /// What `report` did.
@@ -44,7 +49,27 @@ pub(crate) fn rerender(run_dir: &Path) -> Result<Rerendered, FinishedError> {
             Err(e) => problems.push(e.to_string()),
         }
     }
-    let records: Vec<&TaskRecord> = stored.iter().map(|t| &t.record).collect();
+    // A task of the batch with no record still counts: an error, said in the summaries.
+    let selected = read_selection(run_dir)
+        .map(|(_, ids)| ids)
+        .unwrap_or_default();
+    let found: BTreeSet<&TaskId> = stored.iter().map(|t| &t.record.id).collect();
+    let absent: Vec<TaskRecord> = selected
+        .iter()
+        .filter(|id| !found.contains(id))
+        .map(|id| {
+            missing(
+                id,
+                "missing: the run dir has no result for this task (it never finished, or its status.json is gone)".to_string(),
+            )
+        })
+        .collect();
+    for record in &absent {
+        problems.push(format!("{}: no result", record.id));
+    }
+    let mut records: Vec<&TaskRecord> = stored.iter().map(|t| &t.record).collect();
+    records.extend(absent.iter());
+    records.sort_by(|a, b| a.id.cmp(&b.id));
     let name = run["name"]
         .as_str()
         .map_or_else(|| layout.name(), str::to_string);
@@ -55,7 +80,7 @@ pub(crate) fn rerender(run_dir: &Path) -> Result<Rerendered, FinishedError> {
     let path = layout.run_json();
     write_json(&path, &run).map_err(|e| FileError::write(&path, e))?;
     Ok(Rerendered {
-        tasks: stored.len(),
+        tasks: records.len(),
         trajectories,
         problems,
         totals,

@@ -23,8 +23,8 @@ impl Budget {
         let spent = self.spend.usd();
         (spent >= self.max_usd).then(|| {
             format!(
-                "the cost budget of ${:.2} is reached (${spent:.4} spent; --max-cost)",
-                self.max_usd
+                "the cost budget of ${} is reached (${spent:.4} spent; --max-cost)",
+                crate::text::usd(self.max_usd)
             )
         })
     }

@@ -15,6 +15,8 @@ pub(crate) enum ShapeName {
     UfoStepPlan,
     /// Seed-doc request.
     SeedRequest,
+    /// UFO dataflow task.
+    UfoDataflow,
     /// Recorded plan.
     RecordedPlan,
     /// A file that could not be loaded.
@@ -50,6 +52,7 @@ impl ShapeName {
             TaskShape::UfoRequest => Self::UfoRequest,
             TaskShape::UfoStepPlan { .. } => Self::UfoStepPlan,
             TaskShape::SeedRequest => Self::SeedRequest,
+            TaskShape::UfoDataflow { .. } => Self::UfoDataflow,
             TaskShape::RecordedPlan { .. } => Self::RecordedPlan,
         }
     }
@@ -60,7 +63,9 @@ impl SessionType {
     pub(crate) fn of(shape: &TaskShape) -> Self {
         match shape {
             TaskShape::UfoRequest | TaskShape::SeedRequest => Self::FromFileSession,
-            TaskShape::UfoStepPlan { .. } | TaskShape::RecordedPlan { .. } => Self::FollowerSession,
+            TaskShape::UfoStepPlan { .. }
+            | TaskShape::UfoDataflow { .. }
+            | TaskShape::RecordedPlan { .. } => Self::FollowerSession,
         }
     }
 }

@@ -37,6 +37,10 @@ impl LoadError {
     }
 }
 
+/// UFO's own record of which tasks are done, which it may keep among the task files: a
+/// task folder's `tasks_status.json` is not a task.
+const UFO_STATUS_FILE: &str = "tasks_status.json";
+
 /// One file found, with the id its path gives.
 #[derive(Clone, Debug)]
 pub(crate) struct FoundFile {
@@ -106,7 +110,8 @@ pub(crate) fn discover(root: &Path, exclude: Option<&Path>) -> Result<Vec<FoundF
         let is_json = entry
             .path()
             .extension()
-            .is_some_and(|x| x.eq_ignore_ascii_case("json"));
+            .is_some_and(|x| x.eq_ignore_ascii_case("json"))
+            && entry.file_name() != UFO_STATUS_FILE;
         let kind = entry.file_type();
         let problem = if kind.is_symlink() {
             match std::fs::metadata(entry.path()) {

@@ -37,7 +37,7 @@ pub(crate) fn parse_task(
     // Syntax first, so a broken file gets the parser's line and column.
     let value: Value = match serde_json::from_str(text) {
         Ok(v) => v,
-        Err(e) => return fail(None, vec![json_problem(file, &e, "")]),
+        Err(e) => return fail(None, vec![syntax_problem(file, text, &e)]),
     };
     let Some(object) = value.as_object() else {
         let p = Problem::new(
@@ -83,6 +83,43 @@ pub(crate) fn parse_task(
         },
         _ => fail(declared_id, checker.problems),
     }
+}
+
+/// A JSON syntax error as a problem, said in UFO's terms when the cause is one UFO's
+/// own docs and Python habits lead to: `False`/`True`/`None`, or comments.
+fn syntax_problem(file: &Path, text: &str, e: &serde_json::Error) -> Problem {
+    let problem = json_problem(file, e, "");
+    let at = text
+        .lines()
+        .nth(e.line().saturating_sub(1))
+        .map(|line| {
+            let start = line
+                .char_indices()
+                .nth(e.column().saturating_sub(1))
+                .map_or(line.len(), |(i, _)| i);
+            line[start..].trim_start()
+        })
+        .unwrap_or("");
+    let python = [("True", "true"), ("False", "false"), ("None", "null")]
+        .into_iter()
+        .find(|(word, _)| at.starts_with(word));
+    if let Some((word, json)) = python {
+        return Problem {
+            message: format!("`{word}` is Python, not JSON (JSON writes {json})"),
+            fix: Some(format!(
+                "write {json} in lower case (UFO's older docs show Python's {word})"
+            )),
+            ..problem
+        };
+    }
+    if at.starts_with("//") || at.starts_with("/*") || text.trim_start().starts_with("//") {
+        return Problem {
+            message: "JSON has no comments".to_string(),
+            fix: Some("remove the `//` and `/* */` comments (or move the note into a \"comment\" of an action)".to_string()),
+            ..problem
+        };
+    }
+    problem
 }
 
 /// A serde_json error as a problem, with its position split out of the message.

@@ -17,6 +17,6 @@ pub(crate) use check::Check;
 pub(crate) use discover::{FoundFile, LoadError, discover};
 pub(crate) use id::{IdError, TaskId};
 pub(crate) use load::{InvalidTask, LoadedTasks, load_files};
-pub(crate) use model::{RecordedVerdict, Task, TaskShape};
+pub(crate) use model::{App, RecordedVerdict, Task, TaskShape};
 pub(crate) use problem::Problem;
 pub(crate) use unique::ReservedNames;

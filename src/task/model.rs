@@ -26,6 +26,8 @@ pub(crate) struct Task {
     pub(crate) object_file: Option<PathBuf>,
     /// For a recorded plan: the verdict it was recorded with.
     pub(crate) recorded: Option<RecordedVerdict>,
+    /// The desktop application the task is about, if it names one.
+    pub(crate) app: Option<App>,
     /// UFO's `close`: close the application afterwards.
     pub(crate) close: bool,
     /// Free-form labels, carried into results.
@@ -63,6 +65,7 @@ impl Task {
             object: None,
             object_file: None,
             recorded: None,
+            app: None,
             close: false,
             tags: Vec::new(),
             timeout: None,
@@ -85,6 +88,23 @@ impl Task {
             ..self.clone()
         }
     }
+}
+
+/// The desktop application a task is about (`app`): one UFO knows by name, or a command
+/// line that starts it.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(
+    untagged,
+    expecting = "an application name such as \"word\", or {\"command\": [..]}"
+)]
+pub(crate) enum App {
+    /// `word`, `excel`, `powerpoint`, `notepad`, ...
+    Named(String),
+    /// A command line.
+    Command {
+        /// The program and its arguments.
+        command: Vec<String>,
+    },
 }
 
 /// The verdict a recorded plan was recorded with (`plan.json`'s `recorded`): a replay
@@ -113,6 +133,12 @@ pub(crate) enum TaskShape {
     },
     /// `{"request"}`: an LLM agent works on the request.
     SeedRequest,
+    /// UFO dataflow's `{"app", "unique_id", "task", "refined_steps": [..]}`: one LLM
+    /// round per refined step.
+    UfoDataflow {
+        /// The refined steps, one round each.
+        steps: Vec<String>,
+    },
     /// `{"request", "actions": [..]}`: replayed with no LLM.
     RecordedPlan {
         /// The actions, one step each.

@@ -7,9 +7,26 @@ use std::time::Duration;
 
 use serde_json::Value;
 
-use super::raw::{ACTION_KEYS, BoolLike, KNOWN_KEYS, RawTask, Seconds};
+use super::raw::{ACTION_KEYS, BoolLike, KNOWN_KEYS, RawTask, Seconds, UniqueId};
 use crate::task::{Action, Check, IdError, Problem, Task, TaskId, TaskShape};
 use crate::tool::ToolSpec;
+
+/// The actions of UFO's HostAgent and AppAgent on desktop applications.
+const UFO_UI_ACTIONS: &[&str] = &[
+    "click_input",
+    "click_on_coordinates",
+    "drag_on_coordinates",
+    "set_edit_text",
+    "keyboard_input",
+    "wheel_mouse_input",
+    "texts",
+    "wait",
+    "summary",
+    "select_application_window",
+    "capture_window_screenshot",
+    "capture_desktop_screenshot",
+    "get_ui_tree",
+];
 
 /// Collects problems and warnings while giving the raw keys their meaning.
 pub(super) struct Checker<'a> {
@@ -51,7 +68,8 @@ impl Checker<'_> {
         tools: &[ToolSpec],
         text: &str,
     ) -> Option<Task> {
-        let id = self.id(raw.id.as_deref(), default_id);
+        let fallback = raw.unique_id.as_ref().map(UniqueId::text);
+        let id = self.id(raw.id.as_deref(), default_id, fallback.as_deref());
         let (shape, request) = self.shape(&raw)?;
         let close = self.close(raw.close);
         let timeout = self.timeout(raw.timeout);
@@ -87,6 +105,7 @@ impl Checker<'_> {
             request,
             object_file: self.object(raw.object.as_deref()),
             recorded: raw.recorded,
+            app: raw.app,
             object: raw.object,
             close,
             tags: raw.tags.unwrap_or_default(),
@@ -100,11 +119,18 @@ impl Checker<'_> {
         })
     }
 
+    /// The task's id: the one it declares, else its path's, else (a dataflow file whose
+    /// name makes no safe id) its `unique_id`.
     fn id(
         &mut self,
         declared: Option<&str>,
         default_id: Result<TaskId, IdError>,
+        unique_id: Option<&str>,
     ) -> Option<TaskId> {
+        let default_id = match (default_id, unique_id.map(TaskId::parse)) {
+            (Err(_), Some(Ok(unique))) => Ok(unique),
+            (path, _) => path,
+        };
         match declared {
             Some(text) => match TaskId::parse(text) {
                 Ok(id) => Some(id),
@@ -131,7 +157,7 @@ impl Checker<'_> {
         }
     }
 
-    /// Which of the four shapes the keys make, and its request text.
+    /// Which shape the keys make, and its request text.
     fn shape(&mut self, raw: &RawTask) -> Option<(TaskShape, String)> {
         let task = raw.task.as_deref().map(str::trim).filter(|s| !s.is_empty());
         let request = raw
@@ -165,7 +191,8 @@ impl Checker<'_> {
             self.problem("", message, fix);
             return None;
         };
-        let shape = match (&raw.actions, &raw.steps) {
+        let steps = raw.steps.as_ref().or(raw.refined_steps.as_ref());
+        let shape = match (&raw.actions, steps) {
             (Some(actions), steps) => {
                 if steps.is_some() {
                     self.warnings.push(
@@ -178,24 +205,34 @@ impl Checker<'_> {
                 }
             }
             (None, Some(steps)) => {
+                let key = if raw.steps.is_some() {
+                    "steps"
+                } else {
+                    "refined_steps"
+                };
                 if steps.is_empty() {
                     self.problem(
-                        "steps",
-                        "`steps` is empty",
-                        "list at least one step, or remove `steps` to run the task as one request",
+                        key,
+                        format!("`{key}` is empty"),
+                        format!(
+                            "list at least one step, or remove `{key}` to run the task as one request"
+                        ),
                     );
                 }
                 for (i, step) in steps.iter().enumerate() {
                     if step.trim().is_empty() {
                         self.problem(
-                            &format!("steps[{i}]"),
+                            &format!("{key}[{i}]"),
                             "the step is empty",
                             "write what this step should do, or remove it",
                         );
                     }
                 }
-                TaskShape::UfoStepPlan {
-                    steps: steps.clone(),
+                let steps = steps.clone();
+                if raw.steps.is_some() {
+                    TaskShape::UfoStepPlan { steps }
+                } else {
+                    TaskShape::UfoDataflow { steps }
                 }
             }
             (None, None) if task.is_some() => TaskShape::UfoRequest,
@@ -258,9 +295,17 @@ impl Checker<'_> {
             let at = format!("{list}[{i}]");
             let Some(spec) = tools.iter().find(|t| t.name == action.action) else {
                 let names: Vec<&str> = tools.iter().map(|t| t.name).collect();
+                let message = if UFO_UI_ACTIONS.contains(&action.action.as_str()) {
+                    format!(
+                        "`{}` is one of UFO's UI actions: it needs a desktop session, which this build of ufo-batch cannot run yet",
+                        action.action
+                    )
+                } else {
+                    format!("unknown tool `{}`", action.action)
+                };
                 self.problem(
                     &format!("{at}.action"),
-                    format!("unknown tool `{}`", action.action),
+                    message,
                     format!("use one of: {}", names.join(", ")),
                 );
                 continue;

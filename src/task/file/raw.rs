@@ -4,7 +4,7 @@ use std::collections::BTreeMap;
 
 use serde::Deserialize;
 
-use crate::task::{Action, Check, RecordedVerdict};
+use crate::task::{Action, App, Check, RecordedVerdict};
 
 /// Keys a task file may have; anything else is a warning.
 pub(super) const KNOWN_KEYS: &[&str] = &[
@@ -22,6 +22,9 @@ pub(super) const KNOWN_KEYS: &[&str] = &[
     "setup",
     "evaluate",
     "recorded",
+    "app",
+    "unique_id",
+    "refined_steps",
 ];
 /// Keys an action may have.
 pub(super) const ACTION_KEYS: &[&str] = &["agent", "action", "parameters", "expect", "comment"];
@@ -43,6 +46,26 @@ pub(super) struct RawTask {
     pub(super) setup: Option<Vec<Action>>,
     pub(super) evaluate: Option<Vec<Check>>,
     pub(super) recorded: Option<RecordedVerdict>,
+    pub(super) app: Option<App>,
+    pub(super) unique_id: Option<UniqueId>,
+    pub(super) refined_steps: Option<Vec<String>>,
+}
+
+/// UFO dataflow's `unique_id`: a string or a number.
+#[derive(Deserialize)]
+#[serde(untagged, expecting = "a string or a number")]
+pub(super) enum UniqueId {
+    Text(String),
+    Number(u64),
+}
+
+impl UniqueId {
+    pub(super) fn text(&self) -> String {
+        match self {
+            Self::Text(t) => t.clone(),
+            Self::Number(n) => n.to_string(),
+        }
+    }
 }
 
 /// UFO's `close` is a bool, but dataflow writes the string `"True"`.
