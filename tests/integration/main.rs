@@ -19,3 +19,4 @@ mod sandbox;
 mod shapes;
 mod shards;
 mod timeouts;
+mod trust;
