@@ -40,6 +40,8 @@ pub(crate) fn json_type(v: &Value) -> &'static str {
 pub(crate) fn plural(n: usize, thing: &str) -> String {
     if n == 1 {
         format!("1 {thing}")
+    } else if thing.ends_with('s') {
+        format!("{n} {thing}es")
     } else {
         format!("{n} {thing}s")
     }

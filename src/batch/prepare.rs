@@ -49,6 +49,7 @@ pub(crate) struct Prepared {
 
 /// Prepares the batch `config` describes.
 pub(crate) async fn prepare(config: &RunSettings) -> Result<Prepared, BatchError> {
+    register_keys(config);
     let mut loaded = if config.paths.is_empty() {
         LoadedTasks::default()
     } else {
@@ -112,6 +113,21 @@ pub(crate) async fn prepare(config: &RunSettings) -> Result<Prepared, BatchError
         llm,
         spend,
     })
+}
+
+/// The API keys in this runner's environment (the configured variable and the usual
+/// ones), registered as secrets: no byte the run writes or prints will hold them, even
+/// when the run uses no LLM.
+fn register_keys(config: &RunSettings) {
+    let configured = config.llm.as_ref().map(|c| c.api_key_env.as_str());
+    for var in configured
+        .into_iter()
+        .chain(["OPENAI_API_KEY", "AZURE_OPENAI_API_KEY"])
+    {
+        if let Ok(key) = std::env::var(var) {
+            crate::secrets::register(&key);
+        }
+    }
 }
 
 /// Tasks that need an LLM agent when none is configured: refused before any task runs

@@ -125,7 +125,7 @@ fn load_one(file: &FoundFile, tools: &[ToolSpec]) -> Loaded {
     let text = match read_task_file(&file.path) {
         Ok(text) => text,
         Err(problem) => {
-            return Loaded::Invalid(pending_invalid(file, None, String::new(), vec![problem]));
+            return Loaded::Invalid(pending_invalid(file, None, String::new(), vec![*problem]));
         }
     };
     let path_id = TaskId::from_relative_path(&file.relative);
@@ -150,7 +150,7 @@ fn load_one(file: &FoundFile, tools: &[ToolSpec]) -> Loaded {
 
 /// A task file's text: a regular file of at most [`MAX_TASK_FILE`] bytes, UTF-8, with
 /// a byte-order mark (as Windows tools write) dropped.
-fn read_task_file(path: &Path) -> Result<String, Problem> {
+fn read_task_file(path: &Path) -> Result<String, Box<Problem>> {
     let bounded = read_bounded(path, MAX_TASK_FILE, Some(MAX_TASK_FILE)).map_err(|e| {
         let fix = match e {
             FileAccessError::TooLarge { .. } => {
@@ -158,11 +158,13 @@ fn read_task_file(path: &Path) -> Result<String, Problem> {
             }
             _ => "check that the file is a readable regular file",
         };
-        Problem::new(path, format!("cannot read the file: {e}")).fix(fix)
+        Box::new(Problem::new(path, format!("cannot read the file: {e}")).fix(fix))
     })?;
     let text = String::from_utf8(bounded.bytes).map_err(|e| {
-        Problem::new(path, format!("the file is not UTF-8 text ({e})"))
-            .fix("save the file as UTF-8")
+        Box::new(
+            Problem::new(path, format!("the file is not UTF-8 text ({e})"))
+                .fix("save the file as UTF-8"),
+        )
     })?;
     Ok(match text.strip_prefix('\u{feff}') {
         Some(rest) => rest.to_string(),

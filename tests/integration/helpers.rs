@@ -170,20 +170,28 @@ pub(crate) fn shell_plan(request: &str, commands: &[&str]) -> Value {
     serde_json::json!({"request": request, "actions": actions})
 }
 
-/// Waits until process `pid` is gone (or a zombie); false if it is still alive after ~5 s.
-pub(crate) fn process_gone(pid: i32) -> bool {
-    for _ in 0..100 {
-        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
-        let state = stat
-            .rsplit(')')
-            .next()
-            .and_then(|s| s.split_whitespace().next());
-        if stat.is_empty() || state == Some("Z") {
-            return true;
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    false
+/// The pids of live processes whose command line starts with `needle` (a unique argument
+/// marks a test's processes, whatever PID namespace they run in).
+pub(crate) fn processes_running(needle: &str) -> Vec<i32> {
+    std::fs::read_dir("/proc")
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter_map(|e| e.file_name().to_str()?.parse::<i32>().ok())
+        .filter(|pid| {
+            let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
+            let state = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+            let zombie = state
+                .rsplit(')')
+                .next()
+                .and_then(|s| s.split_whitespace().next())
+                == Some("Z");
+            !zombie
+                && String::from_utf8_lossy(&cmdline)
+                    .replace('\0', " ")
+                    .starts_with(needle)
+        })
+        .collect()
 }
 
 /// The binary, started and not yet waited for.
@@ -203,6 +211,14 @@ impl Project {
     /// Runs `ufo-batch <args>`, failing the test if it takes longer than `limit`.
     pub(crate) fn cmd_within(&self, args: &[&str], limit: Duration) -> Output {
         spawn_binary(self.path(), args, &[]).wait_within(limit)
+    }
+}
+
+impl Drop for Started {
+    /// A test that fails half-way leaves no runner behind.
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
     }
 }
 

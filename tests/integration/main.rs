@@ -6,6 +6,7 @@ mod mock_llm;
 
 mod cancel;
 mod concurrency;
+mod containment;
 mod crash;
 mod hostile_input;
 mod llm;

@@ -1,5 +1,9 @@
 //! Confining commands to their task: where a command may write, and how that is enforced.
 //!
+//! - `jail` (the default where the kernel allows it): each task gets its own jail
+//!   (`ufo-batch-jail`: user, mount, IPC and PID namespaces, a read-only file system but
+//!   for its folders, its own `/proc` and `/dev`, no capabilities, Landlock, seccomp);
+//!   see `executor::jail`.
 //! - `landlock`: the runner starts each command through its own hidden `sandbox-exec`
 //!   subcommand, which restricts itself with Landlock (read-only file system; read-write
 //!   workspace, task temp folder and a few devices) and then execs the command.
@@ -21,6 +25,12 @@ use serde::{Deserialize, Serialize};
 
 use super::ResourceLimits;
 
+/// What `--sandbox none` leaves open, said at the start of the run.
+const UNCONFINED: &str = "WARNING: --sandbox none: commands are not confined. They can read and write \
+    anything this user can, see and signal every process of the machine (the runner \
+    included, and with it its environment), and leave processes running after their \
+    task; only their environment is scrubbed and their process group killed.";
+
 /// bubblewrap's arguments for a read-only view of the machine.
 const BWRAP_BASE: &[&str] = &["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"];
 
@@ -28,9 +38,11 @@ const BWRAP_BASE: &[&str] = &["--ro-bind", "/", "/", "--dev", "/dev", "--proc", 
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub(crate) enum SandboxMode {
-    /// Landlock if the kernel enforces it, else bubblewrap if it works, else none.
+    /// A jail if the kernel allows one, else Landlock, else bubblewrap, else none.
     #[default]
     Auto,
+    /// A jail per task, or refuse to run.
+    Jail,
     /// Landlock, or refuse to run.
     Landlock,
     /// Bubblewrap, or refuse to run.
@@ -45,11 +57,12 @@ impl std::str::FromStr for SandboxMode {
     fn from_str(s: &str) -> Result<Self, String> {
         match s {
             "auto" => Ok(Self::Auto),
+            "jail" => Ok(Self::Jail),
             "landlock" => Ok(Self::Landlock),
             "bwrap" => Ok(Self::Bwrap),
             "none" => Ok(Self::None),
             other => Err(format!(
-                "unknown sandbox `{other}` (use auto, landlock, bwrap or none)"
+                "unknown sandbox `{other}` (use auto, jail, landlock, bwrap or none)"
             )),
         }
     }
@@ -60,6 +73,11 @@ impl std::str::FromStr for SandboxMode {
 pub(crate) enum Confinement {
     /// Not at all.
     None,
+    /// A jail per task (the jail binary).
+    Jail {
+        /// `ufo-batch-jail`.
+        binary: PathBuf,
+    },
     /// Landlock, applied by the `sandbox-exec` shim.
     Landlock,
     /// Bubblewrap.
@@ -97,15 +115,17 @@ pub(crate) fn resolve(
             .and_then(|s| probe::landlock(s).then(|| with(Confinement::Landlock)))
     };
     let bwrap = || probe::bwrap().map(|b| with(Confinement::Bwrap { bwrap: b }));
+    let jail = || probe::jail().map(|binary| with(Confinement::Jail { binary }));
     match mode {
-        SandboxMode::None => Ok((with(Confinement::None), None)),
+        SandboxMode::None => Ok((with(Confinement::None), Some(UNCONFINED.to_string()))),
+        SandboxMode::Jail => jail().map(|s| (s, None)),
         SandboxMode::Landlock => landlock()
             .map(|s| (s, None))
             .ok_or_else(|| "--sandbox landlock: this kernel does not enforce Landlock (try --sandbox bwrap)".to_string()),
         SandboxMode::Bwrap => bwrap()
             .map(|s| (s, None))
             .ok_or_else(|| "--sandbox bwrap: bubblewrap is not installed or cannot create namespaces here".to_string()),
-        SandboxMode::Auto => Ok(landlock().or_else(bwrap).map(|s| (s, None)).unwrap_or_else(|| {
+        SandboxMode::Auto => Ok(jail().ok().or_else(landlock).or_else(bwrap).map(|s| (s, None)).unwrap_or_else(|| {
             let warning = "WARNING: no sandbox is available (no Landlock in this kernel, no working bubblewrap): \
                            commands chosen by the model can write anywhere this user can. Install bubblewrap, \
                            or pass --sandbox none to accept this."
@@ -137,6 +157,7 @@ impl Sandbox {
         let mut out = Vec::new();
         let mut spawn_limits = limits;
         match (&self.confinement, &self.shim) {
+            (Confinement::Jail { .. }, _) => {}
             (Confinement::Landlock, Some(shim)) => {
                 out.extend(shim_args(shim, Some(writable), limits));
                 spawn_limits = ResourceLimits::default();
@@ -211,6 +232,7 @@ impl fmt::Display for Sandbox {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self.confinement {
             Confinement::None => f.write_str("none"),
+            Confinement::Jail { .. } => f.write_str("jail"),
             Confinement::Landlock => f.write_str("landlock"),
             Confinement::Bwrap { .. } => f.write_str("bwrap"),
         }

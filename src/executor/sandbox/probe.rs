@@ -34,3 +34,21 @@ pub(super) fn bwrap() -> Option<PathBuf> {
         .is_ok_and(|s| s.success());
     works.then_some(bwrap)
 }
+
+/// The jail binary, when it exists and a jail can be made here (user namespaces, mount
+/// attributes, Landlock and seccomp all work); otherwise why not.
+#[cfg(target_os = "linux")]
+pub(super) fn jail() -> Result<PathBuf, String> {
+    let binary = crate::executor::jail::jail_binary().ok_or_else(|| {
+        "--sandbox jail: ufo-batch-jail is not beside ufo-batch (build both: cargo build --release)"
+            .to_string()
+    })?;
+    crate::executor::jail::probe(&binary)
+        .map(|()| binary)
+        .map_err(|why| format!("--sandbox jail: {why}"))
+}
+
+#[cfg(not(target_os = "linux"))]
+pub(super) fn jail() -> Result<PathBuf, String> {
+    Err("--sandbox jail: task jails exist only on Linux".to_string())
+}

@@ -6,12 +6,25 @@ use std::time::{Duration, Instant};
 use serde_json::{Value, json};
 
 use super::{NAMESPACE, ShellExecutor, str_arg};
-use crate::executor::process::{self, Spec};
+use crate::executor::process::{self, Launcher, Spec};
+#[cfg(target_os = "linux")]
+use crate::executor::{jail::Jail, sandbox::Confinement};
 use crate::relpath::resolve_in;
 use crate::tool::{ToolCall, ToolResult};
 use crate::units::seconds;
 
 impl ShellExecutor {
+    /// Starts the task's jail before its first command, when commands run in one.
+    async fn start_jail(&mut self) -> Result<(), String> {
+        #[cfg(target_os = "linux")]
+        if let Confinement::Jail { binary } = &self.settings.sandbox.confinement
+            && self.jail.is_none()
+        {
+            self.jail = Some(Jail::start(binary, &self.writable).await?);
+        }
+        Ok(())
+    }
+
     pub(super) async fn execute_command(&mut self, command: &ToolCall) -> ToolResult {
         let args = &command.parameters;
         let line = str_arg(args, "command").unwrap_or_default().to_string();
@@ -38,6 +51,10 @@ impl ShellExecutor {
                 .sandbox
                 .wrap(&shell, &self.writable, &cwd, self.settings.limits);
         let clock = Instant::now();
+        if let Err(why) = self.start_jail().await {
+            self.fault = Some(why.clone());
+            return self.fail(command, why);
+        }
         let spec = Spec {
             argv: &argv,
             cwd: &cwd,
@@ -46,7 +63,14 @@ impl ShellExecutor {
             output_limit: self.settings.output_limit,
             limits: spawn_limits,
         };
-        let finished = match process::run(spec).await {
+        #[cfg(target_os = "linux")]
+        let launcher = match self.jail.as_mut() {
+            Some(jail) => Launcher::Jail(jail),
+            None => Launcher::Direct,
+        };
+        #[cfg(not(target_os = "linux"))]
+        let launcher = Launcher::Direct;
+        let finished = match process::run(spec, launcher).await {
             Ok(f) => f,
             Err(e) => {
                 // The machine, not the command: the attempt ends as an infrastructure error.

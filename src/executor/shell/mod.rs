@@ -62,6 +62,9 @@ pub(crate) struct ShellExecutor {
     env: Vec<(String, String)>,
     /// Process groups that outlived their command, ended at shutdown.
     leftovers: Vec<ProcessGroup>,
+    /// The task's jail, once its first command started (with `--sandbox jail`).
+    #[cfg(target_os = "linux")]
+    jail: Option<super::jail::Jail>,
 }
 
 impl ShellExecutor {
@@ -90,6 +93,8 @@ impl ShellExecutor {
             env,
             leftovers: Vec::new(),
             fault: None,
+            #[cfg(target_os = "linux")]
+            jail: None,
         }
     }
 
@@ -133,6 +138,16 @@ impl Executor for ShellExecutor {
     }
 
     async fn shutdown(&mut self) -> Option<String> {
+        #[cfg(target_os = "linux")]
+        if let Some(jail) = self.jail.take() {
+            let left = jail.end().await as usize;
+            return (left > 0).then(|| {
+                format!(
+                    "ended {} left running by commands",
+                    crate::text::plural(left, "process")
+                )
+            });
+        }
         let alive = self.leftovers.iter().filter(|g| g.alive()).count();
         self.leftovers.clear(); // dropping a group kills it
         (alive > 0).then(|| {

@@ -1,66 +1,14 @@
-//! Running one shell command as its own process group: bounded output, a timeout that
-//! kills the whole tree, and a guard that kills the group if the command is abandoned
-//! (task timeout, cancellation) before it ends.
-//!
-//! A command may leave background processes behind (`server &`). Once the command's
-//! own process exits we wait a moment for the pipes to close, then stop reading; the
-//! group is handed back so the executor can end it when the session ends.
+//! A command spawned by the runner itself, in a process group of its own; a guard kills
+//! the group if the command is abandoned (task timeout, cancellation) before it ends.
 
-use std::path::Path;
 use std::process::Stdio;
-use std::time::Duration;
 
 use tokio::process::Command;
 
-use super::capture::{Captured, drain};
-
-/// How long output pipes may stay open after the command's own process exited.
-const PIPE_GRACE: Duration = Duration::from_millis(250);
-
-/// How a command ended.
-#[derive(Debug)]
-pub(crate) struct Finished {
-    /// Exit code, when it exited normally.
-    pub(crate) exit_code: Option<i32>,
-    /// The signal that ended it, when one did.
-    pub(crate) signal: Option<i32>,
-    /// Standard output, bounded.
-    pub(crate) stdout: Captured,
-    /// Standard error, bounded.
-    pub(crate) stderr: Captured,
-    /// True when the timeout ended it.
-    pub(crate) timed_out: bool,
-    /// The process group, when processes of it may still be running.
-    pub(crate) leftover: Option<ProcessGroup>,
-}
-
-/// What to run and how.
-pub(crate) struct Spec<'a> {
-    /// The program and its arguments.
-    pub(crate) argv: &'a [String],
-    /// Working directory.
-    pub(crate) cwd: &'a Path,
-    /// The whole environment of the child.
-    pub(crate) env: &'a [(String, String)],
-    /// Wall-clock limit.
-    pub(crate) timeout: Duration,
-    /// Bytes kept per stream.
-    pub(crate) output_limit: usize,
-    /// Resource limits of the command's processes.
-    pub(crate) limits: ResourceLimits,
-}
-
-/// Per-process resource limits (each process of a command gets them).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
-pub(crate) struct ResourceLimits {
-    /// Address space in bytes (RLIMIT_AS).
-    pub(crate) memory_bytes: Option<u64>,
-    /// CPU seconds (RLIMIT_CPU).
-    pub(crate) cpu_seconds: Option<u64>,
-}
+use super::{Finished, ResourceLimits, Spec, Started, supervise};
 
 /// Runs a command to its end or its timeout.
-pub(crate) async fn run(spec: Spec<'_>) -> std::io::Result<Finished> {
+pub(super) async fn run(spec: Spec<'_>) -> std::io::Result<Finished> {
     let (program, args) = spec.argv.split_first().expect("argv is never empty");
     let mut command = Command::new(program);
     command
@@ -74,58 +22,42 @@ pub(crate) async fn run(spec: Spec<'_>) -> std::io::Result<Finished> {
         .kill_on_drop(true);
     isolate(&mut command, spec.limits);
     let mut child = command.spawn()?;
-    let mut group = ProcessGroup::of(&child);
+    let group = ProcessGroup::of(&child);
     let (stdout_pipe, stderr_pipe) = (child.stdout.take(), child.stderr.take());
-    let mut stdout = Captured::new(spec.output_limit);
-    let mut stderr = Captured::new(spec.output_limit);
-
-    let (status, timed_out, pipes_closed) = {
-        let out_reader = async {
-            if let Some(p) = stdout_pipe {
-                drain(p, &mut stdout).await;
-            }
-        };
-        let err_reader = async {
-            if let Some(p) = stderr_pipe {
-                drain(p, &mut stderr).await;
-            }
-        };
-        let mut readers = std::pin::pin!(async {
-            tokio::join!(out_reader, err_reader);
-        });
-        let mut readers_done = false;
-        let deadline = tokio::time::sleep(spec.timeout);
-        tokio::pin!(deadline);
-        let mut timed_out = false;
-        let status = loop {
-            tokio::select! {
-                status = child.wait() => break status?,
-                () = &mut readers, if !readers_done => readers_done = true,
-                () = &mut deadline => {
-                    timed_out = true;
-                    group.kill();
-                    break child.wait().await?;
-                }
-            }
-        };
-        let closed = readers_done || tokio::time::timeout(PIPE_GRACE, &mut readers).await.is_ok();
-        (status, timed_out, closed)
-    };
-
-    let leftover = if !timed_out && (!pipes_closed || group.alive()) {
+    let mut direct = Direct { child, group };
+    let s = supervise(&mut direct, stdout_pipe, stderr_pipe, &spec).await?;
+    let group = &mut direct.group;
+    let leftover = if !s.timed_out && (!s.pipes_closed || group.alive()) {
         Some(group.release())
     } else {
         group.disarm();
         None
     };
     Ok(Finished {
-        exit_code: status.code(),
-        signal: exit_signal(&status),
-        stdout,
-        stderr,
-        timed_out,
+        exit_code: s.exit_code,
+        signal: s.signal,
+        stdout: s.stdout,
+        stderr: s.stderr,
+        timed_out: s.timed_out,
         leftover,
     })
+}
+
+/// A directly spawned command and its group.
+struct Direct {
+    child: tokio::process::Child,
+    group: ProcessGroup,
+}
+
+impl Started for &mut Direct {
+    async fn wait(&mut self) -> std::io::Result<(Option<i32>, Option<i32>)> {
+        let status = self.child.wait().await?;
+        Ok((status.code(), exit_signal(&status)))
+    }
+
+    async fn kill(&mut self) {
+        self.group.kill();
+    }
 }
 
 /// Its own process group (so the whole tree can be killed) and its resource limits.
@@ -185,17 +117,17 @@ pub(crate) struct ProcessGroup {
 }
 
 impl ProcessGroup {
-    fn of(child: &tokio::process::Child) -> Self {
+    pub(super) fn of(child: &tokio::process::Child) -> Self {
         Self { id: child.id() }
     }
 
     /// The group, armed again (after `release`), to be killed by the executor later.
-    fn release(&mut self) -> ProcessGroup {
+    pub(super) fn release(&mut self) -> ProcessGroup {
         ProcessGroup { id: self.id.take() }
     }
 
     /// Forgets the group without killing it (it has ended).
-    fn disarm(&mut self) {
+    pub(super) fn disarm(&mut self) {
         self.id = None;
     }
 
@@ -249,6 +181,8 @@ fn group_alive(_id: u32) -> bool {
 #[cfg(all(test, unix))]
 mod tests {
     use super::*;
+    use std::time::Duration;
+
     use crate::testutil::wait_gone;
 
     fn env() -> Vec<(String, String)> {

@@ -1,0 +1,39 @@
+//! `ufo-batch-jail`: one task's jail. The runner starts it once per task (a small binary,
+//! so the start costs little) with its control socket as standard input and the folders
+//! the task may write as `--rw DIR`. It then:
+//!
+//! 1. enters new user, mount, IPC and PID namespaces (the network stays shared: tasks may
+//!    need it) and forks the task's init, PID 1 of the new PID namespace (`setup`);
+//! 2. makes the whole file system read-only but for the `--rw` folders, gives the task a
+//!    `/proc` of its own (only its processes, never the runner's) and a `/dev` with only
+//!    the harmless devices (`setup`);
+//! 3. drops every capability, forbids new privileges, and confines itself with Landlock
+//!    (writes only in the `--rw` folders; no signals or abstract sockets out of the jail)
+//!    and seccomp (no Unix sockets to connect to anything on the machine) (`harden`);
+//! 4. starts each command the runner asks for in its own process group and says when it
+//!    ends (`serve`).
+//!
+//! Everything dies with the jail: when the runner ends it, closes the socket or is killed,
+//! the init kills every process of its namespace, `setsid` children included, and exits.
+
+#[cfg(target_os = "linux")]
+#[path = "../../executor/jail/protocol.rs"]
+mod protocol;
+
+#[cfg(target_os = "linux")]
+mod harden;
+#[cfg(target_os = "linux")]
+mod serve;
+#[cfg(target_os = "linux")]
+mod setup;
+
+#[cfg(target_os = "linux")]
+fn main() -> std::process::ExitCode {
+    setup::main()
+}
+
+#[cfg(not(target_os = "linux"))]
+fn main() -> std::process::ExitCode {
+    eprintln!("ufo-batch-jail: task jails exist only on Linux");
+    std::process::ExitCode::from(2)
+}

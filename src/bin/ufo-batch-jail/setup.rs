@@ -1,0 +1,285 @@
+//! The jail's namespaces and file system view. The process the runner starts enters new
+//! user, mount, IPC and PID namespaces and forks the task's init (PID 1 of the new PID
+//! namespace), then only waits for it; the init builds the file system view, hardens
+//! itself (`harden`) and serves (`serve`).
+
+use std::ffi::CString;
+use std::os::fd::RawFd;
+use std::process::ExitCode;
+
+use crate::protocol::{Event, frame, send_with_fds};
+
+/// The control socket: the jail's standard input.
+pub(crate) const CONTROL: RawFd = 0;
+
+/// Devices a task may use (bound from the machine's into the task's own `/dev`).
+const DEVICES: &[&str] = &["null", "zero", "full", "random", "urandom", "tty"];
+
+/// `mount_setattr(2)`'s attributes (not in every libc yet).
+#[repr(C)]
+struct MountAttr {
+    attr_set: u64,
+    attr_clr: u64,
+    propagation: u64,
+    userns_fd: u64,
+}
+const MOUNT_ATTR_RDONLY: u64 = 0x1;
+const MOUNT_ATTR_NOSUID: u64 = 0x2;
+const MOUNT_ATTR_NODEV: u64 = 0x4;
+const AT_RECURSIVE: libc::c_uint = 0x8000;
+
+/// The folders the task may write, from `--rw DIR` arguments.
+fn writable_folders() -> Result<Vec<String>, String> {
+    let mut dirs = Vec::new();
+    let mut args = std::env::args().skip(1);
+    while let Some(arg) = args.next() {
+        match (arg.as_str(), args.next()) {
+            ("--rw", Some(dir)) => {
+                let real = std::fs::canonicalize(&dir)
+                    .map_err(|e| format!("the folder {dir} cannot be used: {e}"))?;
+                dirs.push(real.to_string_lossy().into_owned());
+            }
+            _ => {
+                return Err(format!(
+                    "unknown argument {arg:?} (usage: ufo-batch-jail --rw DIR...)"
+                ));
+            }
+        }
+    }
+    Ok(dirs)
+}
+
+/// Sends an event on the control socket (the runner may be gone: then nobody listens).
+pub(crate) fn tell(event: &Event) {
+    let bytes = frame(&event.encode());
+    let mut sent = 0;
+    while sent < bytes.len() {
+        match send_with_fds(CONTROL, &bytes[sent..], &[]) {
+            Ok(0) | Err(_) => return,
+            Ok(n) => sent += n,
+        }
+    }
+}
+
+/// Says why the jail cannot be made, and ends.
+fn fatal(message: String) -> ExitCode {
+    tell(&Event::Fatal { message });
+    ExitCode::from(1)
+}
+
+/// The last system error, said after `what`.
+pub(crate) fn os_error(what: &str) -> String {
+    format!("{what}: {}", std::io::Error::last_os_error())
+}
+
+/// Checks a system call's return value.
+pub(crate) fn check(ret: libc::c_long, what: &str) -> Result<(), String> {
+    if ret < 0 { Err(os_error(what)) } else { Ok(()) }
+}
+
+pub(crate) fn main() -> ExitCode {
+    let dirs = match writable_folders() {
+        Ok(d) => d,
+        Err(e) => return fatal(e),
+    };
+    // SAFETY: plain system calls on this single-threaded process.
+    let (uid, gid) = unsafe { (libc::getuid(), libc::getgid()) };
+    let flags = libc::CLONE_NEWUSER | libc::CLONE_NEWNS | libc::CLONE_NEWIPC | libc::CLONE_NEWPID;
+    // SAFETY: unshare only changes this process's namespaces.
+    if let Err(e) = check(
+        unsafe { libc::unshare(flags) } as libc::c_long,
+        "cannot create namespaces",
+    ) {
+        return fatal(e);
+    }
+    let maps = [
+        ("/proc/self/setgroups", "deny".to_string()),
+        ("/proc/self/uid_map", format!("0 {uid} 1")),
+        ("/proc/self/gid_map", format!("0 {gid} 1")),
+    ];
+    for (file, text) in maps {
+        if let Err(e) = std::fs::write(file, text) {
+            return fatal(format!("cannot write {file}: {e}"));
+        }
+    }
+    // SAFETY: fork in a single-threaded process; the child continues in plain Rust.
+    match unsafe { libc::fork() } {
+        -1 => fatal(os_error("cannot start the task's init")),
+        0 => match init(&dirs) {
+            Ok(never) => match never {},
+            Err(e) => fatal(e),
+        },
+        child => outer(child),
+    }
+}
+
+/// The process the runner started: waits for the init and ends with it. Signals a
+/// scheduler sends to every process of a job do not end it: only the runner decides
+/// when a task's jail ends.
+fn outer(child: libc::pid_t) -> ExitCode {
+    // SAFETY: closing our copy of the socket and ignoring signals only affect this process.
+    unsafe {
+        libc::close(CONTROL);
+        for signal in [libc::SIGTERM, libc::SIGINT, libc::SIGHUP, libc::SIGQUIT] {
+            libc::signal(signal, libc::SIG_IGN);
+        }
+    }
+    let mut status = 0;
+    loop {
+        // SAFETY: waits for our own child.
+        let r = unsafe { libc::waitpid(child, &mut status, 0) };
+        if r == child
+            || (r < 0 && std::io::Error::last_os_error().raw_os_error() != Some(libc::EINTR))
+        {
+            break;
+        }
+    }
+    ExitCode::from(if libc::WIFEXITED(status) {
+        libc::WEXITSTATUS(status) as u8
+    } else {
+        1
+    })
+}
+
+/// The task's init: PID 1 of the new PID namespace.
+fn init(dirs: &[String]) -> Result<std::convert::Infallible, String> {
+    // SAFETY: prctl and setsid only change this process.
+    unsafe {
+        libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL, 0, 0, 0);
+        libc::setsid();
+    }
+    build_view(dirs)?;
+    crate::harden::harden(dirs)?;
+    tell(&Event::Ready);
+    crate::serve::serve()
+}
+
+fn cstring(s: &str) -> Result<CString, String> {
+    CString::new(s).map_err(|_| format!("{s:?} holds a NUL byte"))
+}
+
+fn mount(
+    source: Option<&str>,
+    target: &str,
+    fstype: Option<&str>,
+    flags: libc::c_ulong,
+    data: Option<&str>,
+) -> Result<(), String> {
+    let source = source.map(cstring).transpose()?;
+    let target_c = cstring(target)?;
+    let fstype = fstype.map(cstring).transpose()?;
+    let data = data.map(cstring).transpose()?;
+    let ptr = |c: &Option<CString>| c.as_ref().map_or(std::ptr::null(), |c| c.as_ptr());
+    // SAFETY: every pointer is a valid C string or null, as mount(2) accepts.
+    let ret = unsafe {
+        libc::mount(
+            ptr(&source),
+            target_c.as_ptr(),
+            ptr(&fstype),
+            flags,
+            ptr(&data) as *const libc::c_void,
+        )
+    };
+    check(ret as libc::c_long, &format!("cannot mount {target}"))
+}
+
+fn set_attributes(path: &str, recursive: bool, set: u64, clear: u64) -> Result<(), String> {
+    let path_c = cstring(path)?;
+    let attr = MountAttr {
+        attr_set: set,
+        attr_clr: clear,
+        propagation: 0,
+        userns_fd: 0,
+    };
+    let flags = if recursive { AT_RECURSIVE } else { 0 };
+    // SAFETY: mount_setattr reads the struct it is given.
+    let ret = unsafe {
+        libc::syscall(
+            libc::SYS_mount_setattr,
+            libc::AT_FDCWD,
+            path_c.as_ptr(),
+            flags,
+            &attr as *const MountAttr,
+            std::mem::size_of::<MountAttr>(),
+        )
+    };
+    check(ret, &format!("cannot set the mount attributes of {path}"))
+}
+
+/// The task's view of the file system: read-only everywhere but `dirs` (read-write, no
+/// devices, no setuid); its own `/dev` with only harmless devices; its own `/proc`.
+fn build_view(dirs: &[String]) -> Result<(), String> {
+    mount(None, "/", None, libc::MS_REC | libc::MS_PRIVATE, None)?;
+    for dir in dirs {
+        mount(Some(dir), dir, None, libc::MS_BIND | libc::MS_REC, None)?;
+    }
+    private_dev()?;
+    set_attributes("/", true, MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID, 0)?;
+    for dir in dirs.iter().map(String::as_str).chain(["/dev/shm"]) {
+        set_attributes(
+            dir,
+            false,
+            MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV,
+            MOUNT_ATTR_RDONLY,
+        )?;
+    }
+    mount(
+        Some("proc"),
+        "/proc",
+        Some("proc"),
+        libc::MS_NOSUID | libc::MS_NODEV | libc::MS_NOEXEC,
+        None,
+    )?;
+    std::env::set_current_dir("/").map_err(|e| format!("cannot enter /: {e}"))
+}
+
+/// A fresh `/dev` holding only the devices of [`DEVICES`] (bound from the machine's),
+/// `/dev/shm`, and the usual links: no disk, no kernel log, no terminal of the runner.
+fn private_dev() -> Result<(), String> {
+    let mut kept = Vec::new();
+    for name in DEVICES {
+        let path = cstring(&format!("/dev/{name}"))?;
+        // SAFETY: opens a path for reference only (O_PATH), closed by the kernel on exec.
+        let fd = unsafe { libc::open(path.as_ptr(), libc::O_PATH | libc::O_CLOEXEC) };
+        if fd >= 0 {
+            kept.push((*name, fd));
+        }
+    }
+    mount(
+        Some("tmpfs"),
+        "/dev",
+        Some("tmpfs"),
+        libc::MS_NOSUID | libc::MS_NOEXEC,
+        Some("mode=0755,size=1m"),
+    )?;
+    for (name, fd) in kept {
+        let target = format!("/dev/{name}");
+        std::fs::File::create(&target).map_err(|e| format!("cannot make {target}: {e}"))?;
+        mount(
+            Some(&format!("/proc/self/fd/{fd}")),
+            &target,
+            None,
+            libc::MS_BIND,
+            None,
+        )?;
+        // SAFETY: the descriptor is ours and no longer needed.
+        unsafe { libc::close(fd) };
+    }
+    std::fs::create_dir("/dev/shm").map_err(|e| format!("cannot make /dev/shm: {e}"))?;
+    mount(
+        Some("tmpfs"),
+        "/dev/shm",
+        Some("tmpfs"),
+        libc::MS_NOSUID | libc::MS_NODEV,
+        Some("mode=1777,size=64m"),
+    )?;
+    for (link, to) in [
+        ("/dev/fd", "/proc/self/fd"),
+        ("/dev/stdin", "/proc/self/fd/0"),
+        ("/dev/stdout", "/proc/self/fd/1"),
+        ("/dev/stderr", "/proc/self/fd/2"),
+    ] {
+        std::os::unix::fs::symlink(to, link).map_err(|e| format!("cannot make {link}: {e}"))?;
+    }
+    Ok(())
+}

@@ -1,0 +1,345 @@
+//! The runner's side of a task's jail (see the `ufo-batch-jail` binary for what the jail
+//! does). A task's shell executor starts one jail for the task, runs every command of
+//! the task through it, and ends it with the task: the jail's processes are then all
+//! gone, whatever they did (`setsid`, double forks, `kill -9` of their parent).
+//!
+//! One background task reads the jail's events and hands each to whoever waits for it.
+
+mod protocol;
+
+use std::collections::HashMap;
+use std::os::fd::{AsRawFd, OwnedFd};
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use tokio::io::Interest;
+use tokio::net::UnixStream;
+use tokio::sync::oneshot;
+
+use protocol::{Event, Inbox, Request, frame, recv_with_fds, send_with_fds};
+
+/// The jail binary's name, found beside the runner's.
+const JAIL_BINARY: &str = "ufo-batch-jail";
+/// How long a jail may take to be ready.
+const START_TIMEOUT: Duration = Duration::from_secs(20);
+
+/// How a jailed command ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct JailExit {
+    /// Its exit code, when it exited.
+    pub(crate) code: Option<i32>,
+    /// The signal that ended it, when one did.
+    pub(crate) signal: Option<i32>,
+}
+
+/// What one command asks of the jail.
+pub(crate) struct JailSpawn<'a> {
+    /// Program and arguments.
+    pub(crate) argv: &'a [String],
+    /// The command's whole environment.
+    pub(crate) env: &'a [(String, String)],
+    /// Working directory.
+    pub(crate) cwd: &'a Path,
+    /// RLIMIT_AS in bytes.
+    pub(crate) memory: Option<u64>,
+    /// RLIMIT_CPU in seconds.
+    pub(crate) cpu: Option<u64>,
+    /// Where its stdout goes.
+    pub(crate) stdout: OwnedFd,
+    /// Where its stderr goes.
+    pub(crate) stderr: OwnedFd,
+}
+
+/// Waiters for the jail's events.
+#[derive(Default)]
+struct Waiters {
+    started: HashMap<u64, oneshot::Sender<Result<(), String>>>,
+    exited: HashMap<u64, oneshot::Sender<JailExit>>,
+    ended: Option<oneshot::Sender<u32>>,
+    /// Set once the jail is gone, with why.
+    gone: Option<String>,
+}
+
+struct Shared {
+    socket: UnixStream,
+    waiters: Mutex<Waiters>,
+}
+
+/// A running jail.
+pub(crate) struct Jail {
+    shared: Arc<Shared>,
+    process: tokio::process::Child,
+    reader: tokio::task::JoinHandle<()>,
+    next_id: u64,
+}
+
+/// A command started in a jail.
+pub(crate) struct JailedCommand {
+    /// The jail's number for it.
+    pub(crate) id: u64,
+    /// Its end.
+    pub(crate) exit: oneshot::Receiver<JailExit>,
+}
+
+/// The jail binary beside the current executable (or one folder up: unit tests run from
+/// `target/debug/deps`).
+pub(crate) fn jail_binary() -> Option<PathBuf> {
+    let exe = std::env::current_exe().ok()?;
+    let dir = exe.parent()?;
+    [dir.join(JAIL_BINARY), dir.parent()?.join(JAIL_BINARY)]
+        .into_iter()
+        .find(|p| p.is_file())
+}
+
+/// Checks that a jail can be made here: starts one on a scratch folder and ends it.
+pub(crate) fn probe(binary: &Path) -> Result<(), String> {
+    use std::io::{Read, Write};
+    let scratch = std::env::temp_dir().join(format!(".ufo-batch-probe-{}", std::process::id()));
+    std::fs::create_dir_all(&scratch)
+        .map_err(|e| format!("cannot make {}: {e}", scratch.display()))?;
+    let (mut ours, theirs) =
+        std::os::unix::net::UnixStream::pair().map_err(|e| format!("cannot make a socket: {e}"))?;
+    let mut child = std::process::Command::new(binary)
+        .arg("--rw")
+        .arg(&scratch)
+        .env_clear()
+        .stdin(Stdio::from(OwnedFd::from(theirs)))
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .map_err(|e| format!("cannot start {}: {e}", binary.display()))?;
+    let _ = ours.set_read_timeout(Some(START_TIMEOUT));
+    let mut inbox = Inbox::default();
+    let mut buf = [0u8; 4096];
+    let event = loop {
+        if let Ok(Some(payload)) = inbox.next_frame() {
+            break Event::decode(&payload).ok();
+        }
+        match ours.read(&mut buf) {
+            Ok(0) | Err(_) => break None,
+            Ok(n) => inbox.push(&buf[..n], Vec::new()),
+        }
+    };
+    let _ = ours.write_all(&frame(&Request::End.encode()));
+    drop(ours);
+    let _ = child.wait();
+    let _ = std::fs::remove_dir(&scratch);
+    match event {
+        Some(Event::Ready) => Ok(()),
+        Some(Event::Fatal { message }) => Err(message),
+        _ => Err("the jail ended before it was ready".to_string()),
+    }
+}
+
+impl Jail {
+    /// Starts a jail whose commands may write only in `writable`.
+    pub(crate) async fn start(binary: &Path, writable: &[PathBuf]) -> Result<Jail, String> {
+        let (ours, theirs) = std::os::unix::net::UnixStream::pair()
+            .map_err(|e| format!("cannot make a socket: {e}"))?;
+        let mut command = tokio::process::Command::new(binary);
+        for dir in writable {
+            command.arg("--rw").arg(dir);
+        }
+        let process = command
+            .env_clear()
+            .stdin(Stdio::from(OwnedFd::from(theirs)))
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .kill_on_drop(true)
+            .spawn()
+            .map_err(|e| format!("cannot start {}: {e}", binary.display()))?;
+        ours.set_nonblocking(true)
+            .map_err(|e| format!("cannot use the jail's socket: {e}"))?;
+        let socket =
+            UnixStream::from_std(ours).map_err(|e| format!("cannot use the jail's socket: {e}"))?;
+        let shared = Arc::new(Shared {
+            socket,
+            waiters: Mutex::new(Waiters::default()),
+        });
+        let (ready_tx, ready_rx) = oneshot::channel();
+        let reader = tokio::spawn(read_events(Arc::clone(&shared), ready_tx));
+        let jail = Jail {
+            shared,
+            process,
+            reader,
+            next_id: 0,
+        };
+        match tokio::time::timeout(START_TIMEOUT, ready_rx).await {
+            Ok(Ok(Ok(()))) => Ok(jail),
+            Ok(Ok(Err(why))) => Err(why),
+            Ok(Err(_)) => Err("the jail ended before it was ready".to_string()),
+            Err(_) => Err(format!("the jail was not ready within {START_TIMEOUT:?}")),
+        }
+    }
+
+    /// Starts a command; returns once it runs (or why it cannot).
+    pub(crate) async fn spawn(&mut self, spec: JailSpawn<'_>) -> Result<JailedCommand, String> {
+        self.next_id += 1;
+        let id = self.next_id;
+        let request = Request::Run {
+            id,
+            argv: spec.argv.iter().map(|a| a.as_bytes().to_vec()).collect(),
+            env: spec
+                .env
+                .iter()
+                .map(|(k, v)| format!("{k}={v}").into_bytes())
+                .collect(),
+            cwd: spec.cwd.as_os_str().as_encoded_bytes().to_vec(),
+            memory: spec.memory.unwrap_or(0),
+            cpu: spec.cpu.unwrap_or(0),
+        };
+        let (started_tx, started_rx) = oneshot::channel();
+        let (exit_tx, exit_rx) = oneshot::channel();
+        {
+            let mut waiters = self.waiters();
+            if let Some(why) = &waiters.gone {
+                return Err(why.clone());
+            }
+            waiters.started.insert(id, started_tx);
+            waiters.exited.insert(id, exit_tx);
+        }
+        let fds = [spec.stdout.as_raw_fd(), spec.stderr.as_raw_fd()];
+        self.send(&request, &fds).await?;
+        drop((spec.stdout, spec.stderr));
+        match started_rx.await {
+            Ok(Ok(())) => Ok(JailedCommand { id, exit: exit_rx }),
+            Ok(Err(why)) => Err(why),
+            Err(_) => Err(self.gone_reason()),
+        }
+    }
+
+    /// Kills command `id` and its process group.
+    pub(crate) async fn kill(&self, id: u64) {
+        let _ = self.send(&Request::Kill { id }, &[]).await;
+    }
+
+    /// Ends the jail and everything in it; returns how many processes were still
+    /// running (those commands left behind).
+    pub(crate) async fn end(mut self) -> u32 {
+        let (tx, rx) = oneshot::channel();
+        self.waiters().ended = Some(tx);
+        let left = match self.send(&Request::End, &[]).await {
+            Ok(()) => tokio::time::timeout(Duration::from_secs(10), rx)
+                .await
+                .ok()
+                .and_then(Result::ok)
+                .unwrap_or(0),
+            Err(_) => 0,
+        };
+        let _ = self.process.start_kill();
+        let _ = self.process.wait().await;
+        self.reader.abort();
+        left
+    }
+
+    /// True once the jail is gone (killed, or its init died).
+    pub(crate) fn gone(&self) -> Option<String> {
+        self.waiters().gone.clone()
+    }
+
+    fn gone_reason(&self) -> String {
+        self.gone()
+            .unwrap_or_else(|| "the jail ended unexpectedly".to_string())
+    }
+
+    fn waiters(&self) -> std::sync::MutexGuard<'_, Waiters> {
+        self.shared
+            .waiters
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+    }
+
+    async fn send(&self, request: &Request, fds: &[std::os::fd::RawFd]) -> Result<(), String> {
+        let bytes = frame(&request.encode());
+        let socket = &self.shared.socket;
+        let mut sent = 0;
+        while sent < bytes.len() {
+            socket
+                .writable()
+                .await
+                .map_err(|e| format!("the jail's socket failed: {e}"))?;
+            let with = if sent == 0 { fds } else { &[] };
+            match socket.try_io(Interest::WRITABLE, || {
+                send_with_fds(socket.as_raw_fd(), &bytes[sent..], with)
+            }) {
+                Ok(n) => sent += n,
+                Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {}
+                Err(e) => return Err(format!("the jail is gone: {e}")),
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Reads the jail's events until it is gone, handing each to its waiter.
+async fn read_events(shared: Arc<Shared>, ready: oneshot::Sender<Result<(), String>>) {
+    let mut ready = Some(ready);
+    let mut inbox = Inbox::default();
+    let mut buf = vec![0u8; 16 * 1024];
+    let why = loop {
+        if shared.socket.readable().await.is_err() {
+            break "the jail's socket failed".to_string();
+        }
+        let mut fds = Vec::new();
+        let got = shared.socket.try_io(Interest::READABLE, || {
+            recv_with_fds(shared.socket.as_raw_fd(), &mut buf, &mut fds)
+        });
+        match got {
+            Ok(0) => break "the jail ended".to_string(),
+            Ok(n) => inbox.push(&buf[..n], fds),
+            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => continue,
+            Err(e) => break format!("the jail's socket failed: {e}"),
+        }
+        while let Ok(Some(payload)) = inbox.next_frame() {
+            let Ok(event) = Event::decode(&payload) else {
+                continue;
+            };
+            let mut w = shared.waiters.lock().unwrap_or_else(|p| p.into_inner());
+            match event {
+                Event::Ready => {
+                    if let Some(tx) = ready.take() {
+                        let _ = tx.send(Ok(()));
+                    }
+                }
+                Event::Fatal { message } => {
+                    if let Some(tx) = ready.take() {
+                        let _ = tx.send(Err(format!("the task's jail cannot be made: {message}")));
+                    }
+                }
+                Event::Started { id } => {
+                    if let Some(tx) = w.started.remove(&id) {
+                        let _ = tx.send(Ok(()));
+                    }
+                }
+                Event::SpawnFailed { id, message } => {
+                    w.exited.remove(&id);
+                    if let Some(tx) = w.started.remove(&id) {
+                        let _ = tx.send(Err(message));
+                    }
+                }
+                Event::Exited { id, code, signal } => {
+                    if let Some(tx) = w.exited.remove(&id) {
+                        let _ = tx.send(JailExit { code, signal });
+                    }
+                }
+                Event::Ended { left } => {
+                    if let Some(tx) = w.ended.take() {
+                        let _ = tx.send(left);
+                    }
+                }
+            }
+        }
+    };
+    let mut w = shared.waiters.lock().unwrap_or_else(|p| p.into_inner());
+    w.gone = Some(why.clone());
+    // Dropping the senders wakes every waiter: their command cannot end normally now.
+    w.started.clear();
+    w.exited.clear();
+    w.ended.take();
+    drop(w);
+    if let Some(tx) = ready.take() {
+        let _ = tx.send(Err(format!("the task's jail cannot be made: {why}")));
+    }
+}

@@ -1,0 +1,198 @@
+//! What a task's commands cannot do under the default sandbox (a jail per task): read
+//! the runner's environment (its API key), signal the runner, change anything outside
+//! their folders (contents or metadata), make or use device nodes, reach Unix sockets of
+//! the machine, or outlive their task, even when the runner itself is killed.
+
+use std::time::Duration;
+
+use serde_json::{Value, json};
+
+use crate::helpers::{Project, eventually, processes_running, read_json};
+
+const KEY: &str = "sk-test-CONTAINMENT-0123456789abcdef";
+
+/// A recorded plan whose every command must be refused (or find nothing): each step
+/// runs the attack and then prints whether it worked, so the replay's `expect` checks it.
+fn attacks(p: &Project) {
+    let outside = p.path().join("outside.txt");
+    std::fs::write(&outside, "untouched").unwrap();
+    let sock = p.path().join("host.sock");
+    let outside = outside.display().to_string();
+    let sock = sock.display().to_string();
+    let step = |command: String, stdout: &str| {
+        json!({"action": "execute_command", "parameters": {"command": command},
+               "expect": {"status": "success", "stdout": stdout}})
+    };
+    let actions = vec![
+        step(
+            format!(
+                "cat /proc/$PPID/environ /proc/*/environ 2>/dev/null | tr '\\0' '\\n' | grep -c {KEY} || true"
+            ),
+            "0\n",
+        ),
+        step("env | grep -c OPENAI || true".into(), "0\n"),
+        step(
+            "kill -9 $PPID 2>/dev/null; kill -9 -1 2>/dev/null; echo alive".into(),
+            "alive\n",
+        ),
+        step(
+            format!("touch {outside} 2>/dev/null || echo refused"),
+            "refused\n",
+        ),
+        step(
+            format!("chmod u+s {outside} 2>/dev/null || echo refused"),
+            "refused\n",
+        ),
+        step(
+            format!("chown 1:1 {outside} 2>/dev/null || echo refused"),
+            "refused\n",
+        ),
+        step(
+            "mknod z c 1 5 2>/dev/null || echo refused".into(),
+            "refused\n",
+        ),
+        step(
+            "(echo x > /dev/kmsg) 2>/dev/null || echo refused".into(),
+            "refused\n",
+        ),
+        step(
+            "test -e /dev/sda -o -e /dev/vda -o -e /dev/mem && echo visible || echo hidden".into(),
+            "hidden\n",
+        ),
+        step(
+            format!(
+                "python3 -c 'import socket; s = socket.socket(socket.AF_UNIX); s.connect(\"{sock}\")' 2>/dev/null || echo refused"
+            ),
+            "refused\n",
+        ),
+        step(
+            "ls /proc | grep -c '^[0-9]' | awk '$1 < 10 { print \"own\" }'".into(),
+            "own\n",
+        ),
+        step(
+            "setsid -f sleep 303.3131; (sleep 303.3132 &); echo started".into(),
+            "started\n",
+        ),
+        step("echo done > inside.txt && cat inside.txt".into(), "done\n"),
+    ];
+    p.task(
+        "attack.json",
+        json!({"request": "escape", "actions": actions}),
+    );
+}
+
+#[test]
+fn a_task_cannot_escape_its_jail() {
+    let p = Project::new();
+    attacks(&p);
+    let listener = std::os::unix::net::UnixListener::bind(p.path().join("host.sock")).unwrap();
+    listener.set_nonblocking(true).unwrap();
+    let out = p.cmd_env(
+        &["run", "tasks", "--progress", "lines", "--sandbox", "jail"],
+        &[("OPENAI_API_KEY", KEY)],
+    );
+    out.expect_code(0);
+    assert!(out.stderr.contains("sandbox jail"), "{}", out.stderr);
+    assert!(
+        listener.accept().is_err(),
+        "a task reached the host's socket"
+    );
+    assert_eq!(
+        std::fs::read_to_string(p.path().join("outside.txt")).unwrap(),
+        "untouched"
+    );
+    let mode = std::fs::metadata(p.path().join("outside.txt")).unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    assert_eq!(
+        mode.permissions().mode() & 0o4000,
+        0,
+        "a setuid bit was set"
+    );
+    assert!(
+        eventually(|| processes_running("sleep 303.313").is_empty()),
+        "processes outlived their task: {:?}",
+        processes_running("sleep 303.313")
+    );
+    let log = out.task_file("attack", "task.log");
+    assert!(
+        log.contains("ended 2 processes left running by commands"),
+        "{log}"
+    );
+}
+
+#[test]
+fn the_key_reaches_no_output_byte() {
+    // Even a task file that holds the key (and so prints it) leaves no trace of it.
+    let p = Project::new();
+    p.task(
+        "leak.json",
+        json!({"request": format!("say {KEY}"), "actions": [
+            {"action": "execute_command", "parameters": {"command": format!("echo {KEY}; echo {KEY} >&2; echo {KEY} > k.txt")}},
+            {"action": "read_file", "parameters": {"path": "k.txt"}}]}),
+    );
+    let out = p.cmd_env(
+        &["run", "tasks", "--progress", "lines"],
+        &[("OPENAI_API_KEY", KEY)],
+    );
+    out.expect_code(0);
+    assert!(!out.stderr.contains(KEY) && !out.stdout.contains(KEY));
+    let mut leaks = Vec::new();
+    for entry in walkdir::WalkDir::new(out.run_dir("proj"))
+        .into_iter()
+        .flatten()
+    {
+        let in_workspace = entry
+            .path()
+            .components()
+            .any(|c| c.as_os_str() == "workspace");
+        if entry.file_type().is_file() && !in_workspace {
+            let text = std::fs::read_to_string(entry.path()).unwrap_or_default();
+            if text.contains(KEY) || text.contains(&KEY[..8]) {
+                leaks.push(entry.path().display().to_string());
+            }
+        }
+    }
+    assert!(leaks.is_empty(), "the key is in {leaks:?}");
+    let step: Value = serde_json::from_str(
+        out.task_file("leak", "response.log")
+            .lines()
+            .next()
+            .unwrap(),
+    )
+    .unwrap();
+    assert!(
+        step["action"][0]["result"]["result"]["stdout"]
+            .as_str()
+            .unwrap()
+            .contains("***")
+    );
+}
+
+#[test]
+fn nothing_outlives_a_runner_killed_with_sigkill() {
+    let p = Project::new();
+    for i in 0..3 {
+        p.task(
+            &format!("t{i}.json"),
+            json!({"request": "r", "actions": [{"action": "execute_command",
+                "parameters": {"command": format!("setsid -f sleep 304.{i}; sleep 304.9{i}")}}]}),
+        );
+    }
+    let run = p.start(&["run", "tasks", "--jobs", "3", "--progress", "lines"]);
+    assert!(eventually(|| processes_running("sleep 304.9").len() == 3));
+    assert_eq!(processes_running("sleep 304.").len(), 6);
+    run.signal(libc::SIGKILL);
+    let _ = run.wait_within(Duration::from_secs(10));
+    assert!(
+        eventually(|| processes_running("sleep 304.").is_empty()),
+        "survivors: {:?}",
+        processes_running("sleep 304.")
+    );
+    // The next run resumes: the three tasks were interrupted, not lost.
+    let out = p.cmd_within(
+        &["run", "tasks", "--progress", "lines", "--timeout", "1s"],
+        Duration::from_secs(60),
+    );
+    let record = read_json(&out.run_dir("proj").join("t0/status.json"));
+    assert_eq!(record["attempts"][0]["status"], "interrupted", "{record}");
+}
