@@ -30,13 +30,13 @@ import json, os, random, sys
 root, n = sys.argv[1], int(sys.argv[2])
 random.seed(7)
 for i in range(n):
-    marker = f"crashcycle-{i:04d}"
     witness = os.path.join(root, "witness", f"t{i:04d}")
-    # Each command leaves a witness line with the time (ns), then works a little; a few
-    # start a background process that would outlive a careless runner.
-    work = f"date +%s%N >> {witness}; sleep 0.0{random.randint(1, 9)}"
+    # Each command leaves a witness line with the time (ns), then works a little; one in
+    # ten leaves background processes (one in its own session) that would outlive a
+    # careless runner.
+    work = f"date +%s%N >> {witness}; sleep {random.randint(3, 15) / 10}"
     if i % 10 == 0:
-        work += f"; (exec -a {marker} sleep 300 &) ; true"
+        work += f"; (sleep 300.{i:04d} &) ; setsid -f sleep 300.{i:04d}; true"
     task = {"request": f"crash cycle {i}", "actions": [
         {"action": "execute_command", "parameters": {"command": work}},
         {"action": "execute_command", "parameters": {"command": f"printf {i}"}, "expect": {"stdout": str(i)}},
@@ -46,25 +46,25 @@ for i in range(n):
 PY
 
 run() {
-  "$bin" run "$root/tasks" --out "$root/results" --jobs 16 --sandbox "$sandbox" \
-    --progress quiet "$@"
+  exec "$bin" run "$root/tasks" --out "$root/results" --name tasks --jobs 16 \
+    --sandbox "$sandbox" --progress quiet "$@"
 }
 survivors=0
 kills=0
 start=$(date +%s)
 for c in $(seq "$cycles"); do
-  run >/dev/null 2>&1 &
+  (run >/dev/null 2>&1) &
   pid=$!
-  sleep "0.$(printf '%03d' $((RANDOM % 900 + 50)))"
+  sleep "$((RANDOM % 2)).$(printf '%03d' $((RANDOM % 1000)))"
   if kill -9 "$pid" 2>/dev/null; then kills=$((kills + 1)); fi
   wait "$pid" 2>/dev/null || true
   sleep 1
-  alive=$(pgrep -f 'crashcycle-|sleep 0\.0' | wc -l || true)
+  alive=$(pgrep -f '^sleep (300\.[0-9]{4}|[0-9]\.[0-9])$' | wc -l || true)
   survivors=$((survivors + alive))
-  pkill -9 -f 'crashcycle-' 2>/dev/null || true
+  pkill -9 -f '^sleep 300\.[0-9]{4}$' 2>/dev/null || true
 done
 # Finish the run.
-for _ in 1 2 3; do run >/dev/null 2>&1 && break || true; done
+for _ in 1 2 3; do (run >/dev/null 2>&1) && break || true; done
 elapsed=$(( $(date +%s) - start ))
 
 python3 - "$root" "$tasks" <<'PY' || failed=1

@@ -192,11 +192,8 @@ impl Sandbox {
                     spawn_limits = ResourceLimits::default();
                 }
             }
-            (_, Some(shim)) if limited => {
-                out.extend(shim_args(shim, None, limits));
-                spawn_limits = ResourceLimits::default();
-            }
-            _ => {}
+            // Unconfined: no step in between; the spawn applies the limits.
+            (Confinement::None, _) | (Confinement::Landlock, None) => {}
         }
         out.extend(argv.iter().cloned());
         (out, spawn_limits)
@@ -272,14 +269,24 @@ mod tests {
             "/bin/ufo-batch sandbox-exec --rw /r/t/workspace --memory 1024 --cpu 9 -- /bin/sh -c ls"
         );
         assert_eq!(spawn, ResourceLimits::default());
-        let (n, _) = sandbox(Confinement::None, true).wrap(&argv, dirs, &ws, LIMITS);
+        let (n, spawn) = sandbox(Confinement::None, true).wrap(&argv, dirs, &ws, LIMITS);
         assert_eq!(
-            n.join(" "),
-            "/bin/ufo-batch sandbox-exec --no-landlock --memory 1024 --cpu 9 -- /bin/sh -c ls"
+            (n, spawn),
+            (argv.clone(), LIMITS),
+            "unconfined: nothing in between, the spawn applies the limits"
         );
-        let (n, _) =
-            sandbox(Confinement::None, true).wrap(&argv, dirs, &ws, ResourceLimits::default());
-        assert_eq!(n, argv, "nothing to apply, nothing in between");
+        let (j, spawn) = sandbox(
+            Confinement::Jail {
+                binary: "/bin/j".into(),
+            },
+            true,
+        )
+        .wrap(&argv, dirs, &ws, LIMITS);
+        assert_eq!(
+            (j, spawn),
+            (argv.clone(), LIMITS),
+            "the jail applies the limits"
+        );
         let (b, _) = sandbox(
             Confinement::Bwrap {
                 bwrap: "/usr/bin/bwrap".into(),
