@@ -215,3 +215,56 @@ fn two_runners_cannot_share_a_run_folder() {
     let record = read_json(&p.path().join("results/proj/slow/status.json"));
     assert_eq!(record["attempts"].as_array().unwrap().len(), 1);
 }
+
+#[cfg(unix)]
+#[test]
+fn an_unreadable_folder_is_one_error_and_the_rest_runs() {
+    use std::os::unix::fs::PermissionsExt;
+    // Root reads every folder: run as nobody then (the project made reachable for it).
+    let as_root = unsafe { libc::geteuid() } == 0;
+    let p = Project::new();
+    good(&p, "ok.json");
+    good(&p, "locked/inner.json");
+    for dir in [
+        p.path().parent().unwrap(),
+        p.path(),
+        &p.path().join("tasks"),
+    ] {
+        std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o777)).unwrap();
+    }
+    std::fs::set_permissions(
+        p.path().join("tasks/locked"),
+        std::fs::Permissions::from_mode(0o000),
+    )
+    .unwrap();
+    let bin = env!("CARGO_BIN_EXE_ufo-batch");
+    let mut command = if as_root {
+        let mut c = std::process::Command::new("setpriv");
+        c.args(["--reuid=65534", "--regid=65534", "--clear-groups", bin]);
+        c
+    } else {
+        std::process::Command::new(bin)
+    };
+    let out = command
+        .args(["run", "tasks", "--progress", "lines", "--sandbox", "none"])
+        .current_dir(p.path())
+        .output()
+        .unwrap();
+    std::fs::set_permissions(
+        p.path().join("tasks/locked"),
+        std::fs::Permissions::from_mode(0o755),
+    )
+    .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    let summary = read_json(&p.path().join("results/proj/summary.json"));
+    assert_eq!(
+        (
+            summary["totals"]["passed"].as_u64(),
+            summary["totals"]["error"].as_u64()
+        ),
+        (Some(1), Some(1)),
+        "{stderr}"
+    );
+    assert!(stderr.contains("cannot search this folder"), "{stderr}");
+}

@@ -241,3 +241,27 @@ fn no_key_for_openai_is_a_config_error() {
         out.stderr
     );
 }
+
+#[test]
+fn an_endless_answer_is_refused_without_reading_it_all() {
+    // A 50 MB body once took the runner to 1.5 GB; now it is refused at 8 MiB.
+    let mock = MockLlm::start();
+    let huge = format!(
+        "{{\"choices\": [{{\"message\": {{\"content\": \"{}\"}}}}]}}",
+        "x".repeat(50 << 20)
+    );
+    mock.script("huge", vec![Reply::Raw(huge), finish("done")]);
+    let p = llm_project();
+    p.task(
+        "t.json",
+        json!({"request": format!("task {}", marker("huge"))}),
+    );
+    let out = run_with(&p, &mock, &["--eval", "none"]);
+    out.expect_code(0);
+    let log = out.task_file("t", "task.log");
+    assert!(
+        log.contains("the answer was refused: it is larger than 8 MiB"),
+        "{log}"
+    );
+    assert_eq!(out.status("t")["llm"]["retries"], 1);
+}

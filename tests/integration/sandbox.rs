@@ -59,6 +59,12 @@ fn without_a_sandbox_the_same_writes_succeed() {
     let out = p.run(&["--sandbox", "none"]);
     assert!(out.stderr.contains("sandbox none"), "{}", out.stderr);
     assert!(
+        out.stderr
+            .contains("WARNING: --sandbox none: commands are not confined"),
+        "{}",
+        out.stderr
+    );
+    assert!(
         p.path().join("outside-none.txt").exists(),
         "the control case must really write"
     );
