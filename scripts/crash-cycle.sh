@@ -10,7 +10,7 @@
 #                its result was final (each command appends a witness line with the time)
 #   running      an attempt still recorded as running (the runner died in it: must say
 #                `interrupted`)
-#   survivors    processes of tasks alive after their runner was killed
+#   survivors    processes of tasks alive 2 s after their runner was killed
 #
 # Usage: scripts/crash-cycle.sh [CYCLES] [TASKS]     (default: 100 cycles, 400 tasks)
 #        SANDBOX=landlock scripts/crash-cycle.sh      (default: auto)
@@ -34,9 +34,10 @@ for i in range(n):
     # Each command leaves a witness line with the time (ns), then works a little; one in
     # ten leaves background processes (one in its own session) that would outlive a
     # careless runner.
-    work = f"date +%s%N >> {witness}; sleep {random.randint(3, 15) / 10}"
+    # (Every sleep ends in 271828: what the survivor count looks for.)
+    work = f"date +%s%N >> {witness}; sleep {random.randint(3, 15) / 10}271828"
     if i % 10 == 0:
-        work += f"; (sleep 300.{i:04d} &) ; setsid -f sleep 300.{i:04d}; true"
+        work += f"; (sleep 300.{i:04d}271828 &) ; setsid -f sleep 300.{i:04d}271828; true"
     task = {"request": f"crash cycle {i}", "actions": [
         {"action": "execute_command", "parameters": {"command": work}},
         {"action": "execute_command", "parameters": {"command": f"printf {i}"}, "expect": {"stdout": str(i)}},
@@ -58,10 +59,15 @@ for c in $(seq "$cycles"); do
   sleep "$((RANDOM % 2)).$(printf '%03d' $((RANDOM % 1000)))"
   if kill -9 "$pid" 2>/dev/null; then kills=$((kills + 1)); fi
   wait "$pid" 2>/dev/null || true
-  sleep 1
-  alive=$(pgrep -f '^sleep (300\.[0-9]{4}|[0-9]\.[0-9])$' | wc -l || true)
+  sleep 2
+  alive=$(pgrep -f '^sleep [0-9.]+271828$' | wc -l || true)
+  if [ "$alive" -gt 0 ] && [ -n "${VERBOSE:-}" ]; then
+    for p in $(pgrep -f '^sleep [0-9.]+271828$'); do
+      echo "survivor: $(ps -o pid=,ppid=,stat=,etimes=,args= -p "$p") parent: $(ps -o args= -p "$(ps -o ppid= -p "$p")")" >&2
+    done
+  fi
   survivors=$((survivors + alive))
-  pkill -9 -f '^sleep 300\.[0-9]{4}$' 2>/dev/null || true
+  pkill -9 -f '^sleep [0-9.]+271828$' 2>/dev/null || true
 done
 # Finish the run.
 for _ in 1 2 3; do (run >/dev/null 2>&1) && break || true; done
@@ -110,5 +116,5 @@ print(f"lost {lost}, torn {torn}, double-final {double}, running {running}")
 sys.exit(1 if lost or torn or double or running else 0)
 PY
 echo "cycles $cycles (kills that landed: $kills), tasks $tasks, sandbox $sandbox, ${elapsed}s"
-echo "survivors (task processes alive 1 s after their runner's kill -9, summed over cycles): $survivors"
+echo "survivors (task processes alive 2 s after their runner's kill -9, summed over cycles): $survivors"
 [ "${failed:-0}" = 0 ] && [ "$survivors" = 0 ]
