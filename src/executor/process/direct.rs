@@ -22,7 +22,6 @@ pub(super) async fn run(spec: Spec<'_>) -> std::io::Result<Finished> {
         .kill_on_drop(true);
     isolate(&mut command, spec.limits);
     let mut child = command.spawn()?;
-    limit(&child, spec.limits);
     let group = ProcessGroup::of(&child);
     let (stdout_pipe, stderr_pipe) = (child.stdout.take(), child.stderr.take());
     let mut direct = Direct { child, group };
@@ -61,39 +60,12 @@ impl Started for &mut Direct {
     }
 }
 
-/// The resource limits of a spawned command, set from outside right after the spawn
-/// (`prlimit`): a hook between fork and exec would make the runner fork itself whole for
-/// every command instead of using `posix_spawn`.
-#[cfg(target_os = "linux")]
-fn limit(child: &tokio::process::Child, limits: ResourceLimits) {
-    let Some(pid) = child.id() else { return };
-    for (resource, value) in [
-        (libc::RLIMIT_AS, limits.memory_bytes),
-        (libc::RLIMIT_CPU, limits.cpu_seconds),
-    ] {
-        let Some(v) = value else { continue };
-        let limit = libc::rlimit {
-            rlim_cur: v as libc::rlim_t,
-            rlim_max: v as libc::rlim_t,
-        };
-        // SAFETY: prlimit sets the limits of our own child.
-        unsafe {
-            libc::prlimit(pid as libc::pid_t, resource, &limit, std::ptr::null_mut());
-        }
-    }
-}
-
-#[cfg(not(target_os = "linux"))]
-fn limit(_child: &tokio::process::Child, _limits: ResourceLimits) {}
-
-/// Its own process group (so the whole tree can be killed) and, where the limits cannot
-/// be set from outside, its resource limits.
+/// Its own process group (so the whole tree can be killed) and its resource limits, set
+/// between fork and exec so the command never runs a moment without them (setting them
+/// from outside after the spawn raced with the command's first instructions).
 #[cfg(unix)]
 fn isolate(command: &mut Command, limits: ResourceLimits) {
     command.process_group(0);
-    if cfg!(target_os = "linux") {
-        return;
-    }
     let set = |resource, value: Option<u64>| match value {
         None => Ok(()),
         Some(v) => {
