@@ -161,13 +161,24 @@ pub(crate) async fn run_attempt(
         progress.session.as_ref().map(|s| &s.ctx),
         stage_name(progress.stage),
     );
-    if let Some(signal) = outcome.killed_from_outside() {
-        let stopping = tokio::time::timeout(SIGNAL_WINDOW, stop.stopping.cancelled())
-            .await
-            .is_ok();
+    if let Some(end) = outcome.last_command_end() {
+        // A command that ended badly after the run began stopping was most likely stopped
+        // by the same signal (a scheduler signals the runner and every command at once,
+        // and a shell reports its child's death as an exit code); one killed by a signal
+        // is given a moment for the runner's own signal to arrive. The task runs again on
+        // resume, so its true result is never lost.
+        let stopping = if stop.stopping.is_cancelled() {
+            true
+        } else if end.by_signal() {
+            tokio::time::timeout(SIGNAL_WINDOW, stop.stopping.cancelled())
+                .await
+                .is_ok()
+        } else {
+            false
+        };
         if stopping {
             outcome.cancel(format!(
-                "cancelled: a command was killed by signal {signal} while the run was stopping; it runs again when the run is resumed"
+                "cancelled: a command {end} while the run was stopping; it runs again when the run is resumed"
             ));
         }
     }

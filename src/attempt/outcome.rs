@@ -146,17 +146,35 @@ impl AttemptOutcome {
         out
     }
 
-    /// The signal that killed one of this attempt's commands from outside (not a
-    /// timeout of ours), when the attempt did not pass.
-    pub(crate) fn killed_from_outside(&self) -> Option<i64> {
+    /// How the last command of an attempt that did not pass ended, when the way it ended
+    /// could be a signal from outside (a scheduler or Ctrl-C stopping the run) rather than
+    /// the task's own failure. Timeouts of ours are the task's failure.
+    pub(crate) fn last_command_end(&self) -> Option<CommandEnd> {
         if self.status == TaskStatus::Passed {
             return None;
         }
-        self.trajectory
+        let last = self
+            .trajectory
             .iter()
             .flat_map(|step| &step.action)
-            .filter(|a| a.result.result.get("timed_out").and_then(|v| v.as_bool()) != Some(true))
-            .find_map(|a| a.result.result.get("signal").and_then(|v| v.as_i64()))
+            .rev()
+            .find(|a| {
+                a.result.result.get("exit_code").is_some()
+                    || a.result.result.get("signal").is_some()
+            })?;
+        let result = &last.result.result;
+        if result.get("timed_out").and_then(|v| v.as_bool()) == Some(true) {
+            return None;
+        }
+        if let Some(signal) = result.get("signal").and_then(|v| v.as_i64()) {
+            return Some(CommandEnd::Signal(signal));
+        }
+        match result.get("exit_code").and_then(|v| v.as_i64()) {
+            Some(0) | None => None,
+            // A shell reports a child killed by signal N as exit code 128 + N.
+            Some(code @ 129..=192) => Some(CommandEnd::ShellSignal(code)),
+            Some(code) => Some(CommandEnd::Failed(code)),
+        }
     }
 
     /// Turns the outcome into a cancellation (the task runs again on resume).
@@ -172,6 +190,36 @@ impl AttemptOutcome {
         match &self.reason {
             Some(r) => format!("{}: {r}", self.status),
             None => self.status.to_string(),
+        }
+    }
+}
+
+/// How an attempt's last command ended, when it did not succeed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum CommandEnd {
+    /// Killed by this signal.
+    Signal(i64),
+    /// Exited with 128 + N: the shell's report of a child killed by signal N.
+    ShellSignal(i64),
+    /// Exited with another non-zero code.
+    Failed(i64),
+}
+
+impl CommandEnd {
+    /// Whether the command was (or looks) killed by a signal, which a stopping run sends.
+    pub(crate) fn by_signal(self) -> bool {
+        !matches!(self, CommandEnd::Failed(_))
+    }
+}
+
+impl std::fmt::Display for CommandEnd {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            CommandEnd::Signal(n) => write!(f, "was killed by signal {n}"),
+            CommandEnd::ShellSignal(code) => {
+                write!(f, "exited with code {code} (128 + signal {})", code - 128)
+            }
+            CommandEnd::Failed(code) => write!(f, "exited with code {code}"),
         }
     }
 }

@@ -210,37 +210,58 @@ fn a_scheduler_signalling_every_process_cancels_rather_than_fails() {
     // Slurm under proctrack/linuxproc sends SIGTERM to every process of the job, the
     // commands of running tasks included: they die of the signal, and their tasks must
     // run again, not be recorded as failed.
+    scheduler_signal(|_| true, "killed by signal 15 while the run was stopping");
+}
+
+#[test]
+fn a_shell_reporting_its_childs_death_by_signal_cancels_rather_than_fails() {
+    // When the signal reaches the shell's child first, the shell does not die: it exits
+    // with 128 + 15, which is the same stop seen one process up.
+    scheduler_signal(
+        |cmdline| cmdline.starts_with("sleep"),
+        "exited with code 143 (128 + signal 15) while the run was stopping",
+    );
+}
+
+/// Runs a task whose shell waits on `sleep`, sends SIGTERM to the descendants of the
+/// runner that `hit` picks and then to the runner, and checks the task is cancelled with
+/// `reason` and passes when the run is resumed.
+fn scheduler_signal(hit: fn(&str) -> bool, reason: &str) {
     let p = Project::new();
     p.task(
         "t.json",
         json!({"request": "r", "actions": [{"action": "execute_command",
-            "parameters": {"command": "test -e ../../../../go || sleep 30"}}]}),
+            "parameters": {"command": "test -e ../../../../go || sleep 30 && true"}}]}),
     );
     let run = p.start(&["run", "tasks", "--grace", "5s", "--progress", "lines"]);
     let dir = p.path().join("results/proj");
     assert!(eventually(|| count_status(&dir, "running") == 1));
-    assert!(eventually(|| descendants(run.pid()).iter().any(|&c| {
-        std::fs::read_to_string(format!("/proc/{c}/cmdline")).is_ok_and(|c| c.starts_with("sleep"))
-    })));
-    for pid in descendants(run.pid()).into_iter().chain([run.pid()]) {
-        // SAFETY: kill only sends a signal.
-        unsafe {
-            libc::kill(pid, libc::SIGTERM);
+    assert!(eventually(|| descendants(run.pid())
+        .iter()
+        .any(|&c| cmdline(c).starts_with("sleep"))));
+    for pid in descendants(run.pid()) {
+        if hit(&cmdline(pid)) {
+            // SAFETY: kill only sends a signal.
+            unsafe {
+                libc::kill(pid, libc::SIGTERM);
+            }
         }
     }
+    run.signal(libc::SIGTERM);
     let out = run.wait();
     out.expect_code(130);
     let status = out.status("t");
     assert_eq!(status["status"], "cancelled", "{status}");
-    assert!(
-        status["error"]
-            .as_str()
-            .unwrap()
-            .contains("killed by signal 15 while the run was stopping"),
-        "{status}"
-    );
+    assert!(status["error"].as_str().unwrap().contains(reason), "{status}");
     std::fs::write(p.path().join("go"), "").unwrap();
     let out = p.run(&[]);
     out.expect_code(0);
     assert_eq!(out.status_of("t"), "passed");
+}
+
+/// A process's command line, words joined by spaces; empty once it is gone.
+fn cmdline(pid: i32) -> String {
+    std::fs::read(format!("/proc/{pid}/cmdline"))
+        .map(|b| String::from_utf8_lossy(&b).replace('\0', " "))
+        .unwrap_or_default()
 }
