@@ -99,19 +99,16 @@ pub(crate) fn resolve(
         ),
         (None, None) => None,
     };
-    let run_name = match (o.name, o.paths.first()) {
+    let base = match (o.name, o.paths.first()) {
         (Some(name), _) => name,
-        (None, first) => {
-            let base = match first {
-                Some(path) => default_run_name(path)?,
-                None => request_run_name(&o.requests),
-            };
-            // Shards of one batch must not share a run dir; `merge` joins them.
-            match &shard {
-                Some(s) => format!("{base}-shard-{}-of-{}", s.index + 1, s.count),
-                None => base,
-            }
-        }
+        (None, Some(path)) => default_run_name(path)?,
+        (None, None) => request_run_name(&o.requests),
+    };
+    // Shards of one batch must not share a run dir, even under a name given with
+    // `--name`; `merge` joins them.
+    let run_name = match &shard {
+        Some(s) => format!("{base}-shard-{}-of-{}", s.index + 1, s.count),
+        None => base,
     };
     check_run_name(&run_name)?;
     let jobs = nonzero(layered("--jobs", FILE_JOBS, o.jobs, file.run.jobs))?

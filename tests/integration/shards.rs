@@ -173,7 +173,18 @@ fn scheduler_indexes_pick_the_shard() {
     assert!(k8s.stderr.contains("shard 2/3"), "{}", k8s.stderr);
     let by_flag = p.run(&["--shard", "2/3", "--name", "flag"]);
     assert!(by_flag.stderr.contains("shard 2/3"));
-    assert_eq!(ids_of(&p, "proj-shard-2-of-3"), ids_of(&p, "flag"));
+    // A name given with --name is still the shard's own: shards never share a run dir.
+    assert_eq!(
+        ids_of(&p, "proj-shard-2-of-3"),
+        ids_of(&p, "flag-shard-2-of-3")
+    );
+    let other = p.run(&["--shard", "1/3", "--name", "flag"]);
+    assert!(other.stderr.contains("shard 1/3"), "{}", other.stderr);
+    p.run(&["--shard", "1/3"]);
+    assert_eq!(
+        ids_of(&p, "proj-shard-1-of-3"),
+        ids_of(&p, "flag-shard-1-of-3")
+    );
     let slurm = p.cmd_env(
         &[
             "run",
