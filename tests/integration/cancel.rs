@@ -252,7 +252,10 @@ fn scheduler_signal(hit: fn(&str) -> bool, reason: &str) {
     out.expect_code(130);
     let status = out.status("t");
     assert_eq!(status["status"], "cancelled", "{status}");
-    assert!(status["error"].as_str().unwrap().contains(reason), "{status}");
+    assert!(
+        status["error"].as_str().unwrap().contains(reason),
+        "{status}"
+    );
     std::fs::write(p.path().join("go"), "").unwrap();
     let out = p.run(&[]);
     out.expect_code(0);
