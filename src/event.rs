@@ -12,13 +12,16 @@
 //! ```
 //!
 //! Events of different tasks interleave; events of one task keep their order. The core
-//! sends and never waits for a reporter; reporters match every variant.
+//! sends and does not wait for a reporter, but once: before the first task starts, it
+//! waits until the reporter has handled `RunStarted` ([`EventSender::handled`]), so the
+//! run folder is marked as a run folder before any task folder appears in it. Reporters
+//! match every variant.
 
 use std::path::PathBuf;
 use std::sync::Arc;
 
 use serde::Serialize;
-use tokio::sync::mpsc;
+use tokio::sync::{mpsc, oneshot};
 
 use crate::record::{Evaluation, StepRecord, TaskRecord};
 use crate::task::{Problem, TaskId};
@@ -208,23 +211,69 @@ pub(crate) fn spawn_sink<S: EventSink>(mut sink: S) -> (EventSender, SinkThread<
     (tx, SinkThread(handle))
 }
 
+/// What travels on the stream: an event, or a request to say when everything sent
+/// before it has been handled.
+#[derive(Debug)]
+enum Message {
+    Event(Event),
+    Barrier(oneshot::Sender<()>),
+}
+
 /// The sending end of the event stream. Cheap to clone; sending never blocks.
 #[derive(Clone, Debug)]
-pub(crate) struct EventSender(mpsc::UnboundedSender<Event>);
+pub(crate) struct EventSender(mpsc::UnboundedSender<Message>);
 
 /// The receiving end, owned by the reporter.
-pub(crate) type EventReceiver = mpsc::UnboundedReceiver<Event>;
+#[derive(Debug)]
+pub(crate) struct EventReceiver(mpsc::UnboundedReceiver<Message>);
 
 /// A new event stream.
 pub(crate) fn channel() -> (EventSender, EventReceiver) {
     let (tx, rx) = mpsc::unbounded_channel();
-    (EventSender(tx), rx)
+    (EventSender(tx), EventReceiver(rx))
+}
+
+impl EventReceiver {
+    /// The next event, waiting for it; `None` once every sender is gone. A barrier is
+    /// answered here: every event before it has been handled by then.
+    pub(crate) fn blocking_recv(&mut self) -> Option<Event> {
+        loop {
+            match self.0.blocking_recv()? {
+                Message::Event(event) => return Some(event),
+                Message::Barrier(ack) => {
+                    let _ = ack.send(());
+                }
+            }
+        }
+    }
+
+    /// The next event if one is waiting.
+    #[cfg(test)]
+    pub(crate) fn try_recv(&mut self) -> Result<Event, mpsc::error::TryRecvError> {
+        loop {
+            match self.0.try_recv()? {
+                Message::Event(event) => return Ok(event),
+                Message::Barrier(ack) => {
+                    let _ = ack.send(());
+                }
+            }
+        }
+    }
 }
 
 impl EventSender {
     /// Sends an event; if the reporter is gone there is nobody to tell, so it is dropped.
     pub(crate) fn send(&self, event: Event) {
-        let _ = self.0.send(event);
+        let _ = self.0.send(Message::Event(event));
+    }
+
+    /// Returns once the reporter has handled every event sent before this call (at
+    /// once if the reporter is gone).
+    pub(crate) async fn handled(&self) {
+        let (ack, done) = oneshot::channel();
+        if self.0.send(Message::Barrier(ack)).is_ok() {
+            let _ = done.await;
+        }
     }
 
     /// A handle for one task's log lines and steps.
@@ -272,5 +321,38 @@ impl TaskEvents {
             id: self.id.clone(),
             step: Arc::new(step),
         });
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    use super::*;
+
+    /// A slow reporter that counts what it handled.
+    struct Slow(Arc<AtomicUsize>);
+
+    impl EventSink for Slow {
+        fn handle(&mut self, _event: &Event) {
+            std::thread::sleep(std::time::Duration::from_millis(50));
+            self.0.fetch_add(1, Ordering::SeqCst);
+        }
+    }
+
+    #[tokio::test]
+    async fn handled_waits_for_everything_sent_before() {
+        let count = Arc::new(AtomicUsize::new(0));
+        let (events, sink) = spawn_sink(Slow(Arc::clone(&count)));
+        for _ in 0..3 {
+            events.send(Event::Stopping {
+                reason: "r".into(),
+                grace_s: None,
+            });
+        }
+        events.handled().await;
+        assert_eq!(count.load(Ordering::SeqCst), 3);
+        drop(events);
+        assert!(sink.join().is_some());
     }
 }

@@ -48,6 +48,9 @@ pub(crate) async fn execute<S: EventSink>(
     for record in batch.kept {
         events.send(Event::TaskSkipped(Box::new(record)));
     }
+    // run.json must be on disk before the first task folder is: a runner killed in
+    // between would leave a folder that a resume refuses as not a run folder.
+    events.handled().await;
     let settings = AttemptSettings {
         layout: batch.layout,
         shell: ShellSettings {

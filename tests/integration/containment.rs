@@ -193,6 +193,7 @@ fn nothing_outlives_a_runner_killed_with_sigkill() {
         &["run", "tasks", "--progress", "lines", "--timeout", "1s"],
         Duration::from_secs(60),
     );
+    out.expect_code(1);
     let record = read_json(&out.run_dir("proj").join("t0/status.json"));
     assert_eq!(record["attempts"][0]["status"], "interrupted", "{record}");
 }

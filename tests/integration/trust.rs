@@ -99,6 +99,56 @@ fn an_unreachable_llm_is_refused_before_anything_runs() {
 }
 
 #[test]
+fn an_llm_that_goes_away_stops_the_run_from_starting_more_tasks() {
+    let mock = MockLlm::start();
+    mock.serve_all(finish("done"), std::time::Duration::from_millis(500));
+    let p = llm_project();
+    for name in ["a", "b", "c"] {
+        p.task(
+            &format!("{name}.json"),
+            json!({"request": format!("task {name}")}),
+        );
+    }
+    let url = mock.url();
+    let run = p.start(&[
+        "run",
+        "tasks",
+        "--llm-base-url",
+        &url,
+        "--eval",
+        "none",
+        "--jobs",
+        "1",
+        "--progress",
+        "lines",
+    ]);
+    let dir = p.path().join("results/proj");
+    assert!(crate::helpers::eventually(|| dir
+        .join("a/status.json")
+        .exists()));
+    drop(mock);
+    let out = run.wait();
+    out.expect_code(1);
+    let a = out.status("a");
+    assert_eq!(a["status"], "error", "{a}");
+    assert!(
+        a["error"]
+            .as_str()
+            .unwrap()
+            .contains(&format!("cannot reach the LLM at {url}")),
+        "{a}"
+    );
+    assert_eq!(a["llm"]["retries"], 3, "{a}");
+    assert!(
+        out.stderr.contains("(every task would fail the same way)"),
+        "{}",
+        out.stderr
+    );
+    assert_eq!(out.status_of("b"), "cancelled");
+    assert_eq!(out.status_of("c"), "cancelled");
+}
+
+#[test]
 fn ufo_objects_come_from_the_task_files_own_project() {
     let p = Project::new();
     // A UFO project that itself lives under a folder named `tasks`.
@@ -138,6 +188,18 @@ fn ufo_objects_come_from_the_task_files_own_project() {
             .unwrap()
             .ends_with("ufo_tasks/files/doc.txt")
     );
+    // A changed object is a changed input: the result made from the old one runs again.
+    p.file("work/tasks/ufo_tasks/files/doc.txt", "another document\n");
+    let out = p.cmd(&["run", "work/tasks/ufo_tasks/tasks", "--progress", "lines"]);
+    out.expect_code(1);
+    assert!(
+        out.stderr
+            .contains("1 task re-run: its object file changed"),
+        "{}",
+        out.stderr
+    );
+    let record = read_json(&dir.join("t/status.json"));
+    assert_eq!(record["attempts"].as_array().unwrap().len(), 2, "{record}");
 }
 
 #[test]

@@ -33,14 +33,7 @@ pub(super) async fn run(spec: Spec<'_>) -> std::io::Result<Finished> {
         group.disarm();
         None
     };
-    Ok(Finished {
-        exit_code: s.exit_code,
-        signal: s.signal,
-        stdout: s.stdout,
-        stderr: s.stderr,
-        timed_out: s.timed_out,
-        leftover,
-    })
+    Ok(s.finished(leftover))
 }
 
 /// A directly spawned command and its group.

@@ -34,14 +34,7 @@ pub(super) async fn run(spec: Spec<'_>, jail: &mut Jail) -> std::io::Result<Fini
         exit: command.exit,
     };
     let s = supervise(jailed, Some(stdout_pipe), Some(stderr_pipe), &spec).await?;
-    Ok(Finished {
-        exit_code: s.exit_code,
-        signal: s.signal,
-        stdout: s.stdout,
-        stderr: s.stderr,
-        timed_out: s.timed_out,
-        leftover: None,
-    })
+    Ok(s.finished(None))
 }
 
 /// A command in a jail.

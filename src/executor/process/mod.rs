@@ -113,6 +113,20 @@ struct Supervised {
     pipes_closed: bool,
 }
 
+impl Supervised {
+    /// The command's end, with what it left behind (if anything).
+    fn finished(self, leftover: Option<ProcessGroup>) -> Finished {
+        Finished {
+            exit_code: self.exit_code,
+            signal: self.signal,
+            stdout: self.stdout,
+            stderr: self.stderr,
+            timed_out: self.timed_out,
+            leftover,
+        }
+    }
+}
+
 /// Reads the command's output while it runs, kills it at the timeout, and waits a
 /// moment for its pipes after it ends.
 async fn supervise(
