@@ -6,7 +6,10 @@
 # small Python driver) is divided by the number of commands. The baseline is the same
 # number of bare `sh -c true` started one after another by a shell loop (what a command
 # costs with no runner at all). Per task, the jail's own start and end are paid
-# once; per command, only its request and the fork inside the jail.
+# once; per command, only its request and the clone inside the jail. Under --sandbox
+# none the runner forks itself per command to set the limits before exec (a limit set
+# after the spawn races with the command); with `[sandbox] memory = "none"` and
+# `cpu = "none"` it uses posix_spawn.
 #
 # Usage: scripts/sandbox-cost.sh [TASKS] [K]     (default: 100 tasks of 20 commands)
 set -euo pipefail
@@ -59,11 +62,18 @@ for mode in ["none", "jail", "landlock", "bwrap"]:
     print(f"  --sandbox {mode:9}                 {c / commands * 1000:6.3f} ms   wall {w / commands * 1000:6.3f} ms"
           f"   (+{(c - bare_cpu) / commands * 1000:.3f} ms over bare)")
 if "none" in results and "jail" in results:
-    per_cmd = (results["jail"] - results["none"]) / commands * 1000
-    print(f"jail over --sandbox none: {per_cmd:.3f} ms of CPU per command, start and end of each jail included")
-    # Per-task start and end, from tasks of a single command.
+    # Per command and per task, from tasks of K commands and tasks of 1: C(K) = tasks *
+    # (q + K * p), so p = (C(K) - C(1)) / (tasks * (K - 1)) and q = C(1) / tasks - p.
+    # The jail's own start and end is q(jail) - q(none): what a task costs more in a jail
+    # than without one (the runner's per-task work is in both).
     one = make("tasks-one", 1)
-    c_none, _ = measure([bin, "run", one, "--out", os.path.join(root, "one-none"), "--jobs", "1", "--sandbox", "none", "--progress", "quiet"])
-    c_jail, _ = measure([bin, "run", one, "--out", os.path.join(root, "one-jail"), "--jobs", "1", "--sandbox", "jail", "--progress", "quiet"])
-    print(f"jail start and end, per task: {(c_jail - c_none) / tasks * 1000:.3f} ms of CPU")
+    split = {}
+    for mode in ["none", "jail"]:
+        c1, _ = measure([bin, "run", one, "--out", os.path.join(root, f"one-{mode}"), "--jobs", "1", "--sandbox", mode, "--progress", "quiet"])
+        p_cmd = (results[mode] - c1) / (tasks * (k - 1)) if k > 1 else float("nan")
+        split[mode] = (p_cmd, c1 / tasks - p_cmd)
+        print(f"  {mode:5} per command {p_cmd * 1000:6.3f} ms, per task {split[mode][1] * 1000:6.3f} ms (runner's work for a task, commands apart)")
+    print(f"jail per command over bare sh -c true: {(split['jail'][0] - bare_cpu / commands) * 1000:+.3f} ms of CPU "
+          "(a command in a jail is a clone inside it, no fork of the runner)")
+    print(f"jail start and end, per task: {(split['jail'][1] - split['none'][1]) * 1000:.3f} ms of CPU")
 PY
