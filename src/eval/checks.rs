@@ -51,6 +51,37 @@ pub(crate) async fn run_check(
                 ))
             }
         }
+        Check::DocumentContains { path, pattern } => {
+            let bytes = read_bytes(workspace, path)?;
+            let text = crate::document::text_of(Path::new(path), &bytes)
+                .map_err(|e| format!("`{path}`: {e}"))?;
+            let re = Check::regex(pattern).map_err(|e| e.to_string())?;
+            if re.is_match(&text) {
+                Ok(())
+            } else {
+                Err(format!(
+                    "no match for /{pattern}/ in the text of `{path}` ({}: {:?})",
+                    describe_size(&text),
+                    shorten(text.trim(), 120)
+                ))
+            }
+        }
+        Check::CellEquals {
+            path,
+            sheet,
+            cell,
+            value,
+        } => {
+            let at = crate::document::CellRef::parse(cell)?;
+            let bytes = read_bytes(workspace, path)?;
+            let got = crate::document::cell_value(&bytes, sheet.as_deref(), at)
+                .map_err(|e| format!("`{path}`: {e}"))?;
+            if cell_matches(&got, value) {
+                Ok(())
+            } else {
+                Err(format!("`{path}` cell {at} is {got:?}, expected {value}"))
+            }
+        }
         Check::Command {
             run,
             exit_code,
@@ -100,15 +131,34 @@ pub(crate) async fn run_check(
     }
 }
 
-/// The text of a workspace file a check looks at (a regular file, read up to a bound
-/// far above any file a check compares).
+/// The text of a workspace file a check looks at.
 fn read(workspace: &Path, path: &str) -> Result<String, String> {
+    read_bytes(workspace, path).map(|bytes| String::from_utf8_lossy(&bytes).into_owned())
+}
+
+/// The bytes of a workspace file a check looks at (a regular file, read up to a bound
+/// far above any file a check compares).
+fn read_bytes(workspace: &Path, path: &str) -> Result<Vec<u8>, String> {
     const LIMIT: u64 = 64 << 20;
     let full = resolve_in(workspace, path, false).map_err(|e| e.to_string())?;
     match read_bounded(&full, LIMIT, Some(LIMIT)) {
-        Ok(file) => Ok(String::from_utf8_lossy(&file.bytes).into_owned()),
+        Ok(file) => Ok(file.bytes),
         Err(FileAccessError::NotFound) => Err(format!("`{path}` does not exist")),
         Err(e) => Err(format!("cannot read `{path}`: {e}")),
+    }
+}
+
+/// Whether a cell's text is the expected value: numbers as numbers (`3` is `3.0`, and
+/// `0.30000000000000004` is `0.3` within a relative 1e-9), anything else as trimmed text.
+fn cell_matches(got: &str, want: &serde_json::Value) -> bool {
+    let want_text = match want {
+        serde_json::Value::String(s) => s.clone(),
+        serde_json::Value::Bool(b) => if *b { "TRUE" } else { "FALSE" }.to_string(),
+        other => other.to_string(),
+    };
+    match (got.trim().parse::<f64>(), want_text.trim().parse::<f64>()) {
+        (Ok(a), Ok(b)) => (a - b).abs() <= 1e-9 * a.abs().max(b.abs()).max(1.0),
+        _ => got.trim() == want_text.trim(),
     }
 }
 

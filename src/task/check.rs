@@ -26,6 +26,26 @@ pub(crate) enum Check {
         /// The whole expected content.
         content: String,
     },
+    /// The text of a document (`.docx`, `.odt`, `.pptx`, `.odp`, a spreadsheet or a
+    /// plain-text file) matches a regular expression somewhere.
+    DocumentContains {
+        /// Path relative to the workspace.
+        path: String,
+        /// Regular expression, searched in the document's text (one line per paragraph).
+        pattern: String,
+    },
+    /// A spreadsheet cell holds this value (the value its formula last computed).
+    CellEquals {
+        /// Path relative to the workspace (`.xlsx`, `.xls`, `.ods`).
+        path: String,
+        /// The sheet's name (default: the first sheet).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        sheet: Option<String>,
+        /// The cell, as `B3`.
+        cell: String,
+        /// The value: a number compares as a number, anything else as text.
+        value: serde_json::Value,
+    },
     /// A shell command run in the workspace has this exit code and output.
     Command {
         /// The command line, run with `sh -c`.
@@ -46,6 +66,15 @@ impl Check {
             Self::FileExists { path } => format!("file_exists {path}"),
             Self::FileContains { path, pattern } => format!("file_contains {path} /{pattern}/"),
             Self::FileEquals { path, .. } => format!("file_equals {path}"),
+            Self::DocumentContains { path, pattern } => {
+                format!("document_contains {path} /{pattern}/")
+            }
+            Self::CellEquals {
+                path, sheet, cell, ..
+            } => match sheet {
+                Some(sheet) => format!("cell_equals {path} {sheet}!{cell}"),
+                None => format!("cell_equals {path} {cell}"),
+            },
             Self::Command { run, .. } => format!("command `{}`", crate::text::shorten(run, 80)),
         }
     }
@@ -55,7 +84,9 @@ impl Check {
         match self {
             Self::FileExists { path }
             | Self::FileContains { path, .. }
-            | Self::FileEquals { path, .. } => Some(path),
+            | Self::FileEquals { path, .. }
+            | Self::DocumentContains { path, .. }
+            | Self::CellEquals { path, .. } => Some(path),
             Self::Command { .. } => None,
         }
     }
@@ -69,7 +100,9 @@ impl Check {
     /// The regular expressions in the check, with the key each sits under.
     pub(crate) fn patterns(&self) -> Vec<(&'static str, &str)> {
         match self {
-            Self::FileContains { pattern, .. } => vec![("pattern", pattern)],
+            Self::FileContains { pattern, .. } | Self::DocumentContains { pattern, .. } => {
+                vec![("pattern", pattern)]
+            }
             Self::Command {
                 stdout: Some(re), ..
             } => vec![("stdout", re)],

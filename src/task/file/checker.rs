@@ -344,6 +344,18 @@ impl Checker<'_> {
                     self.problem(&format!("{at}.{key}"), format!("invalid regular expression: {first}"), "correct the pattern (Rust regex syntax; escape literal characters such as . ( [ with \\)");
                 }
             }
+            if let Check::CellEquals { cell, value, .. } = check {
+                if let Err(e) = crate::document::CellRef::parse(cell) {
+                    self.problem(&format!("{at}.cell"), e, "name one cell, as \"B3\"");
+                }
+                if value.is_null() || value.is_array() || value.is_object() {
+                    self.problem(
+                        &format!("{at}.value"),
+                        format!("the value {value} is not a number, text or true/false"),
+                        "give the value the cell shows, as a number or a string",
+                    );
+                }
+            }
         }
     }
 }

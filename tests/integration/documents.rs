@@ -1,0 +1,144 @@
+//! Checks on documents: `document_contains` on the text of Word, OpenDocument and
+//! spreadsheet files, and `cell_equals` on spreadsheet cells, with files LibreOffice
+//! wrote, given to tasks as UFO gives them (`object`, from the project's `files/`).
+
+use serde_json::json;
+
+use crate::helpers::Project;
+
+/// A fixture document's bytes.
+fn fixture(name: &str) -> Vec<u8> {
+    std::fs::read(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/fixtures/documents")
+            .join(name),
+    )
+    .unwrap()
+}
+
+fn project_with(objects: &[&str]) -> Project {
+    let p = Project::new();
+    for name in objects {
+        let path = p.path().join("files").join(name);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, fixture(name)).unwrap();
+    }
+    p
+}
+
+fn task(object: &str, evaluate: serde_json::Value) -> serde_json::Value {
+    json!({"request": "check the document", "object": object,
+        "actions": [{"action": "execute_command", "parameters": {"command": "true"}}],
+        "evaluate": evaluate})
+}
+
+#[test]
+fn documents_and_cells_are_checked_in_every_format() {
+    let p = project_with(&["book.xlsx", "book.ods", "doc.docx", "doc.odt"]);
+    for book in ["book.xlsx", "book.ods"] {
+        let name = book.replace('.', "_");
+        p.task(
+            &format!("{name}.json"),
+            task(
+                book,
+                json!([
+                    {"type": "cell_equals", "path": book, "cell": "B4", "value": 42.5},
+                    {"type": "cell_equals", "path": book, "sheet": "Sales", "cell": "A2", "value": "Pens"},
+                    {"type": "cell_equals", "path": book, "sheet": "Notes", "cell": "A1", "value": "checked"},
+                    {"type": "document_contains", "path": book, "pattern": "^Total\t42.5$"}
+                ]),
+            ),
+        );
+    }
+    for doc in ["doc.docx", "doc.odt"] {
+        let name = doc.replace('.', "_");
+        p.task(
+            &format!("{name}.json"),
+            task(
+                doc,
+                json!([{"type": "document_contains", "path": doc,
+                    "pattern": "^Quarterly report$[\\s\\S]*^Sales & costs rose by 5%\\.$"}]),
+            ),
+        );
+    }
+    let out = p.run(&[]);
+    out.expect_code(0);
+    for id in ["book_xlsx", "book_ods", "doc_docx", "doc_odt"] {
+        assert_eq!(out.status_of(id), "passed", "{id}");
+    }
+}
+
+#[test]
+fn a_failed_document_check_says_what_the_document_holds() {
+    let p = project_with(&["book.xlsx", "doc.docx"]);
+    p.task(
+        "cell.json",
+        task(
+            "book.xlsx",
+            json!([{"type": "cell_equals", "path": "book.xlsx", "cell": "B4", "value": 40}]),
+        ),
+    )
+    .task(
+        "sheet.json",
+        task(
+            "book.xlsx",
+            json!([{"type": "cell_equals", "path": "book.xlsx", "sheet": "Costs", "cell": "B4", "value": 1}]),
+        ),
+    )
+    .task(
+        "text.json",
+        task(
+            "doc.docx",
+            json!([{"type": "document_contains", "path": "doc.docx", "pattern": "Annual"}]),
+        ),
+    )
+    .task(
+        "notdocx.json",
+        json!({"request": "r", "files": {"fake.docx": "plain text"},
+            "actions": [{"action": "execute_command", "parameters": {"command": "true"}}],
+            "evaluate": [{"type": "document_contains", "path": "fake.docx", "pattern": "x"}]}),
+    );
+    let out = p.run(&[]);
+    out.expect_code(1);
+    let error = |id: &str| out.status(id)["error"].as_str().unwrap().to_string();
+    assert_eq!(
+        error("cell"),
+        "check failed: cell_equals book.xlsx B4: `book.xlsx` cell B4 is \"42.5\", expected 40"
+    );
+    assert_eq!(
+        error("sheet"),
+        "check failed: cell_equals book.xlsx Costs!B4: `book.xlsx`: no sheet named \"Costs\"; the workbook has Sales, Notes"
+    );
+    let text = error("text");
+    assert!(
+        text.starts_with("check failed: document_contains doc.docx /Annual/: no match for /Annual/ in the text of `doc.docx`")
+            && text.contains("Quarterly report"),
+        "{text}"
+    );
+    assert!(
+        error("notdocx").contains("`fake.docx`: not a valid Word (.docx) file: "),
+        "{}",
+        error("notdocx")
+    );
+}
+
+#[test]
+fn validate_names_bad_cells_and_values() {
+    let p = Project::new();
+    p.task(
+        "t.json",
+        json!({"request": "r", "actions": [{"action": "execute_command", "parameters": {"command": "true"}}],
+            "evaluate": [{"type": "cell_equals", "path": "b.xlsx", "cell": "4B", "value": [1]}]}),
+    );
+    let out = p.cmd(&["validate", "tasks"]);
+    out.expect_code(2);
+    assert!(
+        out.stdout
+            .contains("\"4B\" is not a cell reference like \"B3\"")
+            && out
+                .stdout
+                .contains("the value [1] is not a number, text or true/false"),
+        "{}",
+        out.stdout
+    );
+}
