@@ -34,6 +34,10 @@ pub(crate) enum Subcommand {
     /// Run a command confined with Landlock (used by the runner itself).
     #[command(hide = true)]
     SandboxExec(SandboxExecArgs),
+    /// Read a document's text or a cell for a check (used by the runner itself, in a
+    /// child process with bounded memory).
+    #[command(hide = true)]
+    ReadDocument(ReadDocumentArgs),
 }
 
 /// Options of `ufo-batch run`.
@@ -174,6 +178,19 @@ pub(crate) struct SandboxExecArgs {
     /// The command and its arguments.
     #[arg(last = true, required = true)]
     pub(crate) argv: Vec<String>,
+}
+
+/// Options of the hidden `ufo-batch read-document`.
+#[derive(Debug, Args)]
+pub(crate) struct ReadDocumentArgs {
+    /// The document.
+    pub(crate) path: PathBuf,
+    /// Print this cell's value instead of the text (`B4`).
+    #[arg(long)]
+    pub(crate) cell: Option<String>,
+    /// The sheet of `--cell` (default: the first).
+    #[arg(long)]
+    pub(crate) sheet: Option<String>,
 }
 
 /// Options of `ufo-batch validate`.

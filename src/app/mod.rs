@@ -4,6 +4,7 @@
 
 mod compare;
 mod merge;
+mod read_document;
 mod report;
 mod run;
 mod sandbox_exec;
@@ -22,5 +23,6 @@ pub(crate) fn dispatch(cli: Cli) -> Result<u8, Error> {
         Subcommand::Compare(args) => compare::compare(&args),
         Subcommand::Merge(args) => merge::merge(&args),
         Subcommand::SandboxExec(args) => sandbox_exec::sandbox_exec(&args),
+        Subcommand::ReadDocument(args) => Ok(read_document::read_document(&args)),
     }
 }

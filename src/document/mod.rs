@@ -4,12 +4,14 @@
 //! by starting an office program.
 
 mod cell;
+mod child;
 mod office;
 
 use std::io::Cursor;
 use std::path::Path;
 
 pub(crate) use cell::{CellRef, cell_value};
+pub(crate) use child::{Read, read_in_child};
 
 /// Why a document cannot be read.
 #[derive(Debug, thiserror::Error)]

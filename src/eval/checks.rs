@@ -52,8 +52,9 @@ pub(crate) async fn run_check(
             }
         }
         Check::DocumentContains { path, pattern } => {
-            let bytes = read_bytes(workspace, path)?;
-            let text = crate::document::text_of(Path::new(path), &bytes)
+            let full = document_path(workspace, path)?;
+            let text = crate::document::read_in_child(&full, crate::document::Read::Text)
+                .await
                 .map_err(|e| format!("`{path}`: {e}"))?;
             let re = Check::regex(pattern).map_err(|e| e.to_string())?;
             if re.is_match(&text) {
@@ -73,8 +74,14 @@ pub(crate) async fn run_check(
             value,
         } => {
             let at = crate::document::CellRef::parse(cell)?;
-            let bytes = read_bytes(workspace, path)?;
-            let got = crate::document::cell_value(&bytes, sheet.as_deref(), at)
+            let full = document_path(workspace, path)?;
+            let cell_text = at.to_string();
+            let read = crate::document::Read::Cell {
+                sheet: sheet.as_deref(),
+                cell: &cell_text,
+            };
+            let got = crate::document::read_in_child(&full, read)
+                .await
                 .map_err(|e| format!("`{path}`: {e}"))?;
             if cell_matches(&got, value) {
                 Ok(())
@@ -128,6 +135,20 @@ pub(crate) async fn run_check(
             }
             Ok(())
         }
+    }
+}
+
+/// The path of a document a check reads: a regular file in the workspace (the reader
+/// runs apart, so it is checked here).
+fn document_path(workspace: &Path, path: &str) -> Result<std::path::PathBuf, String> {
+    let full = resolve_in(workspace, path, false).map_err(|e| e.to_string())?;
+    match std::fs::metadata(&full) {
+        Ok(m) if m.is_file() => Ok(full),
+        Ok(_) => Err(format!("`{path}` is not a regular file")),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            Err(format!("`{path}` does not exist"))
+        }
+        Err(e) => Err(format!("cannot read `{path}`: {e}")),
     }
 }
 

@@ -1,6 +1,8 @@
 //! Checks on documents: `document_contains` on the text of Word, OpenDocument and
 //! spreadsheet files, and `cell_equals` on spreadsheet cells, with files LibreOffice
 //! wrote, given to tasks as UFO gives them (`object`, from the project's `files/`).
+//! Documents are read in a child process with bounded memory: a hostile one fails its
+//! check, not the runner.
 
 use serde_json::json;
 
@@ -140,5 +142,38 @@ fn validate_names_bad_cells_and_values() {
                 .contains("the value [1] is not a number, text or true/false"),
         "{}",
         out.stdout
+    );
+}
+
+#[test]
+fn a_document_built_to_exhaust_memory_fails_its_check_and_the_batch_goes_on() {
+    // 1.5 KB of xlsx with cells at A1 and XFD1048576: the sheet reader would allocate
+    // 512 GiB for it. It runs in a child with 1 GiB; only that child fails.
+    let p = project_with(&["bomb.xlsx", "book.xlsx"]);
+    p.task(
+        "bomb.json",
+        task(
+            "bomb.xlsx",
+            json!([{"type": "cell_equals", "path": "bomb.xlsx", "cell": "A1", "value": 1}]),
+        ),
+    )
+    .task(
+        "good.json",
+        task(
+            "book.xlsx",
+            json!([{"type": "cell_equals", "path": "book.xlsx", "cell": "B4", "value": 42.5}]),
+        ),
+    );
+    let out = p.run(&["--jobs", "1"]);
+    out.expect_code(1);
+    assert_eq!(out.status_of("good"), "passed");
+    let bomb = out.status("bomb");
+    assert_eq!(bomb["status"], "failed", "{bomb}");
+    assert!(
+        bomb["error"]
+            .as_str()
+            .unwrap()
+            .contains("`bomb.xlsx`: it could not be read within 1024 MiB of memory"),
+        "{bomb}"
     );
 }
