@@ -143,3 +143,26 @@ fn memory_limits_apply() {
         {"action": "execute_command", "parameters": {"command": "ulimit -v; ulimit -t"}, "expect": {"stdout": "262144\n30"}}]}));
     p.run(&[]).expect_code(0);
 }
+
+#[test]
+fn without_the_jail_binary_auto_says_why_it_confines_more_weakly() {
+    let p = Project::new();
+    escape_task(&p, "alone");
+    // The runner copied alone: no ufo-batch-jail beside it.
+    let bin = p.path().join("bin");
+    std::fs::create_dir(&bin).unwrap();
+    std::fs::copy(env!("CARGO_BIN_EXE_ufo-batch"), bin.join("ufo-batch")).unwrap();
+    let out = std::process::Command::new(bin.join("ufo-batch"))
+        .args(["run", "tasks", "--progress", "lines"])
+        .current_dir(p.path())
+        .env_remove("OPENAI_API_KEY")
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("no jail here (ufo-batch-jail is not beside ufo-batch")
+            && stderr.contains("commands are confined more weakly"),
+        "{stderr}"
+    );
+    assert!(!p.path().join("outside-alone.txt").exists(), "{stderr}");
+}

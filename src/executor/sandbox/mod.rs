@@ -119,19 +119,33 @@ pub(crate) fn resolve(
     match mode {
         SandboxMode::None => Ok((with(Confinement::None), Some(UNCONFINED.to_string()))),
         SandboxMode::Jail => jail().map(|s| (s, None)),
-        SandboxMode::Landlock => landlock()
-            .map(|s| (s, None))
-            .ok_or_else(|| "--sandbox landlock: this kernel does not enforce Landlock (try --sandbox bwrap)".to_string()),
-        SandboxMode::Bwrap => bwrap()
-            .map(|s| (s, None))
-            .ok_or_else(|| "--sandbox bwrap: bubblewrap is not installed or cannot create namespaces here".to_string()),
-        SandboxMode::Auto => Ok(jail().ok().or_else(landlock).or_else(bwrap).map(|s| (s, None)).unwrap_or_else(|| {
-            let warning = "WARNING: no sandbox is available (no Landlock in this kernel, no working bubblewrap): \
-                           commands chosen by the model can write anywhere this user can. Install bubblewrap, \
-                           or pass --sandbox none to accept this."
-                .to_string();
-            (with(Confinement::None), Some(warning))
-        })),
+        SandboxMode::Landlock => landlock().map(|s| (s, None)).ok_or_else(|| {
+            "--sandbox landlock: this kernel does not enforce Landlock (try --sandbox bwrap)"
+                .to_string()
+        }),
+        SandboxMode::Bwrap => bwrap().map(|s| (s, None)).ok_or_else(|| {
+            "--sandbox bwrap: bubblewrap is not installed or cannot create namespaces here"
+                .to_string()
+        }),
+        SandboxMode::Auto => Ok(match jail() {
+            Ok(s) => (s, None),
+            Err(why) => match landlock().or_else(bwrap) {
+                // Weaker confinement than a jail: say why there is no jail.
+                Some(s) => {
+                    let why = why.trim_start_matches("--sandbox jail: ");
+                    let warning =
+                        format!("no jail here ({why}): commands are confined more weakly");
+                    (s, Some(warning))
+                }
+                None => {
+                    let warning = "WARNING: no sandbox is available (no Landlock in this kernel, no working bubblewrap): \
+                                   commands chosen by the model can write anywhere this user can. Install bubblewrap, \
+                                   or pass --sandbox none to accept this."
+                        .to_string();
+                    (with(Confinement::None), Some(warning))
+                }
+            },
+        }),
     }
 }
 
