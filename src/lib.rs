@@ -35,6 +35,7 @@ mod backoff;
 mod batch;
 pub mod cli;
 mod config;
+mod desktop;
 mod document;
 pub mod error;
 mod eval;

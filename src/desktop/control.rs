@@ -1,0 +1,263 @@
+//! A control as every platform describes it: UI Automation's control types (the names
+//! UFO and its recorded plans use), AT-SPI's roles mapped onto them, a label (`id`) per
+//! control of a snapshot, and its place on the screen.
+
+use std::fmt;
+
+use serde::{Deserialize, Serialize};
+
+/// UI Automation's control types, by the names UFO uses.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub(crate) enum ControlType {
+    AppBar,
+    Button,
+    Calendar,
+    CheckBox,
+    ComboBox,
+    Custom,
+    DataGrid,
+    DataItem,
+    Document,
+    Edit,
+    Group,
+    Header,
+    HeaderItem,
+    Hyperlink,
+    Image,
+    List,
+    ListItem,
+    Menu,
+    MenuBar,
+    MenuItem,
+    Pane,
+    ProgressBar,
+    RadioButton,
+    ScrollBar,
+    Separator,
+    Slider,
+    Spinner,
+    SplitButton,
+    StatusBar,
+    Tab,
+    TabItem,
+    Table,
+    Text,
+    Thumb,
+    TitleBar,
+    ToolBar,
+    ToolTip,
+    Tree,
+    TreeItem,
+    Window,
+}
+
+/// Every control type, for parsing and for messages.
+const ALL: [ControlType; 40] = {
+    use ControlType::*;
+    [
+        AppBar,
+        Button,
+        Calendar,
+        CheckBox,
+        ComboBox,
+        Custom,
+        DataGrid,
+        DataItem,
+        Document,
+        Edit,
+        Group,
+        Header,
+        HeaderItem,
+        Hyperlink,
+        Image,
+        List,
+        ListItem,
+        Menu,
+        MenuBar,
+        MenuItem,
+        Pane,
+        ProgressBar,
+        RadioButton,
+        ScrollBar,
+        Separator,
+        Slider,
+        Spinner,
+        SplitButton,
+        StatusBar,
+        Tab,
+        TabItem,
+        Table,
+        Text,
+        Thumb,
+        TitleBar,
+        ToolBar,
+        ToolTip,
+        Tree,
+        TreeItem,
+        Window,
+    ]
+};
+
+impl fmt::Display for ControlType {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Debug::fmt(self, f)
+    }
+}
+
+impl ControlType {
+    /// A control type by its UI Automation name, any case, with or without the
+    /// `Control` suffix pywinauto prints (`ButtonControl`).
+    pub(crate) fn parse(name: &str) -> Option<Self> {
+        let name = name.trim();
+        let name = name.strip_suffix("Control").unwrap_or(name);
+        ALL.into_iter()
+            .find(|t| t.to_string().eq_ignore_ascii_case(name))
+    }
+
+    /// The control type of an AT-SPI role (its role name, as `GetRoleName` gives it).
+    pub(crate) fn from_atspi_role(role: &str) -> Self {
+        use ControlType::*;
+        match role {
+            "push button" | "button" => Button,
+            "toggle button" => Button,
+            "push button menu" => SplitButton,
+            "check box" => CheckBox,
+            "radio button" => RadioButton,
+            "combo box" => ComboBox,
+            "text" | "entry" | "password text" => Edit,
+            "spin button" => Spinner,
+            "paragraph" | "heading" | "section" | "block quote" => Edit,
+            "document frame"
+            | "document text"
+            | "document spreadsheet"
+            | "document presentation"
+            | "document web"
+            | "document email" => Document,
+            "menu item" | "check menu item" | "radio menu item" | "tearoff menu item" => MenuItem,
+            "menu" => Menu,
+            "menu bar" => MenuBar,
+            "tool bar" => ToolBar,
+            "status bar" => StatusBar,
+            "page tab" => TabItem,
+            "page tab list" => Tab,
+            "list" | "list box" => List,
+            "list item" => ListItem,
+            "table" | "tree table" => Table,
+            "table cell" => DataItem,
+            "table column header" | "table row header" | "column header" | "row header" => {
+                HeaderItem
+            }
+            "tree" => Tree,
+            "tree item" => TreeItem,
+            "scroll bar" => ScrollBar,
+            "slider" => Slider,
+            "progress bar" => ProgressBar,
+            "separator" => Separator,
+            "label" | "static" | "caption" | "description value" => Text,
+            "link" => Hyperlink,
+            "image" | "icon" | "canvas" => Image,
+            "tool tip" => ToolTip,
+            "header" | "footer" => Header,
+            "frame" | "window" | "dialog" | "alert" | "file chooser" | "color chooser" => Window,
+            "panel" | "filler" | "scroll pane" | "viewport" | "split pane" | "layered pane"
+            | "root pane" | "glass pane" | "internal frame" | "option pane" | "desktop frame" => {
+                Pane
+            }
+            "grouping" | "form" | "landmark" => Group,
+            "title bar" => TitleBar,
+            _ => Custom,
+        }
+    }
+}
+
+/// A rectangle on the screen, in pixels.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub(crate) struct Rect {
+    /// Left edge.
+    pub(crate) x: i32,
+    /// Top edge.
+    pub(crate) y: i32,
+    /// Width.
+    pub(crate) width: i32,
+    /// Height.
+    pub(crate) height: i32,
+}
+
+impl Rect {
+    /// The centre point.
+    pub(crate) fn center(&self) -> (i32, i32) {
+        (self.x + self.width / 2, self.y + self.height / 2)
+    }
+
+    /// Whether it has an area.
+    pub(crate) fn is_visible(&self) -> bool {
+        self.width > 0 && self.height > 0
+    }
+}
+
+/// One control of a snapshot of an app's window.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub(crate) struct Control {
+    /// Its label in this snapshot (`"1"`, `"2"`, ...), as the control list and the
+    /// annotated screenshot show it.
+    pub(crate) id: String,
+    /// Its name (UI Automation's Name, AT-SPI's accessible name).
+    pub(crate) name: String,
+    /// Its control type.
+    pub(crate) control_type: ControlType,
+    /// Where it is.
+    pub(crate) rect: Rect,
+    /// Whether it takes text (`set_edit_text` works on it).
+    pub(crate) editable: bool,
+    /// Whether it is enabled.
+    pub(crate) enabled: bool,
+}
+
+impl fmt::Display for Control {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "[{}] {} {:?}", self.id, self.control_type, self.name)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn control_types_parse_by_uia_name() {
+        assert_eq!(ControlType::parse("Edit"), Some(ControlType::Edit));
+        assert_eq!(ControlType::parse("menuitem"), Some(ControlType::MenuItem));
+        assert_eq!(
+            ControlType::parse("ButtonControl"),
+            Some(ControlType::Button)
+        );
+        assert_eq!(ControlType::parse("Widget"), None);
+        for t in ALL {
+            assert_eq!(ControlType::parse(&t.to_string()), Some(t));
+        }
+    }
+
+    #[test]
+    fn atspi_roles_map_onto_uia_types() {
+        use ControlType::*;
+        for (role, t) in [
+            ("push button", Button),
+            ("menu item", MenuItem),
+            ("check menu item", MenuItem),
+            ("check box", CheckBox),
+            ("text", Edit),
+            ("spin button", Spinner),
+            ("paragraph", Edit),
+            ("document text", Document),
+            ("document spreadsheet", Document),
+            ("page tab", TabItem),
+            ("list item", ListItem),
+            ("table cell", DataItem),
+            ("frame", Window),
+            ("filler", Pane),
+            ("something new", Custom),
+        ] {
+            assert_eq!(ControlType::from_atspi_role(role), t, "{role}");
+        }
+    }
+}

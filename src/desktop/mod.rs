@@ -1,0 +1,9 @@
+//! The desktop half: what a desktop task needs that a shell task does not. This layer
+//! holds what every platform shares, tested on Linux: the control list and its
+//! control types (`control`), finding the control an action names (`select`), and
+//! pywinauto's key syntax (`keys`). The platform backends (AT-SPI under a private
+//! virtual display on Linux, UI Automation on Windows) build on it.
+
+pub(crate) mod control;
+pub(crate) mod keys;
+pub(crate) mod select;
