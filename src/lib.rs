@@ -14,7 +14,9 @@
 //! session        Session, Round, Context, the Agent trait: a state machine
 //! agent          ReplayAgent, LinuxAgent, EvaluationAgent
 //! executor, llm  what carries out tool calls; the OpenAI-compatible client
-//! eval           deterministic checks
+//! desktop        a task's own desktop: display, buses, app; controls, keys, screenshots
+//! jail           a task's jail (Linux namespaces, Landlock, seccomp), runner's side
+//! eval, document deterministic checks; reading the documents they look into
 //! task           task files: shapes, ids, loading
 //! event          the one interface between the core and the reporters
 //! reporter       live reporters: statistics, result files, the terminal
@@ -43,6 +45,8 @@ mod event;
 mod executor;
 mod finished;
 mod hash;
+#[cfg(target_os = "linux")]
+mod jail;
 mod llm;
 mod pool;
 mod record;

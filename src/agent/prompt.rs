@@ -19,11 +19,7 @@ pub(super) fn system_prompt(tools: &[ToolSpec]) -> String {
     for tool in tools {
         let _ = writeln!(p, "- `{}`: {}", tool.name, tool.description);
         for param in &tool.params {
-            let kind = match param.kind {
-                ParamKind::String => "string",
-                ParamKind::Integer => "integer",
-                ParamKind::Boolean => "boolean",
-            };
+            let kind = json_type(param.kind);
             let need = if param.required {
                 "required"
             } else {
@@ -221,6 +217,7 @@ fn json_type(kind: ParamKind) -> &'static str {
         ParamKind::String => "string",
         ParamKind::Integer => "integer",
         ParamKind::Boolean => "boolean",
+        ParamKind::Number => "number",
     }
 }
 

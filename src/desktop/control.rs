@@ -211,6 +211,9 @@ pub(crate) struct Control {
     pub(crate) editable: bool,
     /// Whether it is enabled.
     pub(crate) enabled: bool,
+    /// The backend's own handle for it (which node of its snapshot).
+    #[serde(skip)]
+    pub(crate) handle: usize,
 }
 
 impl fmt::Display for Control {

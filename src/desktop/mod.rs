@@ -4,6 +4,12 @@
 //! pywinauto's key syntax (`keys`). The platform backends (AT-SPI under a private
 //! virtual display on Linux, UI Automation on Windows) build on it.
 
+pub(crate) mod app;
+pub(crate) mod backend;
 pub(crate) mod control;
 pub(crate) mod keys;
+#[cfg(target_os = "linux")]
+pub(crate) mod linux;
+pub(crate) mod screenshot;
 pub(crate) mod select;
+pub(crate) mod tools;

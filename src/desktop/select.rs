@@ -207,6 +207,7 @@ mod tests {
             rect: Rect::default(),
             editable: false,
             enabled: true,
+            handle: 0,
         }
     }
 

@@ -3,8 +3,6 @@
 //! command in its own process group, killed with its whole tree on timeout.
 
 mod capture;
-#[cfg(target_os = "linux")]
-mod jail;
 mod process;
 pub(crate) mod sandbox;
 mod shell;

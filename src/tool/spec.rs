@@ -14,6 +14,8 @@ pub(crate) enum ParamKind {
     Integer,
     /// A JSON boolean.
     Boolean,
+    /// A JSON number (integer or fraction).
+    Number,
 }
 
 impl ParamKind {
@@ -22,6 +24,7 @@ impl ParamKind {
             Self::String => value.is_string(),
             Self::Integer => value.is_i64() || value.is_u64(),
             Self::Boolean => value.is_boolean(),
+            Self::Number => value.is_number(),
         }
     }
 }
@@ -98,6 +101,7 @@ fn type_name(kind: ParamKind) -> &'static str {
         ParamKind::String => "a string",
         ParamKind::Integer => "an integer",
         ParamKind::Boolean => "true or false",
+        ParamKind::Number => "a number",
     }
 }
 

@@ -23,7 +23,7 @@ const WRITABLE_DEVICES: &[&str] = &[
     "/dev/shm",
 ];
 
-pub(crate) fn harden(dirs: &[String]) -> Result<(), String> {
+pub(crate) fn harden(options: &crate::setup::Options) -> Result<(), String> {
     // SAFETY: prctl only changes this process.
     unsafe {
         libc::prctl(libc::PR_SET_DUMPABLE, 0, 0, 0, 0);
@@ -32,8 +32,8 @@ pub(crate) fn harden(dirs: &[String]) -> Result<(), String> {
             "cannot forbid new privileges",
         )?;
     }
-    landlock(dirs)?;
-    seccomp()?;
+    landlock(&options.dirs)?;
+    seccomp(options.desktop)?;
     drop_capabilities()
 }
 
@@ -60,10 +60,11 @@ fn landlock(dirs: &[String]) -> Result<(), String> {
         .map_err(|e| format!("cannot set up Landlock: {e}"))
 }
 
-/// seccomp: `socket(AF_UNIX, ...)` fails with EACCES (socketpair stays), the keyring
-/// calls with EPERM, and system calls of another architecture (a 32-bit `socketcall`
-/// would get around the first rule) with ENOSYS.
-fn seccomp() -> Result<(), String> {
+/// seccomp: `socket(AF_UNIX, ...)` fails with EACCES (socketpair stays) unless
+/// `unix_sockets` (a desktop's jail, whose view hides the machine's sockets), the
+/// keyring calls with EPERM, and system calls of another architecture (a 32-bit
+/// `socketcall` would get around the first rule) with ENOSYS.
+fn seccomp(unix_sockets: bool) -> Result<(), String> {
     #[cfg(target_arch = "x86_64")]
     const ARCH: u32 = 0xC000_003E;
     #[cfg(target_arch = "aarch64")]
@@ -93,7 +94,17 @@ fn seccomp() -> Result<(), String> {
         /* 12 */ op(JEQ_K, 1, 0, libc::SYS_request_key as u32), // 14
         /* 13 */ op(RET_K, 0, 0, ALLOW),
         /* 14 */ op(RET_K, 0, 0, ERRNO | libc::EPERM as u32),
-        /* 15 */ op(RET_K, 0, 0, ERRNO | libc::EACCES as u32),
+        /* 15 */
+        op(
+            RET_K,
+            0,
+            0,
+            if unix_sockets {
+                ALLOW
+            } else {
+                ERRNO | libc::EACCES as u32
+            },
+        ),
     ];
     let fprog = libc::sock_fprog {
         len: program.len() as u16,

@@ -17,7 +17,7 @@
 //! the init kills every process of its namespace, `setsid` children included, and exits.
 
 #[cfg(target_os = "linux")]
-#[path = "../../executor/jail/protocol.rs"]
+#[path = "../../jail/protocol.rs"]
 mod protocol;
 
 #[cfg(target_os = "linux")]

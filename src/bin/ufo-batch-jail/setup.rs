@@ -28,25 +28,55 @@ const MOUNT_ATTR_NOSUID: u64 = 0x2;
 const MOUNT_ATTR_NODEV: u64 = 0x4;
 const AT_RECURSIVE: libc::c_uint = 0x8000;
 
-/// The folders the task may write, from `--rw DIR` arguments.
-fn writable_folders() -> Result<Vec<String>, String> {
-    let mut dirs = Vec::new();
+/// What the runner asked for: `--rw DIR` (a folder the task may write, any number),
+/// `--tmp DIR` (a folder seen as `/tmp`), `--desktop` (a desktop's jail: Unix sockets
+/// allowed, the machine's socket folders hidden).
+pub(crate) struct Options {
+    /// The writable folders, resolved (the `--tmp` folder among them).
+    pub(crate) dirs: Vec<String>,
+    /// The folder seen as `/tmp`.
+    tmp: Option<String>,
+    /// A desktop's jail.
+    pub(crate) desktop: bool,
+}
+
+/// Folders of the machine that hold sockets, hidden behind empty ones in a desktop's
+/// jail (`/var/run` is a link to `/run`).
+const SOCKET_FOLDERS: &[&str] = &["/run", "/var/tmp"];
+
+fn options() -> Result<Options, String> {
+    let real = |dir: &str| {
+        std::fs::canonicalize(dir)
+            .map(|p| p.to_string_lossy().into_owned())
+            .map_err(|e| format!("the folder {dir} cannot be used: {e}"))
+    };
+    let mut options = Options {
+        dirs: Vec::new(),
+        tmp: None,
+        desktop: false,
+    };
     let mut args = std::env::args().skip(1);
     while let Some(arg) = args.next() {
-        match (arg.as_str(), args.next()) {
-            ("--rw", Some(dir)) => {
-                let real = std::fs::canonicalize(&dir)
-                    .map_err(|e| format!("the folder {dir} cannot be used: {e}"))?;
-                dirs.push(real.to_string_lossy().into_owned());
+        match arg.as_str() {
+            "--desktop" => options.desktop = true,
+            "--rw" | "--tmp" => {
+                let Some(dir) = args.next() else {
+                    return Err(format!("{arg} needs a folder"));
+                };
+                let dir = real(&dir)?;
+                if arg == "--tmp" {
+                    options.tmp = Some(dir.clone());
+                }
+                options.dirs.push(dir);
             }
             _ => {
                 return Err(format!(
-                    "unknown argument {arg:?} (usage: ufo-batch-jail --rw DIR...)"
+                    "unknown argument {arg:?} (usage: ufo-batch-jail [--rw DIR]... [--tmp DIR] [--desktop])"
                 ));
             }
         }
     }
-    Ok(dirs)
+    Ok(options)
 }
 
 /// Sends an event on the control socket (the runner may be gone: then nobody listens).
@@ -78,8 +108,8 @@ pub(crate) fn check(ret: libc::c_long, what: &str) -> Result<(), String> {
 }
 
 pub(crate) fn main() -> ExitCode {
-    let dirs = match writable_folders() {
-        Ok(d) => d,
+    let options = match options() {
+        Ok(o) => o,
         Err(e) => return fatal(e),
     };
     // SAFETY: plain system calls on this single-threaded process.
@@ -105,7 +135,7 @@ pub(crate) fn main() -> ExitCode {
     // SAFETY: fork in a single-threaded process; the child continues in plain Rust.
     match unsafe { libc::fork() } {
         -1 => fatal(os_error("cannot start the task's init")),
-        0 => match init(&dirs) {
+        0 => match init(&options) {
             Ok(never) => match never {},
             Err(e) => fatal(e),
         },
@@ -142,14 +172,14 @@ fn outer(child: libc::pid_t) -> ExitCode {
 }
 
 /// The task's init: PID 1 of the new PID namespace.
-fn init(dirs: &[String]) -> Result<std::convert::Infallible, String> {
+fn init(options: &Options) -> Result<std::convert::Infallible, String> {
     // SAFETY: prctl and setsid only change this process.
     unsafe {
         libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL, 0, 0, 0);
         libc::setsid();
     }
-    build_view(dirs)?;
-    crate::harden::harden(dirs)?;
+    build_view(options)?;
+    crate::harden::harden(options)?;
     tell(&Event::Ready);
     crate::serve::serve()
 }
@@ -206,16 +236,53 @@ fn set_attributes(path: &str, recursive: bool, set: u64, clear: u64) -> Result<(
     check(ret, &format!("cannot set the mount attributes of {path}"))
 }
 
-/// The task's view of the file system: read-only everywhere but `dirs` (read-write, no
-/// devices, no setuid); its own `/dev` with only harmless devices; its own `/proc`.
-fn build_view(dirs: &[String]) -> Result<(), String> {
+/// The task's view of the file system: read-only everywhere but the writable folders
+/// (read-write, no devices, no setuid) and its own `/tmp`; its own `/dev` with only
+/// harmless devices; its own `/proc`; in a desktop's jail, empty folders over the
+/// machine's socket folders.
+fn build_view(options: &Options) -> Result<(), String> {
     mount(None, "/", None, libc::MS_REC | libc::MS_PRIVATE, None)?;
-    for dir in dirs {
+    for dir in &options.dirs {
         mount(Some(dir), dir, None, libc::MS_BIND | libc::MS_REC, None)?;
+    }
+    let mut writable: Vec<&str> = options.dirs.iter().map(String::as_str).collect();
+    if let Some(tmp) = &options.tmp {
+        // Writable folders under the machine's /tmp would be covered by the task's:
+        // keep a handle on each, and bind them again at their paths inside it.
+        let mut covered = Vec::new();
+        for dir in options.dirs.iter().filter(|d| d.starts_with("/tmp/")) {
+            let path = cstring(dir)?;
+            // SAFETY: opens a path for reference only, closed below.
+            let fd = unsafe { libc::open(path.as_ptr(), libc::O_PATH | libc::O_CLOEXEC) };
+            check(fd as libc::c_long, &format!("cannot open {dir}"))?;
+            covered.push((dir, fd));
+        }
+        mount(Some(tmp), "/tmp", None, libc::MS_BIND | libc::MS_REC, None)?;
+        writable.push("/tmp");
+        for (dir, fd) in covered {
+            std::fs::create_dir_all(dir).map_err(|e| format!("cannot make {dir}: {e}"))?;
+            let from = format!("/proc/self/fd/{fd}");
+            mount(Some(&from), dir, None, libc::MS_BIND | libc::MS_REC, None)?;
+            // SAFETY: the descriptor is ours and no longer needed.
+            unsafe { libc::close(fd) };
+        }
+    }
+    if options.desktop {
+        for folder in SOCKET_FOLDERS {
+            if std::path::Path::new(folder).is_dir() {
+                mount(
+                    Some("tmpfs"),
+                    folder,
+                    Some("tmpfs"),
+                    libc::MS_NOSUID | libc::MS_NODEV | libc::MS_NOEXEC,
+                    Some("mode=0755,size=64k"),
+                )?;
+            }
+        }
     }
     private_dev()?;
     set_attributes("/", true, MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID, 0)?;
-    for dir in dirs.iter().map(String::as_str).chain(["/dev/shm"]) {
+    for dir in writable.into_iter().chain(["/dev/shm"]) {
         set_attributes(
             dir,
             false,

@@ -8,7 +8,7 @@ use tokio::net::unix::pipe;
 use tokio::sync::oneshot;
 
 use super::{Finished, Spec, Started, supervise};
-use crate::executor::jail::{Jail, JailExit, JailSpawn};
+use crate::jail::{Jail, JailExit, JailSpawn};
 
 /// Runs a command in `jail` to its end or its timeout.
 pub(super) async fn run(spec: Spec<'_>, jail: &mut Jail) -> std::io::Result<Finished> {

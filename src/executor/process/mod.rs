@@ -19,7 +19,7 @@ use tokio::io::AsyncRead;
 
 use super::capture::{Captured, drain};
 #[cfg(target_os = "linux")]
-use super::jail::Jail;
+use crate::jail::Jail;
 
 pub(crate) use direct::ProcessGroup;
 

@@ -39,11 +39,11 @@ pub(super) fn bwrap() -> Option<PathBuf> {
 /// attributes, Landlock and seccomp all work); otherwise why not.
 #[cfg(target_os = "linux")]
 pub(super) fn jail() -> Result<PathBuf, String> {
-    let binary = crate::executor::jail::jail_binary().ok_or_else(|| {
+    let binary = crate::jail::jail_binary().ok_or_else(|| {
         "--sandbox jail: ufo-batch-jail is not beside ufo-batch (build both: cargo build --release)"
             .to_string()
     })?;
-    crate::executor::jail::probe(&binary)
+    crate::jail::probe(&binary)
         .map(|()| binary)
         .map_err(|why| format!("--sandbox jail: {why}"))
 }

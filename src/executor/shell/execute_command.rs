@@ -8,7 +8,8 @@ use serde_json::{Value, json};
 use super::{NAMESPACE, ShellExecutor, str_arg};
 use crate::executor::process::{self, Launcher, Spec};
 #[cfg(target_os = "linux")]
-use crate::executor::{jail::Jail, sandbox::Confinement};
+use crate::executor::sandbox::Confinement;
+use crate::jail::Jail;
 use crate::relpath::resolve_in;
 use crate::tool::{ToolCall, ToolResult};
 use crate::units::seconds;

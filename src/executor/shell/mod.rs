@@ -64,7 +64,7 @@ pub(crate) struct ShellExecutor {
     leftovers: Vec<ProcessGroup>,
     /// The task's jail, once its first command started (with `--sandbox jail`).
     #[cfg(target_os = "linux")]
-    jail: Option<super::jail::Jail>,
+    jail: Option<crate::jail::Jail>,
 }
 
 impl ShellExecutor {

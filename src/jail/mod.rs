@@ -52,6 +52,20 @@ pub(crate) struct JailSpawn<'a> {
     pub(crate) stderr: OwnedFd,
 }
 
+/// What a jail lets its commands do beyond reading.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct JailOptions {
+    /// Folders they may write.
+    pub(crate) writable: Vec<PathBuf>,
+    /// A folder seen as `/tmp` inside the jail (writable).
+    pub(crate) tmp: Option<PathBuf>,
+    /// A desktop's jail: Unix sockets are allowed (a display server and message buses
+    /// need them), and the machine's folders that hold sockets (`/run`, `/var/tmp`) are
+    /// hidden behind empty ones, with `/tmp` the jail's own, so that there is nothing
+    /// of the machine's to connect to.
+    pub(crate) desktop: bool,
+}
+
 /// Waiters for the jail's events.
 #[derive(Default)]
 struct Waiters {
@@ -136,11 +150,26 @@ pub(crate) fn probe(binary: &Path) -> Result<(), String> {
 impl Jail {
     /// Starts a jail whose commands may write only in `writable`.
     pub(crate) async fn start(binary: &Path, writable: &[PathBuf]) -> Result<Jail, String> {
+        let options = JailOptions {
+            writable: writable.to_vec(),
+            ..JailOptions::default()
+        };
+        Self::start_with(binary, &options).await
+    }
+
+    /// Starts a jail as `options` say.
+    pub(crate) async fn start_with(binary: &Path, options: &JailOptions) -> Result<Jail, String> {
         let (ours, theirs) = std::os::unix::net::UnixStream::pair()
             .map_err(|e| format!("cannot make a socket: {e}"))?;
         let mut command = tokio::process::Command::new(binary);
-        for dir in writable {
+        for dir in &options.writable {
             command.arg("--rw").arg(dir);
+        }
+        if let Some(tmp) = &options.tmp {
+            command.arg("--tmp").arg(tmp);
+        }
+        if options.desktop {
+            command.arg("--desktop");
         }
         let process = command
             .env_clear()

@@ -1,0 +1,175 @@
+//! Which application a desktop task opens, and the command line that opens it: the
+//! task's `app` (a name UFO and its `dataflow/` use, such as `word`, or a command line),
+//! or else the type of its `object` document. Names map per platform: on Linux `word`
+//! is LibreOffice Writer and `notepad` a GTK text editor; on Windows they are the apps
+//! themselves.
+
+use std::path::Path;
+
+use crate::task::App;
+
+/// An application a desktop task can open.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Known {
+    /// A word processor (Word; LibreOffice Writer).
+    Word,
+    /// A spreadsheet (Excel; LibreOffice Calc).
+    Excel,
+    /// Slides (PowerPoint; LibreOffice Impress).
+    PowerPoint,
+    /// A plain text editor (Notepad; Mousepad).
+    Notepad,
+}
+
+impl Known {
+    /// The app a name means (`word`, `WINWORD.EXE`, `excel`, `calc`, ...).
+    pub(crate) fn from_name(name: &str) -> Option<Self> {
+        let name = name.trim().to_ascii_lowercase();
+        let name = name.strip_suffix(".exe").unwrap_or(&name);
+        match name {
+            "word" | "winword" | "writer" | "swriter" => Some(Self::Word),
+            "excel" | "calc" | "scalc" => Some(Self::Excel),
+            "powerpoint" | "powerpnt" | "impress" | "simpress" => Some(Self::PowerPoint),
+            "notepad" | "text editor" | "mousepad" | "gedit" => Some(Self::Notepad),
+            _ => None,
+        }
+    }
+
+    /// The app that opens a document of this name, by its extension.
+    pub(crate) fn for_document(file: &str) -> Option<Self> {
+        let ext = Path::new(file).extension()?.to_str()?.to_ascii_lowercase();
+        match ext.as_str() {
+            "docx" | "doc" | "odt" | "rtf" => Some(Self::Word),
+            "xlsx" | "xls" | "ods" | "csv" => Some(Self::Excel),
+            "pptx" | "ppt" | "odp" => Some(Self::PowerPoint),
+            "txt" | "md" | "log" => Some(Self::Notepad),
+            _ => None,
+        }
+    }
+
+    /// Its name as UFO writes it.
+    pub(crate) fn ufo_name(self) -> &'static str {
+        match self {
+            Self::Word => "word",
+            Self::Excel => "excel",
+            Self::PowerPoint => "powerpoint",
+            Self::Notepad => "notepad",
+        }
+    }
+
+    /// The program and arguments that start it on this platform, opening `document`
+    /// (a path relative to the workspace) when there is one.
+    pub(crate) fn command(self, document: Option<&str>) -> Vec<String> {
+        let mut argv: Vec<String> = if cfg!(windows) {
+            let exe = match self {
+                Self::Word => "winword.exe",
+                Self::Excel => "excel.exe",
+                Self::PowerPoint => "powerpnt.exe",
+                Self::Notepad => "notepad.exe",
+            };
+            vec![exe.to_string()]
+        } else {
+            match self {
+                Self::Notepad => vec!["mousepad".to_string()],
+                office => {
+                    let module = match office {
+                        Self::Word => "--writer",
+                        Self::Excel => "--calc",
+                        _ => "--impress",
+                    };
+                    ["soffice", "--norestore", "--nologo", "--nolockcheck", module]
+                        .map(String::from)
+                        .to_vec()
+                }
+            }
+        };
+        argv.extend(document.map(String::from));
+        argv
+    }
+
+    /// Whether it is LibreOffice here (which needs a private profile folder).
+    pub(crate) fn is_office(self) -> bool {
+        !cfg!(windows) && self != Self::Notepad
+    }
+}
+
+/// What a desktop task starts: the command line, and what it is for messages.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct Launch {
+    /// Program and arguments.
+    pub(crate) argv: Vec<String>,
+    /// The known app it is, if it is one.
+    pub(crate) known: Option<Known>,
+}
+
+/// The app a task opens: its `app` if it names one, else the app for its `object`'s
+/// document type; `None` for a task that opens none. `document` is the object's file
+/// name in the workspace.
+pub(crate) fn launch_for(app: Option<&App>, document: Option<&str>) -> Result<Option<Launch>, String> {
+    match app {
+        Some(App::Command { command }) => match command.first() {
+            Some(program) if !program.trim().is_empty() => Ok(Some(Launch {
+                argv: command.clone(),
+                known: Known::from_name(program),
+            })),
+            _ => Err("`app.command` is empty: give the program and its arguments".to_string()),
+        },
+        Some(App::Named(name)) => {
+            let known = Known::from_name(name).ok_or_else(|| {
+                format!(
+                    "unknown app `{name}`: use word, excel, powerpoint or notepad, or {{\"command\": [..]}}"
+                )
+            })?;
+            Ok(Some(Launch {
+                argv: known.command(document),
+                known: Some(known),
+            }))
+        }
+        None => Ok(document.and_then(Known::for_document).map(|known| Launch {
+            argv: known.command(document),
+            known: Some(known),
+        })),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn documents_open_in_the_app_for_their_type() {
+        for (file, known) in [
+            ("draft.docx", Known::Word),
+            ("Book.XLSX", Known::Excel),
+            ("data.csv", Known::Excel),
+            ("deck.pptx", Known::PowerPoint),
+            ("notes.txt", Known::Notepad),
+        ] {
+            let launch = launch_for(None, Some(file)).unwrap().unwrap();
+            assert_eq!(launch.known, Some(known), "{file}");
+            assert_eq!(launch.argv.last().unwrap(), file);
+        }
+        assert_eq!(launch_for(None, Some("picture.png")).unwrap(), None);
+        assert_eq!(launch_for(None, None).unwrap(), None);
+    }
+
+    #[test]
+    fn app_names_as_ufo_writes_them() {
+        let word = launch_for(Some(&App::Named("WINWORD.EXE".into())), Some("a.docx"))
+            .unwrap()
+            .unwrap();
+        assert_eq!(word.known, Some(Known::Word));
+        if cfg!(target_os = "linux") {
+            assert_eq!(word.argv[0], "soffice");
+            assert!(word.argv.contains(&"--writer".to_string()));
+        }
+        let err = launch_for(Some(&App::Named("photoshop".into())), None).unwrap_err();
+        assert!(err.contains("unknown app `photoshop`"), "{err}");
+        let cmd = App::Command {
+            command: vec!["mousepad".into(), "x.txt".into()],
+        };
+        let launch = launch_for(Some(&cmd), None).unwrap().unwrap();
+        assert_eq!(launch.argv, ["mousepad", "x.txt"]);
+        assert_eq!(launch.known, Some(Known::Notepad));
+    }
+}

@@ -1,0 +1,83 @@
+//! What a platform offers a desktop task: a snapshot of the app's windows (their
+//! controls, labelled, and the UI tree), the actions on a control, input at a point,
+//! screenshots, and the end of the desktop. AT-SPI under a private virtual display on
+//! Linux and UI Automation on Windows implement it; everything above it is shared.
+
+use std::time::Duration;
+
+use async_trait::async_trait;
+use serde::Serialize;
+
+use super::control::{Control, Rect};
+use super::keys::{KeyAction, Modifier};
+use super::screenshot::Image;
+use super::tools::Button;
+
+/// The app's window as a snapshot saw it.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub(crate) struct Window {
+    /// Its title.
+    pub(crate) name: String,
+    /// Where it is.
+    pub(crate) rect: Rect,
+    /// The application it belongs to.
+    pub(crate) application: String,
+}
+
+/// The app's windows at one moment.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Snapshot {
+    /// The main window (the first one showing).
+    pub(crate) window: Option<Window>,
+    /// Its controls and those of its dialogs, labelled `1`, `2`, ... in tree order.
+    pub(crate) controls: Vec<Control>,
+    /// The UI tree, as UFO's `get_ui_tree` gives it.
+    pub(crate) tree: serde_json::Value,
+}
+
+/// A desktop task's desktop, on one platform.
+#[async_trait]
+pub(crate) trait Backend: Send {
+    /// The app's windows and controls now.
+    async fn snapshot(&mut self) -> Result<Snapshot, String>;
+
+    /// Clicks a control; returns how (an accessibility action or the mouse).
+    async fn click(&mut self, control: &Control, button: Button, double: bool) -> Result<String, String>;
+
+    /// Replaces the text of a control.
+    async fn set_text(&mut self, control: &Control, text: &str) -> Result<(), String>;
+
+    /// Gives a control the keyboard focus.
+    async fn focus(&mut self, control: &Control) -> Result<(), String>;
+
+    /// Types keys into whatever has the focus.
+    async fn keys(&mut self, keys: Vec<KeyAction>) -> Result<(), String>;
+
+    /// The text a control shows.
+    async fn texts(&mut self, control: &Control) -> Result<String, String>;
+
+    /// Turns the mouse wheel over a control.
+    async fn wheel(&mut self, control: &Control, notches: i32) -> Result<(), String>;
+
+    /// Clicks at a point of the screen.
+    async fn click_at(&mut self, at: (i32, i32), button: Button, double: bool) -> Result<(), String>;
+
+    /// Drags between two points of the screen.
+    async fn drag(
+        &mut self,
+        from: (i32, i32),
+        to: (i32, i32),
+        button: Button,
+        duration: Duration,
+        held: Option<Modifier>,
+    ) -> Result<(), String>;
+
+    /// The whole screen.
+    async fn screenshot(&mut self) -> Result<Image, String>;
+
+    /// Closes the app (UFO's `close`), politely and then not.
+    async fn close_app(&mut self) -> Result<(), String>;
+
+    /// Ends the desktop and everything in it. Returns a note for the task log.
+    async fn end(&mut self) -> Option<String>;
+}

@@ -1,0 +1,9 @@
+//! Desktop tasks on Linux: each task's own desktop (a virtual X display, a session bus
+//! and an accessibility bus, the app, all inside a desktop jail) driven from the runner
+//! through AT-SPI (`atspi`) and XTEST (`x11`).
+
+mod atspi;
+mod desktop;
+mod x11;
+
+pub(crate) use desktop::{LinuxDesktop, StartOptions};

@@ -1,0 +1,223 @@
+//! Screenshots: an RGB image of the screen, written as PNG, and its annotated copy
+//! (UFO's `action_step{N}_annotated.png`): every listed control boxed and labelled with
+//! its id, so that a person or a model can name a control by its label.
+
+use std::path::Path;
+
+use super::control::{Control, Rect};
+
+/// An RGB image, 3 bytes a pixel, rows top to bottom.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct Image {
+    /// Width in pixels.
+    pub(crate) width: u32,
+    /// Height in pixels.
+    pub(crate) height: u32,
+    /// The pixels.
+    pub(crate) rgb: Vec<u8>,
+}
+
+/// The colours of the boxes, taken in turn so that neighbours differ.
+const COLOURS: [[u8; 3]; 4] = [[230, 25, 75], [0, 130, 200], [245, 130, 48], [60, 180, 75]];
+/// Label glyphs are drawn this many pixels a font dot.
+const SCALE: u32 = 2;
+
+impl Image {
+    /// A black image.
+    pub(crate) fn new(width: u32, height: u32) -> Self {
+        Self {
+            width,
+            height,
+            rgb: vec![0; (width * height * 3) as usize],
+        }
+    }
+
+    /// Encodes it as PNG.
+    pub(crate) fn png(&self) -> Result<Vec<u8>, String> {
+        let mut out = Vec::new();
+        let mut encoder = png::Encoder::new(&mut out, self.width, self.height);
+        encoder.set_color(png::ColorType::Rgb);
+        encoder.set_depth(png::BitDepth::Eight);
+        encoder.set_compression(png::Compression::Fast);
+        let mut writer = encoder
+            .write_header()
+            .map_err(|e| format!("cannot encode a PNG: {e}"))?;
+        writer
+            .write_image_data(&self.rgb)
+            .map_err(|e| format!("cannot encode a PNG: {e}"))?;
+        writer
+            .finish()
+            .map_err(|e| format!("cannot encode a PNG: {e}"))?;
+        Ok(out)
+    }
+
+    /// Writes it as a PNG file.
+    pub(crate) fn save(&self, path: &Path) -> Result<(), String> {
+        let bytes = self.png()?;
+        std::fs::write(path, bytes).map_err(|e| format!("cannot write {}: {e}", path.display()))
+    }
+
+    /// A copy with every control of `controls` boxed and labelled by its id.
+    pub(crate) fn annotated(&self, controls: &[Control]) -> Image {
+        let mut out = self.clone();
+        for (i, control) in controls.iter().enumerate() {
+            let colour = COLOURS[i % COLOURS.len()];
+            out.outline(control.rect, colour);
+            out.label(control.rect, &control.id, colour);
+        }
+        out
+    }
+
+    fn put(&mut self, x: i64, y: i64, colour: [u8; 3]) {
+        if x < 0 || y < 0 || x >= i64::from(self.width) || y >= i64::from(self.height) {
+            return;
+        }
+        let at = ((y as u64 * u64::from(self.width) + x as u64) * 3) as usize;
+        self.rgb[at..at + 3].copy_from_slice(&colour);
+    }
+
+    fn fill(&mut self, x: i64, y: i64, w: i64, h: i64, colour: [u8; 3]) {
+        for yy in y.max(0)..(y + h).min(i64::from(self.height)) {
+            for xx in x.max(0)..(x + w).min(i64::from(self.width)) {
+                self.put(xx, yy, colour);
+            }
+        }
+    }
+
+    /// A two-pixel box along `rect`'s edges.
+    fn outline(&mut self, rect: Rect, colour: [u8; 3]) {
+        let (x, y, w, h) = (
+            i64::from(rect.x),
+            i64::from(rect.y),
+            i64::from(rect.width),
+            i64::from(rect.height),
+        );
+        self.fill(x, y, w, 2, colour);
+        self.fill(x, y + h - 2, w, 2, colour);
+        self.fill(x, y, 2, h, colour);
+        self.fill(x + w - 2, y, 2, h, colour);
+    }
+
+    /// `text` in white on a box of `colour` at the top left corner of `rect`.
+    fn label(&mut self, rect: Rect, text: &str, colour: [u8; 3]) {
+        let glyph_w = (GLYPH_W + 1) * SCALE;
+        let w = i64::from(glyph_w * text.chars().count() as u32 + SCALE);
+        let h = i64::from((GLYPH_H + 2) * SCALE);
+        let (x, y) = (i64::from(rect.x), i64::from(rect.y));
+        self.fill(x, y, w, h, colour);
+        for (i, c) in text.chars().enumerate() {
+            let Some(rows) = glyph(c) else { continue };
+            let gx = x + i64::from(SCALE + i as u32 * glyph_w);
+            let gy = y + i64::from(SCALE);
+            for (row, bits) in rows.iter().enumerate() {
+                for col in 0..GLYPH_W {
+                    if bits & (1 << (GLYPH_W - 1 - col)) != 0 {
+                        self.fill(
+                            gx + i64::from(col * SCALE),
+                            gy + (row as i64) * i64::from(SCALE),
+                            i64::from(SCALE),
+                            i64::from(SCALE),
+                            [255, 255, 255],
+                        );
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// Glyph size in font dots.
+const GLYPH_W: u32 = 3;
+const GLYPH_H: u32 = 5;
+
+/// The dots of a label character (labels are numbers), a row of 3 bits per line.
+fn glyph(c: char) -> Option<[u8; GLYPH_H as usize]> {
+    Some(match c {
+        '0' => [0b111, 0b101, 0b101, 0b101, 0b111],
+        '1' => [0b010, 0b110, 0b010, 0b010, 0b111],
+        '2' => [0b111, 0b001, 0b111, 0b100, 0b111],
+        '3' => [0b111, 0b001, 0b111, 0b001, 0b111],
+        '4' => [0b101, 0b101, 0b111, 0b001, 0b001],
+        '5' => [0b111, 0b100, 0b111, 0b001, 0b111],
+        '6' => [0b111, 0b100, 0b111, 0b101, 0b111],
+        '7' => [0b111, 0b001, 0b010, 0b010, 0b010],
+        '8' => [0b111, 0b101, 0b111, 0b101, 0b111],
+        '9' => [0b111, 0b101, 0b111, 0b001, 0b111],
+        '-' => [0b000, 0b000, 0b111, 0b000, 0b000],
+        _ => return None,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::desktop::control::ControlType;
+
+    fn control(id: &str, rect: Rect) -> Control {
+        Control {
+            id: id.into(),
+            name: "OK".into(),
+            control_type: ControlType::Button,
+            rect,
+            editable: false,
+            enabled: true,
+            handle: 0,
+        }
+    }
+
+    fn pixel(image: &Image, x: u32, y: u32) -> [u8; 3] {
+        let at = ((y * image.width + x) * 3) as usize;
+        [image.rgb[at], image.rgb[at + 1], image.rgb[at + 2]]
+    }
+
+    #[test]
+    fn annotation_boxes_each_control_and_draws_its_label() {
+        let image = Image::new(100, 60);
+        let rect = Rect {
+            x: 10,
+            y: 10,
+            width: 50,
+            height: 30,
+        };
+        let out = image.annotated(&[control("17", rect)]);
+        // The box's edges are drawn, its inside is not.
+        assert_eq!(pixel(&out, 59, 30), COLOURS[0]);
+        assert_eq!(pixel(&out, 30, 39), COLOURS[0]);
+        assert_eq!(pixel(&out, 40, 30), [0, 0, 0]);
+        // The label: white dots of "1" and "7" on the colour box at the top left.
+        let white = (10..30)
+            .flat_map(|x| (10..24).map(move |y| (x, y)))
+            .filter(|&(x, y)| pixel(&out, x, y) == [255, 255, 255])
+            .count();
+        // "1" has 8 dots and "7" 7, each SCALE x SCALE pixels.
+        assert_eq!(white, (8 + 7) * (SCALE * SCALE) as usize);
+        // The original is untouched.
+        assert!(image.rgb.iter().all(|&b| b == 0));
+    }
+
+    #[test]
+    fn boxes_off_the_image_are_clipped() {
+        let image = Image::new(20, 20);
+        let rect = Rect {
+            x: -10,
+            y: 15,
+            width: 100,
+            height: 100,
+        };
+        let out = image.annotated(&[control("3", rect)]);
+        assert_eq!(out.rgb.len(), image.rgb.len());
+    }
+
+    #[test]
+    fn png_round_trips() {
+        let mut image = Image::new(4, 3);
+        image.rgb[0] = 200;
+        let bytes = image.png().unwrap();
+        let decoder = png::Decoder::new(std::io::Cursor::new(bytes));
+        let mut reader = decoder.read_info().unwrap();
+        let mut buf = vec![0; reader.output_buffer_size().unwrap()];
+        let info = reader.next_frame(&mut buf).unwrap();
+        assert_eq!((info.width, info.height), (4, 3));
+        assert_eq!(buf[0], 200);
+    }
+}

@@ -1,0 +1,396 @@
+//! UFO's app tools (its `ui_mcp_server`: HostAgent, AppAgent and data collection), with
+//! UFO's names and arguments, and what a call of one asks the desktop to do once its
+//! arguments are read. A control is named by `id` (its label in the current control
+//! list) and/or `name` and `control_type`.
+
+use std::sync::LazyLock;
+use std::time::Duration;
+
+use serde_json::{Map, Value};
+
+use super::keys::{self, KeyAction, Modifier};
+use super::select::Selector;
+use crate::tool::{ParamKind, ParamSpec, ToolSpec};
+
+/// A mouse button.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Button {
+    /// The left button.
+    Left,
+    /// The middle button.
+    Middle,
+    /// The right button.
+    Right,
+}
+
+impl Button {
+    /// UFO's button names (`left`, `right`, `middle`).
+    pub(crate) fn parse(name: &str) -> Result<Self, String> {
+        match name.trim().to_ascii_lowercase().as_str() {
+            "" | "left" => Ok(Self::Left),
+            "middle" => Ok(Self::Middle),
+            "right" => Ok(Self::Right),
+            other => Err(format!(
+                "unknown mouse button `{other}` (use left, right or middle)"
+            )),
+        }
+    }
+}
+
+/// The longest `wait`.
+const MAX_WAIT: Duration = Duration::from_secs(300);
+
+/// What a desktop tool call asks for, its arguments read and checked.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) enum DesktopAction {
+    /// `click_input`.
+    Click {
+        /// The control.
+        target: Selector,
+        /// The button.
+        button: Button,
+        /// A double click.
+        double: bool,
+    },
+    /// `set_edit_text`.
+    SetText {
+        /// The control.
+        target: Selector,
+        /// The text.
+        text: String,
+    },
+    /// `keyboard_input`.
+    Keys {
+        /// The control to focus first, if any.
+        target: Option<Selector>,
+        /// The keys.
+        keys: Vec<KeyAction>,
+    },
+    /// `wheel_mouse_input`.
+    Wheel {
+        /// The control.
+        target: Selector,
+        /// Notches, up when positive.
+        notches: i32,
+    },
+    /// `texts`.
+    Texts {
+        /// The control.
+        target: Selector,
+    },
+    /// `click_on_coordinates`: fractions of the app window.
+    ClickAt {
+        /// Across, 0 to 1.
+        x: f64,
+        /// Down, 0 to 1.
+        y: f64,
+        /// The button.
+        button: Button,
+        /// A double click.
+        double: bool,
+    },
+    /// `drag_on_coordinates`: fractions of the app window.
+    Drag {
+        /// From (across, down).
+        from: (f64, f64),
+        /// To.
+        to: (f64, f64),
+        /// The button.
+        button: Button,
+        /// How long the drag takes.
+        duration: Duration,
+        /// A key held down meanwhile.
+        held: Option<Modifier>,
+    },
+    /// `wait`.
+    Wait(Duration),
+    /// `summary`: the agent's words, returned as they are.
+    Summary(String),
+    /// `select_application_window`: the app's window.
+    SelectWindow {
+        /// Its name, if given.
+        name: Option<String>,
+    },
+    /// `capture_window_screenshot` / `capture_desktop_screenshot`.
+    Screenshot {
+        /// The whole desktop rather than the window.
+        desktop: bool,
+    },
+    /// `get_ui_tree`.
+    UiTree,
+    /// `get_app_window_info`.
+    WindowInfo,
+}
+
+/// Whether `tool` is one of the desktop's.
+pub(crate) fn is_desktop_tool(tool: &str) -> bool {
+    desktop_tools().iter().any(|t| t.name == tool)
+}
+
+impl DesktopAction {
+    /// Reads a call of `tool` with `args`.
+    pub(crate) fn parse(tool: &str, args: &Map<String, Value>) -> Result<Self, String> {
+        let text = |key: &str| args.get(key).and_then(Value::as_str).unwrap_or("").to_string();
+        let flag = |key: &str| args.get(key).and_then(Value::as_bool).unwrap_or(false);
+        let number = |key: &str| args.get(key).and_then(Value::as_f64);
+        let fraction = |key: &str| -> Result<f64, String> {
+            match number(key) {
+                Some(v) if (0.0..=1.0).contains(&v) => Ok(v),
+                Some(v) => Err(format!(
+                    "`{key}` is {v}: coordinates are fractions of the window, from 0 to 1"
+                )),
+                None => Err(format!("`{tool}` needs `{key}` (a fraction from 0 to 1)")),
+            }
+        };
+        let target = || Selector::from_arguments(args).map_err(|e| e.to_string());
+        let button = || Button::parse(&text("button"));
+        Ok(match tool {
+            "click_input" => Self::Click {
+                target: target()?,
+                button: button()?,
+                double: flag("double"),
+            },
+            "set_edit_text" => Self::SetText {
+                target: target()?,
+                text: text("text"),
+            },
+            "keyboard_input" => {
+                let focus = args.get("control_focus").and_then(Value::as_bool).unwrap_or(true);
+                let named = Selector::from_arguments(args).ok();
+                Self::Keys {
+                    target: named.filter(|_| focus),
+                    keys: keys::parse(&text("keys")).map_err(|e| e.to_string())?,
+                }
+            }
+            "wheel_mouse_input" => Self::Wheel {
+                target: target()?,
+                notches: number("wheel_dist").unwrap_or(0.0).round() as i32,
+            },
+            "texts" => Self::Texts { target: target()? },
+            "click_on_coordinates" => Self::ClickAt {
+                x: fraction("x")?,
+                y: fraction("y")?,
+                button: button()?,
+                double: flag("double"),
+            },
+            "drag_on_coordinates" => Self::Drag {
+                from: (fraction("start_x")?, fraction("start_y")?),
+                to: (fraction("end_x")?, fraction("end_y")?),
+                button: button()?,
+                duration: seconds(number("duration").unwrap_or(1.0), "duration")?,
+                held: match text("key_hold").to_ascii_lowercase().as_str() {
+                    "" => None,
+                    "ctrl" | "control" => Some(Modifier::Ctrl),
+                    "shift" => Some(Modifier::Shift),
+                    "alt" => Some(Modifier::Alt),
+                    other => return Err(format!("`key_hold` `{other}` is not ctrl, shift or alt")),
+                },
+            },
+            "wait" => Self::Wait(seconds(number("seconds").unwrap_or(1.0), "seconds")?),
+            "summary" => Self::Summary(text("text")),
+            "select_application_window" => Self::SelectWindow {
+                name: Some(text("name")).filter(|n| !n.is_empty()),
+            },
+            "capture_window_screenshot" => Self::Screenshot { desktop: false },
+            "capture_desktop_screenshot" => Self::Screenshot { desktop: true },
+            "get_ui_tree" => Self::UiTree,
+            "get_app_window_info" => Self::WindowInfo,
+            other => return Err(format!("`{other}` is not a desktop tool")),
+        })
+    }
+}
+
+fn seconds(value: f64, key: &str) -> Result<Duration, String> {
+    let d = Duration::try_from_secs_f64(value)
+        .map_err(|_| format!("`{key}` must be a number of seconds from 0 to 300, not {value}"))?;
+    if d > MAX_WAIT {
+        return Err(format!("`{key}` must be at most 300 seconds, not {value}"));
+    }
+    Ok(d)
+}
+
+/// UFO's app tools.
+pub(crate) fn desktop_tools() -> &'static [ToolSpec] {
+    static TOOLS: LazyLock<Vec<ToolSpec>> = LazyLock::new(specs);
+    &TOOLS
+}
+
+fn specs() -> Vec<ToolSpec> {
+    use ParamKind::{Boolean, Number, String as Text};
+    let p = |name, kind, required, description| ParamSpec {
+        name,
+        kind,
+        required,
+        description,
+    };
+    let control = || {
+        vec![
+            p("id", Text, false, "the control's label in the current control list"),
+            p("name", Text, false, "the control's name"),
+            p(
+                "control_type",
+                Text,
+                false,
+                "its UI Automation control type (Button, Edit, MenuItem, ...)",
+            ),
+        ]
+    };
+    let with = |mut params: Vec<ParamSpec>, more: Vec<ParamSpec>| {
+        params.extend(more);
+        params
+    };
+    let button = || p("button", Text, false, "left (default), right or middle");
+    let double = || p("double", Boolean, false, "a double click");
+    let tool = |name, description, params| ToolSpec {
+        name,
+        description,
+        params,
+    };
+    vec![
+        tool(
+            "click_input",
+            "Click a control with the mouse.",
+            with(control(), vec![button(), double()]),
+        ),
+        tool(
+            "set_edit_text",
+            "Replace the text of an edit control.",
+            with(
+                control(),
+                vec![
+                    p("text", Text, true, "the new text"),
+                    p("clear_current_text", Boolean, false, "clear it first (always done)"),
+                ],
+            ),
+        ),
+        tool(
+            "keyboard_input",
+            "Type keys (pywinauto syntax: ^s is Ctrl+S, {ENTER}, {TAB 2}), after focusing the control when one is named.",
+            with(
+                control(),
+                vec![
+                    p("keys", Text, true, "the keys"),
+                    p("control_focus", Boolean, false, "focus the control first (default true)"),
+                ],
+            ),
+        ),
+        tool(
+            "wheel_mouse_input",
+            "Turn the mouse wheel over a control (positive: up).",
+            with(control(), vec![p("wheel_dist", Number, false, "notches")]),
+        ),
+        tool("texts", "Read the text of a control.", control()),
+        tool(
+            "click_on_coordinates",
+            "Click at a point of the app window, given as fractions of its width and height.",
+            vec![
+                p("x", Number, true, "0 (left) to 1 (right)"),
+                p("y", Number, true, "0 (top) to 1 (bottom)"),
+                button(),
+                double(),
+            ],
+        ),
+        tool(
+            "drag_on_coordinates",
+            "Drag between two points of the app window, given as fractions.",
+            vec![
+                p("start_x", Number, true, "from, across"),
+                p("start_y", Number, true, "from, down"),
+                p("end_x", Number, true, "to, across"),
+                p("end_y", Number, true, "to, down"),
+                button(),
+                p("duration", Number, false, "seconds (default 1)"),
+                p("key_hold", Text, false, "ctrl, shift or alt held meanwhile"),
+            ],
+        ),
+        tool(
+            "wait",
+            "Wait a number of seconds.",
+            vec![p("seconds", Number, false, "seconds (at most 300)")],
+        ),
+        tool(
+            "summary",
+            "Say what you see; the text is the result.",
+            vec![p("text", Text, true, "the summary")],
+        ),
+        tool(
+            "select_application_window",
+            "Select the application window to work in.",
+            vec![
+                p("id", Text, false, "the window's label"),
+                p("name", Text, false, "the window's title"),
+            ],
+        ),
+        tool(
+            "capture_window_screenshot",
+            "Save a screenshot of the app window.",
+            vec![],
+        ),
+        tool(
+            "capture_desktop_screenshot",
+            "Save a screenshot of the whole desktop.",
+            vec![p("all_screens", Boolean, false, "every screen (there is one)")],
+        ),
+        tool("get_ui_tree", "The app window's UI tree.", vec![]),
+        tool(
+            "get_app_window_info",
+            "The app window's title, place and process.",
+            vec![p("field_list", Text, false, "ignored: every field is returned")],
+        ),
+    ]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn parse(tool: &str, args: Value) -> Result<DesktopAction, String> {
+        DesktopAction::parse(tool, args.as_object().unwrap())
+    }
+
+    #[test]
+    fn ufo_arguments_are_read() {
+        let click = parse("click_input", json!({"id": "5", "name": "OK", "button": "right"})).unwrap();
+        let DesktopAction::Click { target, button, double } = click else { panic!() };
+        assert_eq!((target.id.as_deref(), button, double), (Some("5"), Button::Right, false));
+        let keys = parse("keyboard_input", json!({"keys": "^s", "control_focus": false, "name": "Doc"})).unwrap();
+        assert!(matches!(keys, DesktopAction::Keys { target: None, .. }));
+        let at = parse("click_on_coordinates", json!({"x": 0.5, "y": 1})).unwrap();
+        assert_eq!(at, DesktopAction::ClickAt { x: 0.5, y: 1.0, button: Button::Left, double: false });
+    }
+
+    #[test]
+    fn bad_arguments_say_what_is_wrong() {
+        let err = parse("click_on_coordinates", json!({"x": 640, "y": 0.5})).unwrap_err();
+        assert!(err.contains("fractions of the window"), "{err}");
+        let err = parse("click_input", json!({"button": "left"})).unwrap_err();
+        assert!(err.contains("id") && err.contains("name"), "{err}");
+        let err = parse("wait", json!({"seconds": 1000})).unwrap_err();
+        assert!(err.contains("at most 300"), "{err}");
+        let err = parse("keyboard_input", json!({"keys": "{NOSUCHKEY}"})).unwrap_err();
+        assert!(err.contains("NOSUCHKEY"), "{err}");
+        let err = parse("click_input", json!({"name": "OK", "button": "x"})).unwrap_err();
+        assert!(err.contains("unknown mouse button"), "{err}");
+    }
+
+    #[test]
+    fn every_tool_has_a_spec() {
+        for spec in desktop_tools() {
+            let mut args = Map::new();
+            for p in spec.params.iter().filter(|p| p.required) {
+                let v = match p.kind {
+                    ParamKind::Number => json!(0.5),
+                    ParamKind::Boolean => json!(true),
+                    ParamKind::Integer => json!(1),
+                    ParamKind::String => json!("a"),
+                };
+                args.insert(p.name.to_string(), v);
+            }
+            args.insert("name".into(), json!("x"));
+            assert!(is_desktop_tool(spec.name));
+            let parsed = DesktopAction::parse(spec.name, &args);
+            assert!(parsed.is_ok() || spec.name == "select_application_window", "{}: {parsed:?}", spec.name);
+        }
+    }
+}
