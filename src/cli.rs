@@ -116,6 +116,9 @@ pub(crate) struct RunArgs {
     /// Also re-run tasks whose last result was not `passed`.
     #[arg(long)]
     pub(crate) rerun_failed: bool,
+    /// Desktop tasks: save each step's UI tree as ui_trees/ui_tree_step{N}.json.
+    #[arg(long)]
+    pub(crate) save_ui_tree: bool,
     /// Config file (default: ufo-batch.toml if present).
     #[arg(long, value_name = "FILE", env = "UFO_BATCH_CONFIG")]
     pub(crate) config: Option<PathBuf>,
@@ -229,6 +232,7 @@ impl RunArgs {
             command_timeout: self.command_timeout,
             fresh: self.fresh,
             rerun_failed: self.rerun_failed,
+            save_ui_tree: self.save_ui_tree,
             model: self.model,
             llm_base_url: self.llm_base_url,
             max_cost: self.max_cost,

@@ -17,7 +17,7 @@ pub(crate) use outcome::AttemptOutcome;
 
 use crate::eval::EvalMode;
 use crate::event::TaskEvents;
-use crate::executor::{Executor, ShellExecutor, ShellSettings};
+use crate::executor::{DesktopExecutor, DesktopSettings, Executor, ShellExecutor, ShellSettings};
 use crate::rundir::RunLayout;
 use crate::session::{Context, Session};
 use crate::task::Task;
@@ -31,6 +31,8 @@ pub(crate) struct AttemptSettings {
     pub(crate) layout: RunLayout,
     /// How commands run.
     pub(crate) shell: ShellSettings,
+    /// Knobs of desktop tasks.
+    pub(crate) desktop: DesktopSettings,
     /// Wall-clock limit of a task that sets none.
     pub(crate) timeout: Duration,
     /// Step limit of a task that sets none.
@@ -139,14 +141,34 @@ pub(crate) async fn run_attempt(
         let reason = format!("cannot prepare the temporary folder {}: {e}", tmp.display());
         return setup_failed(&events, reason);
     }
-    let mut executor = ShellExecutor::with_tmp(ws.clone(), Some(tmp), settings.shell.clone());
+    let mut shell = ShellExecutor::with_tmp(ws.clone(), Some(tmp), settings.shell.clone());
     if let Some(n) = task.repeat {
-        executor.set_env("UFO_BATCH_REPEAT", &n.to_string());
+        shell.set_env("UFO_BATCH_REPEAT", &n.to_string());
     }
+    let mut executor: Box<dyn Executor> = if task.is_desktop() {
+        let document = task
+            .object_file
+            .as_ref()
+            .and_then(|f| f.file_name())
+            .map(|n| n.to_string_lossy().into_owned());
+        let app = match crate::desktop::app::launch_for(task.app.as_ref(), document.as_deref()) {
+            Ok(app) => app,
+            Err(reason) => return setup_failed(&events, reason),
+        };
+        Box::new(DesktopExecutor::new(
+            shell,
+            dir.clone(),
+            app,
+            task.close,
+            settings.desktop.clone(),
+        ))
+    } else {
+        Box::new(shell)
+    };
     let limit = task.timeout.unwrap_or(settings.timeout);
     let mut progress = Progress::default();
     let ended = {
-        let body = body(task, settings, &mut executor, &mut progress, &events);
+        let body = body(task, settings, executor.as_mut(), &mut progress, &events);
         tokio::select! {
             ended = body => ended,
             () = tokio::time::sleep(limit) => Ended::TimedOut(limit),
@@ -193,13 +215,16 @@ pub(crate) async fn run_attempt(
 async fn body(
     task: &Task,
     settings: &AttemptSettings,
-    executor: &mut ShellExecutor,
+    executor: &mut dyn Executor,
     progress: &mut Progress,
     events: &TaskEvents,
 ) -> Ended {
     progress.stage = Stage::Setup;
     if let Err(reason) = run_setup(task, executor, events).await {
         return Ended::SetupFailed(reason);
+    }
+    if let Err(reason) = executor.prepare().await {
+        return Ended::CannotRun(reason);
     }
     progress.stage = Stage::Session;
     let ctx = Context::new(

@@ -10,7 +10,7 @@ use serde::Serialize;
 
 use super::AttemptOutcome;
 use crate::record::{ActionRecord, StepRecord};
-use crate::task::{Action, App, Check, Expect, RecordedVerdict, Task};
+use crate::task::{Action, App, Check, Expect, ExpectControl, RecordedVerdict, Task};
 use crate::tool::ResultStatus;
 
 /// Recorded stdout longer than this is left out of `expect` (it rarely replays exactly).
@@ -108,6 +108,13 @@ fn recorded_action(step: &StepRecord, action: &ActionRecord) -> Action {
             status: Some(result.status),
             exit_code: result.exit_code(),
             stdout: stdout.map(str::to_string),
+            control: ExpectControl::of(result),
+            text: result
+                .result
+                .get("text")
+                .and_then(serde_json::Value::as_str)
+                .filter(|t| t.len() <= MAX_RECORDED_STDOUT)
+                .map(str::to_string),
         }),
         comment: step.thought.clone().or_else(|| step.comment.clone()),
     }

@@ -57,6 +57,7 @@ pub(crate) async fn execute<S: EventSink>(
             sandbox: batch.sandbox,
             ..config.shell.clone()
         },
+        desktop: config.desktop.clone(),
         timeout: config.timeout,
         max_steps: config.max_steps,
         max_rounds: config.max_rounds,

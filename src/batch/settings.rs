@@ -9,7 +9,7 @@ use serde::Serialize;
 
 use crate::agent::AgentSettings;
 use crate::eval::EvalMode;
-use crate::executor::ShellSettings;
+use crate::executor::{DesktopSettings, ShellSettings};
 use crate::executor::sandbox::SandboxMode;
 use crate::llm::LlmConfig;
 use crate::rundir::ResumeMode;
@@ -44,6 +44,9 @@ pub(crate) struct RunSettings {
     /// Command execution settings.
     #[serde(skip)]
     pub(crate) shell: ShellSettings,
+    /// Desktop task settings.
+    #[serde(skip)]
+    pub(crate) desktop: DesktopSettings,
     /// The LLM, when a model is configured.
     pub(crate) llm: Option<LlmConfig>,
     /// LLM agent settings.

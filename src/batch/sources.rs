@@ -4,7 +4,7 @@
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 
-use crate::executor::shell_tools;
+use crate::executor::all_tools;
 use crate::rundir::layout::RESERVED_NAMES;
 use crate::rundir::{is_run_dir, recorded_plans};
 use crate::task::{FoundFile, LoadError, LoadedTasks, discover, load_files};
@@ -16,7 +16,7 @@ pub(crate) fn load_tasks(
     exclude: Option<&Path>,
 ) -> Result<LoadedTasks, LoadError> {
     let files = find_task_files(paths, exclude)?;
-    Ok(load_files(&files, shell_tools(), RESERVED_NAMES))
+    Ok(load_files(&files, all_tools(), RESERVED_NAMES))
 }
 
 /// The task files under `paths`, in the order given, each path's sorted by path. A file

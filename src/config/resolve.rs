@@ -44,6 +44,8 @@ pub(crate) struct RunOverrides {
     pub(crate) fresh: bool,
     /// `--rerun-failed`.
     pub(crate) rerun_failed: bool,
+    /// Save each desktop step's UI tree.
+    pub(crate) save_ui_tree: bool,
     /// `--model` (env `UFO_BATCH_MODEL`).
     pub(crate) model: Option<String>,
     /// `--llm-base-url` (env `OPENAI_BASE_URL`).
@@ -190,6 +192,10 @@ pub(crate) fn resolve(
         eval,
         resume,
         shell,
+        desktop: crate::executor::DesktopSettings {
+            save_ui_tree: o.save_ui_tree,
+            ..Default::default()
+        },
         llm,
         agent,
         max_cost: o.max_cost,

@@ -47,16 +47,6 @@ impl Known {
         }
     }
 
-    /// Its name as UFO writes it.
-    pub(crate) fn ufo_name(self) -> &'static str {
-        match self {
-            Self::Word => "word",
-            Self::Excel => "excel",
-            Self::PowerPoint => "powerpoint",
-            Self::Notepad => "notepad",
-        }
-    }
-
     /// The program and arguments that start it on this platform, opening `document`
     /// (a path relative to the workspace) when there is one.
     pub(crate) fn command(self, document: Option<&str>) -> Vec<String> {
@@ -77,19 +67,23 @@ impl Known {
                         Self::Excel => "--calc",
                         _ => "--impress",
                     };
-                    ["soffice", "--norestore", "--nologo", "--nolockcheck", module]
-                        .map(String::from)
-                        .to_vec()
+                    // A profile of its own (in the desktop's private /tmp) is what lets
+                    // several LibreOffice sessions run side by side.
+                    [
+                        "soffice",
+                        "-env:UserInstallation=file:///tmp/libreoffice-profile",
+                        "--norestore",
+                        "--nologo",
+                        "--nolockcheck",
+                        module,
+                    ]
+                    .map(String::from)
+                    .to_vec()
                 }
             }
         };
         argv.extend(document.map(String::from));
         argv
-    }
-
-    /// Whether it is LibreOffice here (which needs a private profile folder).
-    pub(crate) fn is_office(self) -> bool {
-        !cfg!(windows) && self != Self::Notepad
     }
 }
 

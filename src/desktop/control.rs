@@ -134,7 +134,7 @@ impl ControlType {
             | "document web"
             | "document email" => Document,
             "menu item" | "check menu item" | "radio menu item" | "tearoff menu item" => MenuItem,
-            "menu" => Menu,
+            "menu" => MenuItem,
             "menu bar" => MenuBar,
             "tool bar" => ToolBar,
             "status bar" => StatusBar,

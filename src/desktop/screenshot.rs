@@ -20,10 +20,11 @@ pub(crate) struct Image {
 /// The colours of the boxes, taken in turn so that neighbours differ.
 const COLOURS: [[u8; 3]; 4] = [[230, 25, 75], [0, 130, 200], [245, 130, 48], [60, 180, 75]];
 /// Label glyphs are drawn this many pixels a font dot.
-const SCALE: u32 = 2;
+const SCALE: u32 = 3;
 
 impl Image {
     /// A black image.
+    #[cfg(test)]
     pub(crate) fn new(width: u32, height: u32) -> Self {
         Self {
             width,

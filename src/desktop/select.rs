@@ -54,7 +54,10 @@ pub(crate) enum SelectError {
 impl fmt::Display for SelectError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            Self::Unnamed => write!(f, "the action names no control: give `id` or `name`"),
+            Self::Unnamed => write!(
+                f,
+                "the action names no control: give `id`, `name` or `control_type`"
+            ),
             Self::UnknownType(t) => write!(
                 f,
                 "`control_type` {t:?} is not a UI Automation control type (Button, Edit, Document, MenuItem, TabItem, ListItem, DataItem, ...)"
@@ -99,7 +102,7 @@ impl Selector {
             name: text("name"),
             control_type,
         };
-        if selector.id.is_none() && selector.name.is_none() {
+        if selector.id.is_none() && selector.name.is_none() && selector.control_type.is_none() {
             return Err(SelectError::Unnamed);
         }
         Ok(selector)
@@ -114,12 +117,13 @@ impl Selector {
                 }
             }
         }
-        let Some(name) = &self.name else {
+        if self.name.is_none() && self.control_type.is_none() {
             return Err(SelectError::NoSuchId {
                 id: self.id.clone().unwrap_or_default(),
                 count: controls.len(),
             });
-        };
+        }
+        let name = self.name.as_deref().unwrap_or("");
         let matches: Vec<&Control> = controls.iter().filter(|c| self.fits(c)).collect();
         match matches.as_slice() {
             [one] => Ok(one),

@@ -1,8 +1,10 @@
 //! Executors: what carries out an agent's commands (design.md §3). One trait; the
 //! `shell` executor runs commands and file tools inside a task's workspace, each
-//! command in its own process group, killed with its whole tree on timeout.
+//! command in its own process group, killed with its whole tree on timeout; the
+//! `desktop` executor adds UFO's app tools on the task's own desktop.
 
 mod capture;
+mod desktop;
 mod process;
 pub(crate) mod sandbox;
 mod shell;
@@ -10,9 +12,20 @@ mod shell;
 use async_trait::async_trait;
 
 pub(crate) use process::ResourceLimits;
+pub(crate) use desktop::{DesktopExecutor, DesktopSettings};
 pub(crate) use shell::{ShellExecutor, ShellSettings, shell_tools};
 
 use crate::tool::{ResultStatus, ToolCall, ToolResult};
+
+/// Every tool a recorded plan may use: the shell's and the desktop's.
+pub(crate) fn all_tools() -> &'static [crate::tool::ToolSpec] {
+    static TOOLS: std::sync::LazyLock<Vec<crate::tool::ToolSpec>> = std::sync::LazyLock::new(|| {
+        let mut all = shell_tools().to_vec();
+        all.extend_from_slice(crate::desktop::tools::desktop_tools());
+        all
+    });
+    &TOOLS
+}
 
 /// Carries out commands.
 #[async_trait]
@@ -26,9 +39,30 @@ pub(crate) trait Executor: Send {
         None
     }
 
+    /// Makes ready what the session needs beyond the workspace (a desktop task's
+    /// desktop and app), after the task's setup ran. Failing, the task cannot run.
+    async fn prepare(&mut self) -> Result<(), String> {
+        Ok(())
+    }
+
+    /// Says that session step `step` begins; a desktop executor observes the screen and
+    /// says where it saved it.
+    async fn begin_step(&mut self, _step: u32) -> Option<StepScreens> {
+        None
+    }
+
     /// Ends whatever the commands left running (background processes). Returns a note
     /// for the task log when there was something to end.
     async fn shutdown(&mut self) -> Option<String>;
+}
+
+/// The screenshots of a step's beginning: file names in the task folder.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct StepScreens {
+    /// The screen as it was.
+    pub(crate) clean: String,
+    /// The same, every listed control boxed and labelled by its id.
+    pub(crate) annotated: String,
 }
 
 /// A command's result and how long it took.

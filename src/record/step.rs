@@ -74,6 +74,12 @@ pub(crate) struct StepRecord {
     /// What went wrong in this step, if anything.
     #[serde(default)]
     pub(crate) error: Option<String>,
+    /// A desktop step's screenshot as it began (a file of the task folder), UFO's key.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) clean_screenshot_path: Option<String>,
+    /// The same with every listed control boxed and labelled.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) annotated_screenshot_path: Option<String>,
     /// When the step started.
     pub(crate) started: crate::units::Timestamp,
     /// How long it took, in seconds.

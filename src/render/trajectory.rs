@@ -39,8 +39,9 @@ pub(crate) fn render(
     if steps.is_empty() {
         md.push_str("No steps were taken.\n");
     }
-    for step in steps {
+    for (i, step) in steps.iter().enumerate() {
         step_section(&mut md, step);
+        screenshots(&mut md, step, steps.get(i + 1));
     }
     md
 }
@@ -135,6 +136,23 @@ fn evaluation_section(md: &mut String, e: &Evaluation) {
         }
     }
     md.push('\n');
+}
+
+/// A desktop step's screens side by side, as UFO's trajectory shows them: the
+/// annotated screen the step began with, and the screen it left (the next step's, or
+/// the final screenshot).
+fn screenshots(md: &mut String, step: &StepRecord, next: Option<&StepRecord>) {
+    let Some(before) = &step.annotated_screenshot_path else {
+        return;
+    };
+    let after = next
+        .and_then(|n| n.clean_screenshot_path.clone())
+        .unwrap_or_else(|| "action_step_final.png".to_string());
+    let _ = writeln!(
+        md,
+        "<div style=\"display:flex\">\n<img src=\"./{before}\" width=\"45%\" alt=\"step {n}: the screen it began with, controls labelled\"> <img src=\"./{after}\" width=\"45%\" alt=\"step {n}: the screen it left\">\n</div>\n",
+        n = step.session_step
+    );
 }
 
 fn step_section(md: &mut String, step: &StepRecord) {

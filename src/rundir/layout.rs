@@ -53,6 +53,7 @@ pub(crate) const RUN_FILES: &[&str] = &[
 /// Every entry of a task's results folder; a nested task id must not reuse them.
 pub(crate) const TASK_ENTRIES: &[&str] = &[
     WORKSPACE,
+    UI_TREES,
     ATTEMPTS,
     STATUS_JSON,
     RESPONSE_LOG,
@@ -68,6 +69,18 @@ pub(crate) const RESERVED_NAMES: ReservedNames<'static> = ReservedNames {
     run_files: RUN_FILES,
     task_entries: TASK_ENTRIES,
 };
+
+/// A desktop task's UI trees (UFO's `SAVE_UI_TREE`): `ui_trees/ui_tree_step{N}.json`.
+pub(crate) const UI_TREES: &str = "ui_trees";
+
+/// Whether a task folder's entry belongs to one attempt (moved to `attempts/N/` when
+/// the next starts): the files of [`ATTEMPT_FILES`], a desktop task's screenshots
+/// (UFO's `action_step{N}.png`, `_annotated`, `action_step_final.png`) and UI trees.
+pub(crate) fn is_attempt_entry(name: &str) -> bool {
+    ATTEMPT_FILES.contains(&name)
+        || name == UI_TREES
+        || (name.starts_with("action_step") && name.ends_with(".png"))
+}
 
 /// Files of an attempt that move to `attempts/N/` when the next attempt starts.
 pub(crate) const ATTEMPT_FILES: &[&str] =
@@ -172,6 +185,19 @@ impl TaskDir {
     /// Where earlier attempts' files are kept.
     pub(crate) fn attempts(&self) -> PathBuf {
         self.file(ATTEMPTS)
+    }
+
+    /// UFO's screenshot of step `step` (`None`: the final one), clean or annotated.
+    pub(crate) fn screenshot(&self, step: Option<u32>, annotated: bool) -> PathBuf {
+        let step = step.map_or_else(|| "_final".to_string(), |n| n.to_string());
+        let suffix = if annotated { "_annotated" } else { "" };
+        self.file(&format!("action_step{step}{suffix}.png"))
+    }
+
+    /// The UI tree of step `step` (`None`: the final one).
+    pub(crate) fn ui_tree(&self, step: Option<u32>) -> PathBuf {
+        let step = step.map_or_else(|| "final".to_string(), |n| format!("step{n}"));
+        self.file(UI_TREES).join(format!("ui_tree_{step}.json"))
     }
 
     /// The folder of earlier attempt `n`.

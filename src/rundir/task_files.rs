@@ -7,7 +7,7 @@
 use super::atomic::{append_line, remove_stale_temps, write_atomic, write_json};
 use super::error::{FileError, FileErrors};
 use super::layout::{
-    ATOMIC_TASK_FILES, ATTEMPT_FILES, EVALUATION_LOG, OUTPUT_MD, PLAN_JSON, RESPONSE_LOG, TASK_LOG,
+    ATOMIC_TASK_FILES, ATTEMPT_FILES, is_attempt_entry, EVALUATION_LOG, OUTPUT_MD, PLAN_JSON, RESPONSE_LOG, TASK_LOG,
     TaskDir,
 };
 use crate::record::TaskRecord;
@@ -38,15 +38,19 @@ impl TaskFiles {
         std::fs::create_dir_all(dir).map_err(|e| FileError::write(dir, e))?;
         remove_stale_temps(dir, ATOMIC_TASK_FILES);
         let previous = record.attempt_count().saturating_sub(1);
-        for name in ATTEMPT_FILES {
-            let path = self.0.file(name);
-            if !path.exists() {
-                continue;
-            }
+        let entries: Vec<String> = std::fs::read_dir(dir)
+            .map_err(|e| FileError::write(dir, e))?
+            .filter_map(|e| e.ok()?.file_name().into_string().ok())
+            .filter(|name| is_attempt_entry(name))
+            .collect();
+        for name in entries {
+            let path = self.0.file(&name);
             let moved = if previous > 0 {
                 let kept = self.0.attempt(previous);
                 std::fs::create_dir_all(&kept)
-                    .and_then(|()| std::fs::rename(&path, kept.join(name)))
+                    .and_then(|()| std::fs::rename(&path, kept.join(&name)))
+            } else if path.is_dir() {
+                std::fs::remove_dir_all(&path)
             } else {
                 std::fs::remove_file(&path)
             };

@@ -51,6 +51,7 @@ impl Round {
             }
             let started = Timestamp::now();
             let clock = Instant::now();
+            let screens = executor.begin_step(ctx.session_step + 1).await;
             let mut step = agent.handle(ctx, executor).await;
             if let Some(fault) = executor.fault() {
                 // Whatever the agent concluded, the means of acting broke.
@@ -66,7 +67,11 @@ impl Round {
             let status = step.status;
             let reason = step.error.clone();
             let kind = step.error_kind;
-            let record = self.record(ctx, step, started, seconds(clock.elapsed()));
+            let mut record = self.record(ctx, step, started, seconds(clock.elapsed()));
+            if let Some(screens) = screens {
+                record.clean_screenshot_path = Some(screens.clean);
+                record.annotated_screenshot_path = Some(screens.annotated);
+            }
             ctx.events.step(record.clone());
             ctx.trajectory.push(record);
             let why = || {
@@ -116,6 +121,8 @@ impl Round {
             prompt_tokens: step.usage.prompt_tokens,
             completion_tokens: step.usage.completion_tokens,
             error: step.error,
+            clean_screenshot_path: None,
+            annotated_screenshot_path: None,
             started,
             duration_s,
         }

@@ -50,6 +50,36 @@ pub(crate) struct Expect {
     /// The exact standard output (compared without trailing whitespace).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) stdout: Option<String>,
+    /// The control a desktop action acted on.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) control: Option<ExpectControl>,
+    /// The text a desktop action read (`texts`; compared without trailing whitespace).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) text: Option<String>,
+}
+
+/// The control a desktop action is expected to resolve to.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct ExpectControl {
+    /// Its name.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) name: Option<String>,
+    /// Its control type.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) control_type: Option<String>,
+}
+
+impl ExpectControl {
+    /// The control a desktop result says its action resolved to.
+    pub(crate) fn of(result: &ToolResult) -> Option<Self> {
+        let c = result.result.get("control")?.as_object()?;
+        let text = |k: &str| c.get(k).and_then(serde_json::Value::as_str).map(str::to_string);
+        Some(Self {
+            name: text("name"),
+            control_type: text("control_type"),
+        })
+    }
 }
 
 impl Expect {
@@ -83,6 +113,33 @@ impl Expect {
             let got = result.stdout().unwrap_or("");
             if got.trim_end() != want.trim_end() {
                 diffs.push(describe_text_difference("stdout", got, want));
+            }
+        }
+        if let Some(want) = &self.control {
+            let got = ExpectControl::of(result).unwrap_or_default();
+            let same = |w: &Option<String>, g: &Option<String>| {
+                w.as_ref().is_none_or(|w| Some(w.trim()) == g.as_deref().map(str::trim))
+            };
+            if !same(&want.name, &got.name) || !same(&want.control_type, &got.control_type) {
+                let show = |c: &ExpectControl| {
+                    format!(
+                        "{} {:?}",
+                        c.control_type.as_deref().unwrap_or("?"),
+                        c.name.as_deref().unwrap_or("")
+                    )
+                };
+                let got = if result.result.get("control").is_some_and(|c| !c.is_null()) {
+                    show(&got)
+                } else {
+                    "no control".to_string()
+                };
+                diffs.push(format!("acted on {got}, expected {}", show(want)));
+            }
+        }
+        if let Some(want) = &self.text {
+            let got = result.result.get("text").and_then(serde_json::Value::as_str).unwrap_or("");
+            if got.trim_end() != want.trim_end() {
+                diffs.push(describe_text_difference("the text read", got, want));
             }
         }
         diffs
@@ -123,6 +180,41 @@ mod tests {
             namespace: None,
             call_id: "c".into(),
         }
+    }
+
+    #[test]
+    fn desktop_results_compare_control_and_text() {
+        let got = ToolResult {
+            status: ResultStatus::Success,
+            error: None,
+            result: json!({"control": {"id": "4", "name": "Save", "control_type": "Button"}, "text": "a\nb"}),
+            namespace: None,
+            call_id: "c".into(),
+        };
+        let e = Expect {
+            control: Some(ExpectControl {
+                name: Some("Save".into()),
+                control_type: Some("Button".into()),
+            }),
+            text: Some("a\nb\n".into()),
+            ..Default::default()
+        };
+        assert!(e.differences(&got).is_empty());
+        let e = Expect {
+            control: Some(ExpectControl {
+                name: Some("Save As".into()),
+                control_type: None,
+            }),
+            text: Some("a\nc".into()),
+            ..Default::default()
+        };
+        assert_eq!(
+            e.differences(&got),
+            vec![
+                r#"acted on Button "Save", expected ? "Save As""#,
+                r#"the text read line 2 is "b", expected "c""#
+            ]
+        );
     }
 
     #[test]

@@ -12,7 +12,7 @@ mod object;
 mod problem;
 mod unique;
 
-pub(crate) use action::{Action, Expect, describe_text_difference};
+pub(crate) use action::{Action, Expect, ExpectControl, describe_text_difference};
 pub(crate) use check::Check;
 pub(crate) use discover::{FoundFile, LoadError, discover};
 pub(crate) use id::{IdError, TaskId};

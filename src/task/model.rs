@@ -78,6 +78,19 @@ impl Task {
         }
     }
 
+    /// Whether the task needs a desktop: it names an app, or its recorded actions or
+    /// setup use UFO's app tools.
+    pub(crate) fn is_desktop(&self) -> bool {
+        let uses_app_tools = |actions: &[Action]| {
+            actions
+                .iter()
+                .any(|a| crate::desktop::tools::is_desktop_tool(&a.action))
+        };
+        self.app.is_some()
+            || uses_app_tools(&self.setup)
+            || matches!(&self.shape, TaskShape::RecordedPlan { actions } if uses_app_tools(actions))
+    }
+
     /// Repetition `n` of this task: id `ID/rep-n`.
     pub(crate) fn repetition(&self, n: u32) -> Task {
         let id = super::TaskId::parse(&format!("{}/rep-{n}", self.id))

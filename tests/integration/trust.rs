@@ -252,14 +252,14 @@ fn ufo_files_are_read_as_ufo_writes_them() {
     p.file("tasks/comment.json", "// my task\n{\"task\": \"t\"}");
     p.task(
         "ui.json",
-        json!({"request": "r", "actions": [{"action": "click_input", "parameters": {"id": "3"}}]}),
+        json!({"request": "r", "actions": [{"action": "click_input", "parameters": {"label": "3"}}]}),
     );
     let out = p.cmd(&["validate", "tasks"]);
     out.expect_code(2);
     for needle in [
         "`False` is Python, not JSON (JSON writes false)",
         "JSON has no comments",
-        "`click_input` is one of UFO's UI actions: it needs a desktop session",
+        "`click_input` has no parameter `label` (it takes: id, name, control_type, button, double)",
         "4 task files checked: 1 valid",
     ] {
         assert!(out.stdout.contains(needle), "{needle}: {}", out.stdout);

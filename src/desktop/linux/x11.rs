@@ -66,11 +66,6 @@ impl Display {
         })
     }
 
-    /// The screen's size.
-    pub(crate) fn size(&self) -> (u32, u32) {
-        (u32::from(self.width), u32::from(self.height))
-    }
-
     /// Runs blocking X requests off the async threads.
     async fn blocking<T: Send + 'static>(
         &self,

@@ -11,23 +11,6 @@ use super::raw::{ACTION_KEYS, BoolLike, KNOWN_KEYS, RawTask, Seconds, UniqueId};
 use crate::task::{Action, Check, IdError, Problem, Task, TaskId, TaskShape};
 use crate::tool::ToolSpec;
 
-/// The actions of UFO's HostAgent and AppAgent on desktop applications.
-const UFO_UI_ACTIONS: &[&str] = &[
-    "click_input",
-    "click_on_coordinates",
-    "drag_on_coordinates",
-    "set_edit_text",
-    "keyboard_input",
-    "wheel_mouse_input",
-    "texts",
-    "wait",
-    "summary",
-    "select_application_window",
-    "capture_window_screenshot",
-    "capture_desktop_screenshot",
-    "get_ui_tree",
-];
-
 /// Collects problems and warnings while giving the raw keys their meaning.
 pub(super) struct Checker<'a> {
     pub(super) file: &'a Path,
@@ -295,14 +278,7 @@ impl Checker<'_> {
             let at = format!("{list}[{i}]");
             let Some(spec) = tools.iter().find(|t| t.name == action.action) else {
                 let names: Vec<&str> = tools.iter().map(|t| t.name).collect();
-                let message = if UFO_UI_ACTIONS.contains(&action.action.as_str()) {
-                    format!(
-                        "`{}` is one of UFO's UI actions: it needs a desktop session, which this build of ufo-batch cannot run yet",
-                        action.action
-                    )
-                } else {
-                    format!("unknown tool `{}`", action.action)
-                };
+                let message = format!("unknown tool `{}`", action.action);
                 self.problem(
                     &format!("{at}.action"),
                     message,

@@ -1,0 +1,176 @@
+//! Carrying out one app tool: the control it names found in the current control list
+//! (waiting a while for one that is not there yet: the screen changes after every
+//! action), the action done, and the result UFO's way, with what the action resolved
+//! and read so that a replay can compare.
+
+use std::time::Instant;
+
+use serde_json::{Value, json};
+
+use super::{DesktopExecutor, NAMESPACE};
+use crate::desktop::backend::Snapshot;
+use crate::desktop::control::{Control, Rect};
+use crate::desktop::select::{SelectError, Selector};
+use crate::desktop::tools::DesktopAction;
+use crate::tool::{ToolCall, ToolResult};
+
+/// How often a missing control is looked for again.
+const POLL: std::time::Duration = std::time::Duration::from_millis(250);
+
+pub(super) async fn act(ex: &mut DesktopExecutor, command: &ToolCall) -> ToolResult {
+    let action = match DesktopAction::parse(&command.tool_name, &command.parameters) {
+        Ok(a) => a,
+        Err(e) => return ToolResult::failure(command, NAMESPACE, e, Value::Null),
+    };
+    let changes_screen = !matches!(
+        action,
+        DesktopAction::Texts { .. }
+            | DesktopAction::Summary(_)
+            | DesktopAction::Screenshot { .. }
+            | DesktopAction::UiTree
+            | DesktopAction::WindowInfo
+            | DesktopAction::SelectWindow { .. }
+    );
+    let outcome = run(ex, &action).await;
+    if changes_screen {
+        ex.snapshot = None;
+    }
+    match outcome {
+        Ok(value) => ToolResult::success(command, NAMESPACE, value),
+        Err(e) => ToolResult::failure(command, NAMESPACE, e, Value::Null),
+    }
+}
+
+fn described(control: &Control) -> Value {
+    json!({"id": control.id, "name": control.name, "control_type": control.control_type.to_string()})
+}
+
+/// The current snapshot, taken now if the screen changed since the last.
+async fn current(ex: &mut DesktopExecutor) -> Result<&Snapshot, String> {
+    if ex.snapshot.is_none() {
+        let backend = ex.backend.as_mut().ok_or("the desktop is gone")?;
+        ex.snapshot = Some(backend.snapshot().await?);
+    }
+    Ok(ex.snapshot.as_ref().expect("just taken"))
+}
+
+/// The control `selector` names; a missing one is looked for again until the
+/// control timeout, as the screen may still be changing.
+async fn resolve(ex: &mut DesktopExecutor, selector: &Selector) -> Result<Control, String> {
+    let deadline = Instant::now() + ex.settings.control_timeout;
+    loop {
+        let found = selector.resolve(&current(ex).await?.controls).cloned();
+        match found {
+            Ok(c) => return Ok(c),
+            Err(SelectError::Missing { .. } | SelectError::NoSuchId { .. })
+                if Instant::now() < deadline =>
+            {
+                tokio::time::sleep(POLL).await;
+                ex.snapshot = None;
+            }
+            Err(e) => return Err(e.to_string()),
+        }
+    }
+}
+
+/// The app window's rectangle (the whole screen when it has none).
+async fn window_rect(ex: &mut DesktopExecutor) -> Result<Rect, String> {
+    let snapshot = current(ex).await?;
+    match snapshot.window.as_ref().map(|w| w.rect).filter(Rect::is_visible) {
+        Some(r) => Ok(r),
+        None => Err("the app shows no window to click in".to_string()),
+    }
+}
+
+fn point(rect: Rect, x: f64, y: f64) -> (i32, i32) {
+    (
+        rect.x + (f64::from(rect.width) * x).round() as i32,
+        rect.y + (f64::from(rect.height) * y).round() as i32,
+    )
+}
+
+async fn run(ex: &mut DesktopExecutor, action: &DesktopAction) -> Result<Value, String> {
+    use DesktopAction as A;
+    match action {
+        A::Click { target, button, double } => {
+            let control = resolve(ex, target).await?;
+            let backend = ex.backend.as_mut().ok_or("the desktop is gone")?;
+            let how = backend.click(&control, *button, *double).await?;
+            Ok(json!({"control": described(&control), "how": how}))
+        }
+        A::SetText { target, text } => {
+            let control = resolve(ex, target).await?;
+            let backend = ex.backend.as_mut().ok_or("the desktop is gone")?;
+            backend.set_text(&control, text).await?;
+            Ok(json!({"control": described(&control)}))
+        }
+        A::Keys { target, keys } => {
+            let control = match target {
+                Some(t) => Some(resolve(ex, t).await?),
+                None => None,
+            };
+            let backend = ex.backend.as_mut().ok_or("the desktop is gone")?;
+            if let Some(c) = &control {
+                backend.focus(c).await?;
+            }
+            backend.keys(keys.clone()).await?;
+            Ok(json!({"control": control.as_ref().map(described)}))
+        }
+        A::Wheel { target, notches } => {
+            let control = resolve(ex, target).await?;
+            let backend = ex.backend.as_mut().ok_or("the desktop is gone")?;
+            backend.wheel(&control, *notches).await?;
+            Ok(json!({"control": described(&control)}))
+        }
+        A::Texts { target } => {
+            let control = resolve(ex, target).await?;
+            let backend = ex.backend.as_mut().ok_or("the desktop is gone")?;
+            let text = backend.texts(&control).await?;
+            Ok(json!({"control": described(&control), "text": text}))
+        }
+        A::ClickAt { x, y, button, double } => {
+            let at = point(window_rect(ex).await?, *x, *y);
+            let backend = ex.backend.as_mut().ok_or("the desktop is gone")?;
+            backend.click_at(at, *button, *double).await?;
+            Ok(json!({"at": [at.0, at.1]}))
+        }
+        A::Drag { from, to, button, duration, held } => {
+            let rect = window_rect(ex).await?;
+            let (a, b) = (point(rect, from.0, from.1), point(rect, to.0, to.1));
+            let backend = ex.backend.as_mut().ok_or("the desktop is gone")?;
+            backend.drag(a, b, *button, *duration, *held).await?;
+            Ok(json!({"from": [a.0, a.1], "to": [b.0, b.1]}))
+        }
+        A::Wait(d) => {
+            tokio::time::sleep(*d).await;
+            Ok(json!({"waited_s": d.as_secs_f64()}))
+        }
+        A::Summary(text) => Ok(json!({"text": text})),
+        A::SelectWindow { name } => {
+            let window = current(ex).await?.window.clone().ok_or("the app shows no window")?;
+            if let Some(n) = name
+                && !window.name.to_lowercase().contains(&n.trim().to_lowercase())
+            {
+                return Err(format!(
+                    "no window is named {n:?}: the app's window is {:?}",
+                    window.name
+                ));
+            }
+            Ok(json!({"window": window.name, "application": window.application}))
+        }
+        A::Screenshot { .. } => {
+            ex.captures += 1;
+            let path = ex.dir.file(&format!("action_step_capture{}.png", ex.captures));
+            let backend = ex.backend.as_mut().ok_or("the desktop is gone")?;
+            let image = backend.screenshot().await?;
+            image.save(&path)?;
+            let name = path.file_name().map(|n| n.to_string_lossy().into_owned());
+            Ok(json!({"screenshot": name, "width": image.width, "height": image.height}))
+        }
+        A::UiTree => Ok(current(ex).await?.tree.clone()),
+        A::WindowInfo => {
+            let window = current(ex).await?.window.clone().ok_or("the app shows no window")?;
+            Ok(serde_json::to_value(window).unwrap_or(Value::Null))
+        }
+    }
+}

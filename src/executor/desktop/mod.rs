@@ -1,0 +1,218 @@
+//! The desktop executor: UFO's app tools on the task's own desktop, beside the shell
+//! tools (a desktop task may still run commands, in its shell jail). It starts the
+//! desktop and the app once the task's setup ran (`prepare`), observes the screen at
+//! the start of every step (UFO's `action_step{N}.png` and its annotated copy, and the
+//! UI tree when asked), carries out each app tool (`act`), and at the end takes the
+//! final screenshot, closes the app and ends the desktop with everything in it.
+
+mod act;
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use async_trait::async_trait;
+
+use super::{Executor, ShellExecutor, StepScreens};
+use crate::desktop::app::Launch;
+use crate::desktop::backend::{Backend, Snapshot};
+use crate::desktop::tools::is_desktop_tool;
+use crate::rundir::layout::TaskDir;
+use crate::tool::{ToolCall, ToolResult};
+
+/// The namespace of desktop tool results (UFO's server namespace).
+const NAMESPACE: &str = "AppUIExecutor";
+
+/// Knobs of desktop tasks.
+#[derive(Clone, Debug)]
+pub(crate) struct DesktopSettings {
+    /// How long an app may take to show its window.
+    pub(crate) app_timeout: Duration,
+    /// How long an action waits for the control it names to appear.
+    pub(crate) control_timeout: Duration,
+    /// Save each step's UI tree (UFO's `SAVE_UI_TREE`).
+    pub(crate) save_ui_tree: bool,
+}
+
+impl Default for DesktopSettings {
+    fn default() -> Self {
+        Self {
+            app_timeout: Duration::from_secs(90),
+            control_timeout: Duration::from_secs(10),
+            save_ui_tree: false,
+        }
+    }
+}
+
+/// Runs a desktop task's tools.
+pub(crate) struct DesktopExecutor {
+    shell: ShellExecutor,
+    dir: TaskDir,
+    app: Option<Launch>,
+    close: bool,
+    settings: DesktopSettings,
+    backend: Option<Box<dyn Backend>>,
+    /// The controls as last observed, until an action changes the screen.
+    snapshot: Option<Snapshot>,
+    fault: Option<String>,
+    /// What went wrong observing the screen, told in the task log at the end.
+    notes: Vec<String>,
+    /// Screenshots taken by `capture_*` tools.
+    captures: u32,
+}
+
+impl DesktopExecutor {
+    /// An executor for the task folder `dir`, opening `app` (if any) when prepared, with
+    /// `shell` for the shell tools. `close` closes the app at the end (UFO's `close`).
+    pub(crate) fn new(
+        shell: ShellExecutor,
+        dir: TaskDir,
+        app: Option<Launch>,
+        close: bool,
+        settings: DesktopSettings,
+    ) -> Self {
+        Self {
+            shell,
+            dir,
+            app,
+            close,
+            settings,
+            backend: None,
+            snapshot: None,
+            fault: None,
+            notes: Vec::new(),
+            captures: 0,
+        }
+    }
+
+    /// Saves the screen as `action_step{N}.png` and its annotated copy, and the UI tree
+    /// when asked. A screenshot that fails is logged, never the step's failure.
+    async fn observe(&mut self, step: Option<u32>) -> Result<(), String> {
+        let Some(backend) = self.backend.as_mut() else {
+            return Err("the desktop is not running".to_string());
+        };
+        let snapshot = backend.snapshot().await?;
+        let image = backend.screenshot().await?;
+        image.save(&self.dir.screenshot(step, false))?;
+        image
+            .annotated(&snapshot.controls)
+            .save(&self.dir.screenshot(step, true))?;
+        if self.settings.save_ui_tree {
+            let path = self.dir.ui_tree(step);
+            if let Some(parent) = path.parent() {
+                std::fs::create_dir_all(parent)
+                    .map_err(|e| format!("cannot make {}: {e}", parent.display()))?;
+            }
+            let text = serde_json::to_string_pretty(&snapshot.tree).unwrap_or_default();
+            std::fs::write(&path, text).map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+        }
+        self.snapshot = Some(snapshot);
+        Ok(())
+    }
+}
+
+/// Starts the desktop of the task folder `dir`, opening `app`.
+#[cfg(target_os = "linux")]
+async fn start(
+    dir: TaskDir,
+    app: Option<Launch>,
+    app_timeout: Duration,
+) -> Result<Box<dyn Backend>, String> {
+    use crate::desktop::linux::{LinuxDesktop, StartOptions};
+    let jail = crate::jail::jail_binary().ok_or(
+        "desktop tasks run in a jail, and ufo-batch-jail is not beside ufo-batch (cargo build --release builds both)",
+    )?;
+    let tmp: PathBuf = dir.tmp();
+    let workspace = dir.workspace();
+    let options = StartOptions {
+        jail: &jail,
+        workspace: &workspace,
+        tmp: &tmp,
+        app: app.as_ref(),
+        app_timeout,
+    };
+    Ok(Box::new(LinuxDesktop::start(&options).await?))
+}
+
+#[cfg(not(target_os = "linux"))]
+async fn start(
+    _dir: TaskDir,
+    _app: Option<Launch>,
+    _app_timeout: Duration,
+) -> Result<Box<dyn Backend>, String> {
+    Err("desktop tasks run only on Linux in this build (the UI Automation backend is not built yet)".to_string())
+}
+
+#[async_trait]
+impl Executor for DesktopExecutor {
+    async fn execute(&mut self, command: &ToolCall) -> ToolResult {
+        if !is_desktop_tool(&command.tool_name) {
+            return self.shell.execute(command).await;
+        }
+        if self.backend.is_none() {
+            let why = self
+                .fault
+                .clone()
+                .unwrap_or_else(|| "the desktop is not started yet (app tools cannot run in a task's setup)".to_string());
+            return ToolResult::failure(command, NAMESPACE, why, serde_json::Value::Null);
+        }
+        act::act(self, command).await
+    }
+
+    fn fault(&self) -> Option<String> {
+        self.fault.clone().or_else(|| self.shell.fault())
+    }
+
+    async fn prepare(&mut self) -> Result<(), String> {
+        let started = start(self.dir.clone(), self.app.clone(), self.settings.app_timeout).await;
+        match started {
+            Ok(backend) => {
+                self.backend = Some(backend);
+                Ok(())
+            }
+            Err(e) => {
+                self.fault = Some(e.clone());
+                Err(e)
+            }
+        }
+    }
+
+    async fn begin_step(&mut self, step: u32) -> Option<StepScreens> {
+        match self.observe(Some(step)).await {
+            Ok(()) => {
+                let name = |annotated| {
+                    let path = self.dir.screenshot(Some(step), annotated);
+                    path.file_name().map(|n| n.to_string_lossy().into_owned())
+                };
+                Some(StepScreens {
+                    clean: name(false)?,
+                    annotated: name(true)?,
+                })
+            }
+            Err(e) => {
+                self.snapshot = None;
+                self.notes
+                    .push(format!("step {step}: cannot observe the screen: {e}"));
+                None
+            }
+        }
+    }
+
+    async fn shutdown(&mut self) -> Option<String> {
+        let mut notes = std::mem::take(&mut self.notes);
+        if self.backend.is_some() {
+            if let Err(e) = self.observe(None).await {
+                notes.push(format!("cannot take the final screenshot: {e}"));
+            }
+        }
+        if let Some(mut backend) = self.backend.take() {
+            if self.close
+                && let Err(e) = backend.close_app().await
+            {
+                notes.push(format!("cannot close the app: {e}"));
+            }
+            notes.extend(backend.end().await);
+        }
+        notes.extend(self.shell.shutdown().await);
+        (!notes.is_empty()).then(|| notes.join("; "))
+    }
+}
