@@ -159,7 +159,6 @@ pub(crate) async fn run_attempt(
             shell,
             dir.clone(),
             app,
-            task.close,
             settings.desktop.clone(),
         ))
     } else {
@@ -243,6 +242,9 @@ async fn body(
     ));
     let end = session.run(executor).await;
     events.info(format!("session {}", end.describe()));
+    if let Some(note) = executor.end_session().await {
+        events.info(note);
+    }
     progress.stage = Stage::Evaluation;
     let evaluation =
         match evaluate::evaluate(task, settings, &end, executor, &mut session.ctx).await {

@@ -75,8 +75,9 @@ pub(crate) trait Backend: Send {
     /// The whole screen.
     async fn screenshot(&mut self) -> Result<Image, String>;
 
-    /// Closes the app (UFO's `close`), politely and then not.
-    async fn close_app(&mut self) -> Result<(), String>;
+    /// Closes the app, politely (so that it finishes what it was doing) and then not;
+    /// says how it went.
+    async fn close_app(&mut self) -> Result<String, String>;
 
     /// Ends the desktop and everything in it. Returns a note for the task log.
     async fn end(&mut self) -> Option<String>;

@@ -51,6 +51,13 @@ pub(crate) trait Executor: Send {
         None
     }
 
+    /// Says that the session ended and evaluation is next: a desktop executor takes the
+    /// final screenshot and closes the app, so that the checks read what it saved.
+    /// Returns a note for the task log.
+    async fn end_session(&mut self) -> Option<String> {
+        None
+    }
+
     /// Ends whatever the commands left running (background processes). Returns a note
     /// for the task log when there was something to end.
     async fn shutdown(&mut self) -> Option<String>;

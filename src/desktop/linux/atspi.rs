@@ -177,8 +177,9 @@ async fn describe(conn: Connection, id: ObjectId, depth: usize) -> Result<(Node,
     {
         rect = Rect { x, y, width, height };
     }
+    // A node that manages its descendants (a document view) is walked only when it has
+    // few: Calc's grid reports two billion cells.
     let walk_into = (depth == 0 || states.contains(State::Showing))
-        && !states.contains(State::ManagesDescendants)
         && (1..=MAX_CHILDREN).contains(&count);
     let mut children = Vec::new();
     if walk_into {
@@ -388,7 +389,7 @@ pub(crate) async fn texts(conn: &Connection, node: &Node) -> Result<String, Stri
         }
         let states = proxy.get_state().await.map_err(|e| bus_error("a state", e))?;
         let count = proxy.child_count().await.map_err(|e| bus_error("a child count", e))?;
-        if states.contains(State::ManagesDescendants) || !(1..=MAX_CHILDREN).contains(&count) {
+        if !states.contains(State::Showing) || !(1..=MAX_CHILDREN).contains(&count) {
             continue;
         }
         for child in proxy.get_children().await.map_err(|e| bus_error("children", e))? {

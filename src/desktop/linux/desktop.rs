@@ -31,6 +31,8 @@ const SESSION_BUS: &str = "/tmp/session-bus";
 const SCREEN: &str = "1280x800x24";
 /// How long the display and the buses may take to come up.
 const UP_TIMEOUT: Duration = Duration::from_secs(20);
+/// How long an app asked to close may take (to finish a save) before it is killed.
+const CLOSE_TIMEOUT: Duration = Duration::from_secs(5);
 /// The launcher of the accessibility bus.
 const AT_SPI_LAUNCHER: &str = "/usr/libexec/at-spi-bus-launcher";
 
@@ -458,12 +460,25 @@ impl Backend for LinuxDesktop {
         self.display.screenshot().await
     }
 
-    async fn close_app(&mut self) -> Result<(), String> {
-        let Some(jail) = &self.jail else { return Ok(()) };
-        for r in self.running.iter().filter(|r| r.what == "the app") {
-            jail.kill(r.id).await;
+    async fn close_app(&mut self) -> Result<String, String> {
+        let Some(jail) = &self.jail else {
+            return Ok("the desktop was gone".to_string());
+        };
+        let Some(app) = self.running.iter_mut().find(|r| r.what == "the app") else {
+            return Ok("no app was started".to_string());
+        };
+        if app.exit.try_recv().is_ok() {
+            return Ok("the app had ended".to_string());
         }
-        Ok(())
+        self.display.close_windows().await?;
+        if tokio::time::timeout(CLOSE_TIMEOUT, &mut app.exit).await.is_ok() {
+            return Ok("the app closed".to_string());
+        }
+        jail.kill(app.id).await;
+        Ok(format!(
+            "the app did not close within {}s of being asked (an unsaved document?) and was killed",
+            CLOSE_TIMEOUT.as_secs()
+        ))
     }
 
     async fn end(&mut self) -> Option<String> {

@@ -10,7 +10,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use x11rb::connection::Connection;
-use x11rb::protocol::xproto::{ConnectionExt as _, ImageFormat, Keycode, Keysym};
+use x11rb::protocol::xproto::{
+    ClientMessageEvent, ConnectionExt as _, EventMask, ImageFormat, Keycode, Keysym,
+};
 use x11rb::protocol::xtest::ConnectionExt as _;
 use x11rb::rust_connection::{DefaultStream, RustConnection};
 
@@ -258,6 +260,31 @@ impl Display {
                 std::thread::sleep(Duration::from_millis(2));
             }
             Ok(())
+        })
+        .await
+    }
+
+    /// Asks every window on the screen to close, as a window manager's close button
+    /// does (WM_DELETE_WINDOW), so that the app ends its own way (finishing a save).
+    pub(crate) async fn close_windows(&self) -> Result<(), String> {
+        self.blocking(|d| {
+            let atom = |name: &[u8]| -> Result<u32, String> {
+                Ok(d.conn
+                    .intern_atom(false, name)
+                    .map_err(x_error)?
+                    .reply()
+                    .map_err(x_error)?
+                    .atom)
+            };
+            let (protocols, delete) = (atom(b"WM_PROTOCOLS")?, atom(b"WM_DELETE_WINDOW")?);
+            let tree = d.conn.query_tree(d.root).map_err(x_error)?.reply().map_err(x_error)?;
+            for window in tree.children {
+                let event = ClientMessageEvent::new(32, window, protocols, [delete, 0, 0, 0, 0]);
+                d.conn
+                    .send_event(false, window, EventMask::NO_EVENT, event)
+                    .map_err(x_error)?;
+            }
+            d.sync()
         })
         .await
     }

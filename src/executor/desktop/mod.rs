@@ -48,7 +48,6 @@ pub(crate) struct DesktopExecutor {
     shell: ShellExecutor,
     dir: TaskDir,
     app: Option<Launch>,
-    close: bool,
     settings: DesktopSettings,
     backend: Option<Box<dyn Backend>>,
     /// The controls as last observed, until an action changes the screen.
@@ -58,29 +57,30 @@ pub(crate) struct DesktopExecutor {
     notes: Vec<String>,
     /// Screenshots taken by `capture_*` tools.
     captures: u32,
+    /// Set once the final screenshot was taken and the app closed.
+    session_ended: bool,
 }
 
 impl DesktopExecutor {
     /// An executor for the task folder `dir`, opening `app` (if any) when prepared, with
-    /// `shell` for the shell tools. `close` closes the app at the end (UFO's `close`).
+    /// `shell` for the shell tools.
     pub(crate) fn new(
         shell: ShellExecutor,
         dir: TaskDir,
         app: Option<Launch>,
-        close: bool,
         settings: DesktopSettings,
     ) -> Self {
         Self {
             shell,
             dir,
             app,
-            close,
             settings,
             backend: None,
             snapshot: None,
             fault: None,
             notes: Vec::new(),
             captures: 0,
+            session_ended: false,
         }
     }
 
@@ -197,19 +197,29 @@ impl Executor for DesktopExecutor {
         }
     }
 
+    async fn end_session(&mut self) -> Option<String> {
+        if self.backend.is_none() || self.session_ended {
+            return None;
+        }
+        self.session_ended = true;
+        let mut notes = Vec::new();
+        if let Err(e) = self.observe(None).await {
+            notes.push(format!("cannot take the final screenshot: {e}"));
+        }
+        // Closed in every unattended run (UFO's `close` asks the same), so that the checks
+        // read what the app saved and nothing is left half written.
+        let backend = self.backend.as_mut()?;
+        match backend.close_app().await {
+            Ok(how) => notes.push(how),
+            Err(e) => notes.push(format!("cannot close the app: {e}")),
+        }
+        Some(notes.join("; "))
+    }
+
     async fn shutdown(&mut self) -> Option<String> {
         let mut notes = std::mem::take(&mut self.notes);
-        if self.backend.is_some() {
-            if let Err(e) = self.observe(None).await {
-                notes.push(format!("cannot take the final screenshot: {e}"));
-            }
-        }
+        notes.extend(self.end_session().await);
         if let Some(mut backend) = self.backend.take() {
-            if self.close
-                && let Err(e) = backend.close_app().await
-            {
-                notes.push(format!("cannot close the app: {e}"));
-            }
             notes.extend(backend.end().await);
         }
         notes.extend(self.shell.shutdown().await);
