@@ -9,8 +9,8 @@ use serde::Serialize;
 
 use crate::agent::AgentSettings;
 use crate::eval::EvalMode;
-use crate::executor::{DesktopSettings, ShellSettings};
 use crate::executor::sandbox::SandboxMode;
+use crate::executor::{DesktopSettings, ShellSettings};
 use crate::llm::LlmConfig;
 use crate::rundir::ResumeMode;
 use crate::text::without_userinfo;

@@ -99,7 +99,10 @@ pub(crate) struct Launch {
 /// The app a task opens: its `app` if it names one, else the app for its `object`'s
 /// document type; `None` for a task that opens none. `document` is the object's file
 /// name in the workspace.
-pub(crate) fn launch_for(app: Option<&App>, document: Option<&str>) -> Result<Option<Launch>, String> {
+pub(crate) fn launch_for(
+    app: Option<&App>,
+    document: Option<&str>,
+) -> Result<Option<Launch>, String> {
     match app {
         Some(App::Command { command }) => match command.first() {
             Some(program) if !program.trim().is_empty() => Ok(Some(Launch {

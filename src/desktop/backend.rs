@@ -42,7 +42,12 @@ pub(crate) trait Backend: Send {
     async fn snapshot(&mut self) -> Result<Snapshot, String>;
 
     /// Clicks a control; returns how (an accessibility action or the mouse).
-    async fn click(&mut self, control: &Control, button: Button, double: bool) -> Result<String, String>;
+    async fn click(
+        &mut self,
+        control: &Control,
+        button: Button,
+        double: bool,
+    ) -> Result<String, String>;
 
     /// Replaces the text of a control.
     async fn set_text(&mut self, control: &Control, text: &str) -> Result<(), String>;
@@ -60,7 +65,12 @@ pub(crate) trait Backend: Send {
     async fn wheel(&mut self, control: &Control, notches: i32) -> Result<(), String>;
 
     /// Clicks at a point of the screen.
-    async fn click_at(&mut self, at: (i32, i32), button: Button, double: bool) -> Result<(), String>;
+    async fn click_at(
+        &mut self,
+        at: (i32, i32),
+        button: Button,
+        double: bool,
+    ) -> Result<(), String>;
 
     /// Drags between two points of the screen.
     async fn drag(

@@ -115,6 +115,7 @@ impl ControlType {
     }
 
     /// The control type of an AT-SPI role (its role name, as `GetRoleName` gives it).
+    #[cfg_attr(not(target_os = "linux"), allow(dead_code))]
     pub(crate) fn from_atspi_role(role: &str) -> Self {
         use ControlType::*;
         match role {
@@ -185,6 +186,7 @@ pub(crate) struct Rect {
 
 impl Rect {
     /// The centre point.
+    #[cfg_attr(not(target_os = "linux"), allow(dead_code))]
     pub(crate) fn center(&self) -> (i32, i32) {
         (self.x + self.width / 2, self.y + self.height / 2)
     }

@@ -110,12 +110,11 @@ impl Selector {
 
     /// The one control this selector names.
     pub(crate) fn resolve<'a>(&self, controls: &'a [Control]) -> Result<&'a Control, SelectError> {
-        if let Some(id) = &self.id {
-            if let Some(c) = controls.iter().find(|c| &c.id == id) {
-                if self.fits(c) {
-                    return Ok(c);
-                }
-            }
+        if let Some(id) = &self.id
+            && let Some(c) = controls.iter().find(|c| &c.id == id)
+            && self.fits(c)
+        {
+            return Ok(c);
         }
         if self.name.is_none() && self.control_type.is_none() {
             return Err(SelectError::NoSuchId {

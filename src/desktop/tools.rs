@@ -130,7 +130,12 @@ pub(crate) fn is_desktop_tool(tool: &str) -> bool {
 impl DesktopAction {
     /// Reads a call of `tool` with `args`.
     pub(crate) fn parse(tool: &str, args: &Map<String, Value>) -> Result<Self, String> {
-        let text = |key: &str| args.get(key).and_then(Value::as_str).unwrap_or("").to_string();
+        let text = |key: &str| {
+            args.get(key)
+                .and_then(Value::as_str)
+                .unwrap_or("")
+                .to_string()
+        };
         let flag = |key: &str| args.get(key).and_then(Value::as_bool).unwrap_or(false);
         let number = |key: &str| args.get(key).and_then(Value::as_f64);
         let fraction = |key: &str| -> Result<f64, String> {
@@ -155,7 +160,10 @@ impl DesktopAction {
                 text: text("text"),
             },
             "keyboard_input" => {
-                let focus = args.get("control_focus").and_then(Value::as_bool).unwrap_or(true);
+                let focus = args
+                    .get("control_focus")
+                    .and_then(Value::as_bool)
+                    .unwrap_or(true);
                 let named = Selector::from_arguments(args).ok();
                 Self::Keys {
                     target: named.filter(|_| focus),
@@ -225,7 +233,12 @@ fn specs() -> Vec<ToolSpec> {
     };
     let control = || {
         vec![
-            p("id", Text, false, "the control's label in the current control list"),
+            p(
+                "id",
+                Text,
+                false,
+                "the control's label in the current control list",
+            ),
             p("name", Text, false, "the control's name"),
             p(
                 "control_type",
@@ -259,7 +272,12 @@ fn specs() -> Vec<ToolSpec> {
                 control(),
                 vec![
                     p("text", Text, true, "the new text"),
-                    p("clear_current_text", Boolean, false, "clear it first (always done)"),
+                    p(
+                        "clear_current_text",
+                        Boolean,
+                        false,
+                        "clear it first (always done)",
+                    ),
                 ],
             ),
         ),
@@ -270,7 +288,12 @@ fn specs() -> Vec<ToolSpec> {
                 control(),
                 vec![
                     p("keys", Text, true, "the keys"),
-                    p("control_focus", Boolean, false, "focus the control first (default true)"),
+                    p(
+                        "control_focus",
+                        Boolean,
+                        false,
+                        "focus the control first (default true)",
+                    ),
                 ],
             ),
         ),
@@ -329,13 +352,23 @@ fn specs() -> Vec<ToolSpec> {
         tool(
             "capture_desktop_screenshot",
             "Save a screenshot of the whole desktop.",
-            vec![p("all_screens", Boolean, false, "every screen (there is one)")],
+            vec![p(
+                "all_screens",
+                Boolean,
+                false,
+                "every screen (there is one)",
+            )],
         ),
         tool("get_ui_tree", "The app window's UI tree.", vec![]),
         tool(
             "get_app_window_info",
             "The app window's title, place and process.",
-            vec![p("field_list", Text, false, "ignored: every field is returned")],
+            vec![p(
+                "field_list",
+                Text,
+                false,
+                "ignored: every field is returned",
+            )],
         ),
     ]
 }
@@ -351,13 +384,39 @@ mod tests {
 
     #[test]
     fn ufo_arguments_are_read() {
-        let click = parse("click_input", json!({"id": "5", "name": "OK", "button": "right"})).unwrap();
-        let DesktopAction::Click { target, button, double } = click else { panic!() };
-        assert_eq!((target.id.as_deref(), button, double), (Some("5"), Button::Right, false));
-        let keys = parse("keyboard_input", json!({"keys": "^s", "control_focus": false, "name": "Doc"})).unwrap();
+        let click = parse(
+            "click_input",
+            json!({"id": "5", "name": "OK", "button": "right"}),
+        )
+        .unwrap();
+        let DesktopAction::Click {
+            target,
+            button,
+            double,
+        } = click
+        else {
+            panic!()
+        };
+        assert_eq!(
+            (target.id.as_deref(), button, double),
+            (Some("5"), Button::Right, false)
+        );
+        let keys = parse(
+            "keyboard_input",
+            json!({"keys": "^s", "control_focus": false, "name": "Doc"}),
+        )
+        .unwrap();
         assert!(matches!(keys, DesktopAction::Keys { target: None, .. }));
         let at = parse("click_on_coordinates", json!({"x": 0.5, "y": 1})).unwrap();
-        assert_eq!(at, DesktopAction::ClickAt { x: 0.5, y: 1.0, button: Button::Left, double: false });
+        assert_eq!(
+            at,
+            DesktopAction::ClickAt {
+                x: 0.5,
+                y: 1.0,
+                button: Button::Left,
+                double: false
+            }
+        );
     }
 
     #[test]
@@ -390,7 +449,11 @@ mod tests {
             args.insert("name".into(), json!("x"));
             assert!(is_desktop_tool(spec.name));
             let parsed = DesktopAction::parse(spec.name, &args);
-            assert!(parsed.is_ok() || spec.name == "select_application_window", "{}: {parsed:?}", spec.name);
+            assert!(
+                parsed.is_ok() || spec.name == "select_application_window",
+                "{}: {parsed:?}",
+                spec.name
+            );
         }
     }
 }

@@ -11,19 +11,20 @@ mod shell;
 
 use async_trait::async_trait;
 
-pub(crate) use process::ResourceLimits;
 pub(crate) use desktop::{DesktopExecutor, DesktopSettings};
+pub(crate) use process::ResourceLimits;
 pub(crate) use shell::{ShellExecutor, ShellSettings, shell_tools};
 
 use crate::tool::{ResultStatus, ToolCall, ToolResult};
 
 /// Every tool a recorded plan may use: the shell's and the desktop's.
 pub(crate) fn all_tools() -> &'static [crate::tool::ToolSpec] {
-    static TOOLS: std::sync::LazyLock<Vec<crate::tool::ToolSpec>> = std::sync::LazyLock::new(|| {
-        let mut all = shell_tools().to_vec();
-        all.extend_from_slice(crate::desktop::tools::desktop_tools());
-        all
-    });
+    static TOOLS: std::sync::LazyLock<Vec<crate::tool::ToolSpec>> =
+        std::sync::LazyLock::new(|| {
+            let mut all = shell_tools().to_vec();
+            all.extend_from_slice(crate::desktop::tools::desktop_tools());
+            all
+        });
     &TOOLS
 }
 

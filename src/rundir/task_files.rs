@@ -7,8 +7,8 @@
 use super::atomic::{append_line, remove_stale_temps, write_atomic, write_json};
 use super::error::{FileError, FileErrors};
 use super::layout::{
-    ATOMIC_TASK_FILES, ATTEMPT_FILES, is_attempt_entry, EVALUATION_LOG, OUTPUT_MD, PLAN_JSON, RESPONSE_LOG, TASK_LOG,
-    TaskDir,
+    ATOMIC_TASK_FILES, ATTEMPT_FILES, EVALUATION_LOG, OUTPUT_MD, PLAN_JSON, RESPONSE_LOG, TASK_LOG,
+    TaskDir, is_attempt_entry,
 };
 use crate::record::TaskRecord;
 

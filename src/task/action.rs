@@ -74,7 +74,11 @@ impl ExpectControl {
     /// The control a desktop result says its action resolved to.
     pub(crate) fn of(result: &ToolResult) -> Option<Self> {
         let c = result.result.get("control")?.as_object()?;
-        let text = |k: &str| c.get(k).and_then(serde_json::Value::as_str).map(str::to_string);
+        let text = |k: &str| {
+            c.get(k)
+                .and_then(serde_json::Value::as_str)
+                .map(str::to_string)
+        };
         Some(Self {
             name: text("name"),
             control_type: text("control_type"),
@@ -118,7 +122,8 @@ impl Expect {
         if let Some(want) = &self.control {
             let got = ExpectControl::of(result).unwrap_or_default();
             let same = |w: &Option<String>, g: &Option<String>| {
-                w.as_ref().is_none_or(|w| Some(w.trim()) == g.as_deref().map(str::trim))
+                w.as_ref()
+                    .is_none_or(|w| Some(w.trim()) == g.as_deref().map(str::trim))
             };
             if !same(&want.name, &got.name) || !same(&want.control_type, &got.control_type) {
                 let show = |c: &ExpectControl| {
@@ -137,7 +142,11 @@ impl Expect {
             }
         }
         if let Some(want) = &self.text {
-            let got = result.result.get("text").and_then(serde_json::Value::as_str).unwrap_or("");
+            let got = result
+                .result
+                .get("text")
+                .and_then(serde_json::Value::as_str)
+                .unwrap_or("");
             if got.trim_end() != want.trim_end() {
                 diffs.push(describe_text_difference("the text read", got, want));
             }

@@ -8,6 +8,7 @@ mod cancel;
 mod concurrency;
 mod containment;
 mod crash;
+mod desktop;
 mod documents;
 mod hostile_input;
 mod llm;

@@ -92,7 +92,10 @@ fn bus_error(what: &str, e: impl std::fmt::Display) -> String {
     format!("the accessibility bus failed ({what}): {e}")
 }
 
-async fn accessible<'a>(conn: &'a Connection, id: &ObjectId) -> Result<AccessibleProxy<'a>, String> {
+async fn accessible<'a>(
+    conn: &'a Connection,
+    id: &ObjectId,
+) -> Result<AccessibleProxy<'a>, String> {
     AccessibleProxy::builder(conn)
         .destination(id.bus.clone())
         .and_then(|b| b.path(id.path.clone()))
@@ -123,7 +126,9 @@ interface_proxy!(text, TextProxy);
 interface_proxy!(editable, EditableTextProxy);
 
 /// The applications on the bus, each with whether it shows a window.
-pub(crate) async fn applications(conn: &Connection) -> Result<Vec<(ObjectId, String, bool)>, String> {
+pub(crate) async fn applications(
+    conn: &Connection,
+) -> Result<Vec<(ObjectId, String, bool)>, String> {
     let registry = ObjectId {
         bus: REGISTRY.to_string(),
         path: ROOT.to_string(),
@@ -135,22 +140,30 @@ pub(crate) async fn applications(conn: &Connection) -> Result<Vec<(ObjectId, Str
         .map_err(|e| bus_error("the applications", e))?;
     let mut out = Vec::new();
     for app in apps {
-        let Some(bus) = app.name_as_str() else { continue };
+        let Some(bus) = app.name_as_str() else {
+            continue;
+        };
         let id = ObjectId {
             bus: bus.to_string(),
             path: app.path_as_str().to_string(),
         };
-        let Ok(proxy) = accessible(conn, &id).await else { continue };
+        let Ok(proxy) = accessible(conn, &id).await else {
+            continue;
+        };
         let name = proxy.name().await.unwrap_or_default();
         let mut showing = false;
         for window in proxy.get_children().await.unwrap_or_default() {
-            let Some(bus) = window.name_as_str() else { continue };
+            let Some(bus) = window.name_as_str() else {
+                continue;
+            };
             let wid = ObjectId {
                 bus: bus.to_string(),
                 path: window.path_as_str().to_string(),
             };
             if let Ok(w) = accessible(conn, &wid).await
-                && w.get_state().await.is_ok_and(|s| s.contains(State::Showing))
+                && w.get_state()
+                    .await
+                    .is_ok_and(|s| s.contains(State::Showing))
             {
                 showing = true;
             }
@@ -161,29 +174,52 @@ pub(crate) async fn applications(conn: &Connection) -> Result<Vec<(ObjectId, Str
 }
 
 /// What one node says of itself.
-async fn describe(conn: Connection, id: ObjectId, depth: usize) -> Result<(Node, Vec<ObjectId>), String> {
+async fn describe(
+    conn: Connection,
+    id: ObjectId,
+    depth: usize,
+) -> Result<(Node, Vec<ObjectId>), String> {
     let proxy = accessible(&conn, &id).await?;
     let (role, name, states, interfaces, count) = tokio::try_join!(
         async { proxy.get_role().await.map_err(|e| bus_error("a role", e)) },
         async { proxy.name().await.map_err(|e| bus_error("a name", e)) },
         async { proxy.get_state().await.map_err(|e| bus_error("a state", e)) },
-        async { proxy.get_interfaces().await.map_err(|e| bus_error("interfaces", e)) },
-        async { proxy.child_count().await.map_err(|e| bus_error("a child count", e)) },
+        async {
+            proxy
+                .get_interfaces()
+                .await
+                .map_err(|e| bus_error("interfaces", e))
+        },
+        async {
+            proxy
+                .child_count()
+                .await
+                .map_err(|e| bus_error("a child count", e))
+        },
     )?;
     let mut rect = Rect::default();
     if interfaces.contains(Interface::Component)
         && let Ok(c) = component(&conn, &id).await
         && let Ok((x, y, width, height)) = c.get_extents(CoordType::Screen).await
     {
-        rect = Rect { x, y, width, height };
+        rect = Rect {
+            x,
+            y,
+            width,
+            height,
+        };
     }
     // A node that manages its descendants (a document view) is walked only when it has
     // few: Calc's grid reports two billion cells.
-    let walk_into = (depth == 0 || states.contains(State::Showing))
-        && (1..=MAX_CHILDREN).contains(&count);
+    let walk_into =
+        (depth == 0 || states.contains(State::Showing)) && (1..=MAX_CHILDREN).contains(&count);
     let mut children = Vec::new();
     if walk_into {
-        for child in proxy.get_children().await.map_err(|e| bus_error("children", e))? {
+        for child in proxy
+            .get_children()
+            .await
+            .map_err(|e| bus_error("children", e))?
+        {
             if let Some(bus) = child.name_as_str() {
                 children.push(ObjectId {
                     bus: bus.to_string(),
@@ -234,7 +270,8 @@ pub(crate) async fn walk(conn: &Connection, app: &ObjectId) -> Result<Vec<Node>,
         }
         let mut found = Vec::new();
         while let Some(joined) = set.join_next().await {
-            let (i, parent, described) = joined.map_err(|e| format!("a tree walk task failed: {e}"))?;
+            let (i, parent, described) =
+                joined.map_err(|e| format!("a tree walk task failed: {e}"))?;
             // A node that went away while being walked is left out.
             if let Ok(d) = described {
                 found.push((i, parent, d));
@@ -381,18 +418,31 @@ pub(crate) async fn texts(conn: &Connection, node: &Node) -> Result<String, Stri
         }
         let proxy = accessible(conn, &id).await?;
         if id != node.id {
-            let interfaces = proxy.get_interfaces().await.map_err(|e| bus_error("interfaces", e))?;
+            let interfaces = proxy
+                .get_interfaces()
+                .await
+                .map_err(|e| bus_error("interfaces", e))?;
             if let Some(t) = own_text(conn, &id, interfaces).await? {
                 lines.push(t);
                 continue;
             }
         }
-        let states = proxy.get_state().await.map_err(|e| bus_error("a state", e))?;
-        let count = proxy.child_count().await.map_err(|e| bus_error("a child count", e))?;
+        let states = proxy
+            .get_state()
+            .await
+            .map_err(|e| bus_error("a state", e))?;
+        let count = proxy
+            .child_count()
+            .await
+            .map_err(|e| bus_error("a child count", e))?;
         if !states.contains(State::Showing) || !(1..=MAX_CHILDREN).contains(&count) {
             continue;
         }
-        for child in proxy.get_children().await.map_err(|e| bus_error("children", e))? {
+        for child in proxy
+            .get_children()
+            .await
+            .map_err(|e| bus_error("children", e))?
+        {
             if let Some(bus) = child.name_as_str() {
                 queue.push_back(ObjectId {
                     bus: bus.to_string(),
@@ -407,7 +457,11 @@ pub(crate) async fn texts(conn: &Connection, node: &Node) -> Result<String, Stri
     Ok(lines.join("\n"))
 }
 
-async fn own_text(conn: &Connection, id: &ObjectId, interfaces: InterfaceSet) -> Result<Option<String>, String> {
+async fn own_text(
+    conn: &Connection,
+    id: &ObjectId,
+    interfaces: InterfaceSet,
+) -> Result<Option<String>, String> {
     if !interfaces.contains(Interface::Text) {
         return Ok(None);
     }

@@ -125,17 +125,26 @@ impl LinuxDesktop {
         {
             find_program(program)?;
         }
-        let tmp = options.tmp.to_path_buf();
+        // The jail knows folders by their real paths (a relative one would not resolve
+        // inside it).
+        let real = |p: &Path| {
+            p.canonicalize()
+                .map_err(|e| format!("cannot use the folder {}: {e}", p.display()))
+        };
+        let tmp = real(options.tmp)?;
+        let workspace = real(options.workspace)?;
         for dir in ["home", "xdg", "logs"] {
             std::fs::create_dir_all(tmp.join(dir))
                 .map_err(|e| format!("cannot prepare the desktop's folders: {e}"))?;
         }
         std::os::unix::fs::PermissionsExt::set_mode(
-            &mut std::fs::metadata(tmp.join("xdg")).map_err(|e| e.to_string())?.permissions(),
+            &mut std::fs::metadata(tmp.join("xdg"))
+                .map_err(|e| e.to_string())?
+                .permissions(),
             0o700,
         );
         let jail_options = JailOptions {
-            writable: vec![options.workspace.to_path_buf(), tmp.clone()],
+            writable: vec![workspace.clone(), tmp.clone()],
             tmp: Some(tmp.clone()),
             desktop: true,
         };
@@ -146,7 +155,7 @@ impl LinuxDesktop {
             jail,
             running: Vec::new(),
             tmp: tmp.clone(),
-            workspace: options.workspace.to_path_buf(),
+            workspace,
         };
         match starting.bring_up(options).await {
             Ok((display, a11y, app_label)) => {
@@ -212,7 +221,11 @@ impl LinuxDesktop {
                     (_, Some(s)) => format!("was killed by signal {s}"),
                     _ => "ended".to_string(),
                 };
-                let log = if r.what == "the app" { "app" } else { "desktop" };
+                let log = if r.what == "the app" {
+                    "app"
+                } else {
+                    "desktop"
+                };
                 return Some(format!(
                     "{} {how}{}",
                     r.what,
@@ -247,7 +260,10 @@ impl Starting {
             ("LANG", "C.UTF-8"),
             ("DISPLAY", DISPLAY),
             ("XDG_RUNTIME_DIR", "/tmp/xdg"),
-            ("DBUS_SESSION_BUS_ADDRESS", &format!("unix:path={SESSION_BUS}")),
+            (
+                "DBUS_SESSION_BUS_ADDRESS",
+                &format!("unix:path={SESSION_BUS}"),
+            ),
             ("GSETTINGS_BACKEND", "memory"),
             ("GTK_USE_PORTAL", "0"),
             ("NO_AT_BRIDGE", "0"),
@@ -311,36 +327,60 @@ impl Starting {
     }
 
     /// The display, the buses and the app.
-    async fn bring_up(&mut self, options: &StartOptions<'_>) -> Result<(Display, Connection, String), String> {
+    async fn bring_up(
+        &mut self,
+        options: &StartOptions<'_>,
+    ) -> Result<(Display, Connection, String), String> {
         let argv = |a: &[&str]| a.iter().map(|s| s.to_string()).collect::<Vec<_>>();
         self.spawn(
             "the display (Xvfb)",
-            &argv(&["Xvfb", DISPLAY, "-screen", "0", SCREEN, "-nolisten", "tcp", "-nolisten", "local", "-noreset"]),
+            &argv(&[
+                "Xvfb",
+                DISPLAY,
+                "-screen",
+                "0",
+                SCREEN,
+                "-nolisten",
+                "tcp",
+                "-nolisten",
+                "local",
+                "-noreset",
+            ]),
             "desktop.log",
         )
         .await?;
         let x_socket = self.tmp.join(".X11-unix/X0");
-        self.wait_for_socket(&x_socket, "the display (Xvfb)").await?;
+        self.wait_for_socket(&x_socket, "the display (Xvfb)")
+            .await?;
         let display = Display::connect(&x_socket)?;
         self.spawn(
             "the session bus (dbus-daemon)",
-            &argv(&["dbus-daemon", "--session", "--nofork", "--nopidfile", &format!("--address=unix:path={SESSION_BUS}")]),
+            &argv(&[
+                "dbus-daemon",
+                "--session",
+                "--nofork",
+                "--nopidfile",
+                &format!("--address=unix:path={SESSION_BUS}"),
+            ]),
             "desktop.log",
         )
         .await?;
         let bus_socket = self.tmp.join("session-bus");
-        self.wait_for_socket(&bus_socket, "the session bus (dbus-daemon)").await?;
+        self.wait_for_socket(&bus_socket, "the session bus (dbus-daemon)")
+            .await?;
         self.spawn(
             "the accessibility bus (at-spi-bus-launcher)",
             &argv(&[AT_SPI_LAUNCHER, "--launch-immediately", "--a11y=1"]),
             "desktop.log",
         )
         .await?;
-        let session = zbus::connection::Builder::address(format!("unix:path={}", bus_socket.display()).as_str())
-            .map_err(|e| format!("the session bus's address: {e}"))?
-            .build()
-            .await
-            .map_err(|e| format!("cannot connect to the desktop's session bus: {e}"))?;
+        let session = zbus::connection::Builder::address(
+            format!("unix:path={}", bus_socket.display()).as_str(),
+        )
+        .map_err(|e| format!("the session bus's address: {e}"))?
+        .build()
+        .await
+        .map_err(|e| format!("cannot connect to the desktop's session bus: {e}"))?;
         let address = self.a11y_address(&session).await?;
         let a11y = zbus::connection::Builder::address(address.as_str())
             .map_err(|e| format!("the accessibility bus's address {address}: {e}"))?
@@ -395,7 +435,12 @@ impl Backend for LinuxDesktop {
         Ok(atspi::snapshot(&self.nodes, &name))
     }
 
-    async fn click(&mut self, control: &Control, button: Button, double: bool) -> Result<String, String> {
+    async fn click(
+        &mut self,
+        control: &Control,
+        button: Button,
+        double: bool,
+    ) -> Result<String, String> {
         let node = self.node(control)?.clone();
         if button == Button::Left && !double && atspi::do_click(&self.a11y, &node).await? {
             return Ok("its accessibility action".to_string());
@@ -441,7 +486,12 @@ impl Backend for LinuxDesktop {
         self.display.wheel(x, y, notches).await
     }
 
-    async fn click_at(&mut self, at: (i32, i32), button: Button, double: bool) -> Result<(), String> {
+    async fn click_at(
+        &mut self,
+        at: (i32, i32),
+        button: Button,
+        double: bool,
+    ) -> Result<(), String> {
         self.display.click(at.0, at.1, button, double).await
     }
 
@@ -471,7 +521,10 @@ impl Backend for LinuxDesktop {
             return Ok("the app had ended".to_string());
         }
         self.display.close_windows().await?;
-        if tokio::time::timeout(CLOSE_TIMEOUT, &mut app.exit).await.is_ok() {
+        if tokio::time::timeout(CLOSE_TIMEOUT, &mut app.exit)
+            .await
+            .is_ok()
+        {
             return Ok("the app closed".to_string());
         }
         jail.kill(app.id).await;
@@ -496,23 +549,46 @@ mod tests {
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn smoke() {
-        let Some(jail) = crate::jail::jail_binary() else { return };
+        let Some(jail) = crate::jail::jail_binary() else {
+            return;
+        };
         let dir = tempfile::tempdir().unwrap();
         let ws = dir.path().join("ws");
         let tmp = dir.path().join("tmp");
         std::fs::create_dir_all(&ws).unwrap();
         std::fs::create_dir_all(&tmp).unwrap();
         std::fs::write(ws.join("notes.txt"), "hello\n").unwrap();
-        let launch = Launch { argv: Known::Notepad.command(Some("notes.txt")), known: Some(Known::Notepad) };
+        let launch = Launch {
+            argv: Known::Notepad.command(Some("notes.txt")),
+            known: Some(Known::Notepad),
+        };
         let clock = Instant::now();
-        let mut d = LinuxDesktop::start(&StartOptions { jail: &jail, workspace: &ws, tmp: &tmp, app: Some(&launch), app_timeout: Duration::from_secs(30) }).await.unwrap();
+        let mut d = LinuxDesktop::start(&StartOptions {
+            jail: &jail,
+            workspace: &ws,
+            tmp: &tmp,
+            app: Some(&launch),
+            app_timeout: Duration::from_secs(30),
+        })
+        .await
+        .unwrap();
         eprintln!("up in {:?}", clock.elapsed());
         let clock = Instant::now();
         let snap = d.snapshot().await.unwrap();
-        eprintln!("snapshot in {:?}: {} nodes, {} controls, window {:?}", clock.elapsed(), d.nodes.len(), snap.controls.len(), snap.window);
-        for c in &snap.controls { eprintln!("  {c} {:?}", c.rect); }
+        eprintln!(
+            "snapshot in {:?}: {} nodes, {} controls, window {:?}",
+            clock.elapsed(),
+            d.nodes.len(),
+            snap.controls.len(),
+            snap.window
+        );
+        for c in &snap.controls {
+            eprintln!("  {c} {:?}", c.rect);
+        }
         let img = d.screenshot().await.unwrap();
-        img.annotated(&snap.controls).save(Path::new("/tmp/smoke.png")).unwrap();
+        img.annotated(&snap.controls)
+            .save(Path::new("/tmp/smoke.png"))
+            .unwrap();
         eprintln!("{:?}", d.end().await);
     }
 }

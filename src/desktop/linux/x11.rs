@@ -17,8 +17,8 @@ use x11rb::protocol::xtest::ConnectionExt as _;
 use x11rb::rust_connection::{DefaultStream, RustConnection};
 
 use crate::desktop::keys::{Key, KeyAction, Modifier, Named};
-pub(crate) use crate::desktop::tools::Button;
 use crate::desktop::screenshot::Image;
+pub(crate) use crate::desktop::tools::Button;
 
 const KEY_PRESS: u8 = 2;
 const KEY_RELEASE: u8 = 3;
@@ -114,7 +114,13 @@ impl Display {
     }
 
     /// Clicks `button` at `(x, y)`, twice for a double click.
-    pub(crate) async fn click(&self, x: i32, y: i32, button: Button, double: bool) -> Result<(), String> {
+    pub(crate) async fn click(
+        &self,
+        x: i32,
+        y: i32,
+        button: Button,
+        double: bool,
+    ) -> Result<(), String> {
         self.blocking(move |d| {
             let (x, y) = d.clamp(x, y);
             d.fake(MOTION, 0, x, y)?;
@@ -277,7 +283,12 @@ impl Display {
                     .atom)
             };
             let (protocols, delete) = (atom(b"WM_PROTOCOLS")?, atom(b"WM_DELETE_WINDOW")?);
-            let tree = d.conn.query_tree(d.root).map_err(x_error)?.reply().map_err(x_error)?;
+            let tree = d
+                .conn
+                .query_tree(d.root)
+                .map_err(x_error)?
+                .reply()
+                .map_err(x_error)?;
             for window in tree.children {
                 let event = ClientMessageEvent::new(32, window, protocols, [delete, 0, 0, 0, 0]);
                 d.conn

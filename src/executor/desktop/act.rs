@@ -76,7 +76,12 @@ async fn resolve(ex: &mut DesktopExecutor, selector: &Selector) -> Result<Contro
 /// The app window's rectangle (the whole screen when it has none).
 async fn window_rect(ex: &mut DesktopExecutor) -> Result<Rect, String> {
     let snapshot = current(ex).await?;
-    match snapshot.window.as_ref().map(|w| w.rect).filter(Rect::is_visible) {
+    match snapshot
+        .window
+        .as_ref()
+        .map(|w| w.rect)
+        .filter(Rect::is_visible)
+    {
         Some(r) => Ok(r),
         None => Err("the app shows no window to click in".to_string()),
     }
@@ -92,7 +97,11 @@ fn point(rect: Rect, x: f64, y: f64) -> (i32, i32) {
 async fn run(ex: &mut DesktopExecutor, action: &DesktopAction) -> Result<Value, String> {
     use DesktopAction as A;
     match action {
-        A::Click { target, button, double } => {
+        A::Click {
+            target,
+            button,
+            double,
+        } => {
             let control = resolve(ex, target).await?;
             let backend = ex.backend.as_mut().ok_or("the desktop is gone")?;
             let how = backend.click(&control, *button, *double).await?;
@@ -128,13 +137,24 @@ async fn run(ex: &mut DesktopExecutor, action: &DesktopAction) -> Result<Value, 
             let text = backend.texts(&control).await?;
             Ok(json!({"control": described(&control), "text": text}))
         }
-        A::ClickAt { x, y, button, double } => {
+        A::ClickAt {
+            x,
+            y,
+            button,
+            double,
+        } => {
             let at = point(window_rect(ex).await?, *x, *y);
             let backend = ex.backend.as_mut().ok_or("the desktop is gone")?;
             backend.click_at(at, *button, *double).await?;
             Ok(json!({"at": [at.0, at.1]}))
         }
-        A::Drag { from, to, button, duration, held } => {
+        A::Drag {
+            from,
+            to,
+            button,
+            duration,
+            held,
+        } => {
             let rect = window_rect(ex).await?;
             let (a, b) = (point(rect, from.0, from.1), point(rect, to.0, to.1));
             let backend = ex.backend.as_mut().ok_or("the desktop is gone")?;
@@ -147,9 +167,16 @@ async fn run(ex: &mut DesktopExecutor, action: &DesktopAction) -> Result<Value, 
         }
         A::Summary(text) => Ok(json!({"text": text})),
         A::SelectWindow { name } => {
-            let window = current(ex).await?.window.clone().ok_or("the app shows no window")?;
+            let window = current(ex)
+                .await?
+                .window
+                .clone()
+                .ok_or("the app shows no window")?;
             if let Some(n) = name
-                && !window.name.to_lowercase().contains(&n.trim().to_lowercase())
+                && !window
+                    .name
+                    .to_lowercase()
+                    .contains(&n.trim().to_lowercase())
             {
                 return Err(format!(
                     "no window is named {n:?}: the app's window is {:?}",
@@ -160,7 +187,9 @@ async fn run(ex: &mut DesktopExecutor, action: &DesktopAction) -> Result<Value, 
         }
         A::Screenshot { .. } => {
             ex.captures += 1;
-            let path = ex.dir.file(&format!("action_step_capture{}.png", ex.captures));
+            let path = ex
+                .dir
+                .file(&format!("action_step_capture{}.png", ex.captures));
             let backend = ex.backend.as_mut().ok_or("the desktop is gone")?;
             let image = backend.screenshot().await?;
             image.save(&path)?;
@@ -169,7 +198,11 @@ async fn run(ex: &mut DesktopExecutor, action: &DesktopAction) -> Result<Value, 
         }
         A::UiTree => Ok(current(ex).await?.tree.clone()),
         A::WindowInfo => {
-            let window = current(ex).await?.window.clone().ok_or("the app shows no window")?;
+            let window = current(ex)
+                .await?
+                .window
+                .clone()
+                .ok_or("the app shows no window")?;
             Ok(serde_json::to_value(window).unwrap_or(Value::Null))
         }
     }

@@ -7,7 +7,6 @@
 
 mod act;
 
-use std::path::PathBuf;
 use std::time::Duration;
 
 use async_trait::async_trait;
@@ -103,7 +102,8 @@ impl DesktopExecutor {
                     .map_err(|e| format!("cannot make {}: {e}", parent.display()))?;
             }
             let text = serde_json::to_string_pretty(&snapshot.tree).unwrap_or_default();
-            std::fs::write(&path, text).map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+            std::fs::write(&path, text)
+                .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
         }
         self.snapshot = Some(snapshot);
         Ok(())
@@ -121,7 +121,7 @@ async fn start(
     let jail = crate::jail::jail_binary().ok_or(
         "desktop tasks run in a jail, and ufo-batch-jail is not beside ufo-batch (cargo build --release builds both)",
     )?;
-    let tmp: PathBuf = dir.tmp();
+    let tmp = dir.tmp();
     let workspace = dir.workspace();
     let options = StartOptions {
         jail: &jail,
@@ -149,10 +149,10 @@ impl Executor for DesktopExecutor {
             return self.shell.execute(command).await;
         }
         if self.backend.is_none() {
-            let why = self
-                .fault
-                .clone()
-                .unwrap_or_else(|| "the desktop is not started yet (app tools cannot run in a task's setup)".to_string());
+            let why = self.fault.clone().unwrap_or_else(|| {
+                "the desktop is not started yet (app tools cannot run in a task's setup)"
+                    .to_string()
+            });
             return ToolResult::failure(command, NAMESPACE, why, serde_json::Value::Null);
         }
         act::act(self, command).await
@@ -163,7 +163,12 @@ impl Executor for DesktopExecutor {
     }
 
     async fn prepare(&mut self) -> Result<(), String> {
-        let started = start(self.dir.clone(), self.app.clone(), self.settings.app_timeout).await;
+        let started = start(
+            self.dir.clone(),
+            self.app.clone(),
+            self.settings.app_timeout,
+        )
+        .await;
         match started {
             Ok(backend) => {
                 self.backend = Some(backend);

@@ -9,6 +9,7 @@ use super::{NAMESPACE, ShellExecutor, str_arg};
 use crate::executor::process::{self, Launcher, Spec};
 #[cfg(target_os = "linux")]
 use crate::executor::sandbox::Confinement;
+#[cfg(target_os = "linux")]
 use crate::jail::Jail;
 use crate::relpath::resolve_in;
 use crate::tool::{ToolCall, ToolResult};

@@ -1,0 +1,228 @@
+//! Desktop tasks on real apps under a private virtual display: the sample UI plans
+//! replay, a control that is not there fails naming the close ones, a read text that
+//! differs diverges, and a desktop ends with its task (timeout) and with its runner
+//! (`kill -9`). Skipped, saying why, where the desktop stack is not installed (CI
+//! installs it with scripts/setup-desktop.sh).
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use serde_json::json;
+
+use crate::helpers::{Project, processes_running, read_json, run_binary};
+
+/// Whether the desktop stack is here; says why not when it is not.
+fn desktop_stack() -> bool {
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/setup-desktop.sh");
+    let ok = std::process::Command::new("bash")
+        .arg(&script)
+        .arg("--check")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !ok {
+        eprintln!(
+            "skipped: the desktop stack is not installed (scripts/setup-desktop.sh installs it)"
+        );
+    }
+    ok
+}
+
+/// Processes whose working folder is `dir` (a desktop starts all of its own there).
+fn processes_in(dir: &Path) -> Vec<i32> {
+    let Ok(dir) = dir.canonicalize() else {
+        return Vec::new();
+    };
+    std::fs::read_dir("/proc")
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter_map(|e| e.file_name().to_str()?.parse::<i32>().ok())
+        .filter(|pid| std::fs::read_link(format!("/proc/{pid}/cwd")).is_ok_and(|c| c == dir))
+        .collect()
+}
+
+fn gone_within(limit: Duration, mut check: impl FnMut() -> bool) -> bool {
+    let start = std::time::Instant::now();
+    while start.elapsed() < limit {
+        if check() {
+            return true;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    false
+}
+
+fn examples() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/desktop")
+}
+
+#[test]
+fn the_sample_ui_plans_replay_on_real_apps() {
+    if !desktop_stack() {
+        return;
+    }
+    let out_dir = tempfile::tempdir().unwrap();
+    let examples = examples();
+    let out = run_binary(
+        out_dir.path(),
+        &[
+            "run",
+            examples.to_str().unwrap(),
+            "--out",
+            "results",
+            "--jobs",
+            "3",
+            "--save-ui-tree",
+            "--progress",
+            "lines",
+        ],
+        &[],
+    );
+    assert_eq!(out.code, 0, "{}\n{}", out.stdout, out.stderr);
+    let run = out_dir.path().join("results/desktop/tasks");
+    for task in ["text_editor_note", "writer_report", "calc_budget"] {
+        let dir = run.join(task);
+        let status = read_json(&dir.join("status.json"));
+        assert_eq!(status["status"], "passed", "{task}: {status}");
+        for file in [
+            "action_step1.png",
+            "action_step1_annotated.png",
+            "action_step_final.png",
+        ] {
+            let bytes = std::fs::read(dir.join(file)).unwrap_or_default();
+            assert!(bytes.starts_with(b"\x89PNG"), "{task}: {file} is not a PNG");
+        }
+        let tree = read_json(&dir.join("ui_trees/ui_tree_step1.json"));
+        assert!(
+            tree[0]["children"]
+                .as_array()
+                .is_some_and(|c| !c.is_empty()),
+            "{task}: {tree}"
+        );
+        let md = std::fs::read_to_string(dir.join("output.md")).unwrap();
+        assert!(
+            md.contains(r#"<img src="./action_step1_annotated.png" width="45%""#)
+                && md.contains(r#"<img src="./action_step2.png" width="45%""#),
+            "{task}: {md}"
+        );
+        // The recording of the replay says what each action acted on.
+        let plan = read_json(&dir.join("plan.json"));
+        assert!(
+            plan["actions"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .any(|a| a["expect"]["control"]["control_type"].is_string()),
+            "{task}: {plan}"
+        );
+        assert!(
+            processes_in(&dir.join("workspace")).is_empty(),
+            "{task}: processes left"
+        );
+    }
+    // The documents were really saved in their formats.
+    let note = std::fs::read_to_string(run.join("text_editor_note/workspace/note.txt")).unwrap();
+    assert_eq!(note, "Shopping list\nBuy milk\nCall Ada\n");
+}
+
+fn editor_task(p: &Project, name: &str, file: &str, actions: serde_json::Value, timeout: u32) {
+    p.file(&format!("tasks/{file}"), "first line\n");
+    p.task(
+        &format!("{name}.json"),
+        json!({"request": "edit the note", "object": file, "timeout": timeout, "actions": actions}),
+    );
+}
+
+#[test]
+fn a_control_that_is_not_there_fails_naming_the_close_ones() {
+    if !desktop_stack() {
+        return;
+    }
+    let p = Project::new();
+    editor_task(
+        &p,
+        "missing",
+        "missing.txt",
+        json!([{"action": "click_input", "parameters": {"name": "Fil", "control_type": "MenuItem"}}]),
+        60,
+    );
+    editor_task(
+        &p,
+        "differs",
+        "differs.txt",
+        json!([{"action": "texts", "parameters": {"control_type": "Edit"}, "expect": {"text": "second line"}}]),
+        60,
+    );
+    let out = p.run(&["--jobs", "2"]);
+    let missing = out.status("missing");
+    assert_eq!(missing["status"], "failed", "{missing}");
+    let error = missing["error"].as_str().unwrap();
+    assert!(
+        error.contains(r#"no control is MenuItem "Fil"; closest: [1] MenuItem "File""#),
+        "{error}"
+    );
+    let differs = out.status("differs");
+    assert_eq!(differs["status"], "failed", "{differs}");
+    let error = differs["error"].as_str().unwrap();
+    assert!(
+        error.contains(r#"the text read line 1 is "first line", expected "second line""#),
+        "{error}"
+    );
+}
+
+#[test]
+fn a_desktop_ends_with_its_task_and_with_its_runner() {
+    if !desktop_stack() {
+        return;
+    }
+    // A task that outlives its time limit: its desktop and app end with it.
+    let p = Project::new();
+    editor_task(
+        &p,
+        "slow",
+        "slow-desktop-1.txt",
+        json!([{"action": "wait", "parameters": {"seconds": 120}}]),
+        4,
+    );
+    let out = p.cmd_within(
+        &["run", "tasks", "--progress", "lines"],
+        Duration::from_secs(60),
+    );
+    assert_eq!(out.status_of("slow"), "timeout", "{}", out.stderr);
+    let ws = out.run_dir("proj").join("slow/workspace");
+    assert!(
+        processes_in(&ws).is_empty(),
+        "the timed-out task's desktop is still running"
+    );
+    assert!(
+        out.run_dir("proj")
+            .join("slow/action_step_final.png")
+            .exists()
+    );
+
+    // The runner killed with SIGKILL mid-task: the jail's init loses its socket and ends
+    // the desktop, app and all.
+    let p = Project::new();
+    editor_task(
+        &p,
+        "held",
+        "killed-desktop-2.txt",
+        json!([{"action": "wait", "parameters": {"seconds": 120}}]),
+        300,
+    );
+    let runner = p.start(&["run", "tasks", "--progress", "lines"]);
+    let app = "/usr/bin/mousepad killed-desktop-2.txt";
+    assert!(
+        gone_within(Duration::from_secs(60), || !processes_running(app)
+            .is_empty()),
+        "the app never started"
+    );
+    let ws = p.path().join("results/proj/held/workspace");
+    assert!(!processes_in(&ws).is_empty());
+    runner.signal(libc::SIGKILL);
+    assert!(
+        gone_within(Duration::from_secs(10), || processes_in(&ws).is_empty()),
+        "the desktop outlived its runner: {:?}",
+        processes_in(&ws)
+    );
+}
