@@ -186,8 +186,8 @@ mod tests {
         assert_eq!(pixel(&out, 30, 39), COLOURS[0]);
         assert_eq!(pixel(&out, 40, 30), [0, 0, 0]);
         // The label: white dots of "1" and "7" on the colour box at the top left.
-        let white = (10..30)
-            .flat_map(|x| (10..24).map(move |y| (x, y)))
+        let white = (10..40)
+            .flat_map(|x| (10..32).map(move |y| (x, y)))
             .filter(|&(x, y)| pixel(&out, x, y) == [255, 255, 255])
             .count();
         // "1" has 8 dots and "7" 7, each SCALE x SCALE pixels.

@@ -285,7 +285,7 @@ mod tests {
         assert!(
             select(json!({}))
                 .unwrap_err()
-                .contains("give `id` or `name`")
+                .contains("give `id`, `name` or `control_type`")
         );
         assert!(
             select(json!({"name": "x", "control_type": "Widget"}))
