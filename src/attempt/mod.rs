@@ -159,6 +159,7 @@ pub(crate) async fn run_attempt(
             shell,
             dir.clone(),
             app,
+            document,
             settings.desktop.clone(),
         ))
     } else {
@@ -222,8 +223,10 @@ async fn body(
     if let Err(reason) = run_setup(task, executor, events).await {
         return Ended::SetupFailed(reason);
     }
-    if let Err(reason) = executor.prepare().await {
-        return Ended::CannotRun(reason);
+    match executor.prepare().await {
+        Ok(Some(note)) => events.info(note),
+        Ok(None) => {}
+        Err(reason) => return Ended::CannotRun(reason),
     }
     progress.stage = Stage::Session;
     let ctx = Context::new(

@@ -8,6 +8,7 @@ use std::time::Duration;
 use async_trait::async_trait;
 use serde::Serialize;
 
+use super::app::Launch;
 use super::control::{Control, Rect};
 use super::keys::{KeyAction, Modifier};
 use super::screenshot::Image;
@@ -38,6 +39,10 @@ pub(crate) struct Snapshot {
 /// A desktop task's desktop, on one platform.
 #[async_trait]
 pub(crate) trait Backend: Send {
+    /// Opens an app (or, when it already runs, selects it): the actions go to it from
+    /// now on. Returns how it went, for the log.
+    async fn open_app(&mut self, launch: &Launch) -> Result<String, String>;
+
     /// The app's windows and controls now.
     async fn snapshot(&mut self) -> Result<Snapshot, String>;
 

@@ -185,15 +185,35 @@ pub(crate) struct Rect {
 }
 
 impl Rect {
-    /// The centre point.
+    /// The centre point (apps report off-screen controls at the ends of the integer
+    /// range: nothing here may overflow).
     #[cfg_attr(not(target_os = "linux"), allow(dead_code))]
     pub(crate) fn center(&self) -> (i32, i32) {
-        (self.x + self.width / 2, self.y + self.height / 2)
+        let mid = |a: i32, len: i32| (i64::from(a) + i64::from(len) / 2) as i32;
+        (mid(self.x, self.width), mid(self.y, self.height))
     }
 
-    /// Whether it has an area.
+    /// The right edge.
+    #[cfg_attr(not(target_os = "linux"), allow(dead_code))]
+    pub(crate) fn right(&self) -> i32 {
+        self.x.saturating_add(self.width)
+    }
+
+    /// The bottom edge.
+    #[cfg_attr(not(target_os = "linux"), allow(dead_code))]
+    pub(crate) fn bottom(&self) -> i32 {
+        self.y.saturating_add(self.height)
+    }
+
+    /// Whether it has an area, somewhere a screen could show it.
     pub(crate) fn is_visible(&self) -> bool {
-        self.width > 0 && self.height > 0
+        const FAR: i32 = 1 << 20;
+        self.width > 0
+            && self.height > 0
+            && self.x > -FAR
+            && self.y > -FAR
+            && self.x < FAR
+            && self.y < FAR
     }
 }
 
@@ -227,6 +247,39 @@ impl fmt::Display for Control {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn rectangles_at_the_ends_of_the_range_do_not_overflow() {
+        // LibreOffice reports closed menus' items at (i32::MIN, i32::MIN) and others far out.
+        for rect in [
+            Rect {
+                x: i32::MIN,
+                y: i32::MIN,
+                width: 1,
+                height: 1,
+            },
+            Rect {
+                x: i32::MAX,
+                y: i32::MAX,
+                width: i32::MAX,
+                height: i32::MAX,
+            },
+        ] {
+            let _ = (rect.center(), rect.right(), rect.bottom());
+            assert!(!rect.is_visible(), "{rect:?}");
+        }
+        let rect = Rect {
+            x: 10,
+            y: 20,
+            width: 100,
+            height: 50,
+        };
+        assert_eq!(
+            (rect.center(), rect.right(), rect.bottom()),
+            ((60, 45), 110, 70)
+        );
+        assert!(rect.is_visible());
+    }
 
     #[test]
     fn control_types_parse_by_uia_name() {

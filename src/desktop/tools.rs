@@ -106,6 +106,11 @@ pub(crate) enum DesktopAction {
     Wait(Duration),
     /// `summary`: the agent's words, returned as they are.
     Summary(String),
+    /// `select_application` (UFO's documented recorded plan): open or select an app.
+    SelectApplication {
+        /// Its name (`word`, `notepad`, ...).
+        name: String,
+    },
     /// `select_application_window`: the app's window.
     SelectWindow {
         /// Its name, if given.
@@ -150,6 +155,23 @@ impl DesktopAction {
         let target = || Selector::from_arguments(args).map_err(|e| e.to_string());
         let button = || Button::parse(&text("button"));
         Ok(match tool {
+            // UFO's documented plan names a control by `label`: its id, or else its name.
+            "click_element" => {
+                let label = text("label");
+                let numeric = !label.is_empty() && label.chars().all(|c| c.is_ascii_digit());
+                Self::Click {
+                    target: Selector {
+                        id: numeric.then(|| label.clone()),
+                        name: (!numeric).then_some(label).filter(|l| !l.is_empty()),
+                        control_type: None,
+                    },
+                    button: button()?,
+                    double: flag("double"),
+                }
+            }
+            "select_application" => Self::SelectApplication {
+                name: text("app_name"),
+            },
             "click_input" => Self::Click {
                 target: target()?,
                 button: button()?,
@@ -335,6 +357,20 @@ fn specs() -> Vec<ToolSpec> {
             "summary",
             "Say what you see; the text is the result.",
             vec![p("text", Text, true, "the summary")],
+        ),
+        tool(
+            "select_application",
+            "Open an application by name (word, excel, powerpoint, notepad), or select it when it is open.",
+            vec![p("app_name", Text, true, "the application's name")],
+        ),
+        tool(
+            "click_element",
+            "Click a control named by its label: its id in the control list, or its name.",
+            vec![
+                p("label", Text, true, "the control's id or name"),
+                button(),
+                double(),
+            ],
         ),
         tool(
             "select_application_window",

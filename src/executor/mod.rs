@@ -41,9 +41,10 @@ pub(crate) trait Executor: Send {
     }
 
     /// Makes ready what the session needs beyond the workspace (a desktop task's
-    /// desktop and app), after the task's setup ran. Failing, the task cannot run.
-    async fn prepare(&mut self) -> Result<(), String> {
-        Ok(())
+    /// desktop and app), after the task's setup ran; returns a note for the task log.
+    /// Failing, the task cannot run.
+    async fn prepare(&mut self) -> Result<Option<String>, String> {
+        Ok(None)
     }
 
     /// Says that session step `step` begins; a desktop executor observes the screen and

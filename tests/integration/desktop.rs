@@ -226,3 +226,65 @@ fn a_desktop_ends_with_its_task_and_with_its_runner() {
         processes_in(&ws)
     );
 }
+
+#[test]
+fn ufos_documented_plan_shape_runs_and_names_what_it_cannot_open() {
+    if !desktop_stack() {
+        return;
+    }
+    // UFO's documentation shows this plan (Outlook, a "New Email" label): it loads, and
+    // it fails saying there is no Outlook here rather than pretending.
+    let p = Project::new();
+    p.task(
+        "documented.json",
+        json!({"request": "Send an email to John", "actions": [
+            {"agent": "HostAgent", "action": "select_application", "parameters": {"app_name": "Outlook"}},
+            {"agent": "AppAgent", "action": "click_element", "parameters": {"label": "New Email"}}
+        ]}),
+    );
+    p.cmd(&["validate", "tasks"]).expect_code(0);
+    let out = p.run(&[]);
+    let status = out.status("documented");
+    assert_eq!(status["status"], "failed", "{status}");
+    let error = status["error"].as_str().unwrap();
+    assert!(error.contains("unknown app `Outlook`"), "{error}");
+}
+
+#[test]
+fn three_libreoffice_sessions_run_at_once_without_meeting() {
+    if !desktop_stack() {
+        return;
+    }
+    let p = Project::new();
+    let report = examples().join("files/report.docx");
+    std::fs::create_dir_all(p.path().join("files")).unwrap();
+    std::fs::copy(&report, p.path().join("files/report.docx")).unwrap();
+    for i in 1..=3 {
+        let line = format!("Session {i} wrote this.");
+        p.task(
+            &format!("w{i}.json"),
+            json!({"request": "write a line", "object": "report.docx", "timeout": 240, "actions": [
+                {"action": "keyboard_input", "parameters": {"control_type": "Document", "keys": line}},
+                {"action": "texts", "parameters": {"control_type": "Document"}, "expect": {"text": line}}
+            ]}),
+        );
+    }
+    let out = p.cmd_within(
+        &["run", "tasks", "--jobs", "3", "--progress", "lines"],
+        Duration::from_secs(300),
+    );
+    let spans: Vec<(String, String)> = (1..=3)
+        .map(|i| {
+            let s = out.status(&format!("w{i}"));
+            assert_eq!(s["status"], "passed", "w{i}: {s}\n{}", out.stderr);
+            (
+                s["started"].as_str().unwrap().to_string(),
+                s["finished"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect();
+    // All three ran at the same time (timestamps in one format sort as text).
+    let latest_start = spans.iter().map(|s| &s.0).max().unwrap();
+    let earliest_end = spans.iter().map(|s| &s.1).min().unwrap();
+    assert!(latest_start < earliest_end, "{spans:?}");
+}

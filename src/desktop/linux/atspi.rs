@@ -346,7 +346,7 @@ fn tree(nodes: &[Node], i: usize) -> Value {
         "name": n.name,
         "control_type": n.control_type().to_string(),
         "role": n.role,
-        "rectangle": {"left": n.rect.x, "top": n.rect.y, "right": n.rect.x + n.rect.width, "bottom": n.rect.y + n.rect.height},
+        "rectangle": {"left": n.rect.x, "top": n.rect.y, "right": n.rect.right(), "bottom": n.rect.bottom()},
         "enabled": n.states.contains(State::Enabled),
         "focused": n.states.contains(State::Focused),
         "children": n.children.iter().map(|&c| tree(nodes, c)).collect::<Vec<_>>(),

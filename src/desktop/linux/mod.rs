@@ -4,6 +4,7 @@
 
 mod atspi;
 mod desktop;
+mod processes;
 mod x11;
 
 pub(crate) use desktop::{LinuxDesktop, StartOptions};

@@ -174,8 +174,11 @@ impl Display {
         .await?;
         for i in 1..=MOVES {
             tokio::time::sleep(duration / MOVES as u32).await;
-            let x = from.0 + (to.0 - from.0) * i / MOVES;
-            let y = from.1 + (to.1 - from.1) * i / MOVES;
+            let step = |a: i32, b: i32| {
+                (i64::from(a) + (i64::from(b) - i64::from(a)) * i64::from(i) / i64::from(MOVES))
+                    as i32
+            };
+            let (x, y) = (step(from.0, to.0), step(from.1, to.1));
             self.move_to(x, y).await?;
         }
         let (tx, ty) = self.clamp(to.0, to.1);

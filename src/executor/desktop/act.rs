@@ -89,8 +89,10 @@ async fn window_rect(ex: &mut DesktopExecutor) -> Result<Rect, String> {
 
 fn point(rect: Rect, x: f64, y: f64) -> (i32, i32) {
     (
-        rect.x + (f64::from(rect.width) * x).round() as i32,
-        rect.y + (f64::from(rect.height) * y).round() as i32,
+        rect.x
+            .saturating_add((f64::from(rect.width) * x).round() as i32),
+        rect.y
+            .saturating_add((f64::from(rect.height) * y).round() as i32),
     )
 }
 
@@ -166,6 +168,21 @@ async fn run(ex: &mut DesktopExecutor, action: &DesktopAction) -> Result<Value, 
             Ok(json!({"waited_s": d.as_secs_f64()}))
         }
         A::Summary(text) => Ok(json!({"text": text})),
+        A::SelectApplication { name } => {
+            let launch = crate::desktop::app::launch_for(
+                Some(&crate::task::App::Named(name.clone())),
+                ex.document.as_deref(),
+            )?
+            .ok_or_else(|| format!("no app is named {name:?}"))?;
+            let program = launch.argv.first().cloned().unwrap_or_default();
+            if ex.opened.contains(&program) {
+                return Ok(json!({"application": name, "opened": false}));
+            }
+            let backend = ex.backend.as_mut().ok_or("the desktop is gone")?;
+            let how = backend.open_app(&launch).await?;
+            ex.opened.push(program);
+            Ok(json!({"application": name, "opened": true, "how": how}))
+        }
         A::SelectWindow { name } => {
             let window = current(ex)
                 .await?

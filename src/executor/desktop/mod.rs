@@ -47,6 +47,10 @@ pub(crate) struct DesktopExecutor {
     shell: ShellExecutor,
     dir: TaskDir,
     app: Option<Launch>,
+    /// The task's document in the workspace (its `object`), for apps opened later.
+    document: Option<String>,
+    /// The programs of the apps opened so far.
+    opened: Vec<String>,
     settings: DesktopSettings,
     backend: Option<Box<dyn Backend>>,
     /// The controls as last observed, until an action changes the screen.
@@ -61,18 +65,21 @@ pub(crate) struct DesktopExecutor {
 }
 
 impl DesktopExecutor {
-    /// An executor for the task folder `dir`, opening `app` (if any) when prepared, with
-    /// `shell` for the shell tools.
+    /// An executor for the task folder `dir`, opening `app` (if any) when prepared on
+    /// `document` (the task's object in the workspace), with `shell` for the shell tools.
     pub(crate) fn new(
         shell: ShellExecutor,
         dir: TaskDir,
         app: Option<Launch>,
+        document: Option<String>,
         settings: DesktopSettings,
     ) -> Self {
         Self {
             shell,
             dir,
             app,
+            document,
+            opened: Vec::new(),
             settings,
             backend: None,
             snapshot: None,
@@ -110,13 +117,9 @@ impl DesktopExecutor {
     }
 }
 
-/// Starts the desktop of the task folder `dir`, opening `app`.
+/// Starts the desktop of the task folder `dir`.
 #[cfg(target_os = "linux")]
-async fn start(
-    dir: TaskDir,
-    app: Option<Launch>,
-    app_timeout: Duration,
-) -> Result<Box<dyn Backend>, String> {
+async fn start(dir: TaskDir, app_timeout: Duration) -> Result<Box<dyn Backend>, String> {
     use crate::desktop::linux::{LinuxDesktop, StartOptions};
     let jail = crate::jail::jail_binary().ok_or(
         "desktop tasks run in a jail, and ufo-batch-jail is not beside ufo-batch (cargo build --release builds both)",
@@ -127,18 +130,13 @@ async fn start(
         jail: &jail,
         workspace: &workspace,
         tmp: &tmp,
-        app: app.as_ref(),
         app_timeout,
     };
     Ok(Box::new(LinuxDesktop::start(&options).await?))
 }
 
 #[cfg(not(target_os = "linux"))]
-async fn start(
-    _dir: TaskDir,
-    _app: Option<Launch>,
-    _app_timeout: Duration,
-) -> Result<Box<dyn Backend>, String> {
+async fn start(_dir: TaskDir, _app_timeout: Duration) -> Result<Box<dyn Backend>, String> {
     Err("desktop tasks run only on Linux in this build (the UI Automation backend is not built yet)".to_string())
 }
 
@@ -162,23 +160,30 @@ impl Executor for DesktopExecutor {
         self.fault.clone().or_else(|| self.shell.fault())
     }
 
-    async fn prepare(&mut self) -> Result<(), String> {
-        let started = start(
-            self.dir.clone(),
-            self.app.clone(),
-            self.settings.app_timeout,
-        )
-        .await;
-        match started {
-            Ok(backend) => {
-                self.backend = Some(backend);
-                Ok(())
-            }
+    async fn prepare(&mut self) -> Result<Option<String>, String> {
+        let clock = std::time::Instant::now();
+        let started = start(self.dir.clone(), self.settings.app_timeout).await;
+        let backend = match started {
+            Ok(backend) => self.backend.insert(backend),
             Err(e) => {
                 self.fault = Some(e.clone());
-                Err(e)
+                return Err(e);
+            }
+        };
+        let mut note = format!("desktop up in {:.2}s", clock.elapsed().as_secs_f64());
+        if let Some(app) = self.app.clone() {
+            match backend.open_app(&app).await {
+                Ok(how) => {
+                    self.opened.extend(app.argv.first().cloned());
+                    note.push_str(&format!("; {how}"));
+                }
+                Err(e) => {
+                    self.fault = Some(e.clone());
+                    return Err(e);
+                }
             }
         }
+        Ok(Some(note))
     }
 
     async fn begin_step(&mut self, step: u32) -> Option<StepScreens> {

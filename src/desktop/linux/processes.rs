@@ -1,0 +1,239 @@
+//! The programs of one task's desktop, all in its jail: started by path (the jail does
+//! not search `PATH`) with the desktop's environment and a log file each, watched for an
+//! early end, and ended with the jail. The environment points every program at the
+//! desktop's own display, buses, HOME and runtime folder inside the jail's `/tmp`.
+
+use std::os::fd::OwnedFd;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use tokio::sync::oneshot;
+
+use crate::jail::{Jail, JailExit, JailSpawn};
+
+/// The display inside every desktop jail (each has its own `/tmp`, so they never meet).
+pub(super) const DISPLAY: &str = ":0";
+/// The session bus's socket, inside the jail.
+pub(super) const SESSION_BUS: &str = "/tmp/session-bus";
+/// What apps are called in the list of running programs.
+pub(super) const APP: &str = "the app";
+
+/// A program the desktop started.
+struct Running {
+    what: String,
+    id: u64,
+    exit: oneshot::Receiver<JailExit>,
+    /// How it ended, once seen.
+    ended: Option<JailExit>,
+}
+
+/// The desktop's programs.
+pub(super) struct Processes {
+    jail: Option<Jail>,
+    running: Vec<Running>,
+    /// The desktop's `/tmp`, as the runner sees it.
+    pub(super) tmp: PathBuf,
+    workspace: PathBuf,
+}
+
+/// Where a program is (the jail starts programs by path, with no search), or why it
+/// cannot be run, with the install hint.
+pub(super) fn find_program(argv0: &str) -> Result<PathBuf, String> {
+    let candidates: Vec<PathBuf> = if argv0.contains('/') {
+        vec![PathBuf::from(argv0)]
+    } else {
+        ["/usr/local/bin", "/usr/bin", "/bin"]
+            .iter()
+            .map(|d| Path::new(d).join(argv0))
+            .collect()
+    };
+    candidates.into_iter().find(|p| p.is_file()).ok_or_else(|| {
+        format!(
+            "desktop sessions need `{argv0}`, which is not installed here: run scripts/setup-desktop.sh (Debian/Ubuntu) to install the desktop stack"
+        )
+    })
+}
+
+fn log_file(path: &Path) -> Result<(OwnedFd, OwnedFd), String> {
+    let file = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(path)
+        .map_err(|e| format!("cannot open {}: {e}", path.display()))?;
+    let again = file
+        .try_clone()
+        .map_err(|e| format!("cannot open {}: {e}", path.display()))?;
+    Ok((OwnedFd::from(file), OwnedFd::from(again)))
+}
+
+/// The last lines of a log, for a message.
+pub(super) fn tail(path: &Path) -> String {
+    let text = std::fs::read(path).unwrap_or_default();
+    let text = String::from_utf8_lossy(&text);
+    let lines: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
+    let start = lines.len().saturating_sub(5);
+    if lines.is_empty() {
+        String::new()
+    } else {
+        format!(": {}", lines[start..].join(" | "))
+    }
+}
+
+fn describe(exit: JailExit) -> String {
+    match (exit.code, exit.signal) {
+        (Some(c), _) => format!("exited with code {c}"),
+        (_, Some(s)) => format!("was killed by signal {s}"),
+        _ => "ended".to_string(),
+    }
+}
+
+impl Processes {
+    pub(super) fn new(jail: Jail, tmp: PathBuf, workspace: PathBuf) -> Self {
+        Self {
+            jail: Some(jail),
+            running: Vec::new(),
+            tmp,
+            workspace,
+        }
+    }
+
+    fn env() -> Vec<(String, String)> {
+        [
+            ("PATH", "/usr/local/bin:/usr/bin:/bin"),
+            ("HOME", "/tmp/home"),
+            ("TMPDIR", "/tmp"),
+            ("LANG", "C.UTF-8"),
+            ("DISPLAY", DISPLAY),
+            ("XDG_RUNTIME_DIR", "/tmp/xdg"),
+            ("DBUS_SESSION_BUS_ADDRESS", "unix:path=/tmp/session-bus"),
+            ("GSETTINGS_BACKEND", "memory"),
+            ("GTK_USE_PORTAL", "0"),
+            ("NO_AT_BRIDGE", "0"),
+            ("SAL_USE_VCLPLUGIN", "gtk3"),
+            ("ACCESSIBILITY_ENABLED", "1"),
+        ]
+        .into_iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect()
+    }
+
+    /// The log a program of this kind writes to.
+    pub(super) fn log(&self, what: &str) -> PathBuf {
+        let name = if what.starts_with(APP) {
+            "app.log"
+        } else {
+            "desktop.log"
+        };
+        self.tmp.join("logs").join(name)
+    }
+
+    /// Starts `argv` as `what`, in the workspace.
+    pub(super) async fn spawn(&mut self, what: &str, argv: &[String]) -> Result<(), String> {
+        let mut argv = argv.to_vec();
+        let Some(first) = argv.first_mut() else {
+            return Err(format!("cannot start {what}: no program given"));
+        };
+        *first = find_program(first)?.display().to_string();
+        let (stdout, stderr) = log_file(&self.log(what))?;
+        let env = Self::env();
+        let jail = self.jail.as_mut().ok_or("the desktop has ended")?;
+        let started = jail
+            .spawn(JailSpawn {
+                argv: &argv,
+                env: &env,
+                cwd: &self.workspace,
+                memory: None,
+                cpu: None,
+                stdout,
+                stderr,
+            })
+            .await
+            .map_err(|e| format!("cannot start {what}: {e}"))?;
+        self.running.push(Running {
+            what: what.to_string(),
+            id: started.id,
+            exit: started.exit,
+            ended: None,
+        });
+        Ok(())
+    }
+
+    /// Notes which programs have ended.
+    fn poll(&mut self) {
+        for r in self.running.iter_mut().filter(|r| r.ended.is_none()) {
+            if let Ok(exit) = r.exit.try_recv() {
+                r.ended = Some(exit);
+            }
+        }
+    }
+
+    /// Why a program whose name starts with `what` is gone, if one is.
+    pub(super) fn ended(&mut self, what: &str) -> Option<String> {
+        self.poll();
+        let r = self
+            .running
+            .iter()
+            .find(|r| r.what.starts_with(what) && r.ended.is_some())?;
+        let how = describe(r.ended?);
+        Some(format!("{} {how}{}", r.what, tail(&self.log(&r.what))))
+    }
+
+    /// Whether a program whose name starts with `what` still runs.
+    pub(super) fn runs(&mut self, what: &str) -> bool {
+        self.poll();
+        self.running
+            .iter()
+            .any(|r| r.what.starts_with(what) && r.ended.is_none())
+    }
+
+    /// Waits for `path` (on this side) to appear, while `what` still runs.
+    pub(super) async fn wait_for_socket(
+        &mut self,
+        path: &Path,
+        what: &str,
+        timeout: Duration,
+    ) -> Result<(), String> {
+        let clock = Instant::now();
+        while !path.exists() {
+            if let Some(gone) = self.ended(what) {
+                return Err(format!("{gone} while starting"));
+            }
+            if clock.elapsed() > timeout {
+                return Err(format!(
+                    "{what} did not come up within {}s{}",
+                    timeout.as_secs(),
+                    tail(&self.log(what))
+                ));
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        Ok(())
+    }
+
+    /// Waits up to `timeout` for every app to end; kills those that do not. Returns
+    /// whether they all ended on their own.
+    pub(super) async fn end_apps(&mut self, timeout: Duration) -> bool {
+        let clock = Instant::now();
+        while self.runs(APP) && clock.elapsed() < timeout {
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        if !self.runs(APP) {
+            return true;
+        }
+        if let Some(jail) = &self.jail {
+            for r in self
+                .running
+                .iter()
+                .filter(|r| r.what.starts_with(APP) && r.ended.is_none())
+            {
+                jail.kill(r.id).await;
+            }
+        }
+        false
+    }
+
+    /// Ends the jail and everything in it; how many processes were still running.
+    pub(super) async fn end(&mut self) -> Option<u32> {
+        Some(self.jail.take()?.end().await)
+    }
+}
