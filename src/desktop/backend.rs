@@ -34,6 +34,8 @@ pub(crate) struct Snapshot {
     pub(crate) controls: Vec<Control>,
     /// The UI tree, as UFO's `get_ui_tree` gives it.
     pub(crate) tree: serde_json::Value,
+    /// How many nodes the walk visited.
+    pub(crate) nodes: usize,
 }
 
 /// A desktop task's desktop, on one platform.

@@ -171,6 +171,26 @@ impl ControlType {
     }
 }
 
+/// The control types a control list holds (UFO's CONTROL_LIST, and the few more that
+/// GTK, LibreOffice and Office use for the same things).
+pub(crate) const LISTED: &[ControlType] = &[
+    ControlType::Button,
+    ControlType::Edit,
+    ControlType::TabItem,
+    ControlType::Document,
+    ControlType::ListItem,
+    ControlType::MenuItem,
+    ControlType::ScrollBar,
+    ControlType::TreeItem,
+    ControlType::Hyperlink,
+    ControlType::ComboBox,
+    ControlType::RadioButton,
+    ControlType::DataItem,
+    ControlType::CheckBox,
+    ControlType::Spinner,
+    ControlType::SplitButton,
+];
+
 /// A rectangle on the screen, in pixels.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub(crate) struct Rect {

@@ -13,3 +13,5 @@ pub(crate) mod linux;
 pub(crate) mod screenshot;
 pub(crate) mod select;
 pub(crate) mod tools;
+#[cfg(windows)]
+pub(crate) mod windows;

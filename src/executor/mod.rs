@@ -72,6 +72,8 @@ pub(crate) struct StepScreens {
     pub(crate) clean: String,
     /// The same, every listed control boxed and labelled by its id.
     pub(crate) annotated: String,
+    /// What observing took, for the task log.
+    pub(crate) note: String,
 }
 
 /// A command's result and how long it took.

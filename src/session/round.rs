@@ -52,6 +52,10 @@ impl Round {
             let started = Timestamp::now();
             let clock = Instant::now();
             let screens = executor.begin_step(ctx.session_step + 1).await;
+            if let Some(s) = &screens {
+                ctx.events
+                    .info(format!("step {}: {}", ctx.session_step + 1, s.note));
+            }
             let mut step = agent.handle(ctx, executor).await;
             if let Some(fault) = executor.fault() {
                 // Whatever the agent concluded, the means of acting broke.

@@ -288,3 +288,57 @@ fn three_libreoffice_sessions_run_at_once_without_meeting() {
     let earliest_end = spans.iter().map(|s| &s.1).min().unwrap();
     assert!(latest_start < earliest_end, "{spans:?}");
 }
+
+#[test]
+fn a_desktop_app_cannot_reach_the_machine() {
+    if !desktop_stack() {
+        return;
+    }
+    // A desktop's jail allows Unix sockets (the display and the buses need them), so
+    // the machine's socket folders must be out of its sight: a listener the test opens
+    // in /var/tmp is not there for an app, nor is /run, and the rest is read-only.
+    let socket = PathBuf::from(format!(
+        "/var/tmp/ufo-batch-desktop-test-{}.sock",
+        std::process::id()
+    ));
+    let _ = std::fs::remove_file(&socket);
+    let listener = std::os::unix::net::UnixListener::bind(&socket).unwrap();
+    listener.set_nonblocking(true).unwrap();
+    let probe = format!(
+        "ls -A /run > run.txt 2>&1; ls -A /var/tmp > vartmp.txt 2>&1; \
+         (echo x > /etc/ufo-batch-owned) 2> etc.txt; \
+         python3 -c \"import socket; s = socket.socket(socket.AF_UNIX); s.connect('{}')\" 2> connect.txt; \
+         exec mousepad note.txt",
+        socket.display()
+    );
+    let p = Project::new();
+    p.task(
+        "hostile.json",
+        json!({"request": "probe", "app": {"command": ["sh", "-c", probe]},
+               "files": {"note.txt": "x\n"}, "timeout": 120,
+               "actions": [{"action": "texts", "parameters": {"control_type": "Edit"}}]}),
+    );
+    let out = p.run(&[]);
+    let status = out.status("hostile");
+    let _ = std::fs::remove_file(&socket);
+    assert_eq!(status["status"], "passed", "{status}");
+    let ws = out.run_dir("proj").join("hostile/workspace");
+    let read = |f: &str| std::fs::read_to_string(ws.join(f)).unwrap_or_default();
+    assert_eq!(read("run.txt"), "", "/run is visible");
+    assert_eq!(read("vartmp.txt"), "", "/var/tmp is visible");
+    assert!(
+        read("etc.txt").contains("Read-only file system"),
+        "{}",
+        read("etc.txt")
+    );
+    assert!(
+        read("connect.txt").contains("No such file or directory"),
+        "{}",
+        read("connect.txt")
+    );
+    assert!(
+        listener.accept().is_err(),
+        "the app connected to the machine's socket"
+    );
+    assert!(!Path::new("/etc/ufo-batch-owned").exists());
+}

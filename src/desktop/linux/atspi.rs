@@ -17,7 +17,7 @@ use zbus::Connection;
 use zbus::proxy::CacheProperties;
 
 use crate::desktop::backend::{Snapshot, Window};
-use crate::desktop::control::{Control, ControlType, Rect};
+use crate::desktop::control::{Control, ControlType, LISTED, Rect};
 
 /// The registry: its root's children are the applications.
 const REGISTRY: &str = "org.a11y.atspi.Registry";
@@ -28,26 +28,6 @@ const MAX_NODES: usize = 5000;
 /// A node with more children than this is not walked into (Calc's grid reports two
 /// billion cells; asking for them all would exhaust the app).
 const MAX_CHILDREN: i32 = 500;
-/// The control types a control list holds (UFO's CONTROL_LIST, and the few more that
-/// GTK and LibreOffice use for the same things).
-const LISTED: &[ControlType] = &[
-    ControlType::Button,
-    ControlType::Edit,
-    ControlType::TabItem,
-    ControlType::Document,
-    ControlType::ListItem,
-    ControlType::MenuItem,
-    ControlType::ScrollBar,
-    ControlType::TreeItem,
-    ControlType::Hyperlink,
-    ControlType::ComboBox,
-    ControlType::RadioButton,
-    ControlType::DataItem,
-    ControlType::CheckBox,
-    ControlType::Spinner,
-    ControlType::SplitButton,
-];
-
 /// An object on the bus: the app's bus name and the object's path.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) struct ObjectId {
@@ -336,6 +316,7 @@ pub(crate) fn snapshot(nodes: &[Node], application: &str) -> Snapshot {
         window,
         controls,
         tree,
+        nodes: nodes.len(),
     }
 }
 

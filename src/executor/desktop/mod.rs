@@ -91,13 +91,16 @@ impl DesktopExecutor {
     }
 
     /// Saves the screen as `action_step{N}.png` and its annotated copy, and the UI tree
-    /// when asked. A screenshot that fails is logged, never the step's failure.
-    async fn observe(&mut self, step: Option<u32>) -> Result<(), String> {
+    /// when asked; says what it took.
+    async fn observe(&mut self, step: Option<u32>) -> Result<String, String> {
         let Some(backend) = self.backend.as_mut() else {
             return Err("the desktop is not running".to_string());
         };
+        let clock = std::time::Instant::now();
         let snapshot = backend.snapshot().await?;
+        let walked = clock.elapsed();
         let image = backend.screenshot().await?;
+        let shot = clock.elapsed() - walked;
         image.save(&self.dir.screenshot(step, false))?;
         image
             .annotated(&snapshot.controls)
@@ -112,8 +115,16 @@ impl DesktopExecutor {
             std::fs::write(&path, text)
                 .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
         }
+        let note = format!(
+            "observed {} nodes, {} controls in {:.3}s; screenshot {:.3}s; saved in {:.3}s",
+            snapshot.nodes,
+            snapshot.controls.len(),
+            walked.as_secs_f64(),
+            shot.as_secs_f64(),
+            (clock.elapsed() - walked - shot).as_secs_f64()
+        );
         self.snapshot = Some(snapshot);
-        Ok(())
+        Ok(note)
     }
 }
 
@@ -135,9 +146,17 @@ async fn start(dir: TaskDir, app_timeout: Duration) -> Result<Box<dyn Backend>, 
     Ok(Box::new(LinuxDesktop::start(&options).await?))
 }
 
-#[cfg(not(target_os = "linux"))]
+/// Starts the task's desktop on Windows: its apps on the one interactive desktop.
+#[cfg(windows)]
+async fn start(dir: TaskDir, app_timeout: Duration) -> Result<Box<dyn Backend>, String> {
+    let desktop =
+        crate::desktop::windows::WindowsDesktop::start(&dir.workspace(), app_timeout).await?;
+    Ok(Box::new(desktop))
+}
+
+#[cfg(not(any(target_os = "linux", windows)))]
 async fn start(_dir: TaskDir, _app_timeout: Duration) -> Result<Box<dyn Backend>, String> {
-    Err("desktop tasks run only on Linux in this build (the UI Automation backend is not built yet)".to_string())
+    Err("desktop tasks run on Linux and Windows only".to_string())
 }
 
 #[async_trait]
@@ -188,7 +207,7 @@ impl Executor for DesktopExecutor {
 
     async fn begin_step(&mut self, step: u32) -> Option<StepScreens> {
         match self.observe(Some(step)).await {
-            Ok(()) => {
+            Ok(note) => {
                 let name = |annotated| {
                     let path = self.dir.screenshot(Some(step), annotated);
                     path.file_name().map(|n| n.to_string_lossy().into_owned())
@@ -196,6 +215,7 @@ impl Executor for DesktopExecutor {
                 Some(StepScreens {
                     clean: name(false)?,
                     annotated: name(true)?,
+                    note,
                 })
             }
             Err(e) => {
@@ -213,8 +233,9 @@ impl Executor for DesktopExecutor {
         }
         self.session_ended = true;
         let mut notes = Vec::new();
-        if let Err(e) = self.observe(None).await {
-            notes.push(format!("cannot take the final screenshot: {e}"));
+        match self.observe(None).await {
+            Ok(note) => notes.push(format!("final screen {note}")),
+            Err(e) => notes.push(format!("cannot take the final screenshot: {e}")),
         }
         // Closed in every unattended run (UFO's `close` asks the same), so that the checks
         // read what the app saved and nothing is left half written.

@@ -1,0 +1,141 @@
+//! Desktop tasks on Windows: UI Automation through the `uiautomation` crate. Windows
+//! has one interactive desktop, so a task's "desktop" is its app: started in the
+//! task's workspace on its document, its window's control view walked for the control
+//! list, actions done through UI Automation's patterns (Invoke, Value, Text, Window)
+//! or the mouse and keyboard (SendInput), screenshots with GDI. COM objects stay on
+//! the thread that made them: every call runs on the desktop's own thread (`Uia`).
+//!
+//! Type-checked on Linux (`cargo clippy --target x86_64-pc-windows-gnu`), never run
+//! there: Wine has no UI Automation.
+
+mod keys;
+mod uia;
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use async_trait::async_trait;
+
+use crate::desktop::app::Launch;
+use crate::desktop::backend::{Backend, Snapshot};
+use crate::desktop::control::Control;
+use crate::desktop::keys::{KeyAction, Modifier};
+use crate::desktop::screenshot::Image;
+use crate::desktop::tools::Button;
+use uia::Uia;
+
+/// How long an app asked to close may take (to finish a save) before it is killed.
+const CLOSE_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// A task's apps on the Windows desktop.
+pub(crate) struct WindowsDesktop {
+    uia: Uia,
+    workspace: PathBuf,
+    app_timeout: Duration,
+}
+
+impl WindowsDesktop {
+    /// Connects to UI Automation; the apps start in `workspace`.
+    pub(crate) async fn start(workspace: &Path, app_timeout: Duration) -> Result<Self, String> {
+        let workspace = workspace
+            .canonicalize()
+            .map_err(|e| format!("cannot use the folder {}: {e}", workspace.display()))?;
+        Ok(Self {
+            uia: Uia::start()?,
+            workspace,
+            app_timeout,
+        })
+    }
+}
+
+#[async_trait]
+impl Backend for WindowsDesktop {
+    async fn open_app(&mut self, launch: &Launch) -> Result<String, String> {
+        let (argv, cwd, timeout) = (
+            launch.argv.clone(),
+            self.workspace.clone(),
+            self.app_timeout,
+        );
+        self.uia
+            .call(move |s| s.open_app(&argv, &cwd, timeout))
+            .await
+    }
+
+    async fn snapshot(&mut self) -> Result<Snapshot, String> {
+        self.uia.call(|s| s.snapshot()).await
+    }
+
+    async fn click(
+        &mut self,
+        control: &Control,
+        button: Button,
+        double: bool,
+    ) -> Result<String, String> {
+        let handle = control.handle;
+        self.uia
+            .call(move |s| s.click(handle, button, double))
+            .await
+    }
+
+    async fn set_text(&mut self, control: &Control, text: &str) -> Result<(), String> {
+        let (handle, text) = (control.handle, text.to_string());
+        self.uia.call(move |s| s.set_text(handle, &text)).await
+    }
+
+    async fn focus(&mut self, control: &Control) -> Result<(), String> {
+        let handle = control.handle;
+        self.uia.call(move |s| s.focus(handle)).await
+    }
+
+    async fn keys(&mut self, keys: Vec<KeyAction>) -> Result<(), String> {
+        self.uia.call(move |_| keys::send(&keys)).await
+    }
+
+    async fn texts(&mut self, control: &Control) -> Result<String, String> {
+        let handle = control.handle;
+        self.uia.call(move |s| s.texts(handle)).await
+    }
+
+    async fn wheel(&mut self, control: &Control, notches: i32) -> Result<(), String> {
+        let at = control.rect.center();
+        self.uia.call(move |_| keys::wheel(at, notches)).await
+    }
+
+    async fn click_at(
+        &mut self,
+        at: (i32, i32),
+        button: Button,
+        double: bool,
+    ) -> Result<(), String> {
+        self.uia
+            .call(move |_| keys::click_at(at, button, double))
+            .await
+    }
+
+    async fn drag(
+        &mut self,
+        from: (i32, i32),
+        to: (i32, i32),
+        button: Button,
+        duration: Duration,
+        held: Option<Modifier>,
+    ) -> Result<(), String> {
+        self.uia
+            .call(move |_| keys::drag(from, to, button, duration, held))
+            .await
+    }
+
+    async fn screenshot(&mut self) -> Result<Image, String> {
+        self.uia.call(|_| uia::screenshot()).await
+    }
+
+    async fn close_app(&mut self) -> Result<String, String> {
+        self.uia.call(|s| s.close_apps(CLOSE_TIMEOUT)).await
+    }
+
+    async fn end(&mut self) -> Option<String> {
+        let note = self.uia.call(|s| s.close_apps(Duration::ZERO)).await.err();
+        self.uia.stop();
+        note
+    }
+}
