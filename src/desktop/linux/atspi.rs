@@ -153,17 +153,25 @@ pub(crate) async fn applications(
     Ok(out)
 }
 
-/// What one node says of itself.
+/// What one node says of itself; `None` for a node that does not show (a closed
+/// menu's items, a hidden panel): its state is all that is asked of it, which keeps
+/// the walk of an office suite's hundreds of menu items cheap.
 async fn describe(
     conn: Connection,
     id: ObjectId,
     depth: usize,
-) -> Result<(Node, Vec<ObjectId>), String> {
+) -> Result<Option<(Node, Vec<ObjectId>)>, String> {
     let proxy = accessible(&conn, &id).await?;
-    let (role, name, states, interfaces, count) = tokio::try_join!(
+    let states = proxy
+        .get_state()
+        .await
+        .map_err(|e| bus_error("a state", e))?;
+    if !states.contains(State::Showing) {
+        return Ok(None);
+    }
+    let (role, name, interfaces, count) = tokio::try_join!(
         async { proxy.get_role().await.map_err(|e| bus_error("a role", e)) },
         async { proxy.name().await.map_err(|e| bus_error("a name", e)) },
-        async { proxy.get_state().await.map_err(|e| bus_error("a state", e)) },
         async {
             proxy
                 .get_interfaces()
@@ -191,8 +199,7 @@ async fn describe(
     }
     // A node that manages its descendants (a document view) is walked only when it has
     // few: Calc's grid reports two billion cells.
-    let walk_into =
-        (depth == 0 || states.contains(State::Showing)) && (1..=MAX_CHILDREN).contains(&count);
+    let walk_into = (1..=MAX_CHILDREN).contains(&count);
     let mut children = Vec::new();
     if walk_into {
         for child in proxy
@@ -218,7 +225,7 @@ async fn describe(
         children: Vec::new(),
         depth,
     };
-    Ok((node, children))
+    Ok(Some((node, children)))
 }
 
 /// Walks the app's showing windows, breadth first, one level's nodes at once.
@@ -252,17 +259,13 @@ pub(crate) async fn walk(conn: &Connection, app: &ObjectId) -> Result<Vec<Node>,
         while let Some(joined) = set.join_next().await {
             let (i, parent, described) =
                 joined.map_err(|e| format!("a tree walk task failed: {e}"))?;
-            // A node that went away while being walked is left out.
-            if let Ok(d) = described {
+            // A node that went away while being walked, or does not show, is left out.
+            if let Ok(Some(d)) = described {
                 found.push((i, parent, d));
             }
         }
         found.sort_by_key(|(i, _, _)| *i);
         for (_, parent, (node, children)) in found {
-            // Windows that do not show (closed dialogs) are left out, with their subtree.
-            if depth == 0 && !node.showing() {
-                continue;
-            }
             let index = nodes.len();
             if let Some(p) = parent {
                 nodes[p].children.push(index);
