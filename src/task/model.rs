@@ -78,17 +78,19 @@ impl Task {
         }
     }
 
-    /// Whether the task needs a desktop: it names an app, or its recorded actions or
-    /// setup use UFO's app tools.
+    /// Whether the task needs a desktop: a recorded plan that names an app or uses
+    /// UFO's app tools. (LLM shapes get a desktop with the HostAgent and AppAgent; until
+    /// then they run with the shell tools, as before.)
     pub(crate) fn is_desktop(&self) -> bool {
-        let uses_app_tools = |actions: &[Action]| {
-            actions
-                .iter()
-                .any(|a| crate::desktop::tools::is_desktop_tool(&a.action))
-        };
-        self.app.is_some()
-            || uses_app_tools(&self.setup)
-            || matches!(&self.shape, TaskShape::RecordedPlan { actions } if uses_app_tools(actions))
+        match &self.shape {
+            TaskShape::RecordedPlan { actions } => {
+                self.app.is_some()
+                    || actions
+                        .iter()
+                        .any(|a| crate::desktop::tools::is_desktop_tool(&a.action))
+            }
+            _ => false,
+        }
     }
 
     /// Repetition `n` of this task: id `ID/rep-n`.

@@ -237,3 +237,19 @@ impl Processes {
         Some(self.jail.take()?.end().await)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_missing_program_says_what_installs_it() {
+        let err = find_program("no-such-desktop-program").unwrap_err();
+        assert!(
+            err.contains("`no-such-desktop-program`, which is not installed here")
+                && err.contains("scripts/setup-desktop.sh"),
+            "{err}"
+        );
+        assert!(find_program("sh").is_ok());
+    }
+}

@@ -286,6 +286,17 @@ impl Checker<'_> {
                 );
                 continue;
             };
+            if list == "setup" && crate::desktop::tools::is_desktop_tool(spec.name) {
+                self.problem(
+                    &format!("{at}.action"),
+                    format!(
+                        "`{}` is an app tool: setup runs before the app opens, so it can only run shell tools",
+                        action.action
+                    ),
+                    "move it to the plan's actions",
+                );
+                continue;
+            }
             if let Err(e) = spec.check_arguments(&action.parameters) {
                 self.problem(
                     &format!("{at}.parameters"),

@@ -134,3 +134,42 @@ fn unsafe_path_id_suggests_an_explicit_id() {
     );
     assert_eq!(out.result.unwrap().id.as_str(), "my_task");
 }
+
+#[test]
+fn app_tools_load_in_plans_and_not_in_setup() {
+    let with_all = |text: &str| match parse_task(
+        Path::new("t/x.json"),
+        text,
+        TaskId::parse("x"),
+        crate::executor::all_tools(),
+    )
+    .result
+    {
+        Ok(task) => Ok(task),
+        Err(ps) => Err(ps
+            .iter()
+            .map(|p| p.to_string())
+            .collect::<Vec<_>>()
+            .join("\n")),
+    };
+    let plan = r#"{"request": "r", "actions": [
+        {"agent": "AppAgent", "action": "set_edit_text", "parameters": {"name": "Body", "control_type": "Edit", "text": "hi"}},
+        {"agent": "AppAgent", "action": "click_on_coordinates", "parameters": {"x": 0.5, "y": 0.25}}
+    ]}"#;
+    assert!(with_all(plan).unwrap().is_desktop());
+    let setup = r#"{"request": "r", "setup": [{"action": "click_input", "parameters": {"name": "OK"}}], "actions": []}"#;
+    let err = with_all(setup).unwrap_err();
+    assert!(
+        err.contains("setup[0].action") && err.contains("setup runs before the app opens"),
+        "{err}"
+    );
+    let bad = r#"{"request": "r", "actions": [{"action": "click_on_coordinates", "parameters": {"x": "left", "y": 0.5}}]}"#;
+    let err = with_all(bad).unwrap_err();
+    assert!(
+        err.contains("parameter `x` of `click_on_coordinates` must be a number"),
+        "{err}"
+    );
+    // An LLM shape keeps the shell tools until the desktop agents exist.
+    let request = r#"{"task": "t", "object": "draft.docx", "app": "word"}"#;
+    assert!(!with_all(request).is_ok_and(|t| t.is_desktop()));
+}
