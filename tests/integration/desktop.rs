@@ -342,3 +342,64 @@ fn a_desktop_app_cannot_reach_the_machine() {
     );
     assert!(!Path::new("/etc/ufo-batch-owned").exists());
 }
+
+#[test]
+fn every_app_tool_runs_on_a_real_app() {
+    if !desktop_stack() {
+        return;
+    }
+    let p = Project::new();
+    editor_task(
+        &p,
+        "tools",
+        "tools.txt",
+        json!([
+            {"action": "select_application_window", "parameters": {"name": "Mousepad"}},
+            {"action": "get_app_window_info", "parameters": {}},
+            {"action": "get_ui_tree", "parameters": {}},
+            {"action": "capture_window_screenshot", "parameters": {}},
+            {"action": "capture_desktop_screenshot", "parameters": {"all_screens": true}},
+            {"action": "wheel_mouse_input", "parameters": {"control_type": "Edit", "wheel_dist": -3}},
+            {"action": "click_on_coordinates", "parameters": {"x": 0.5, "y": 0.5}},
+            {"action": "drag_on_coordinates", "parameters": {"start_x": 0.05, "start_y": 0.13, "end_x": 0.3, "end_y": 0.13, "duration": 0.3}},
+            {"action": "keyboard_input", "parameters": {"control_type": "Edit", "keys": "^{END}second line{ENTER}"}},
+            {"action": "wait", "parameters": {"seconds": 0.2}},
+            {"action": "summary", "parameters": {"text": "The note has two lines."}},
+            {"action": "texts", "parameters": {"control_type": "Edit"}, "expect": {"text": "first line\nsecond line"}}
+        ]),
+        120,
+    );
+    let out = p.run(&[]);
+    let status = out.status("tools");
+    assert_eq!(status["status"], "passed", "{status}");
+    let dir = out.run_dir("proj").join("tools");
+    let steps: Vec<serde_json::Value> = std::fs::read_to_string(dir.join("response.log"))
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let result = |i: usize| steps[i]["action"][0]["result"]["result"].clone();
+    assert!(
+        result(1)["name"].as_str().unwrap().contains("Mousepad"),
+        "{}",
+        result(1)
+    );
+    assert!(
+        result(2)[0]["children"]
+            .as_array()
+            .is_some_and(|c| !c.is_empty())
+    );
+    for (i, file) in [
+        (3, "action_step_capture1.png"),
+        (4, "action_step_capture2.png"),
+    ] {
+        assert_eq!(result(i)["screenshot"], file);
+        assert!(
+            std::fs::read(dir.join(file))
+                .unwrap()
+                .starts_with(b"\x89PNG")
+        );
+    }
+    assert_eq!(result(10)["text"], "The note has two lines.");
+    assert_eq!(steps.len(), 12);
+}
