@@ -226,7 +226,7 @@ async fn body(
     match executor.prepare().await {
         Ok(Some(note)) => events.info(note),
         Ok(None) => {}
-        Err(reason) => return Ended::CannotRun(reason),
+        Err(reason) => return Ended::Unprepared(reason),
     }
     progress.stage = Stage::Session;
     let ctx = Context::new(

@@ -12,6 +12,9 @@ pub(super) enum Ended {
     SetupFailed(String),
     /// No session could be built for the task.
     CannotRun(String),
+    /// What the session needs could not be made ready (a desktop or its app did not
+    /// start): infrastructure, so a retry may succeed.
+    Unprepared(String),
     /// The session ran; maybe evaluated.
     Session {
         end: SessionEnd,
@@ -94,6 +97,10 @@ impl AttemptOutcome {
         let (status, reason, evaluation) = match ended {
             Ended::SetupFailed(why) => (TaskStatus::Error, Some(why), None),
             Ended::CannotRun(why) => (TaskStatus::Error, Some(why), None),
+            Ended::Unprepared(why) => {
+                retryable = true;
+                (TaskStatus::Error, Some(why), None)
+            }
             Ended::TimedOut(limit) => {
                 let step = ctx
                     .and_then(|c| c.trajectory.last())

@@ -403,3 +403,55 @@ fn every_app_tool_runs_on_a_real_app() {
     assert_eq!(result(10)["text"], "The note has two lines.");
     assert_eq!(steps.len(), 12);
 }
+
+#[test]
+fn desktop_tasks_retry_and_resume_like_shell_tasks() {
+    if !desktop_stack() {
+        return;
+    }
+    // The app fails to start on the first attempt (an infrastructure error, retried) and
+    // starts on the second, which sees the first one's archived folder. (Outside /tmp:
+    // a desktop's /tmp is its own, so a results folder under the machine's /tmp shows
+    // only the workspace.)
+    let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    std::fs::create_dir(dir.path().join("tasks")).unwrap();
+    let task = json!({"request": "edit", "files": {"note.txt": "x\n"}, "timeout": 120,
+        "app": {"command": ["sh", "-c", "test -d ../attempts/1 || exit 3; exec mousepad note.txt"]},
+        "actions": [{"action": "texts", "parameters": {"control_type": "Edit"}, "expect": {"text": "x"}}]});
+    std::fs::write(dir.path().join("tasks/flaky.json"), task.to_string()).unwrap();
+    let run = |extra: &[&str]| {
+        let mut args = vec![
+            "run",
+            "tasks",
+            "--out",
+            "results",
+            "--name",
+            "t",
+            "--progress",
+            "lines",
+        ];
+        args.extend_from_slice(extra);
+        run_binary(dir.path(), &args, &[])
+    };
+    let out = run(&["--retries", "1"]);
+    let status = read_json(&dir.path().join("results/t/flaky/status.json"));
+    assert_eq!(status["status"], "passed", "{status}\n{}", out.stderr);
+    let attempts = status["attempts"].as_array().unwrap();
+    assert_eq!(attempts.len(), 2, "{status}");
+    assert_eq!(attempts[0]["status"], "error");
+    assert!(
+        attempts[0]["error"]
+            .as_str()
+            .unwrap()
+            .contains("exited with code 3"),
+        "{status}"
+    );
+    assert!(dir.path().join("results/t/flaky/action_step1.png").exists());
+    // Run again: the result is kept, nothing starts.
+    let again = run(&[]);
+    let said = format!("{}{}", again.stdout, again.stderr);
+    assert!(
+        said.contains("already have a result and are kept"),
+        "{said}"
+    );
+}
