@@ -160,6 +160,14 @@ pub(crate) async fn run_attempt(
             dir.clone(),
             app,
             document,
+            // The run's folder (other tasks' desktops) and the user's home.
+            [
+                Some(settings.layout.root().to_path_buf()),
+                std::env::var_os("HOME").map(Into::into),
+            ]
+            .into_iter()
+            .flatten()
+            .collect(),
             settings.desktop.clone(),
         ))
     } else {

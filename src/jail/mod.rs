@@ -1,7 +1,8 @@
 //! The runner's side of a task's jail (see the `ufo-batch-jail` binary for what the jail
-//! does). A task's shell executor starts one jail for the task, runs every command of
-//! the task through it, and ends it with the task: the jail's processes are then all
-//! gone, whatever they did (`setsid`, double forks, `kill -9` of their parent).
+//! does). A task's shell executor starts one jail for the task and runs every command
+//! of the task through it; a desktop task's desktop runs in a second one. Each ends
+//! with the task: the jail's processes are then all gone, whatever they did (`setsid`,
+//! double forks, `kill -9` of their parent).
 //!
 //! One background task reads the jail's events and hands each to whoever waits for it.
 
@@ -59,10 +60,12 @@ pub(crate) struct JailOptions {
     pub(crate) writable: Vec<PathBuf>,
     /// A folder seen as `/tmp` inside the jail (writable).
     pub(crate) tmp: Option<PathBuf>,
+    /// Folders seen empty inside (other tasks' folders, the user's home).
+    pub(crate) hidden: Vec<PathBuf>,
     /// A desktop's jail: Unix sockets are allowed (a display server and message buses
-    /// need them), and the machine's folders that hold sockets (`/run`, `/var/tmp`) are
-    /// hidden behind empty ones, with `/tmp` the jail's own, so that there is nothing
-    /// of the machine's to connect to.
+    /// need them), so the machine's folders that hold sockets (`/run`, `/var/tmp`) are
+    /// hidden behind empty ones, `/tmp` is the jail's own, and the jail has a network
+    /// namespace of its own (abstract sockets live there).
     pub(crate) desktop: bool,
 }
 
@@ -167,6 +170,9 @@ impl Jail {
         }
         if let Some(tmp) = &options.tmp {
             command.arg("--tmp").arg(tmp);
+        }
+        for dir in &options.hidden {
+            command.arg("--hide").arg(dir);
         }
         if options.desktop {
             command.arg("--desktop");

@@ -36,6 +36,11 @@ pub(crate) const TASK_LOG: &str = "task.log";
 pub(crate) const WORKSPACE: &str = "workspace";
 /// The task's private temporary folder.
 pub(crate) const TMP: &str = "tmp";
+/// A desktop task's desktop folder: its `/tmp` (display and bus sockets, HOME, the
+/// app's profile), written by the desktop's jail only.
+pub(crate) const DESKTOP: &str = "desktop";
+/// What a desktop task's programs (display, buses, apps) printed.
+pub(crate) const DESKTOP_LOG: &str = "desktop.log";
 /// Earlier attempts' files, under `attempts/N/`.
 pub(crate) const ATTEMPTS: &str = "attempts";
 
@@ -54,6 +59,8 @@ pub(crate) const RUN_FILES: &[&str] = &[
 pub(crate) const TASK_ENTRIES: &[&str] = &[
     WORKSPACE,
     UI_TREES,
+    DESKTOP,
+    DESKTOP_LOG,
     ATTEMPTS,
     STATUS_JSON,
     RESPONSE_LOG,
@@ -79,6 +86,7 @@ pub(crate) const UI_TREES: &str = "ui_trees";
 pub(crate) fn is_attempt_entry(name: &str) -> bool {
     ATTEMPT_FILES.contains(&name)
         || name == UI_TREES
+        || name == DESKTOP_LOG
         || (name.starts_with("action_step") && name.ends_with(".png"))
 }
 
@@ -90,7 +98,7 @@ pub(crate) const ATTEMPT_FILES: &[&str] =
 pub(crate) const ATOMIC_TASK_FILES: &[&str] = &[STATUS_JSON, OUTPUT_MD, EVALUATION_LOG, PLAN_JSON];
 
 /// Folders inside a task folder that hold no results of their own (searches skip them).
-pub(crate) const TASK_SUBFOLDERS: &[&str] = &[WORKSPACE, ATTEMPTS, TMP];
+pub(crate) const TASK_SUBFOLDERS: &[&str] = &[WORKSPACE, ATTEMPTS, TMP, DESKTOP];
 
 /// Paths of one run dir.
 #[derive(Clone, Debug)]
@@ -185,6 +193,18 @@ impl TaskDir {
     /// Where earlier attempts' files are kept.
     pub(crate) fn attempts(&self) -> PathBuf {
         self.file(ATTEMPTS)
+    }
+
+    /// The desktop folder of a desktop task (its desktop's `/tmp`).
+    #[cfg_attr(not(target_os = "linux"), allow(dead_code))]
+    pub(crate) fn desktop(&self) -> PathBuf {
+        self.file(DESKTOP)
+    }
+
+    /// What the desktop's programs printed.
+    #[cfg_attr(not(target_os = "linux"), allow(dead_code))]
+    pub(crate) fn desktop_log(&self) -> PathBuf {
+        self.file(DESKTOP_LOG)
     }
 
     /// UFO's screenshot of step `step` (`None`: the final one), clean or annotated.

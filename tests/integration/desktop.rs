@@ -305,7 +305,7 @@ fn a_desktop_app_cannot_reach_the_machine() {
     let listener = std::os::unix::net::UnixListener::bind(&socket).unwrap();
     listener.set_nonblocking(true).unwrap();
     let probe = format!(
-        "ls -A /run > run.txt 2>&1; ls -A /var/tmp > vartmp.txt 2>&1; \
+        "ls -A /run > run.txt 2>&1; ls -A /var/tmp > vartmp.txt 2>&1; ls -A ../.. > run_folder.txt 2>&1; \
          (echo x > /etc/ufo-batch-owned) 2> etc.txt; \
          python3 -c \"import socket; s = socket.socket(socket.AF_UNIX); s.connect('{}')\" 2> connect.txt; \
          exec mousepad note.txt",
@@ -326,6 +326,13 @@ fn a_desktop_app_cannot_reach_the_machine() {
     let read = |f: &str| std::fs::read_to_string(ws.join(f)).unwrap_or_default();
     assert_eq!(read("run.txt"), "", "/run is visible");
     assert_eq!(read("vartmp.txt"), "", "/var/tmp is visible");
+    // The run's folder shows only this task's own folder (other tasks are hidden).
+    assert_eq!(
+        read("run_folder.txt").trim(),
+        "hostile",
+        "{}",
+        read("run_folder.txt")
+    );
     assert!(
         read("etc.txt").contains("Read-only file system"),
         "{}",
@@ -409,49 +416,43 @@ fn desktop_tasks_retry_and_resume_like_shell_tasks() {
     if !desktop_stack() {
         return;
     }
-    // The app fails to start on the first attempt (an infrastructure error, retried) and
-    // starts on the second, which sees the first one's archived folder. (Outside /tmp:
-    // a desktop's /tmp is its own, so a results folder under the machine's /tmp shows
-    // only the workspace.)
-    let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
-    std::fs::create_dir(dir.path().join("tasks")).unwrap();
-    let task = json!({"request": "edit", "files": {"note.txt": "x\n"}, "timeout": 120,
-        "app": {"command": ["sh", "-c", "test -d ../attempts/1 || exit 3; exec mousepad note.txt"]},
-        "actions": [{"action": "texts", "parameters": {"control_type": "Edit"}, "expect": {"text": "x"}}]});
-    std::fs::write(dir.path().join("tasks/flaky.json"), task.to_string()).unwrap();
-    let run = |extra: &[&str]| {
-        let mut args = vec![
-            "run",
-            "tasks",
-            "--out",
-            "results",
-            "--name",
-            "t",
-            "--progress",
-            "lines",
-        ];
-        args.extend_from_slice(extra);
-        run_binary(dir.path(), &args, &[])
-    };
-    let out = run(&["--retries", "1"]);
-    let status = read_json(&dir.path().join("results/t/flaky/status.json"));
-    assert_eq!(status["status"], "passed", "{status}\n{}", out.stderr);
-    let attempts = status["attempts"].as_array().unwrap();
-    assert_eq!(attempts.len(), 2, "{status}");
-    assert_eq!(attempts[0]["status"], "error");
+    // An app that does not start is an infrastructure error: retried. A task that
+    // passed is kept by the next run.
+    let p = Project::new();
+    p.task(
+        "broken.json",
+        json!({"request": "edit", "files": {"note.txt": "x\n"}, "timeout": 120,
+               "app": {"command": ["sh", "-c", "exit 3"]},
+               "actions": [{"action": "texts", "parameters": {"control_type": "Edit"}}]}),
+    );
+    editor_task(
+        &p,
+        "fine",
+        "fine.txt",
+        json!([{"action": "texts", "parameters": {"control_type": "Edit"}, "expect": {"text": "first line"}}]),
+        120,
+    );
+    let out = p.run(&["--retries", "1"]);
+    let broken = out.status("broken");
+    assert_eq!(broken["status"], "error", "{broken}");
+    let attempts = broken["attempts"].as_array().unwrap();
+    assert_eq!(attempts.len(), 2, "{broken}");
     assert!(
         attempts[0]["error"]
             .as_str()
             .unwrap()
             .contains("exited with code 3"),
-        "{status}"
+        "{broken}"
     );
-    assert!(dir.path().join("results/t/flaky/action_step1.png").exists());
-    // Run again: the result is kept, nothing starts.
-    let again = run(&[]);
+    assert_eq!(out.status("fine")["status"], "passed");
+    let again = p.run(&[]);
     let said = format!("{}{}", again.stdout, again.stderr);
     assert!(
-        said.contains("already have a result and are kept"),
+        said.contains("1 already have a result and are kept"),
         "{said}"
+    );
+    assert_eq!(
+        again.status("fine")["attempts"].as_array().unwrap().len(),
+        1
     );
 }

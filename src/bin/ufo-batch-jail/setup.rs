@@ -29,8 +29,9 @@ const MOUNT_ATTR_NODEV: u64 = 0x4;
 const AT_RECURSIVE: libc::c_uint = 0x8000;
 
 /// What the runner asked for: `--rw DIR` (a folder the task may write, any number),
-/// `--tmp DIR` (a folder seen as `/tmp`), `--desktop` (a desktop's jail: Unix sockets
-/// allowed, the machine's socket folders hidden).
+/// `--tmp DIR` (a folder seen as `/tmp`), `--hide DIR` (a folder seen empty, any
+/// number), `--desktop` (a desktop's jail: Unix sockets allowed, the machine's socket
+/// folders hidden, a network namespace of its own).
 pub(crate) struct Options {
     /// The writable folders, resolved (the `--tmp` folder among them).
     pub(crate) dirs: Vec<String>,
@@ -38,6 +39,8 @@ pub(crate) struct Options {
     tmp: Option<String>,
     /// A desktop's jail.
     pub(crate) desktop: bool,
+    /// Folders covered by empty ones (`--hide DIR`).
+    hidden: Vec<String>,
 }
 
 /// Folders of the machine that hold sockets, hidden behind empty ones in a desktop's
@@ -54,11 +57,29 @@ fn options() -> Result<Options, String> {
         dirs: Vec::new(),
         tmp: None,
         desktop: false,
+        hidden: Vec::new(),
     };
     let mut args = std::env::args().skip(1);
     while let Some(arg) = args.next() {
         match arg.as_str() {
             "--desktop" => options.desktop = true,
+            "--hide" => {
+                let Some(dir) = args.next() else {
+                    return Err("--hide needs a folder".to_string());
+                };
+                // A folder that is not there has nothing to hide; `/` and the folders
+                // that hold the system (a HOME of `/`) are never hidden.
+                let system = |d: &str| {
+                    ["/usr", "/etc", "/lib", "/bin"]
+                        .iter()
+                        .any(|s| *s == d || s.starts_with(&format!("{}/", d.trim_end_matches('/'))))
+                };
+                if let Ok(dir) = real(&dir)
+                    && !system(&dir)
+                {
+                    options.hidden.push(dir);
+                }
+            }
             "--rw" | "--tmp" => {
                 let Some(dir) = args.next() else {
                     return Err(format!("{arg} needs a folder"));
@@ -71,7 +92,7 @@ fn options() -> Result<Options, String> {
             }
             _ => {
                 return Err(format!(
-                    "unknown argument {arg:?} (usage: ufo-batch-jail [--rw DIR]... [--tmp DIR] [--desktop])"
+                    "unknown argument {arg:?} (usage: ufo-batch-jail [--rw DIR]... [--tmp DIR] [--hide DIR]... [--desktop])"
                 ));
             }
         }
@@ -114,7 +135,14 @@ pub(crate) fn main() -> ExitCode {
     };
     // SAFETY: plain system calls on this single-threaded process.
     let (uid, gid) = unsafe { (libc::getuid(), libc::getgid()) };
-    let flags = libc::CLONE_NEWUSER | libc::CLONE_NEWNS | libc::CLONE_NEWIPC | libc::CLONE_NEWPID;
+    // A desktop gets a network namespace of its own: abstract Unix sockets (an X
+    // server's, a session bus's) are per network namespace, so no other desktop and
+    // nothing of the machine's can be reached that way, whatever the kernel's Landlock.
+    let mut flags =
+        libc::CLONE_NEWUSER | libc::CLONE_NEWNS | libc::CLONE_NEWIPC | libc::CLONE_NEWPID;
+    if options.desktop {
+        flags |= libc::CLONE_NEWNET;
+    }
     // SAFETY: unshare only changes this process's namespaces.
     if let Err(e) = check(
         unsafe { libc::unshare(flags) } as libc::c_long,
@@ -246,39 +274,63 @@ fn build_view(options: &Options) -> Result<(), String> {
         mount(Some(dir), dir, None, libc::MS_BIND | libc::MS_REC, None)?;
     }
     let mut writable: Vec<&str> = options.dirs.iter().map(String::as_str).collect();
+    // What covers folders of the machine: the task's folder over /tmp, empty ones over
+    // the hidden folders (and, for a desktop, over the folders that hold sockets).
+    let mut covers: Vec<(&str, Option<&str>)> = Vec::new();
     if let Some(tmp) = &options.tmp {
-        // Writable folders under the machine's /tmp would be covered by the task's:
-        // keep a handle on each, and bind them again at their paths inside it.
-        let mut covered = Vec::new();
-        for dir in options.dirs.iter().filter(|d| d.starts_with("/tmp/")) {
-            let path = cstring(dir)?;
-            // SAFETY: opens a path for reference only, closed below.
-            let fd = unsafe { libc::open(path.as_ptr(), libc::O_PATH | libc::O_CLOEXEC) };
-            check(fd as libc::c_long, &format!("cannot open {dir}"))?;
-            covered.push((dir, fd));
-        }
-        mount(Some(tmp), "/tmp", None, libc::MS_BIND | libc::MS_REC, None)?;
+        covers.push(("/tmp", Some(tmp.as_str())));
         writable.push("/tmp");
-        for (dir, fd) in covered {
-            std::fs::create_dir_all(dir).map_err(|e| format!("cannot make {dir}: {e}"))?;
-            let from = format!("/proc/self/fd/{fd}");
-            mount(Some(&from), dir, None, libc::MS_BIND | libc::MS_REC, None)?;
-            // SAFETY: the descriptor is ours and no longer needed.
-            unsafe { libc::close(fd) };
-        }
     }
     if options.desktop {
-        for folder in SOCKET_FOLDERS {
-            if std::path::Path::new(folder).is_dir() {
-                mount(
-                    Some("tmpfs"),
-                    folder,
-                    Some("tmpfs"),
-                    libc::MS_NOSUID | libc::MS_NODEV | libc::MS_NOEXEC,
-                    Some("mode=0755,size=64k"),
-                )?;
-            }
+        covers.extend(
+            SOCKET_FOLDERS
+                .iter()
+                .filter(|f| std::path::Path::new(f).is_dir())
+                .map(|f| (*f, None)),
+        );
+    }
+    covers.extend(options.hidden.iter().map(|h| (h.as_str(), None)));
+    // Writable folders under a cover would vanish with it: keep a handle on each, and
+    // bind them again at their paths once everything is covered.
+    let under = |dir: &str, cover: &str| {
+        dir.strip_prefix(cover.trim_end_matches('/'))
+            .is_some_and(|rest| rest.starts_with('/'))
+    };
+    let mut kept = Vec::new();
+    for dir in options
+        .dirs
+        .iter()
+        .filter(|d| covers.iter().any(|(c, _)| under(d, c)))
+    {
+        let path = cstring(dir)?;
+        // SAFETY: opens a path for reference only, closed below.
+        let fd = unsafe { libc::open(path.as_ptr(), libc::O_PATH | libc::O_CLOEXEC) };
+        check(fd as libc::c_long, &format!("cannot open {dir}"))?;
+        kept.push((dir, fd));
+    }
+    for (target, source) in covers {
+        if !std::path::Path::new(target).is_dir() {
+            // A hidden folder under an earlier cover (the task's /tmp): made there. (Every
+            // other target exists: options and the list above keep only folders that do.)
+            std::fs::create_dir_all(target).map_err(|e| format!("cannot make {target}: {e}"))?;
         }
+        match source {
+            Some(from) => mount(Some(from), target, None, libc::MS_BIND | libc::MS_REC, None)?,
+            None => mount(
+                Some("tmpfs"),
+                target,
+                Some("tmpfs"),
+                libc::MS_NOSUID | libc::MS_NODEV | libc::MS_NOEXEC,
+                Some("mode=0755,size=1m"),
+            )?,
+        }
+    }
+    for (dir, fd) in kept {
+        std::fs::create_dir_all(dir).map_err(|e| format!("cannot make {dir}: {e}"))?;
+        let from = format!("/proc/self/fd/{fd}");
+        mount(Some(&from), dir, None, libc::MS_BIND | libc::MS_REC, None)?;
+        // SAFETY: the descriptor is ours and no longer needed.
+        unsafe { libc::close(fd) };
     }
     private_dev()?;
     set_attributes("/", true, MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID, 0)?;

@@ -28,6 +28,8 @@ const SCREEN: &str = "1280x800x24";
 const UP_TIMEOUT: Duration = Duration::from_secs(20);
 /// How long an app asked to close may take (to finish a save) before it is killed.
 const CLOSE_TIMEOUT: Duration = Duration::from_secs(5);
+/// How long one accessibility call may take (a wedged app must not hold the task).
+const BUS_TIMEOUT: Duration = Duration::from_secs(15);
 /// The launcher of the accessibility bus.
 const AT_SPI_LAUNCHER: &str = "/usr/libexec/at-spi-bus-launcher";
 
@@ -37,8 +39,13 @@ pub(crate) struct StartOptions<'a> {
     pub(crate) jail: &'a Path,
     /// The task's workspace (the app's working folder, writable).
     pub(crate) workspace: &'a Path,
-    /// The task's temporary folder: the desktop's `/tmp` (HOME, profile, sockets, logs).
+    /// The desktop's `/tmp` (HOME, profile, sockets): a folder only the desktop's jail
+    /// writes (never the task's shell commands), made fresh.
     pub(crate) tmp: &'a Path,
+    /// Where the desktop's programs print (a file only the runner writes).
+    pub(crate) log: &'a Path,
+    /// Folders the desktop must not see (the run's other tasks, the user's home).
+    pub(crate) hidden: Vec<std::path::PathBuf>,
     /// How long an app may take to show a window.
     pub(crate) app_timeout: Duration,
 }
@@ -68,9 +75,16 @@ impl LinuxDesktop {
             p.canonicalize()
                 .map_err(|e| format!("cannot use the folder {}: {e}", p.display()))
         };
+        if options.tmp.exists() {
+            // An earlier attempt's (removing does not follow the links it may hold).
+            std::fs::remove_dir_all(options.tmp)
+                .map_err(|e| format!("cannot clear {}: {e}", options.tmp.display()))?;
+        }
+        std::fs::create_dir_all(options.tmp)
+            .map_err(|e| format!("cannot prepare the desktop's folders: {e}"))?;
         let tmp = real(options.tmp)?;
         let workspace = real(options.workspace)?;
-        for dir in ["home", "xdg", "logs"] {
+        for dir in ["home", "xdg"] {
             std::fs::create_dir_all(tmp.join(dir))
                 .map_err(|e| format!("cannot prepare the desktop's folders: {e}"))?;
         }
@@ -82,12 +96,13 @@ impl LinuxDesktop {
         let jail_options = JailOptions {
             writable: vec![workspace.clone(), tmp.clone()],
             tmp: Some(tmp.clone()),
+            hidden: options.hidden.clone(),
             desktop: true,
         };
         let jail = Jail::start_with(options.jail, &jail_options)
             .await
             .map_err(|e| format!("cannot start the desktop's jail: {e}"))?;
-        let mut processes = Processes::new(jail, tmp, workspace);
+        let mut processes = Processes::new(jail, tmp, workspace, options.log.to_path_buf());
         match bring_up(&mut processes).await {
             Ok((display, a11y)) => Ok(LinuxDesktop {
                 processes,
@@ -163,6 +178,7 @@ async fn bring_up(p: &mut Processes) -> Result<(Display, Connection), String> {
     let address = a11y_address(p, &session).await?;
     let a11y = zbus::connection::Builder::address(address.as_str())
         .map_err(|e| format!("the accessibility bus's address {address}: {e}"))?
+        .method_timeout(BUS_TIMEOUT)
         .build()
         .await
         .map_err(|e| format!("cannot connect to the accessibility bus: {e}"))?;
@@ -186,7 +202,7 @@ async fn a11y_address(p: &mut Processes, session: &Connection) -> Result<String,
                 return Err(format!(
                     "the accessibility bus did not come up within {}s ({e}){}",
                     UP_TIMEOUT.as_secs(),
-                    tail(&p.log("the accessibility bus"))
+                    tail(p.log())
                 ));
             }
             Err(_) => tokio::time::sleep(Duration::from_millis(50)).await,
@@ -227,7 +243,7 @@ impl Backend for LinuxDesktop {
                 return Err(format!(
                     "{what} showed no window within {}s{}",
                     self.app_timeout.as_secs(),
-                    tail(&self.processes.log(APP))
+                    tail(self.processes.log())
                 ));
             }
             tokio::time::sleep(Duration::from_millis(200)).await;

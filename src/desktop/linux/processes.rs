@@ -34,6 +34,8 @@ pub(super) struct Processes {
     /// The desktop's `/tmp`, as the runner sees it.
     pub(super) tmp: PathBuf,
     workspace: PathBuf,
+    /// Where every program of the desktop prints.
+    log: PathBuf,
 }
 
 /// Where a program is (the jail starts programs by path, with no search), or why it
@@ -54,10 +56,14 @@ pub(super) fn find_program(argv0: &str) -> Result<PathBuf, String> {
     })
 }
 
+/// The log, opened for appending: never through a link (the runner alone writes the
+/// task folder, but a link there must not send a program's output elsewhere).
 fn log_file(path: &Path) -> Result<(OwnedFd, OwnedFd), String> {
+    use std::os::unix::fs::OpenOptionsExt;
     let file = std::fs::OpenOptions::new()
         .create(true)
         .append(true)
+        .custom_flags(libc::O_NOFOLLOW)
         .open(path)
         .map_err(|e| format!("cannot open {}: {e}", path.display()))?;
     let again = file
@@ -66,10 +72,28 @@ fn log_file(path: &Path) -> Result<(OwnedFd, OwnedFd), String> {
     Ok((OwnedFd::from(file), OwnedFd::from(again)))
 }
 
-/// The last lines of a log, for a message.
+/// The last lines of the log (of its last 4 KiB, a regular file's only), for a message.
 pub(super) fn tail(path: &Path) -> String {
-    let text = std::fs::read(path).unwrap_or_default();
-    let text = String::from_utf8_lossy(&text);
+    use std::io::{Read, Seek, SeekFrom};
+    use std::os::unix::fs::OpenOptionsExt;
+    const LAST: u64 = 4096;
+    let Ok(mut file) = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
+        .open(path)
+    else {
+        return String::new();
+    };
+    let Ok(meta) = file.metadata() else {
+        return String::new();
+    };
+    if !meta.is_file() {
+        return String::new();
+    }
+    let _ = file.seek(SeekFrom::Start(meta.len().saturating_sub(LAST)));
+    let mut bytes = Vec::new();
+    let _ = file.take(LAST).read_to_end(&mut bytes);
+    let text = String::from_utf8_lossy(&bytes);
     let lines: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
     let start = lines.len().saturating_sub(5);
     if lines.is_empty() {
@@ -88,12 +112,13 @@ fn describe(exit: JailExit) -> String {
 }
 
 impl Processes {
-    pub(super) fn new(jail: Jail, tmp: PathBuf, workspace: PathBuf) -> Self {
+    pub(super) fn new(jail: Jail, tmp: PathBuf, workspace: PathBuf, log: PathBuf) -> Self {
         Self {
             jail: Some(jail),
             running: Vec::new(),
             tmp,
             workspace,
+            log,
         }
     }
 
@@ -117,14 +142,9 @@ impl Processes {
         .collect()
     }
 
-    /// The log a program of this kind writes to.
-    pub(super) fn log(&self, what: &str) -> PathBuf {
-        let name = if what.starts_with(APP) {
-            "app.log"
-        } else {
-            "desktop.log"
-        };
-        self.tmp.join("logs").join(name)
+    /// The log every program of the desktop writes to.
+    pub(super) fn log(&self) -> &Path {
+        &self.log
     }
 
     /// Starts `argv` as `what`, in the workspace.
@@ -134,7 +154,7 @@ impl Processes {
             return Err(format!("cannot start {what}: no program given"));
         };
         *first = find_program(first)?.display().to_string();
-        let (stdout, stderr) = log_file(&self.log(what))?;
+        let (stdout, stderr) = log_file(&self.log)?;
         let env = Self::env();
         let jail = self.jail.as_mut().ok_or("the desktop has ended")?;
         let started = jail
@@ -175,7 +195,7 @@ impl Processes {
             .iter()
             .find(|r| r.what.starts_with(what) && r.ended.is_some())?;
         let how = describe(r.ended?);
-        Some(format!("{} {how}{}", r.what, tail(&self.log(&r.what))))
+        Some(format!("{} {how}{}", r.what, tail(&self.log)))
     }
 
     /// Whether a program whose name starts with `what` still runs.
@@ -202,7 +222,7 @@ impl Processes {
                 return Err(format!(
                     "{what} did not come up within {}s{}",
                     timeout.as_secs(),
-                    tail(&self.log(what))
+                    tail(&self.log)
                 ));
             }
             tokio::time::sleep(Duration::from_millis(20)).await;

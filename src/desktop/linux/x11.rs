@@ -73,10 +73,18 @@ impl Display {
         &self,
         work: impl FnOnce(&Self) -> Result<T, String> + Send + 'static,
     ) -> Result<T, String> {
+        // A display that stops answering (an app grabbing the server) must not hold the
+        // task: the request is given up (its thread ends when the desktop does).
+        const LIMIT: std::time::Duration = std::time::Duration::from_secs(30);
         let this = self.clone();
-        tokio::task::spawn_blocking(move || work(&this))
-            .await
-            .map_err(|e| format!("the display request panicked: {e}"))?
+        let work = tokio::task::spawn_blocking(move || work(&this));
+        match tokio::time::timeout(LIMIT, work).await {
+            Ok(done) => done.map_err(|e| format!("the display request panicked: {e}"))?,
+            Err(_) => Err(format!(
+                "the display did not answer within {}s",
+                LIMIT.as_secs()
+            )),
+        }
     }
 
     fn fake(&self, kind: u8, detail: u8, x: i16, y: i16) -> Result<(), String> {

@@ -139,8 +139,30 @@ impl State {
     ) -> Result<String, String> {
         let before = self.top_windows()?;
         let (program, args) = argv.split_first().ok_or("no program given")?;
+        // The runner's environment (API keys among it) is not the app's.
+        let keep = [
+            "SYSTEMROOT",
+            "WINDIR",
+            "PATH",
+            "TEMP",
+            "TMP",
+            "USERPROFILE",
+            "APPDATA",
+            "LOCALAPPDATA",
+            "PROGRAMFILES",
+            "PROGRAMDATA",
+            "COMSPEC",
+            "HOMEDRIVE",
+            "HOMEPATH",
+            "USERNAME",
+        ];
         let child = Command::new(program)
             .args(args)
+            .env_clear()
+            .envs(
+                keep.iter()
+                    .filter_map(|k| std::env::var_os(k).map(|v| (k, v))),
+            )
             .current_dir(cwd)
             .spawn()
             .map_err(|e| format!("cannot start {program}: {e}"))?;

@@ -18,6 +18,9 @@ use crate::desktop::tools::is_desktop_tool;
 use crate::rundir::layout::TaskDir;
 use crate::tool::{ToolCall, ToolResult};
 
+/// How long the final screenshot and closing the app may take when the task ends.
+const END_SESSION_LIMIT: Duration = Duration::from_secs(30);
+
 /// The namespace of desktop tool results (UFO's server namespace).
 const NAMESPACE: &str = "AppUIExecutor";
 
@@ -51,6 +54,9 @@ pub(crate) struct DesktopExecutor {
     document: Option<String>,
     /// The programs of the apps opened so far.
     opened: Vec<String>,
+    /// Folders the desktop must not see: the run's folder (other tasks' desktops and
+    /// files) and the user's home (their sockets and keys).
+    hidden: Vec<std::path::PathBuf>,
     settings: DesktopSettings,
     backend: Option<Box<dyn Backend>>,
     /// The controls as last observed, until an action changes the screen.
@@ -72,6 +78,7 @@ impl DesktopExecutor {
         dir: TaskDir,
         app: Option<Launch>,
         document: Option<String>,
+        hidden: Vec<std::path::PathBuf>,
         settings: DesktopSettings,
     ) -> Self {
         Self {
@@ -80,6 +87,7 @@ impl DesktopExecutor {
             app,
             document,
             opened: Vec::new(),
+            hidden,
             settings,
             backend: None,
             snapshot: None,
@@ -128,19 +136,26 @@ impl DesktopExecutor {
     }
 }
 
-/// Starts the desktop of the task folder `dir`.
+/// Starts the desktop of the task folder `dir`, out of sight of `hidden`.
 #[cfg(target_os = "linux")]
-async fn start(dir: TaskDir, app_timeout: Duration) -> Result<Box<dyn Backend>, String> {
+async fn start(
+    dir: TaskDir,
+    hidden: Vec<std::path::PathBuf>,
+    app_timeout: Duration,
+) -> Result<Box<dyn Backend>, String> {
     use crate::desktop::linux::{LinuxDesktop, StartOptions};
     let jail = crate::jail::jail_binary().ok_or(
         "desktop tasks run in a jail, and ufo-batch-jail is not beside ufo-batch (cargo build --release builds both)",
     )?;
-    let tmp = dir.tmp();
+    let tmp = dir.desktop();
     let workspace = dir.workspace();
+    let log = dir.desktop_log();
     let options = StartOptions {
         jail: &jail,
         workspace: &workspace,
         tmp: &tmp,
+        log: &log,
+        hidden,
         app_timeout,
     };
     Ok(Box::new(LinuxDesktop::start(&options).await?))
@@ -148,14 +163,22 @@ async fn start(dir: TaskDir, app_timeout: Duration) -> Result<Box<dyn Backend>, 
 
 /// Starts the task's desktop on Windows: its apps on the one interactive desktop.
 #[cfg(windows)]
-async fn start(dir: TaskDir, app_timeout: Duration) -> Result<Box<dyn Backend>, String> {
+async fn start(
+    dir: TaskDir,
+    _hidden: Vec<std::path::PathBuf>,
+    app_timeout: Duration,
+) -> Result<Box<dyn Backend>, String> {
     let desktop =
         crate::desktop::windows::WindowsDesktop::start(&dir.workspace(), app_timeout).await?;
     Ok(Box::new(desktop))
 }
 
 #[cfg(not(any(target_os = "linux", windows)))]
-async fn start(_dir: TaskDir, _app_timeout: Duration) -> Result<Box<dyn Backend>, String> {
+async fn start(
+    _dir: TaskDir,
+    _hidden: Vec<std::path::PathBuf>,
+    _app_timeout: Duration,
+) -> Result<Box<dyn Backend>, String> {
     Err("desktop tasks run on Linux and Windows only".to_string())
 }
 
@@ -181,7 +204,12 @@ impl Executor for DesktopExecutor {
 
     async fn prepare(&mut self) -> Result<Option<String>, String> {
         let clock = std::time::Instant::now();
-        let started = start(self.dir.clone(), self.settings.app_timeout).await;
+        let started = start(
+            self.dir.clone(),
+            self.hidden.clone(),
+            self.settings.app_timeout,
+        )
+        .await;
         let backend = match started {
             Ok(backend) => self.backend.insert(backend),
             Err(e) => {
@@ -249,7 +277,14 @@ impl Executor for DesktopExecutor {
 
     async fn shutdown(&mut self) -> Option<String> {
         let mut notes = std::mem::take(&mut self.notes);
-        notes.extend(self.end_session().await);
+        // Bounded: the task is over (it may have timed out because the app hung).
+        match tokio::time::timeout(END_SESSION_LIMIT, self.end_session()).await {
+            Ok(note) => notes.extend(note),
+            Err(_) => notes.push(format!(
+                "the final screenshot and closing the app took over {}s and were given up",
+                END_SESSION_LIMIT.as_secs()
+            )),
+        }
         if let Some(mut backend) = self.backend.take() {
             notes.extend(backend.end().await);
         }
