@@ -456,3 +456,38 @@ fn desktop_tasks_retry_and_resume_like_shell_tasks() {
         1
     );
 }
+
+#[test]
+fn select_application_moves_the_actions_to_the_app_it_opens() {
+    if !desktop_stack() {
+        return;
+    }
+    // Writer and Calc show their windows in one LibreOffice instance; the actions go to
+    // the window the selection opened.
+    let p = Project::new();
+    p.task(
+        "switch.json",
+        json!({"request": "two apps", "timeout": 180, "actions": [
+            {"agent": "HostAgent", "action": "select_application", "parameters": {"app_name": "word"}},
+            {"action": "get_app_window_info", "parameters": {}},
+            {"agent": "HostAgent", "action": "select_application", "parameters": {"app_name": "excel"}},
+            {"action": "get_app_window_info", "parameters": {}}
+        ]}),
+    );
+    let out = p.run(&[]);
+    assert_eq!(out.status_of("switch"), "passed", "{}", out.stderr);
+    let log = std::fs::read_to_string(out.run_dir("proj").join("switch/response.log")).unwrap();
+    let names: Vec<String> = log
+        .lines()
+        .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
+        .filter(|r| r["action"][0]["function"] == "get_app_window_info")
+        .map(|r| {
+            r["action"][0]["result"]["result"]["name"]
+                .as_str()
+                .unwrap_or("")
+                .to_string()
+        })
+        .collect();
+    assert!(names[0].ends_with("LibreOffice Writer"), "{names:?}");
+    assert!(names[1].ends_with("LibreOffice Calc"), "{names:?}");
+}

@@ -23,6 +23,8 @@ use crate::desktop::control::{Control, ControlType, LISTED, Rect};
 const REGISTRY: &str = "org.a11y.atspi.Registry";
 /// Every application's root object.
 const ROOT: &str = "/org/a11y/atspi/accessible/root";
+/// How many nodes are asked about at once.
+const CONCURRENT: usize = 32;
 /// The most nodes a walk visits (LibreOffice's Writer shows about 900).
 const MAX_NODES: usize = 5000;
 /// A node with more children than this is not walked into (Calc's grid reports two
@@ -105,10 +107,18 @@ interface_proxy!(action, ActionProxy);
 interface_proxy!(text, TextProxy);
 interface_proxy!(editable, EditableTextProxy);
 
-/// The applications on the bus, each with whether it shows a window.
-pub(crate) async fn applications(
-    conn: &Connection,
-) -> Result<Vec<(ObjectId, String, bool)>, String> {
+/// An application on the bus and its windows that show.
+pub(crate) struct Application {
+    /// Its root.
+    pub(crate) id: ObjectId,
+    /// Its name.
+    pub(crate) name: String,
+    /// Its showing windows.
+    pub(crate) windows: Vec<ObjectId>,
+}
+
+/// The applications on the bus.
+pub(crate) async fn applications(conn: &Connection) -> Result<Vec<Application>, String> {
     let registry = ObjectId {
         bus: REGISTRY.to_string(),
         path: ROOT.to_string(),
@@ -131,7 +141,7 @@ pub(crate) async fn applications(
             continue;
         };
         let name = proxy.name().await.unwrap_or_default();
-        let mut showing = false;
+        let mut windows = Vec::new();
         for window in proxy.get_children().await.unwrap_or_default() {
             let Some(bus) = window.name_as_str() else {
                 continue;
@@ -145,10 +155,10 @@ pub(crate) async fn applications(
                     .await
                     .is_ok_and(|s| s.contains(State::Showing))
             {
-                showing = true;
+                windows.push(wid);
             }
         }
-        out.push((id, name, showing));
+        out.push(Application { id, name, windows });
     }
     Ok(out)
 }
@@ -250,10 +260,17 @@ pub(crate) async fn walk(conn: &Connection, app: &ObjectId) -> Result<Vec<Node>,
         .collect();
     let mut depth = 0;
     while !level.is_empty() && nodes.len() < MAX_NODES {
+        // At most MAX_NODES in all, and a bounded number of calls in flight at once.
+        level.truncate(MAX_NODES - nodes.len());
+        let slots = std::sync::Arc::new(tokio::sync::Semaphore::new(CONCURRENT));
         let mut set = tokio::task::JoinSet::new();
         for (i, (parent, id)) in level.drain(..).enumerate() {
             let conn = conn.clone();
-            set.spawn(async move { (i, parent, describe(conn, id, depth).await) });
+            let slots = std::sync::Arc::clone(&slots);
+            set.spawn(async move {
+                let _slot = slots.acquire_owned().await;
+                (i, parent, describe(conn, id, depth).await)
+            });
         }
         let mut found = Vec::new();
         while let Some(joined) = set.join_next().await {
@@ -282,11 +299,13 @@ pub(crate) async fn walk(conn: &Connection, app: &ObjectId) -> Result<Vec<Node>,
 }
 
 /// The control list of a walk (labelled in depth-first order, dialogs' controls
-/// included), the main window, and the tree.
-pub(crate) fn snapshot(nodes: &[Node], application: &str) -> Snapshot {
+/// included), the main window (the `selected` one, if it shows), and the tree.
+pub(crate) fn snapshot(nodes: &[Node], application: &str, selected: Option<&ObjectId>) -> Snapshot {
     let mut controls = Vec::new();
     let mut order = Vec::new();
-    let roots: Vec<usize> = (0..nodes.len()).filter(|&i| nodes[i].depth == 0).collect();
+    let mut roots: Vec<usize> = (0..nodes.len()).filter(|&i| nodes[i].depth == 0).collect();
+    // The selected window first (stable otherwise).
+    roots.sort_by_key(|&i| Some(&nodes[i].id) != selected);
     let mut stack: Vec<usize> = roots.iter().rev().copied().collect();
     while let Some(i) = stack.pop() {
         order.push(i);

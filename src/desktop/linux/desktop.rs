@@ -57,6 +57,10 @@ pub(crate) struct LinuxDesktop {
     a11y: Connection,
     /// The app the actions go to (its root on the accessibility bus, its name).
     app: Option<(ObjectId, String)>,
+    /// The window the app showed when it was selected (an office suite shows each
+    /// module's window in one instance): its controls come first, and it is "the"
+    /// window.
+    window: Option<ObjectId>,
     /// How long an app may take to show a window.
     app_timeout: Duration,
     /// The last snapshot's nodes (a control's handle indexes them).
@@ -109,6 +113,7 @@ impl LinuxDesktop {
                 display,
                 a11y,
                 app: None,
+                window: None,
                 app_timeout: options.app_timeout,
                 nodes: Vec::new(),
             }),
@@ -214,29 +219,30 @@ async fn a11y_address(p: &mut Processes, session: &Connection) -> Result<String,
 impl Backend for LinuxDesktop {
     async fn open_app(&mut self, launch: &Launch) -> Result<String, String> {
         let what = format!("{APP} ({})", launch.argv.join(" "));
-        let before: Vec<String> = atspi::applications(&self.a11y)
-            .await
-            .unwrap_or_default()
-            .into_iter()
-            .map(|(id, _, _)| id.bus)
-            .collect();
+        let windows = |apps: &[atspi::Application]| -> Vec<ObjectId> {
+            apps.iter().flat_map(|a| a.windows.clone()).collect()
+        };
+        let before = windows(&atspi::applications(&self.a11y).await.unwrap_or_default());
         let clock = Instant::now();
         self.processes.spawn(&what, &launch.argv).await?;
         loop {
-            // The new app is the one that was not on the bus before and shows a window.
-            if let Some((id, name, _)) = atspi::applications(&self.a11y)
-                .await
-                .unwrap_or_default()
-                .into_iter()
-                .find(|(id, _, showing)| *showing && !before.contains(&id.bus))
-            {
-                self.app = Some((id, name.clone()));
+            // The app is the one that shows a window that was not there before (an
+            // office suite may show it in the instance already running, whose launcher
+            // then hands over and exits).
+            let apps = atspi::applications(&self.a11y).await.unwrap_or_default();
+            if let Some((app, window)) = apps.into_iter().find_map(|a| {
+                let new = a.windows.iter().find(|w| !before.contains(w)).cloned();
+                new.map(|w| (a, w))
+            }) {
+                let name = app.name.clone();
+                self.app = Some((app.id, app.name));
+                self.window = Some(window);
                 return Ok(format!(
                     "{name} showed its window in {:.1}s",
                     clock.elapsed().as_secs_f64()
                 ));
             }
-            if let Some(gone) = self.processes.ended(&what) {
+            if let Some(gone) = self.processes.failed(&what) {
                 return Err(gone);
             }
             if clock.elapsed() > self.app_timeout {
@@ -259,7 +265,7 @@ impl Backend for LinuxDesktop {
             Ok(nodes) => self.nodes = nodes,
             Err(e) => return Err(self.processes.ended(APP).unwrap_or(e)),
         }
-        Ok(atspi::snapshot(&self.nodes, &name))
+        Ok(atspi::snapshot(&self.nodes, &name, self.window.as_ref()))
     }
 
     async fn click(

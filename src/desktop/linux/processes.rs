@@ -198,6 +198,18 @@ impl Processes {
         Some(format!("{} {how}{}", r.what, tail(&self.log)))
     }
 
+    /// Why a program whose name starts with `what` failed, if one did (ended other than
+    /// with code 0: a launcher that hands over to a running instance exits with 0).
+    pub(super) fn failed(&mut self, what: &str) -> Option<String> {
+        self.poll();
+        let r = self
+            .running
+            .iter()
+            .find(|r| r.what.starts_with(what) && r.ended.is_some_and(|e| e.code != Some(0)))?;
+        let how = describe(r.ended?);
+        Some(format!("{} {how}{}", r.what, tail(&self.log)))
+    }
+
     /// Whether a program whose name starts with `what` still runs.
     pub(super) fn runs(&mut self, what: &str) -> bool {
         self.poll();

@@ -180,6 +180,7 @@ impl Display {
             d.sync()
         })
         .await?;
+        let mut moved = Ok(());
         for i in 1..=MOVES {
             tokio::time::sleep(duration / MOVES as u32).await;
             let step = |a: i32, b: i32| {
@@ -187,17 +188,24 @@ impl Display {
                     as i32
             };
             let (x, y) = (step(from.0, to.0), step(from.1, to.1));
-            self.move_to(x, y).await?;
-        }
-        let (tx, ty) = self.clamp(to.0, to.1);
-        self.blocking(move |d| {
-            d.fake(BUTTON_RELEASE, button_number(button), tx, ty)?;
-            if let Some(code) = held_code {
-                d.fake(KEY_RELEASE, code, 0, 0)?;
+            moved = self.move_to(x, y).await;
+            if moved.is_err() {
+                break;
             }
-            d.sync()
-        })
-        .await
+        }
+        // Released whatever happened on the way: a button or key left down would hold
+        // the rest of the task.
+        let (tx, ty) = self.clamp(to.0, to.1);
+        let released = self
+            .blocking(move |d| {
+                d.fake(BUTTON_RELEASE, button_number(button), tx, ty)?;
+                if let Some(code) = held_code {
+                    d.fake(KEY_RELEASE, code, 0, 0)?;
+                }
+                d.sync()
+            })
+            .await;
+        moved.and(released)
     }
 
     /// The keycode that types `keysym`, and whether Shift is needed; a spare keycode

@@ -174,7 +174,7 @@ async fn run(ex: &mut DesktopExecutor, action: &DesktopAction) -> Result<Value, 
                 ex.document.as_deref(),
             )?
             .ok_or_else(|| format!("no app is named {name:?}"))?;
-            let program = launch.argv.first().cloned().unwrap_or_default();
+            let program = launch.argv.join(" ");
             if ex.opened.contains(&program) {
                 return Ok(json!({"application": name, "opened": false}));
             }

@@ -52,7 +52,7 @@ pub(crate) struct DesktopExecutor {
     app: Option<Launch>,
     /// The task's document in the workspace (its `object`), for apps opened later.
     document: Option<String>,
-    /// The programs of the apps opened so far.
+    /// The command lines of the apps opened so far.
     opened: Vec<String>,
     /// Folders the desktop must not see: the run's folder (other tasks' desktops and
     /// files) and the user's home (their sockets and keys).
@@ -221,7 +221,7 @@ impl Executor for DesktopExecutor {
         if let Some(app) = self.app.clone() {
             match backend.open_app(&app).await {
                 Ok(how) => {
-                    self.opened.extend(app.argv.first().cloned());
+                    self.opened.push(app.argv.join(" "));
                     note.push_str(&format!("; {how}"));
                 }
                 Err(e) => {
