@@ -186,12 +186,20 @@ pub(crate) async fn run_attempt(
     if let Some(note) = executor.shutdown().await {
         events.info(note);
     }
+    let unprepared = matches!(ended, Ended::Unprepared(_));
     let mut outcome = AttemptOutcome::from_end(
         ended,
         progress.session.as_ref().map(|s| &s.ctx),
         stage_name(progress.stage),
     );
-    if let Some(end) = outcome.last_command_end() {
+    if unprepared && stop.stopping.is_cancelled() {
+        // The desktop or its app ended while starting, the run stopping (a scheduler
+        // signals every process at once): not the task's error.
+        outcome.cancel(format!(
+            "cancelled: {} while the run was stopping; it runs again when the run is resumed",
+            outcome.reason.clone().unwrap_or_default()
+        ));
+    } else if let Some(end) = outcome.last_command_end() {
         // A command that ended badly after the run began stopping was most likely stopped
         // by the same signal (a scheduler signals the runner and every command at once,
         // and a shell reports its child's death as an exit code); one killed by a signal

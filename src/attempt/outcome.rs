@@ -160,6 +160,18 @@ impl AttemptOutcome {
         if self.status == TaskStatus::Passed {
             return None;
         }
+        // An app tool that failed last (its desktop going down with the run): not a
+        // shell command, but stopped the same way.
+        if let Some(last) = self
+            .trajectory
+            .iter()
+            .flat_map(|step| &step.action)
+            .next_back()
+            && last.result.status == crate::tool::ResultStatus::Failure
+            && crate::desktop::tools::is_desktop_tool(&last.function)
+        {
+            return Some(CommandEnd::ToolFailed);
+        }
         let last = self
             .trajectory
             .iter()
@@ -210,12 +222,14 @@ pub(crate) enum CommandEnd {
     ShellSignal(i64),
     /// Exited with another non-zero code.
     Failed(i64),
+    /// A desktop tool failed (its desktop may have gone down with the run).
+    ToolFailed,
 }
 
 impl CommandEnd {
     /// Whether the command was (or looks) killed by a signal, which a stopping run sends.
     pub(crate) fn by_signal(self) -> bool {
-        !matches!(self, CommandEnd::Failed(_))
+        !matches!(self, CommandEnd::Failed(_) | CommandEnd::ToolFailed)
     }
 }
 
@@ -227,6 +241,7 @@ impl std::fmt::Display for CommandEnd {
                 write!(f, "exited with code {code} (128 + signal {})", code - 128)
             }
             CommandEnd::Failed(code) => write!(f, "exited with code {code}"),
+            CommandEnd::ToolFailed => write!(f, "(an app tool) failed"),
         }
     }
 }
