@@ -218,7 +218,8 @@ impl Processes {
             .any(|r| r.what.starts_with(what) && r.ended.is_none())
     }
 
-    /// Waits for `path` (on this side) to appear, while `what` still runs.
+    /// Waits until the socket at `path` (on this side) accepts a connection, while
+    /// `what` still runs.
     pub(super) async fn wait_for_socket(
         &mut self,
         path: &Path,
@@ -226,7 +227,23 @@ impl Processes {
         timeout: Duration,
     ) -> Result<(), String> {
         let clock = Instant::now();
-        while !path.exists() {
+        // The socket's file appears when it is bound, a moment before it is listened
+        // on: ready is when a connection is accepted.
+        loop {
+            match std::os::unix::net::UnixStream::connect(path) {
+                Ok(_) => return Ok(()),
+                Err(e)
+                    if matches!(
+                        e.kind(),
+                        std::io::ErrorKind::NotFound | std::io::ErrorKind::ConnectionRefused
+                    ) => {}
+                Err(e) => {
+                    return Err(format!(
+                        "cannot connect to {what} at {}: {e}",
+                        path.display()
+                    ));
+                }
+            }
             if let Some(gone) = self.ended(what) {
                 return Err(format!("{gone} while starting"));
             }
@@ -239,7 +256,6 @@ impl Processes {
             }
             tokio::time::sleep(Duration::from_millis(20)).await;
         }
-        Ok(())
     }
 
     /// Waits up to `timeout` for every app to end; kills those that do not. Returns
