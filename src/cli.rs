@@ -59,6 +59,10 @@ pub(crate) struct RunArgs {
     /// Stop starting tasks once the run's LLM spend reaches this many USD.
     #[arg(long, value_name = "USD")]
     pub(crate) max_cost: Option<f64>,
+    /// LLM calls in flight at once, run-wide; fewer while the provider rate-limits
+    /// (default: --jobs).
+    #[arg(long, value_name = "N")]
+    pub(crate) max_connections: Option<usize>,
     /// Retry a task up to N times after an infrastructure error (never after `failed`).
     #[arg(long, value_name = "N")]
     pub(crate) retries: Option<u32>,
@@ -236,6 +240,7 @@ impl RunArgs {
             model: self.model,
             llm_base_url: self.llm_base_url,
             max_cost: self.max_cost,
+            max_connections: self.max_connections,
             requests: self.request,
             sandbox: self.sandbox,
             retries: self.retries,

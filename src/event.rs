@@ -23,6 +23,7 @@ use std::sync::Arc;
 use serde::Serialize;
 use tokio::sync::{mpsc, oneshot};
 
+use crate::llm::LimiterStats;
 use crate::record::{Evaluation, StepRecord, TaskRecord};
 use crate::task::{Problem, TaskId};
 use crate::units::Timestamp;
@@ -59,6 +60,9 @@ pub(crate) enum Event {
     },
     /// A task has its final status.
     TaskFinished(Arc<TaskFinished>),
+    /// The LLM calls in flight and the provider's rate limits, sent when they change
+    /// (at most once a second).
+    LlmLoad(LimiterStats),
     /// No new task will be started.
     Stopping {
         /// Why, in words.
@@ -142,6 +146,8 @@ pub(crate) struct RunFinished {
     pub(crate) interrupted: bool,
     /// What the runner process used.
     pub(crate) runner: Option<crate::resources::Resources>,
+    /// The LLM calls of the run, when it had an LLM.
+    pub(crate) llm: Option<LimiterStats>,
 }
 
 /// Severity of a task log line.

@@ -69,6 +69,7 @@ fn summary_line_json(s: &RunStats) -> serde_json::Value {
         "cost_usd": s.cost.usd(),
         "seconds": (s.elapsed.as_secs_f64() * 1000.0).round() / 1000.0,
         "stopped": s.stopped,
+        "llm": s.llm,
         "exit_code": s.exit_code(),
     })
 }

@@ -18,6 +18,7 @@ pub(crate) use outcome::AttemptOutcome;
 use crate::eval::EvalMode;
 use crate::event::TaskEvents;
 use crate::executor::{DesktopExecutor, DesktopSettings, Executor, ShellExecutor, ShellSettings};
+use crate::llm::WaitClock;
 use crate::rundir::RunLayout;
 use crate::session::{Context, Session};
 use crate::task::Task;
@@ -175,11 +176,23 @@ pub(crate) async fn run_attempt(
     };
     let limit = task.timeout.unwrap_or(settings.timeout);
     let mut progress = Progress::default();
+    // The wall-clock limit leaves out the time spent waiting for the LLM provider.
+    let waits = std::sync::Arc::new(WaitClock::default());
+    let started = tokio::time::Instant::now();
     let ended = {
-        let body = body(task, settings, executor.as_mut(), &mut progress, &events);
+        let body = waits.scope(body(
+            task,
+            settings,
+            executor.as_mut(),
+            &mut progress,
+            &events,
+        ));
         tokio::select! {
             ended = body => ended,
-            () = tokio::time::sleep(limit) => Ended::TimedOut(limit),
+            () = waits.deadline(started, limit) => Ended::TimedOut {
+                limit,
+                waited: waits.waited(),
+            },
             () = stop.kill.cancelled() => Ended::Killed,
         }
     };
@@ -192,6 +205,8 @@ pub(crate) async fn run_attempt(
         progress.session.as_ref().map(|s| &s.ctx),
         stage_name(progress.stage),
     );
+    outcome.llm.rate_limited += waits.rate_limited();
+    outcome.llm.waited_s = (waits.waited().as_secs_f64() * 1000.0).round() / 1000.0;
     if unprepared && stop.stopping.is_cancelled() {
         // The desktop or its app ended while starting, the run stopping (a scheduler
         // signals every process at once): not the task's error.

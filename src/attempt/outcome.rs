@@ -26,8 +26,8 @@ pub(super) enum Ended {
         reason: String,
         fatal: bool,
     },
-    /// The wall-clock limit struck.
-    TimedOut(Duration),
+    /// The wall-clock limit struck; the time waited for the LLM provider is not counted.
+    TimedOut { limit: Duration, waited: Duration },
     /// The run killed it (second Ctrl-C).
     Killed,
 }
@@ -101,12 +101,20 @@ impl AttemptOutcome {
                 retryable = true;
                 (TaskStatus::Error, Some(why), None)
             }
-            Ended::TimedOut(limit) => {
+            Ended::TimedOut { limit, waited } => {
                 let step = ctx
                     .and_then(|c| c.trajectory.last())
                     .map(|s| format!(" after step {}", s.session_step));
+                let waited = if waited >= Duration::from_millis(100) {
+                    format!(
+                        " (not counting {:.1}s spent waiting for the LLM provider)",
+                        waited.as_secs_f64()
+                    )
+                } else {
+                    String::new()
+                };
                 let why = format!(
-                    "timed out after {} during {stage}{}",
+                    "timed out after {} during {stage}{}{waited}",
                     humantime::format_duration(limit),
                     step.unwrap_or_default()
                 );

@@ -8,8 +8,11 @@ use super::prepare::Prepared;
 use super::{BatchError, RunSettings};
 use crate::attempt::AttemptSettings;
 use crate::backoff::Backoff;
-use crate::event::{Event, EventSink, RunFinished, RunStarted, TaskFinished, spawn_sink};
+use crate::event::{
+    Event, EventSender, EventSink, RunFinished, RunStarted, TaskFinished, spawn_sink,
+};
 use crate::executor::ShellSettings;
+use crate::llm::LlmClient;
 use crate::pool::{Budget, RetryPolicy, SessionPool, StopTokens};
 use crate::record::{SessionType, ShapeName};
 use crate::record::{TaskRecord, TaskStatus};
@@ -65,6 +68,10 @@ pub(crate) async fn execute<S: EventSink>(
         llm: batch.llm,
         agent: config.agent.clone(),
     };
+    let llm = settings.llm.clone();
+    let ticker = llm
+        .clone()
+        .map(|client| tokio::spawn(report_llm_load(client, events.clone())));
     let mut pool = SessionPool::new(config.jobs.get(), Arc::new(settings), events.clone());
     if let Some(max_usd) = config.max_cost {
         pool = pool.with_budget(Budget {
@@ -83,11 +90,17 @@ pub(crate) async fn execute<S: EventSink>(
         })
         .with_max_fail(config.max_fail);
     let stopped = pool.run(batch.work, stop.clone()).await;
+    if let Some(ticker) = ticker {
+        ticker.abort();
+    }
     events.send(Event::RunFinished(RunFinished {
         finished: Timestamp::now(),
         stopped,
         interrupted: stop.interrupted(),
         runner: Resources::now(),
+        llm: llm
+            .map(|client| client.load())
+            .filter(|load| load.calls > 0),
     }));
     drop(events);
     let sink = sink.join().ok_or_else(|| {
@@ -96,6 +109,22 @@ pub(crate) async fn execute<S: EventSink>(
     batch.discarding.finish();
     drop(batch.lock);
     sink
+}
+
+/// Tells the reporters about the LLM calls in flight and the provider's rate limits,
+/// once a second when they changed, until aborted.
+async fn report_llm_load(client: Arc<LlmClient>, events: EventSender) {
+    let mut last = None;
+    let mut tick = tokio::time::interval(std::time::Duration::from_secs(1));
+    tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
+    loop {
+        tick.tick().await;
+        let load = client.load();
+        if load.calls > 0 && last != Some(load) {
+            events.send(Event::LlmLoad(load));
+            last = Some(load);
+        }
+    }
 }
 
 /// The `error` result of a task file that cannot run.

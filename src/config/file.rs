@@ -99,6 +99,12 @@ pub(crate) struct LlmSection {
     pub(crate) retry_base: Option<String>,
     /// Longest wait between retries (`"60s"`).
     pub(crate) retry_max: Option<String>,
+    /// Calls in flight to the endpoint at once, run-wide (default: `--jobs`).
+    pub(crate) max_connections: Option<usize>,
+    /// Whether that limit adapts to the provider's rate-limit answers (default true).
+    pub(crate) adaptive: Option<bool>,
+    /// How long the endpoint may refuse every call before tasks fail (`"5m"`).
+    pub(crate) give_up_after: Option<String>,
     /// USD per 1k tokens, by model: `[llm.prices."gpt-4o"] input = 0.0025, output = 0.01`.
     #[serde(default)]
     pub(crate) prices: std::collections::BTreeMap<String, Price>,

@@ -52,6 +52,8 @@ pub(crate) struct RunOverrides {
     pub(crate) llm_base_url: Option<String>,
     /// `--max-cost`.
     pub(crate) max_cost: Option<f64>,
+    /// `--max-connections`.
+    pub(crate) max_connections: Option<usize>,
     /// `--request`: requests to run without a file.
     pub(crate) requests: Vec<String>,
     /// `--sandbox`.
@@ -170,7 +172,13 @@ pub(crate) fn resolve(
     ))?;
     let mut shell = shell_settings(o.command_timeout, file.executor)?;
     shell.limits = resource_limits(&file.sandbox)?;
-    let llm = llm_config(o.model, o.llm_base_url, file.llm)?;
+    let llm = llm_config(
+        o.model,
+        o.llm_base_url,
+        o.max_connections,
+        jobs.get(),
+        file.llm,
+    )?;
     let agent = agent_settings(file.agent)?;
     check_llm_needs(eval, o.max_cost, llm.as_ref())?;
     let resume = if o.fresh {

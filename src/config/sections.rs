@@ -4,7 +4,7 @@
 
 use super::ConfigError;
 use super::file::{AgentSection, ExecutorSection, LlmSection, SandboxSection};
-use super::values::{duration_option, layered};
+use super::values::{duration_option, layered, nonzero};
 use crate::agent::AgentSettings;
 use crate::eval::EvalMode;
 use crate::executor::sandbox::Sandbox;
@@ -48,6 +48,8 @@ pub(super) fn shell_settings(
 pub(super) fn llm_config(
     model: Option<String>,
     base_url: Option<String>,
+    max_connections: Option<usize>,
+    jobs: usize,
     f: LlmSection,
 ) -> Result<Option<LlmConfig>, ConfigError> {
     let Some(model) = model.or(f.model).filter(|m| !m.trim().is_empty()) else {
@@ -75,6 +77,17 @@ pub(super) fn llm_config(
     c.retry_base =
         duration_option(named(f.retry_base, "[llm] retry_base"))?.unwrap_or(c.retry_base);
     c.retry_max = duration_option(named(f.retry_max, "[llm] retry_max"))?.unwrap_or(c.retry_max);
+    // Each session makes one call at a time, so --jobs bounds the calls already.
+    c.max_connections = nonzero(layered(
+        "--max-connections",
+        "[llm] max_connections in the config file",
+        max_connections,
+        f.max_connections,
+    ))?
+    .unwrap_or(jobs);
+    c.adaptive = f.adaptive.unwrap_or(c.adaptive);
+    c.give_up_after =
+        duration_option(named(f.give_up_after, "[llm] give_up_after"))?.unwrap_or(c.give_up_after);
     c.prices = f.prices;
     Ok(Some(c))
 }

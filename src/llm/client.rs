@@ -1,7 +1,11 @@
-//! One chat call with retries. Transient failures (429, 5xx, timeouts, connection
-//! failures, malformed bodies) are retried with backoff, honouring `Retry-After`;
-//! permanent ones (400, 401, 403, 404) fail at once with a message that says what to
-//! fix. Every text that leaves here is redacted of the API key.
+//! One chat call with retries. Every call takes a slot of the run's limiter of calls in
+//! flight first. Rate-limit and overload answers (429, 503, 529) are waited out, not
+//! retried against the call's budget: they lower the limiter and, with `Retry-After`,
+//! pause the whole endpoint; only an endpoint that refuses everything for
+//! `give_up_after` fails the call. Other transient failures (5xx, timeouts, connection
+//! failures, malformed bodies) are retried with backoff; permanent ones (400, 401, 403,
+//! 404) fail at once with a message that says what to fix. Every text that leaves here
+//! is redacted of the API key.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -10,7 +14,8 @@ use serde_json::Value;
 
 use super::config::{ApiType, LlmConfig};
 use super::error::{LlmError, detail_of};
-use super::retry_hint::{retry_after, retryable_status};
+use super::limiter::{Answer, Limiter, LimiterStats};
+use super::retry_hint::{is_rate_limit, retry_after, retryable_status};
 use super::secret::{ApiKey, redact};
 use super::spend::Spend;
 use super::wire::{Completion, Message, request_body};
@@ -26,7 +31,7 @@ pub(crate) struct ChatReply {
     pub(crate) usage: Usage,
     /// Its cost.
     pub(crate) cost: Cost,
-    /// Requests made (1 + retries).
+    /// Requests made (1 + retries), rate-limit answers not counted.
     pub(crate) attempts: u32,
 }
 
@@ -36,12 +41,15 @@ pub(crate) struct LlmClient {
     config: LlmConfig,
     key: Option<ApiKey>,
     spend: Arc<Spend>,
+    limiter: Limiter,
 }
 
 /// A failed request: the error and whether (and when) to try again.
 struct Failure {
     error: LlmError,
     transient: bool,
+    /// A rate-limit or overload answer.
+    limited: bool,
     retry_after: Option<Duration>,
     /// Set when no connection could be made at all, with the cause in a few words.
     unreachable: Option<String>,
@@ -60,12 +68,19 @@ impl LlmClient {
             .user_agent(concat!("ufo-batch/", env!("CARGO_PKG_VERSION")))
             .build()
             .map_err(|e| format!("cannot build the HTTP client: {e}"))?;
+        let limiter = Limiter::new(config.max_connections, config.adaptive, config.retry_max);
         Ok(Self {
             http,
             config,
             key,
             spend,
+            limiter,
         })
+    }
+
+    /// The limiter's figures: calls in flight, the limit, rate-limit answers, waiting.
+    pub(crate) fn load(&self) -> LimiterStats {
+        self.limiter.stats()
     }
 
     /// Checks, before a run starts, that the server can be reached at all: any HTTP
@@ -116,42 +131,92 @@ impl LlmClient {
             max: self.config.retry_max,
         };
         let mut attempt = 0;
+        let mut limited = 0;
         loop {
+            let slot = match self.limiter.try_acquire() {
+                Ok(slot) => slot,
+                Err(_) => super::wait::waiting(self.limiter.acquire()).await,
+            };
             attempt += 1;
-            match self.send_once(&body).await {
+            let result = self.send_once(&body).await;
+            match result {
                 Ok((content, usage)) => {
+                    slot.finish(Answer::Served);
                     let cost = self.cost_of(usage);
                     self.spend.add(cost);
                     return Ok(ChatReply {
                         content,
                         usage,
                         cost,
-                        attempts: attempt,
+                        attempts: attempt - limited,
                     });
                 }
-                Err(f) if !f.transient => return Err(f.error),
-                Err(f) if attempt > self.config.max_retries => {
+                Err(f) if f.limited => {
+                    slot.finish(Answer::Limited(f.retry_after));
+                    super::wait::count_rate_limited();
+                    limited += 1;
+                    let refused_for = self.limiter.unavailable_for();
+                    if refused_for >= self.config.give_up_after {
+                        return Err(LlmError::RateLimited {
+                            url: crate::text::without_userinfo(&self.config.endpoint()),
+                            refused_for,
+                            answers: limited,
+                            last: f.error.to_string(),
+                        });
+                    }
+                    let load = self.limiter.stats();
+                    let wait = match f.retry_after {
+                        Some(hint) => format!(
+                            "every call to it waits {:.1}s, as the server asked",
+                            hint.min(self.config.retry_max).as_secs_f64()
+                        ),
+                        None => {
+                            let delay = backoff.delay(limited.min(16));
+                            notify(format!(
+                                "LLM request {attempt} was refused: {}; the provider is at its limit: this call waits {:.1}s and the run makes at most {} calls at once (a wait, not a retry)",
+                                f.error,
+                                delay.as_secs_f64(),
+                                load.limit
+                            ));
+                            self.wait_out(delay).await;
+                            continue;
+                        }
+                    };
+                    notify(format!(
+                        "LLM request {attempt} was refused: {}; the provider is at its limit: {wait}, and the run makes at most {} calls at once (a wait, not a retry)",
+                        f.error, load.limit
+                    ));
+                }
+                Err(f) if !f.transient => {
+                    slot.finish(Answer::Failed);
+                    return Err(f.error);
+                }
+                Err(f) if attempt - limited > self.config.max_retries => {
+                    slot.finish(Answer::Failed);
+                    let attempts = attempt - limited;
                     return Err(match f.unreachable {
                         Some(cause) => LlmError::Unreachable {
                             url: crate::text::without_userinfo(&self.config.endpoint()),
                             cause,
-                            attempts: attempt,
+                            attempts,
                         },
                         None => LlmError::GaveUp {
-                            attempts: attempt,
+                            attempts,
                             last: f.error.to_string(),
                         },
                     });
                 }
                 Err(f) => {
-                    let delay = backoff.delay_with_hint(attempt, f.retry_after);
+                    slot.finish(Answer::Failed);
+                    let retry = attempt - limited;
+                    let delay = backoff.delay_with_hint(retry, f.retry_after);
                     let why = if f.retry_after.is_some() {
                         " (as the server asked)"
                     } else {
                         ""
                     };
                     notify(format!(
-                        "LLM request {attempt} failed: {}; retrying in {:.1}s{why} (retry {attempt} of {})",
+                        "LLM request {attempt} failed: {}; retrying in {:.1}s{why} (retry {retry} of {})",
                         f.error,
                         delay.as_secs_f64(),
                         self.config.max_retries
@@ -160,6 +225,13 @@ impl LlmClient {
                 }
             }
         }
+    }
+
+    /// Backs off after a rate-limit answer: time waited for the provider, for the task
+    /// and for the run.
+    async fn wait_out(&self, delay: Duration) {
+        super::wait::waiting(tokio::time::sleep(delay)).await;
+        self.limiter.add_wait(delay);
     }
 
     async fn send_once(&self, body: &Value) -> Result<(String, Usage), Failure> {
@@ -174,6 +246,7 @@ impl LlmClient {
         let transient = |message: String| Failure {
             error: LlmError::Transient(self.redact(&message)),
             transient: true,
+            limited: false,
             retry_after: None,
             unreachable: None,
         };
@@ -234,6 +307,7 @@ impl LlmClient {
             return Err(Failure {
                 error: LlmError::Transient(format!("{code} {reason}{detail}")),
                 transient: true,
+                limited: is_rate_limit(code, &text),
                 retry_after: wait,
                 unreachable: None,
             });
@@ -263,6 +337,7 @@ impl LlmClient {
         Err(Failure {
             error,
             transient: false,
+            limited: false,
             retry_after: None,
             unreachable: None,
         })

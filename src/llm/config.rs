@@ -87,6 +87,14 @@ pub(crate) struct LlmConfig {
     /// Longest wait between retries, `Retry-After` included.
     #[serde(serialize_with = "crate::units::as_human")]
     pub(crate) retry_max: Duration,
+    /// Calls in flight to the endpoint at once, run-wide (the most, when adaptive).
+    pub(crate) max_connections: usize,
+    /// Whether fewer calls go out while the provider answers with rate limits.
+    pub(crate) adaptive: bool,
+    /// How long the endpoint may refuse every call (rate limits, overload) before the
+    /// tasks waiting for it fail and the run stops starting tasks.
+    #[serde(serialize_with = "crate::units::as_human")]
+    pub(crate) give_up_after: Duration,
     /// Prices by model name.
     pub(crate) prices: BTreeMap<String, Price>,
 }
@@ -108,6 +116,9 @@ impl LlmConfig {
             max_retries: 5,
             retry_base: Duration::from_secs(1),
             retry_max: Duration::from_secs(60),
+            max_connections: 16,
+            adaptive: true,
+            give_up_after: Duration::from_secs(300),
             prices: BTreeMap::new(),
         }
     }

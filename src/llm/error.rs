@@ -49,6 +49,22 @@ pub(crate) enum LlmError {
         /// Requests made.
         attempts: u32,
     },
+    /// Rate-limit or overload answers to every call for `give_up_after`: the provider
+    /// is not serving this run, and every task would wait the same way.
+    #[error(
+        "the LLM at {url} refused every call for {} (rate limit or overload; {answers} such answers to this call); last: {last}; lower --max-connections, or raise [llm] give_up_after to wait longer",
+        humantime::format_duration(std::time::Duration::from_secs(refused_for.as_secs()))
+    )]
+    RateLimited {
+        /// The URL called (without credentials).
+        url: String,
+        /// How long the endpoint has refused every call.
+        refused_for: std::time::Duration,
+        /// Rate-limit answers this call got.
+        answers: u32,
+        /// The last answer.
+        last: String,
+    },
     /// Transient failures until the retries ran out.
     #[error("the LLM was unreachable after {attempts} attempts; last: {last}")]
     GaveUp {
@@ -65,7 +81,10 @@ impl LlmError {
     pub(crate) fn is_fatal(&self) -> bool {
         matches!(
             self,
-            Self::Unauthorized { .. } | Self::NotFound { .. } | Self::Unreachable { .. }
+            Self::Unauthorized { .. }
+                | Self::NotFound { .. }
+                | Self::Unreachable { .. }
+                | Self::RateLimited { .. }
         )
     }
 

@@ -9,6 +9,13 @@ pub(crate) fn retryable_status(status: u16) -> bool {
     matches!(status, 408 | 409 | 425 | 429) || status >= 500
 }
 
+/// Answers that say the provider is at its limit rather than broken: 429, 503, 529
+/// (Anthropic's overloaded), and any 5xx whose body says it is overloaded.
+pub(crate) fn is_rate_limit(status: u16, body: &str) -> bool {
+    matches!(status, 429 | 503 | 529)
+        || (status >= 500 && body.to_ascii_lowercase().contains("overloaded"))
+}
+
 /// The server's requested wait: `retry-after-ms`, or `Retry-After` in seconds.
 /// (An HTTP-date `Retry-After` falls back to the backoff.)
 pub(crate) fn retry_after(headers: &HeaderMap) -> Option<Duration> {
@@ -52,6 +59,21 @@ mod tests {
             Some(Duration::ZERO),
             "no panic on any number"
         );
+    }
+
+    #[test]
+    fn which_answers_are_rate_limits() {
+        for (s, body) in [
+            (429, ""),
+            (503, ""),
+            (529, ""),
+            (500, "Overloaded, try later"),
+        ] {
+            assert!(is_rate_limit(s, body), "{s} {body}");
+        }
+        for (s, body) in [(500, "oops"), (502, ""), (408, ""), (400, "overloaded")] {
+            assert!(!is_rate_limit(s, body), "{s} {body}");
+        }
     }
 
     #[test]

@@ -8,15 +8,23 @@ use super::{SessionType, ShapeName};
 use crate::task::TaskId;
 use crate::units::{Timestamp, Usage};
 
-/// How the LLM was used: calls made, transport retries, replies that could not be used.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+/// How the LLM was used: calls made, transport retries, replies that could not be used,
+/// and the provider's rate limits.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub(crate) struct LlmStats {
     /// Successful chat calls.
     pub(crate) calls: u32,
-    /// Requests retried after a transient failure (429, 5xx, timeout, ...).
+    /// Requests retried after a transient failure (5xx, timeout, ...).
     pub(crate) retries: u32,
     /// Replies that could not be used and were asked again.
     pub(crate) bad_replies: u32,
+    /// Rate-limit and overload answers (429, 503, 529), waited out, not retried.
+    #[serde(default)]
+    pub(crate) rate_limited: u32,
+    /// Seconds spent waiting for the provider (a call slot, a pause it asked for, a
+    /// backoff after a rate limit); not counted against the task's timeout.
+    #[serde(default)]
+    pub(crate) waited_s: f64,
 }
 
 impl LlmStats {
@@ -25,6 +33,8 @@ impl LlmStats {
         self.calls += other.calls;
         self.retries += other.retries;
         self.bad_replies += other.bad_replies;
+        self.rate_limited += other.rate_limited;
+        self.waited_s = ((self.waited_s + other.waited_s) * 1000.0).round() / 1000.0;
     }
 }
 

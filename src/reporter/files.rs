@@ -120,7 +120,7 @@ impl ResultFiles {
                     self.keep(result);
                 }
             }
-            Event::Stopping { .. } => {}
+            Event::Stopping { .. } | Event::LlmLoad(_) => {}
             Event::RunFinished(f) => {
                 self.lanes.flush();
                 let result = self.run_finished(f);
@@ -203,6 +203,7 @@ fn run_json(
         "tasks_run": run.to_run,
         "totals": finished.map(|_| totals(records.values())),
         "runner": finished.and_then(|f| f.runner),
+        "llm": finished.and_then(|f| f.llm),
         "config": run.config,
     })
 }

@@ -6,6 +6,7 @@ use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use crate::event::Event;
+use crate::llm::LimiterStats;
 use crate::record::{TaskRecord, TaskStatus};
 use crate::units::{Cost, Usage};
 
@@ -32,6 +33,9 @@ pub(crate) struct RunStats {
     pub(crate) interrupted: bool,
     /// Result files that could not be written.
     pub(crate) write_errors: Vec<String>,
+    /// The LLM calls of this invocation and the provider's rate limits, when it had an
+    /// LLM: the latest figures while it runs, the final ones after.
+    pub(crate) llm: Option<LimiterStats>,
     started: Option<Instant>,
 }
 
@@ -88,8 +92,10 @@ impl RunStats {
                     .add(f.record.cost_usd.map_or_else(Cost::unknown, Cost::known));
             }
             Event::Stopping { reason, .. } => self.stopped = Some(reason.clone()),
+            Event::LlmLoad(load) => self.llm = Some(*load),
             Event::RunFinished(f) => {
                 self.interrupted = f.interrupted;
+                self.llm = f.llm.or(self.llm);
                 if self.stopped.is_none() {
                     self.stopped = f.stopped.clone();
                 }

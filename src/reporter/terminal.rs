@@ -31,6 +31,8 @@ pub(crate) struct Terminal {
     running: BTreeSet<String>,
     done: usize,
     total: usize,
+    /// The limit of LLM calls last told about in a line.
+    llm_limit_told: Option<usize>,
 }
 
 impl Terminal {
@@ -43,6 +45,7 @@ impl Terminal {
             running: BTreeSet::new(),
             done: 0,
             total: 0,
+            llm_limit_told: None,
         }
     }
 
@@ -74,6 +77,22 @@ impl Terminal {
                 self.line(&line);
             }
             Event::TaskFinished(f) => self.task_finished(f, stats),
+            Event::LlmLoad(load) => {
+                // A line when rate limits lower the calls in flight; the bar shows it all.
+                let lowered = self.llm_limit_told.unwrap_or(load.max) > load.limit;
+                if load.rate_limited > 0 && lowered {
+                    let line = format!(
+                        "LLM     the provider is rate limiting: {} so far; at most {} calls at once now (peak {}); calls waited {:.1}s in all",
+                        plural(load.rate_limited as usize, "rate-limit answer"),
+                        load.limit,
+                        load.peak,
+                        load.waited_s
+                    );
+                    self.line(&line);
+                }
+                self.llm_limit_told = Some(load.limit);
+                self.refresh(stats);
+            }
             Event::Stopping { reason, grace_s } => {
                 let n = self.running.len();
                 let line = match (n, grace_s) {
@@ -182,8 +201,16 @@ impl Terminal {
         } else {
             format!(" · running {}", running.join(", "))
         };
+        let llm = match stats.llm {
+            Some(l) if l.rate_limited > 0 => format!(
+                " · LLM {}/{} (429s {}, waited {:.0}s)",
+                l.in_flight, l.limit, l.rate_limited, l.waited_s
+            ),
+            Some(l) => format!(" · LLM {}/{}", l.in_flight, l.limit),
+            None => String::new(),
+        };
         bar.set_message(format!(
-            "✔ {} ✘ {}{running}",
+            "✔ {} ✘ {}{llm}{running}",
             stats.count(TaskStatus::Passed),
             stats.finished() - stats.count(TaskStatus::Passed)
         ));
@@ -251,6 +278,21 @@ pub(crate) fn summary_line(s: &RunStats) -> String {
         match s.cost.usd() {
             Some(c) => line.push_str(&format!(", ${c:.4}")),
             None => line.push_str(", cost unknown"),
+        }
+    }
+    if let Some(l) = s.llm {
+        line.push_str(&format!(
+            "; LLM: {}, at most {} at once",
+            plural(l.calls as usize, "call"),
+            l.peak
+        ));
+        if l.rate_limited > 0 || l.waited_s >= 0.1 {
+            line.push_str(&format!(
+                " ({}, calls waited {:.1}s in all for the provider, {} at once at the end)",
+                plural(l.rate_limited as usize, "rate-limit answer"),
+                l.waited_s,
+                l.limit
+            ));
         }
     }
     line.push_str(&format!("; results: {}", s.run_dir.display()));

@@ -69,7 +69,7 @@ fn a_request_is_solved_with_real_commands_and_its_plan_replays_without_the_llm()
     );
     assert_eq!(
         status["llm"],
-        json!({"calls": 3, "retries": 0, "bad_replies": 0})
+        json!({"calls": 3, "retries": 0, "bad_replies": 0, "rate_limited": 0, "waited_s": 0.0})
     );
 
     // response.log keeps what UFO drops; output.md shows it.
@@ -247,8 +247,27 @@ fn the_llm_judges_tasks_without_checks() {
     );
     assert_eq!(
         good["llm"],
-        json!({"calls": 3, "retries": 0, "bad_replies": 1}),
+        json!({"calls": 3, "retries": 0, "bad_replies": 1, "rate_limited": 0, "waited_s": 0.0}),
         "the judge's calls count"
+    );
+    // The judge's calls go through the run's one limiter of LLM calls.
+    let summary = out.summary();
+    let per_task: u64 = summary["tasks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| {
+            out.status(t["id"].as_str().unwrap())["llm"]["calls"]
+                .as_u64()
+                .unwrap()
+        })
+        .sum();
+    let run = crate::helpers::read_json(&out.run_dir("proj").join("run.json"));
+    assert_eq!(
+        run["llm"]["calls"].as_u64(),
+        Some(per_task),
+        "{}",
+        run["llm"]
     );
     let eval: serde_json::Value =
         serde_json::from_str(out.task_file("good", "evaluation.log").trim()).unwrap();

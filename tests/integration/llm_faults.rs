@@ -52,7 +52,7 @@ fn every_fault_ends_in_a_definite_status_and_the_batch_goes_on() {
             ],
         )
         .script("garbage", vec![Reply::Content("no".into()); 4])
-        .script("down", vec![status(503, None); 4]);
+        .script("down", vec![status(502, None); 4]);
     let p = llm_project();
     for name in [
         "r429",
@@ -74,7 +74,7 @@ fn every_fault_ends_in_a_definite_status_and_the_batch_goes_on() {
     out.expect_code(1);
     let llm = |id: &str| out.status(id)["llm"].clone();
     for (id, retries, bad) in [
-        ("r429", 1, 0),
+        ("r429", 0, 0),
         ("r500", 2, 0),
         ("hang", 1, 0),
         ("malformed", 1, 0),
@@ -86,9 +86,11 @@ fn every_fault_ends_in_a_definite_status_and_the_batch_goes_on() {
         assert_eq!(llm(id)["retries"], retries, "{id}");
         assert_eq!(llm(id)["bad_replies"], bad, "{id}");
     }
+    // A rate limit is waited out, not retried.
+    assert_eq!(llm("r429")["rate_limited"], 1);
     let log = out.task_file("r429", "task.log");
     assert!(
-        log.contains("429") && log.contains("retrying in 1.0s (as the server asked)"),
+        log.contains("429") && log.contains("every call to it waits 1.0s, as the server asked"),
         "{log}"
     );
     let log = out.task_file("hang", "task.log");
@@ -126,7 +128,7 @@ fn every_fault_ends_in_a_definite_status_and_the_batch_goes_on() {
         down["error"]
             .as_str()
             .unwrap()
-            .starts_with("the LLM was unreachable after 4 attempts; last: 503"),
+            .starts_with("the LLM was unreachable after 4 attempts; last: 502"),
         "{down}"
     );
     assert_eq!(

@@ -14,6 +14,7 @@ mod hostile_input;
 mod llm;
 mod llm_faults;
 mod outcomes;
+mod rate_limits;
 mod reports;
 mod resume;
 mod retries;

@@ -1,7 +1,9 @@
 //! An OpenAI-compatible chat server on loopback for tests. Each task's request text
 //! carries a marker such as `[script:sum]`; requests with that marker get the next
 //! scripted reply for it (agent and judge requests have separate scripts). Faults are
-//! replies too: an HTTP status with `Retry-After`, a hang, a malformed body.
+//! replies too: an HTTP status with `Retry-After`, a hang, a malformed body. A provider's
+//! limits can be set too: calls in flight and tokens per window beyond which it answers
+//! as real providers do (429 with or without a wait, or 503 "overloaded").
 
 use std::collections::{HashMap, VecDeque};
 use std::net::SocketAddr;
@@ -35,6 +37,50 @@ pub(crate) enum Reply {
     EchoAuth,
 }
 
+/// A provider's limits.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Limits {
+    /// Calls served at once; more are refused.
+    pub(crate) concurrency: usize,
+    /// Tokens served per window (a token-per-minute limit with a shorter minute).
+    pub(crate) tokens: Option<(u64, Duration)>,
+    /// How a refusal reads.
+    pub(crate) answer: Refusal,
+}
+
+/// How a provider refuses a call beyond its limits.
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum Refusal {
+    /// 429 with `Retry-After: SECONDS`.
+    RetryAfter(&'static str),
+    /// 429 with `retry-after-ms: MS`.
+    RetryAfterMs(&'static str),
+    /// 429 with no hint.
+    Bare,
+    /// 503 with an "overloaded" body.
+    Overloaded,
+}
+
+/// What the limits did.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct LimitStats {
+    /// Calls served.
+    pub(crate) served: u64,
+    /// Calls refused.
+    pub(crate) refused: u64,
+    /// The most calls served at once.
+    pub(crate) peak: usize,
+}
+
+#[derive(Default)]
+struct Limiting {
+    limits: Option<Limits>,
+    in_flight: usize,
+    /// Tokens served, and when.
+    window: VecDeque<(std::time::Instant, u64)>,
+    stats: LimitStats,
+}
+
 /// A request the server received.
 #[derive(Clone, Debug)]
 pub(crate) struct Received {
@@ -56,6 +102,10 @@ struct State {
     delay: Duration,
     /// Keep no copy of requests (long benchmarks).
     forget: bool,
+    /// Requests without a script get an action until they carry this many assistant
+    /// messages, then a FINISH (tasks of several calls without a script each).
+    steps: Option<usize>,
+    limiting: Limiting,
 }
 
 /// The running server; it stops when dropped.
@@ -145,6 +195,28 @@ impl MockLlm {
         state.delay = delay;
         state.forget = true;
         self
+    }
+
+    /// Tasks without a script take `steps` calls each: an `execute_command` of `true`
+    /// until the last, which finishes.
+    pub(crate) fn serve_steps(&self, steps: usize, delay: Duration) -> &Self {
+        let mut state = self.state.lock().unwrap();
+        state.steps = Some(steps.max(1));
+        state.fallback = Some(finish("done"));
+        state.delay = delay;
+        state.forget = true;
+        self
+    }
+
+    /// Refuses calls beyond `limits`, as a provider at its rate limit does.
+    pub(crate) fn limit(&self, limits: Limits) -> &Self {
+        self.state.lock().unwrap().limiting.limits = Some(limits);
+        self
+    }
+
+    /// What the limits did so far.
+    pub(crate) fn limit_stats(&self) -> LimitStats {
+        self.state.lock().unwrap().limiting.stats
     }
 
     /// Every request so far.
@@ -248,11 +320,21 @@ async fn serve_connection(socket: TcpStream, state: Arc<Mutex<State>>) -> std::i
             socket.flush().await?;
             continue;
         }
+        let Some(admitted) = admit(&state) else {
+            let refusal = state.lock().unwrap().limiting.limits.map(|l| l.answer);
+            let (head, text) = refusal_answer(refusal.unwrap_or(Refusal::Bare));
+            let socket = reader.get_mut();
+            socket.write_all(head.as_bytes()).await?;
+            socket.write_all(text.as_bytes()).await?;
+            socket.flush().await?;
+            continue;
+        };
         let reply = route(&state, path, headers.clone(), body);
         let delay = state.lock().unwrap().delay;
         if !delay.is_zero() {
             tokio::time::sleep(delay).await;
         }
+        drop(admitted);
         let (status, extra, text) = match reply {
             Reply::Content(content) => (200, String::new(), completion(&content)),
             Reply::Raw(raw) => (200, String::new(), raw),
@@ -289,6 +371,67 @@ async fn serve_connection(socket: TcpStream, state: Arc<Mutex<State>>) -> std::i
     }
 }
 
+/// Admits a call within the limits (held until its answer is ready), or refuses it.
+fn admit(state: &Arc<Mutex<State>>) -> Option<Admitted> {
+    let mut s = state.lock().unwrap();
+    let l = &mut s.limiting;
+    let Some(limits) = l.limits else {
+        return Some(Admitted(None));
+    };
+    let now = std::time::Instant::now();
+    let mut over = l.in_flight >= limits.concurrency;
+    if let Some((tokens, window)) = limits.tokens {
+        while l.window.front().is_some_and(|(at, _)| now - *at >= window) {
+            l.window.pop_front();
+        }
+        let used: u64 = l.window.iter().map(|(_, n)| n).sum();
+        over |= used + PROMPT_TOKENS + COMPLETION_TOKENS > tokens;
+    }
+    if over {
+        l.stats.refused += 1;
+        return None;
+    }
+    l.in_flight += 1;
+    l.stats.served += 1;
+    l.stats.peak = l.stats.peak.max(l.in_flight);
+    if limits.tokens.is_some() {
+        l.window.push_back((now, PROMPT_TOKENS + COMPLETION_TOKENS));
+    }
+    Some(Admitted(Some(Arc::clone(state))))
+}
+
+/// A call being served; dropping it frees its place.
+struct Admitted(Option<Arc<Mutex<State>>>);
+
+impl Drop for Admitted {
+    fn drop(&mut self) {
+        if let Some(state) = &self.0 {
+            let mut s = state.lock().unwrap();
+            s.limiting.in_flight -= 1;
+        }
+    }
+}
+
+/// The head and body of a refusal.
+fn refusal_answer(refusal: Refusal) -> (String, String) {
+    let (code, header, message) = match refusal {
+        Refusal::RetryAfter(s) => (429, format!("Retry-After: {s}\r\n"), "Rate limit reached"),
+        Refusal::RetryAfterMs(ms) => (
+            429,
+            format!("retry-after-ms: {ms}\r\n"),
+            "Rate limit reached",
+        ),
+        Refusal::Bare => (429, String::new(), "Rate limit reached"),
+        Refusal::Overloaded => (503, String::new(), "The server is overloaded"),
+    };
+    let body = json!({"error": {"message": message}}).to_string();
+    let head = format!(
+        "HTTP/1.1 {code} X\r\nContent-Type: application/json\r\nContent-Length: {}\r\n{header}\r\n",
+        body.len()
+    );
+    (head, body)
+}
+
 fn completion(content: &str) -> String {
     json!({
         "id": "chatcmpl-test",
@@ -299,6 +442,13 @@ fn completion(content: &str) -> String {
     .to_string()
 }
 
+/// How many replies of the model a conversation already holds.
+fn assistant_messages(messages: &Value) -> usize {
+    messages
+        .as_array()
+        .map_or(0, |m| m.iter().filter(|m| m["role"] == "assistant").count())
+}
+
 /// The next reply for a request: by the marker in its messages, judge or agent.
 fn route(
     state: &Mutex<State>,
@@ -307,6 +457,7 @@ fn route(
     body: Value,
 ) -> Reply {
     let text = body["messages"].to_string();
+    let body_messages = body["messages"].clone();
     let judge = body["messages"][0]["content"]
         .as_str()
         .is_some_and(|s| s.starts_with("You evaluate"));
@@ -322,7 +473,14 @@ fn route(
             body,
         });
     }
-    let fallback = state.fallback.clone();
+    let fallback = match state.steps {
+        Some(steps) if assistant_messages(&body_messages) + 1 < steps => Some(action(
+            "execute_command",
+            json!({"command": "true"}),
+            "CONTINUE",
+        )),
+        _ => state.fallback.clone(),
+    };
     let scripts = if judge {
         &mut state.judge
     } else {

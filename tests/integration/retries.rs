@@ -9,9 +9,9 @@ use crate::mock_llm::{MockLlm, Reply, action, finish, marker};
 
 fn down() -> Reply {
     Reply::Status {
-        code: 503,
+        code: 502,
         retry_after: None,
-        body: "{\"error\": {\"message\": \"overloaded\"}}".into(),
+        body: "{\"error\": {\"message\": \"bad gateway\"}}".into(),
     }
 }
 
