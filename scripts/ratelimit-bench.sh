@@ -50,13 +50,14 @@ for limit in "${limits[@]}"; do
     rm -rf "$out"
     start=$(date +%s%N)
     (cd "$root" && "$bin" run tasks --out "$out" --name run --jobs "$j" --eval none \
-      --llm-base-url "$(cat mock.url)" --progress quiet >/dev/null 2>&1) || true
+      --llm-base-url "$(cat mock.url)" --progress quiet >/dev/null 2>"$root/stderr") || true
     end=$(date +%s%N)
     sleep 0.3
     kill "$mock" 2>/dev/null || true
     wait "$mock" 2>/dev/null || true
     mock=
-    python3 - "$start" "$end" "$tasks" "$calls" "$delay_ms" "$limit" "$j" "$out/summary.json" "$root/mock.stats" <<'EOF'
+    [ -s "$out/run/summary.json" ] || { cat "$root/stderr" >&2; exit 1; }
+    python3 - "$start" "$end" "$tasks" "$calls" "$delay_ms" "$limit" "$j" "$out/run/summary.json" "$root/mock.stats" <<'EOF'
 import json, sys
 start, end, tasks, calls, delay, limit, jobs = (int(x) for x in sys.argv[1:8])
 totals = json.load(open(sys.argv[8]))["totals"]

@@ -286,7 +286,12 @@ pub(crate) fn summary_line(s: &RunStats) -> String {
             plural(l.calls as usize, "call"),
             l.peak
         ));
-        if l.rate_limited > 0 || l.waited_s >= 0.1 {
+        if l.rate_limited == 0 && l.waited_s >= 0.1 {
+            line.push_str(&format!(
+                " (calls waited {:.1}s in all for a free slot)",
+                l.waited_s
+            ));
+        } else if l.rate_limited > 0 {
             line.push_str(&format!(
                 " ({}, calls waited {:.1}s in all for the provider, {} at once at the end)",
                 plural(l.rate_limited as usize, "rate-limit answer"),

@@ -141,6 +141,7 @@ impl MockLlm {
                         let Ok((socket, _)) = listener.accept().await else {
                             continue;
                         };
+                        let _ = socket.set_nodelay(true);
                         let state = Arc::clone(&shared);
                         tokio::spawn(async move {
                             let _ = serve_connection(socket, state).await;
@@ -315,8 +316,7 @@ async fn serve_connection(socket: TcpStream, state: Arc<Mutex<State>>) -> std::i
                 text.len()
             );
             let socket = reader.get_mut();
-            socket.write_all(head.as_bytes()).await?;
-            socket.write_all(text.as_bytes()).await?;
+            socket.write_all(format!("{head}{text}").as_bytes()).await?;
             socket.flush().await?;
             continue;
         }
@@ -324,8 +324,7 @@ async fn serve_connection(socket: TcpStream, state: Arc<Mutex<State>>) -> std::i
             let refusal = state.lock().unwrap().limiting.limits.map(|l| l.answer);
             let (head, text) = refusal_answer(refusal.unwrap_or(Refusal::Bare));
             let socket = reader.get_mut();
-            socket.write_all(head.as_bytes()).await?;
-            socket.write_all(text.as_bytes()).await?;
+            socket.write_all(format!("{head}{text}").as_bytes()).await?;
             socket.flush().await?;
             continue;
         };
@@ -365,8 +364,8 @@ async fn serve_connection(socket: TcpStream, state: Arc<Mutex<State>>) -> std::i
             text.len()
         );
         let socket = reader.get_mut();
-        socket.write_all(head.as_bytes()).await?;
-        socket.write_all(text.as_bytes()).await?;
+        // One write: a head and a body written apart wait for the client's delayed ACK.
+        socket.write_all(format!("{head}{text}").as_bytes()).await?;
         socket.flush().await?;
     }
 }
