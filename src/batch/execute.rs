@@ -92,6 +92,8 @@ pub(crate) async fn execute<S: EventSink>(
     let stopped = pool.run(batch.work, stop.clone()).await;
     if let Some(ticker) = ticker {
         ticker.abort();
+        // Its last figures must not come after the end.
+        let _ = ticker.await;
     }
     events.send(Event::RunFinished(RunFinished {
         finished: Timestamp::now(),

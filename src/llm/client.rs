@@ -11,11 +11,12 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use serde_json::Value;
+use tokio::time::Instant;
 
 use super::config::{ApiType, LlmConfig};
 use super::error::{LlmError, detail_of};
-use super::limiter::{Answer, Limiter, LimiterStats};
-use super::retry_hint::{is_rate_limit, retry_after, retryable_status};
+use super::limiter::{Answer, Busy, Limiter, LimiterStats, Verdict};
+use super::retry_hint::{NeverServed, is_rate_limit, never_served, retry_after, retryable_status};
 use super::secret::{ApiKey, redact};
 use super::spend::Spend;
 use super::wire::{Completion, Message, request_body};
@@ -44,6 +45,17 @@ pub(crate) struct LlmClient {
     limiter: Limiter,
 }
 
+/// A rate-limit answer to a call, and the call's refusals so far.
+struct Refusal<'a> {
+    /// Requests made.
+    attempt: u32,
+    /// Rate-limit answers among them.
+    limited: u32,
+    /// When the first came.
+    since: Instant,
+    failure: &'a Failure,
+}
+
 /// A failed request: the error and whether (and when) to try again.
 struct Failure {
     error: LlmError,
@@ -68,7 +80,12 @@ impl LlmClient {
             .user_agent(concat!("ufo-batch/", env!("CARGO_PKG_VERSION")))
             .build()
             .map_err(|e| format!("cannot build the HTTP client: {e}"))?;
-        let limiter = Limiter::new(config.max_connections, config.adaptive, config.retry_max);
+        let limiter = Limiter::new(
+            config.max_connections,
+            config.adaptive,
+            config.retry_max,
+            config.give_up_after,
+        );
         Ok(Self {
             http,
             config,
@@ -132,10 +149,12 @@ impl LlmClient {
         };
         let mut attempt = 0;
         let mut limited = 0;
+        let mut refused_since = None;
         loop {
             let slot = match self.limiter.try_acquire() {
                 Ok(slot) => slot,
-                Err(_) => super::wait::waiting(self.limiter.acquire()).await,
+                Err(Busy::GaveUp(e)) => return Err(e),
+                Err(_) => super::wait::waiting(self.limiter.acquire()).await?,
             };
             attempt += 1;
             let result = self.send_once(&body).await;
@@ -155,37 +174,15 @@ impl LlmClient {
                     slot.finish(Answer::Limited(f.retry_after));
                     super::wait::count_rate_limited();
                     limited += 1;
-                    let refused_for = self.limiter.unavailable_for();
-                    if refused_for >= self.config.give_up_after {
-                        return Err(LlmError::RateLimited {
-                            url: crate::text::without_userinfo(&self.config.endpoint()),
-                            refused_for,
-                            answers: limited,
-                            last: f.error.to_string(),
-                        });
-                    }
-                    let load = self.limiter.stats();
-                    let wait = match f.retry_after {
-                        Some(hint) => format!(
-                            "every call to it waits {:.1}s, as the server asked",
-                            hint.min(self.config.retry_max).as_secs_f64()
-                        ),
-                        None => {
-                            let delay = backoff.delay(limited.min(16));
-                            notify(format!(
-                                "LLM request {attempt} was refused: {}; the provider is at its limit: this call waits {:.1}s and the run makes at most {} calls at once (a wait, not a retry)",
-                                f.error,
-                                delay.as_secs_f64(),
-                                load.limit
-                            ));
-                            self.wait_out(delay).await;
-                            continue;
-                        }
+                    let since = *refused_since.get_or_insert_with(Instant::now);
+                    let refusal = Refusal {
+                        attempt,
+                        limited,
+                        since,
+                        failure: &f,
                     };
-                    notify(format!(
-                        "LLM request {attempt} was refused: {}; the provider is at its limit: {wait}, and the run makes at most {} calls at once (a wait, not a retry)",
-                        f.error, load.limit
-                    ));
+                    let delay = self.after_refusal(&refusal, &backoff, notify)?;
+                    self.wait_out(delay).await;
                 }
                 Err(f) if !f.transient => {
                     slot.finish(Answer::Failed);
@@ -225,6 +222,57 @@ impl LlmClient {
                 }
             }
         }
+    }
+
+    /// After a rate-limit answer: how long this call waits before it asks again (at least
+    /// its own backoff, however short a wait the server asks for; the server's wait also
+    /// pauses every other call), or why it gives up.
+    fn after_refusal(
+        &self,
+        r: &Refusal<'_>,
+        backoff: &Backoff,
+        notify: &(dyn Fn(String) + Send + Sync),
+    ) -> Result<Duration, LlmError> {
+        let last = r.failure.error.to_string();
+        match self.limiter.verdict(r.since) {
+            Verdict::Wait => {}
+            Verdict::GiveUpCall(refused_for) => {
+                return Err(LlmError::CallRefused {
+                    refused_for,
+                    answers: r.limited,
+                    last,
+                });
+            }
+            Verdict::GiveUpEndpoint(refused_for) => {
+                let error = LlmError::RateLimited {
+                    url: crate::text::without_userinfo(&self.config.endpoint()),
+                    refused_for,
+                    answers: r.limited,
+                    last,
+                };
+                self.limiter.give_up(error.clone());
+                return Err(error);
+            }
+        }
+        let own = backoff.delay(r.limited.min(16));
+        let delay = match r.failure.retry_after {
+            Some(hint) => own.max(hint).min(self.config.retry_max),
+            None => own,
+        };
+        let asked = match r.failure.retry_after {
+            Some(hint) => format!(
+                "every call to it waits {:.1}s, as the server asked; this one",
+                hint.min(self.config.retry_max).as_secs_f64()
+            ),
+            None => "this call".to_string(),
+        };
+        notify(format!(
+            "LLM request {} was refused: {last}; the provider is at its limit: {asked} waits {:.1}s, and the run makes at most {} calls at once (a wait, not a retry)",
+            r.attempt,
+            delay.as_secs_f64(),
+            self.limiter.stats().limit
+        ));
+        Ok(delay)
     }
 
     /// Backs off after a rate-limit answer: time waited for the provider, for the task
@@ -303,6 +351,26 @@ impl LlmClient {
         let code = status.as_u16();
         let detail = self.redact(&detail_of(&text));
         let reason = status.canonical_reason().unwrap_or("");
+        let permanent = match never_served(code, &text) {
+            Some(NeverServed::NoQuota) => Some(LlmError::NoQuota {
+                status: code,
+                detail: detail.clone(),
+            }),
+            Some(NeverServed::TooLarge) => Some(LlmError::Rejected {
+                status: code,
+                detail: detail.clone(),
+            }),
+            None => None,
+        };
+        if let Some(error) = permanent {
+            return Err(Failure {
+                error,
+                transient: false,
+                limited: false,
+                retry_after: None,
+                unreachable: None,
+            });
+        }
         if retryable_status(code) {
             return Err(Failure {
                 error: LlmError::Transient(format!("{code} {reason}{detail}")),

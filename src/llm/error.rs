@@ -49,10 +49,35 @@ pub(crate) enum LlmError {
         /// Requests made.
         attempts: u32,
     },
-    /// Rate-limit or overload answers to every call for `give_up_after`: the provider
-    /// is not serving this run, and every task would wait the same way.
+    /// 429 `insufficient_quota`: the account has no quota left; every call would fail.
     #[error(
-        "the LLM at {url} refused every call for {} (rate limit or overload; {answers} such answers to this call); last: {last}; lower --max-connections, or raise [llm] give_up_after to wait longer",
+        "the LLM provider says the account has no quota left ({status}){detail}; check the plan and billing of the key's account"
+    )]
+    NoQuota {
+        /// HTTP status.
+        status: u16,
+        /// The server's words, redacted.
+        detail: String,
+    },
+    /// Rate-limit or overload answers to one call for `give_up_after` while the endpoint
+    /// served other calls: this request is the problem (or the provider is far past its
+    /// limit). The task fails; the run goes on.
+    #[error(
+        "the LLM refused this call for {} while it answered other calls ({answers} rate-limit or overload answers); last: {last}",
+        humantime::format_duration(std::time::Duration::from_secs(refused_for.as_secs()))
+    )]
+    CallRefused {
+        /// How long this call was refused.
+        refused_for: std::time::Duration,
+        /// Rate-limit answers it got.
+        answers: u32,
+        /// The last answer.
+        last: String,
+    },
+    /// Rate-limit or overload answers, and no call served, for `give_up_after`: the
+    /// provider is not serving this run, and every task would wait the same way.
+    #[error(
+        "the LLM at {url} served no call for {} (rate limit or overload; {answers} such answers to this call); last: {last}; if the provider is rate limiting, lower --max-connections or raise [llm] give_up_after; if it is down, check it",
         humantime::format_duration(std::time::Duration::from_secs(refused_for.as_secs()))
     )]
     RateLimited {
@@ -85,6 +110,7 @@ impl LlmError {
                 | Self::NotFound { .. }
                 | Self::Unreachable { .. }
                 | Self::RateLimited { .. }
+                | Self::NoQuota { .. }
         )
     }
 

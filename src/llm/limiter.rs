@@ -4,14 +4,17 @@
 //! flight when it refused one, or to half when it served none. The limit grows back by
 //! one per limit's worth of successes, but not past what the provider served until
 //! [`PROBE_AFTER`] has passed (each probe past it costs a refusal and maybe a pause). A `Retry-After` pauses the whole endpoint, not one
-//! request. Waiting for a slot is not a retry, and the endpoint counts as unavailable
-//! from its first refusal until its next success.
+//! request. Waiting for a slot is not a retry. A call refused for `give_up_after` is
+//! given up: on its own when the endpoint served other calls meanwhile, and for the whole
+//! run when it served none (then every call fails at once, so the run stops promptly).
 
 use std::sync::Mutex;
 use std::time::Duration;
 
 use tokio::sync::Notify;
 use tokio::time::Instant;
+
+use super::LlmError;
 
 /// How long the limit stays below a level the provider refused before trying it again.
 const PROBE_AFTER: Duration = Duration::from_secs(30);
@@ -47,6 +50,28 @@ pub(crate) struct LimiterStats {
     pub(crate) waited_s: f64,
 }
 
+/// Why no slot is free now.
+#[derive(Debug)]
+pub(crate) enum Busy {
+    /// The endpoint is paused until then.
+    Paused(Instant),
+    /// The limit's worth of calls is in flight.
+    Full,
+    /// The run gave the endpoint up.
+    GaveUp(LlmError),
+}
+
+/// What to do about a call the provider keeps refusing.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(crate) enum Verdict {
+    /// Wait on.
+    Wait,
+    /// Give this call up: refused this long while other calls were served.
+    GiveUpCall(Duration),
+    /// Give the endpoint up: it served no call for this long.
+    GiveUpEndpoint(Duration),
+}
+
 /// The calls in flight when the limit was last lowered, followed to their end.
 #[derive(Debug)]
 struct Round {
@@ -70,7 +95,10 @@ struct State {
     round: Option<Round>,
     /// The level last refused, and when.
     ceiling: Option<(f64, Instant)>,
-    unavailable_since: Option<Instant>,
+    /// When a call was last served.
+    last_served: Option<Instant>,
+    /// Set once the endpoint has refused everything for too long: every call fails so.
+    gave_up: Option<LlmError>,
     calls: u64,
     peak: usize,
     rate_limited: u64,
@@ -83,6 +111,7 @@ pub(crate) struct Limiter {
     max: usize,
     adaptive: bool,
     longest_pause: Duration,
+    give_up_after: Duration,
     state: Mutex<State>,
     freed: Notify,
 }
@@ -98,13 +127,20 @@ pub(crate) struct Slot<'a> {
 
 impl Limiter {
     /// At most `max` calls at once; with `adaptive`, fewer while the provider refuses
-    /// calls. A pause the provider asks for is cut to `longest_pause`.
-    pub(crate) fn new(max: usize, adaptive: bool, longest_pause: Duration) -> Self {
+    /// calls. A pause the provider asks for is cut to `longest_pause`; a call refused
+    /// for `give_up_after` is given up.
+    pub(crate) fn new(
+        max: usize,
+        adaptive: bool,
+        longest_pause: Duration,
+        give_up_after: Duration,
+    ) -> Self {
         let max = max.max(1);
         Self {
             max,
             adaptive,
             longest_pause,
+            give_up_after,
             state: Mutex::new(State {
                 limit: max as f64,
                 in_flight: 0,
@@ -112,7 +148,8 @@ impl Limiter {
                 epoch: 0,
                 round: None,
                 ceiling: None,
-                unavailable_since: None,
+                last_served: None,
+                gave_up: None,
                 calls: 0,
                 peak: 0,
                 rate_limited: 0,
@@ -128,16 +165,18 @@ impl Limiter {
             .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
-    /// A slot now, if one is free and the endpoint is not paused; else until when the
-    /// endpoint is paused (`None`: until a slot is given back).
-    pub(crate) fn try_acquire(&self) -> Result<Slot<'_>, Option<Instant>> {
+    /// A slot now, if one is free and the endpoint is not paused.
+    pub(crate) fn try_acquire(&self) -> Result<Slot<'_>, Busy> {
         let mut s = self.lock();
+        if let Some(e) = &s.gave_up {
+            return Err(Busy::GaveUp(e.clone()));
+        }
         match s.paused_until {
-            Some(until) if until > Instant::now() => Err(Some(until)),
+            Some(until) if until > Instant::now() => Err(Busy::Paused(until)),
             _ => {
                 s.paused_until = None;
                 if (s.in_flight as f64) >= s.limit.floor().max(1.0) {
-                    return Err(None);
+                    return Err(Busy::Full);
                 }
                 s.in_flight += 1;
                 s.calls += 1;
@@ -151,8 +190,9 @@ impl Limiter {
         }
     }
 
-    /// Waits for a slot (and for any pause of the endpoint to end).
-    pub(crate) async fn acquire(&self) -> Slot<'_> {
+    /// Waits for a slot (and for any pause of the endpoint to end); fails once the run
+    /// has given the endpoint up.
+    pub(crate) async fn acquire(&self) -> Result<Slot<'_>, LlmError> {
         let clock = Instant::now();
         loop {
             let notified = self.freed.notified();
@@ -161,25 +201,44 @@ impl Limiter {
             match self.try_acquire() {
                 Ok(slot) => {
                     self.add_wait(clock.elapsed());
-                    return slot;
+                    return Ok(slot);
                 }
-                Err(Some(until)) => tokio::time::sleep_until(until).await,
-                Err(None) => notified.await,
+                Err(Busy::GaveUp(e)) => return Err(e),
+                Err(Busy::Paused(until)) => {
+                    tokio::select! {
+                        () = tokio::time::sleep_until(until) => {}
+                        () = notified => {}
+                    }
+                }
+                Err(Busy::Full) => notified.await,
             }
         }
+    }
+
+    /// What to do about a call refused since `since` (its first refusal): wait on,
+    /// give it up, or give the endpoint up (it served nothing since).
+    pub(crate) fn verdict(&self, since: Instant) -> Verdict {
+        let refused_for = since.elapsed();
+        if refused_for < self.give_up_after {
+            return Verdict::Wait;
+        }
+        let served_since = self.lock().last_served.is_some_and(|t| t >= since);
+        if served_since {
+            Verdict::GiveUpCall(refused_for)
+        } else {
+            Verdict::GiveUpEndpoint(refused_for)
+        }
+    }
+
+    /// Fails every call from now on with `error`.
+    pub(crate) fn give_up(&self, error: LlmError) {
+        self.lock().gave_up.get_or_insert(error);
+        self.freed.notify_waiters();
     }
 
     /// Adds time a call spent backing off after a rate-limit answer.
     pub(crate) fn add_wait(&self, waited: Duration) {
         self.lock().waited += waited;
-    }
-
-    /// How long the endpoint has refused every call (since its first refusal after its
-    /// last success); zero while it serves.
-    pub(crate) fn unavailable_for(&self) -> Duration {
-        self.lock()
-            .unavailable_since
-            .map_or(Duration::ZERO, |since| since.elapsed())
     }
 
     fn release(&self, epoch: u64, answer: Answer) {
@@ -190,15 +249,16 @@ impl Limiter {
             let mut opened = false;
             match answer {
                 Answer::Served => {
-                    s.unavailable_since = None;
-                    if self.adaptive && epoch == s.epoch {
+                    s.last_served = Some(now);
+                    // Grown only while in use: a limit never reached says nothing.
+                    let in_use = s.in_flight + 1 >= s.limit.floor() as usize;
+                    if self.adaptive && epoch == s.epoch && in_use {
                         self.grow(&mut s, now);
                     }
                 }
                 Answer::Failed => {}
                 Answer::Limited(wait) => {
                     s.rate_limited += 1;
-                    s.unavailable_since.get_or_insert(now);
                     if self.adaptive && epoch == s.epoch {
                         // This refusal opens a round; it is not one of the round's calls.
                         opened = true;
@@ -300,15 +360,29 @@ impl Drop for Slot<'_> {
 mod tests {
     use super::*;
 
+    /// `n` calls served one after another while the rest of the limit is in flight.
+    async fn served_at_the_limit(l: &Limiter, n: usize) {
+        let mut held = Vec::new();
+        while held.len() + 1 < l.stats().limit {
+            held.push(l.acquire().await.unwrap());
+        }
+        for _ in 0..n {
+            l.acquire().await.unwrap().finish(Answer::Served);
+        }
+        for slot in held {
+            slot.finish(Answer::Served);
+        }
+    }
+
     fn limiter(max: usize) -> Limiter {
-        Limiter::new(max, true, Duration::from_secs(60))
+        Limiter::new(max, true, Duration::from_secs(60), Duration::from_secs(300))
     }
 
     #[tokio::test]
     async fn at_most_the_limit_in_flight_and_a_dropped_slot_is_given_back() {
         let l = limiter(2);
-        let a = l.acquire().await;
-        let b = l.acquire().await;
+        let a = l.acquire().await.unwrap();
+        let b = l.acquire().await.unwrap();
         assert!(
             tokio::time::timeout(Duration::from_millis(50), l.acquire())
                 .await
@@ -316,7 +390,7 @@ mod tests {
             "a third call got a slot"
         );
         a.finish(Answer::Served);
-        let c = l.acquire().await;
+        let c = l.acquire().await.unwrap();
         assert_eq!((l.stats().in_flight, l.stats().peak), (2, 2));
         b.finish(Answer::Served);
         drop(c);
@@ -331,7 +405,7 @@ mod tests {
         let l = limiter(64);
         let mut slots = Vec::new();
         for _ in 0..64 {
-            slots.push(l.acquire().await);
+            slots.push(l.acquire().await.unwrap());
         }
         let served: Vec<_> = slots.drain(..8).collect();
         for s in slots.drain(..) {
@@ -344,9 +418,7 @@ mod tests {
         }
         assert_eq!(l.stats().limit, 8, "the round served 8");
         // It does not try 9 again soon: that is where the provider refused.
-        for _ in 0..50 {
-            l.acquire().await.finish(Answer::Served);
-        }
+        served_at_the_limit(&l, 50).await;
         assert_eq!(l.stats().limit, 8);
     }
 
@@ -357,55 +429,56 @@ mod tests {
         l.lock().limit = 9.0;
         let mut slots = Vec::new();
         for _ in 0..9 {
-            slots.push(l.acquire().await);
+            slots.push(l.acquire().await.unwrap());
         }
         slots.pop().unwrap().finish(Answer::Limited(None));
         for s in slots {
             s.finish(Answer::Served);
         }
         assert_eq!(l.stats().limit, 8);
-        for _ in 0..50 {
-            l.acquire().await.finish(Answer::Served);
-        }
+        served_at_the_limit(&l, 50).await;
         assert_eq!(l.stats().limit, 8, "stays below the refused 9");
         tokio::time::advance(PROBE_AFTER).await;
-        for _ in 0..50 {
-            l.acquire().await.finish(Answer::Served);
-        }
+        served_at_the_limit(&l, 50).await;
         assert!(l.stats().limit > 8, "probes again later: {:?}", l.stats());
     }
 
     #[tokio::test]
     async fn refusals_with_nothing_served_halve_and_fixed_limits_stay() {
         let l = limiter(8);
-        l.acquire().await.finish(Answer::Limited(None));
+        l.acquire().await.unwrap().finish(Answer::Limited(None));
         assert_eq!(l.stats().limit, 4);
-        // It grows back by one per limit's worth of successes.
-        for _ in 0..5 {
-            l.acquire().await.finish(Answer::Served);
+        // It grows back by one per limit's worth of successes at the limit, and not
+        // while fewer calls are in flight.
+        for _ in 0..20 {
+            l.acquire().await.unwrap().finish(Answer::Served);
         }
+        assert_eq!(l.stats().limit, 4, "one call at a time says nothing of 5");
+        served_at_the_limit(&l, 5).await;
         assert_eq!(l.stats().limit, 5);
-        let fixed = Limiter::new(8, false, Duration::from_secs(60));
-        fixed.acquire().await.finish(Answer::Limited(None));
+        let fixed = Limiter::new(8, false, Duration::from_secs(60), Duration::from_secs(300));
+        fixed.acquire().await.unwrap().finish(Answer::Limited(None));
         assert_eq!(fixed.stats().limit, 8, "not adaptive: the limit stays");
         assert_eq!(fixed.stats().rate_limited, 1);
     }
 
     #[tokio::test(start_paused = true)]
     async fn retry_after_pauses_the_whole_endpoint_up_to_the_longest_pause() {
-        let l = Limiter::new(4, true, Duration::from_secs(5));
+        let l = Limiter::new(4, true, Duration::from_secs(5), Duration::from_secs(300));
         l.acquire()
             .await
+            .unwrap()
             .finish(Answer::Limited(Some(Duration::from_secs(2))));
         let clock = Instant::now();
-        l.acquire().await.finish(Answer::Served);
+        l.acquire().await.unwrap().finish(Answer::Served);
         assert_eq!(clock.elapsed(), Duration::from_secs(2));
         assert!(l.stats().waited_s >= 2.0);
         l.acquire()
             .await
+            .unwrap()
             .finish(Answer::Limited(Some(Duration::from_secs(3600))));
         let clock = Instant::now();
-        l.acquire().await.finish(Answer::Served);
+        l.acquire().await.unwrap().finish(Answer::Served);
         assert_eq!(
             clock.elapsed(),
             Duration::from_secs(5),
@@ -414,15 +487,36 @@ mod tests {
     }
 
     #[tokio::test(start_paused = true)]
-    async fn unavailable_from_the_first_refusal_until_a_success() {
+    async fn a_call_refused_too_long_is_given_up_and_the_endpoint_only_if_it_served_none() {
         let l = limiter(4);
-        assert_eq!(l.unavailable_for(), Duration::ZERO);
-        l.acquire().await.finish(Answer::Limited(None));
-        tokio::time::advance(Duration::from_secs(30)).await;
-        l.acquire().await.finish(Answer::Failed);
-        l.acquire().await.finish(Answer::Limited(None));
-        assert_eq!(l.unavailable_for(), Duration::from_secs(30));
-        l.acquire().await.finish(Answer::Served);
-        assert_eq!(l.unavailable_for(), Duration::ZERO);
+        let since = Instant::now();
+        l.acquire().await.unwrap().finish(Answer::Limited(None));
+        tokio::time::advance(Duration::from_secs(299)).await;
+        assert_eq!(l.verdict(since), Verdict::Wait);
+        tokio::time::advance(Duration::from_secs(1)).await;
+        let five_minutes = Duration::from_secs(300);
+        assert_eq!(l.verdict(since), Verdict::GiveUpEndpoint(five_minutes));
+        // Another call served since: only this call is given up.
+        l.acquire().await.unwrap().finish(Answer::Served);
+        assert_eq!(l.verdict(since), Verdict::GiveUpCall(five_minutes));
+        // A refusal long after the last success starts its own clock.
+        tokio::time::advance(Duration::from_secs(3600)).await;
+        assert_eq!(l.verdict(Instant::now()), Verdict::Wait);
+        // Once the endpoint is given up, every call fails at once, waiting ones too.
+        let error = LlmError::Transient("gone".into());
+        let full: Vec<_> = {
+            let mut v = Vec::new();
+            while let Ok(slot) = l.try_acquire() {
+                v.push(slot);
+            }
+            v
+        };
+        let (waiter, ()) = tokio::join!(l.acquire(), async {
+            tokio::task::yield_now().await;
+            l.give_up(error);
+        });
+        assert!(matches!(waiter, Err(LlmError::Transient(_))));
+        drop(full);
+        assert!(l.acquire().await.is_err());
     }
 }

@@ -16,6 +16,25 @@ pub(crate) fn is_rate_limit(status: u16, body: &str) -> bool {
         || (status >= 500 && body.to_ascii_lowercase().contains("overloaded"))
 }
 
+/// A refusal that no wait will turn into an answer, though it comes as a rate limit.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum NeverServed {
+    /// The account has no quota left (OpenAI's 429 `insufficient_quota`).
+    NoQuota,
+    /// The request alone is over the rate limit (OpenAI's "Request too large").
+    TooLarge,
+}
+
+/// Whether an error answer is one of those.
+pub(crate) fn never_served(status: u16, body: &str) -> Option<NeverServed> {
+    let body = body.to_ascii_lowercase();
+    match status {
+        429 if body.contains("insufficient_quota") => Some(NeverServed::NoQuota),
+        413 | 429 if body.contains("request too large") => Some(NeverServed::TooLarge),
+        _ => None,
+    }
+}
+
 /// The server's requested wait: `retry-after-ms`, or `Retry-After` in seconds.
 /// (An HTTP-date `Retry-After` falls back to the backoff.)
 pub(crate) fn retry_after(headers: &HeaderMap) -> Option<Duration> {
@@ -74,6 +93,16 @@ mod tests {
         for (s, body) in [(500, "oops"), (502, ""), (408, ""), (400, "overloaded")] {
             assert!(!is_rate_limit(s, body), "{s} {body}");
         }
+    }
+
+    #[test]
+    fn refusals_that_no_wait_cures() {
+        let quota = r#"{"error": {"message": "You exceeded your current quota", "type": "insufficient_quota", "code": "insufficient_quota"}}"#;
+        assert_eq!(never_served(429, quota), Some(NeverServed::NoQuota));
+        let large = r#"{"error": {"message": "Request too large for gpt-4o on tokens per min (TPM): Limit 30000, Requested 45000."}}"#;
+        assert_eq!(never_served(429, large), Some(NeverServed::TooLarge));
+        assert_eq!(never_served(429, "Rate limit reached"), None);
+        assert_eq!(never_served(500, quota), None);
     }
 
     #[test]

@@ -17,6 +17,8 @@ tokio::task_local! {
 #[derive(Debug, Default)]
 pub(crate) struct WaitClock {
     state: Mutex<ClockState>,
+    /// Told when the last open wait closes.
+    closed: tokio::sync::Notify,
 }
 
 #[derive(Debug, Default)]
@@ -55,7 +57,23 @@ impl WaitClock {
     /// the provider.
     pub(crate) async fn deadline(&self, start: Instant, limit: Duration) {
         loop {
-            let until = start + limit + self.waited();
+            let closed = self.closed.notified();
+            tokio::pin!(closed);
+            closed.as_mut().enable();
+            let (open, waited) = {
+                let s = self.lock();
+                let open = s.open > 0;
+                (
+                    open,
+                    s.total + s.since.map_or(Duration::ZERO, |t| t.elapsed()),
+                )
+            };
+            if open {
+                // The deadline moves with the wait: nothing can strike before it ends.
+                closed.await;
+                continue;
+            }
+            let until = start + limit + waited;
             if Instant::now() >= until {
                 return;
             }
@@ -78,6 +96,7 @@ impl WaitClock {
             && let Some(since) = s.since.take()
         {
             s.total += since.elapsed();
+            self.closed.notify_waiters();
         }
     }
 }

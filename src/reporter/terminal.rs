@@ -203,10 +203,10 @@ impl Terminal {
         };
         let llm = match stats.llm {
             Some(l) if l.rate_limited > 0 => format!(
-                " · LLM {}/{} (429s {}, waited {:.0}s)",
-                l.in_flight, l.limit, l.rate_limited, l.waited_s
+                " · LLM {}/{} (peak {}, rate limited {}×, waited {:.0}s)",
+                l.in_flight, l.limit, l.peak, l.rate_limited, l.waited_s
             ),
-            Some(l) => format!(" · LLM {}/{}", l.in_flight, l.limit),
+            Some(l) => format!(" · LLM {}/{} (peak {})", l.in_flight, l.limit, l.peak),
             None => String::new(),
         };
         bar.set_message(format!(
