@@ -154,6 +154,10 @@ pub(crate) struct CompareArgs {
     /// JSON instead of markdown.
     #[arg(long)]
     pub(crate) json: bool,
+    /// Also write the comparison as a page to FILE (its task links lead to RUN_B's
+    /// task pages).
+    #[arg(long, value_name = "FILE")]
+    pub(crate) html: Option<PathBuf>,
 }
 
 /// Options of `ufo-batch merge`.

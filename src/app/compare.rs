@@ -1,10 +1,12 @@
 //! `ufo-batch compare RUN_A RUN_B`: the comparison as markdown or JSON, on stdout and
-//! optionally in a file; exit 1 when a task regressed.
+//! optionally in a file, and as a page with `--html`; exit 1 when a task regressed.
+
+use std::path::{Component, Path, PathBuf};
 
 use crate::cli::CompareArgs;
 use crate::error::Error;
 use crate::finished::compare as compare_runs;
-use crate::render::compare_md;
+use crate::render::{compare_html, compare_md};
 use crate::rundir::{FileError, write_atomic};
 
 /// Compares; 1 when a task regressed.
@@ -19,5 +21,50 @@ pub(super) fn compare(args: &CompareArgs) -> Result<u8, Error> {
     if let Some(out) = &args.out {
         write_atomic(out, text.as_bytes()).map_err(|e| FileError::write(out, e))?;
     }
+    if let Some(page) = &args.html {
+        let b = page
+            .parent()
+            .and_then(|dir| relative(dir, &args.b))
+            .map(|p| p.to_string_lossy().into_owned());
+        let html = compare_html(&c, b.as_deref()).map_err(Error::internal)?;
+        write_atomic(page, html.as_bytes()).map_err(|e| FileError::write(page, e))?;
+    }
     Ok(u8::from(c.regressed()))
+}
+
+/// The path from the folder `from` to `to`, both resolved (none when either cannot be).
+fn relative(from: &Path, to: &Path) -> Option<PathBuf> {
+    let from = if from.as_os_str().is_empty() {
+        Path::new(".")
+    } else {
+        from
+    };
+    let from = from.canonicalize().ok()?;
+    let to = to.canonicalize().ok()?;
+    let a: Vec<Component> = from.components().collect();
+    let b: Vec<Component> = to.components().collect();
+    let common = a.iter().zip(&b).take_while(|(x, y)| x == y).count();
+    let mut path: PathBuf = std::iter::repeat_n(Component::ParentDir, a.len() - common).collect();
+    path.extend(&b[common..]);
+    Some(if path.as_os_str().is_empty() {
+        PathBuf::from(".")
+    } else {
+        path
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn relative_paths_between_folders() {
+        let root = tempfile::tempdir().unwrap();
+        let (a, b) = (root.path().join("x/y"), root.path().join("z"));
+        std::fs::create_dir_all(&a).unwrap();
+        std::fs::create_dir_all(&b).unwrap();
+        assert_eq!(relative(&a, &b), Some(PathBuf::from("../../z")));
+        assert_eq!(relative(&b, &b), Some(PathBuf::from(".")));
+        assert_eq!(relative(&a, &root.path().join("gone")), None);
+    }
 }

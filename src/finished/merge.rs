@@ -12,7 +12,7 @@ use serde_json::{Value, json};
 use super::FinishedError;
 use super::missing::missing;
 use crate::record::TaskRecord;
-use crate::render::{Totals, render_trajectory, totals, write_summaries};
+use crate::render::{Totals, task_pages, totals, write_summaries};
 use crate::rundir::layout::STATUS_JSON;
 use crate::rundir::{
     FileError, RunLayout, TaskFiles, load_records, read_run_json, read_selection, write_json,
@@ -117,7 +117,6 @@ pub(crate) fn merge(out: &Path, inputs: &[PathBuf]) -> Result<MergeReport, Finis
     }
     let records: Vec<&TaskRecord> = merged.values().map(|(r, _)| r).collect();
     let name = layout.name();
-    write_summaries(&layout, &name, &records)?;
     let totals = totals(records.iter().copied());
     let run = json!({
         "tool": "ufo-batch",
@@ -131,6 +130,7 @@ pub(crate) fn merge(out: &Path, inputs: &[PathBuf]) -> Result<MergeReport, Finis
         "duplicates": report.duplicates.iter().map(|(id, _, _)| id).collect::<Vec<_>>(),
         "totals": totals,
     });
+    write_summaries(&layout, &name, Some(&run), &records)?;
     let path = layout.run_json();
     write_json(&path, &run).map_err(|e| FileError::write(&path, e))?;
     let selection: Vec<&TaskId> = merged.keys().collect();
@@ -198,7 +198,7 @@ fn missing_record(id: &TaskId, shards: &[(PathBuf, Option<Shard>)]) -> TaskRecor
 fn write_missing(layout: &RunLayout, record: &TaskRecord) -> Result<(), FileError> {
     let files = TaskFiles(layout.task(&record.id));
     files.status(record)?;
-    files.trajectory(&render_trajectory(record, &[], None, &[]))
+    files.pages(&task_pages(record, &[], None, &[]))
 }
 
 /// Copies a folder tree (files, folders, symbolic links as links).

@@ -1,7 +1,7 @@
 //! `ufo-batch report RUN_DIR`: re-renders every derived file of a run dir from the
-//! stored task results — each task's `output.md` (from its `status.json`,
+//! stored task results — each task's `output.md` and `task.html` (from its `status.json`,
 //! `response.log` and `evaluation.log`), then `summary.*`, `tasks_status.json`,
-//! `junit.xml`, `report.md` and the totals in `run.json`. Use it after a merge, after a
+//! `junit.xml`, `report.md`, `report.html` and the totals in `run.json`. Use it after a merge, after a
 //! crash, or after upgrading ufo-batch.
 
 use std::path::Path;
@@ -12,7 +12,7 @@ use super::FinishedError;
 use super::missing::missing;
 use crate::record::ShapeName;
 use crate::record::{Evaluation, StepRecord, TaskRecord};
-use crate::render::{Totals, render_trajectory, totals, write_summaries};
+use crate::render::{Totals, task_pages, totals, write_summaries};
 use crate::rundir::layout::{EVALUATION_LOG, RESPONSE_LOG};
 use crate::rundir::{
     FileError, RunLayout, StoredTask, TaskFiles, load_records, read_run_json, read_selection,
@@ -73,7 +73,7 @@ pub(crate) fn rerender(run_dir: &Path) -> Result<Rerendered, FinishedError> {
     let name = run["name"]
         .as_str()
         .map_or_else(|| layout.name(), str::to_string);
-    write_summaries(&layout, &name, &records)?;
+    write_summaries(&layout, &name, Some(&run), &records)?;
     let totals = totals(records.iter().copied());
     run["totals"] = serde_json::to_value(&totals).unwrap_or_default();
     run["reported"] = serde_json::to_value(Timestamp::now()).unwrap_or_default();
@@ -105,7 +105,7 @@ fn rerender_trajectory(task: &StoredTask) -> Result<bool, FileError> {
                 .next()
                 .and_then(|l| serde_json::from_str(l).ok())
         });
-    let md = render_trajectory(&task.record, &steps, evaluation.as_ref(), &[]);
-    TaskFiles(task.dir.clone()).trajectory(&md)?;
+    let pages = task_pages(&task.record, &steps, evaluation.as_ref(), &[]);
+    TaskFiles(task.dir.clone()).pages(&pages)?;
     Ok(true)
 }

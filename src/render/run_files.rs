@@ -1,16 +1,21 @@
 //! The run-level files derived from task records, rendered and written together:
-//! `summary.json`, `summary.csv`, `tasks_status.json`, `report.md` and `junit.xml`.
+//! `summary.json`, `summary.csv`, `tasks_status.json`, `report.md`, `report.html` and
+//! `junit.xml`.
 //! Used at the end of a run, by `merge`, and by `report`.
 
-use super::{junit, report_md, summary};
+use super::{html, junit, report_md, summary};
 use crate::record::TaskRecord;
-use crate::rundir::layout::{JUNIT_XML, REPORT_MD, SUMMARY_CSV, SUMMARY_JSON, TASKS_STATUS_JSON};
+use crate::rundir::layout::{
+    JUNIT_XML, REPORT_HTML, REPORT_MD, SUMMARY_CSV, SUMMARY_JSON, TASKS_STATUS_JSON,
+};
 use crate::rundir::{FileError, FileErrors, RunLayout, write_atomic, write_json};
 
-/// Writes every run-level file derived from the records of a run named `name`.
+/// Writes every run-level file derived from the records of a run named `name` (and its
+/// `run.json`, which the page's header shows).
 pub(crate) fn write_summaries(
     layout: &RunLayout,
     name: &str,
+    run: Option<&serde_json::Value>,
     records: &[&TaskRecord],
 ) -> Result<(), FileErrors> {
     let mut errors = FileErrors::default();
@@ -39,6 +44,10 @@ pub(crate) fn write_summaries(
         REPORT_MD,
         report_md::report_md(name, records).as_bytes(),
     ));
+    errors.keep(match html::report_html(name, run, records) {
+        Ok(page) => bytes(REPORT_HTML, page.as_bytes()),
+        Err(e) => Err(FileError::Render(e)),
+    });
     errors.keep(match junit::junit_xml(name, records.iter().copied()) {
         Ok(xml) => bytes(JUNIT_XML, xml.as_bytes()),
         Err(e) => Err(FileError::Render(format!("cannot write {JUNIT_XML}: {e}"))),

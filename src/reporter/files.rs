@@ -12,7 +12,7 @@ use serde_json::{Value, json};
 use super::lanes::Lanes;
 use crate::event::{Event, Level, LogLine, RunFinished, RunStarted, TaskFinished};
 use crate::record::TaskRecord;
-use crate::render::{log_line, render_trajectory, tasks_status, totals, write_summaries};
+use crate::render::{log_line, task_pages, tasks_status, totals, write_summaries};
 use crate::rundir::layout::RUN_FILES;
 use crate::rundir::{
     FileError, FileErrors, FinalFiles, RunLayout, TaskFiles, remove_stale_temps, write_json,
@@ -153,7 +153,11 @@ impl ResultFiles {
             .unwrap_or_default();
         let records: Vec<&TaskRecord> = self.records.values().collect();
         let mut errors = FileErrors::default();
-        if let Err(e) = write_summaries(&self.layout, &name, &records) {
+        let run = self
+            .run
+            .as_ref()
+            .map(|r| run_json(r, Some(f), &self.records));
+        if let Err(e) = write_summaries(&self.layout, &name, run.as_ref(), &records) {
             errors.extend(e);
         }
         errors.keep(self.write_run_json(Some(f)));
@@ -222,8 +226,7 @@ fn task_finished(files: &TaskFiles, f: &TaskFinished) -> Result<(), FileErrors> 
             })
         })
         .collect();
-    let trajectory_md =
-        render_trajectory(&f.record, &f.trajectory, f.evaluation.as_ref(), &f.problems);
+    let pages = task_pages(&f.record, &f.trajectory, f.evaluation.as_ref(), &f.problems);
     files.finished(&FinalFiles {
         record: &f.record,
         problem_lines: &problem_lines,
@@ -232,6 +235,6 @@ fn task_finished(files: &TaskFiles, f: &TaskFinished) -> Result<(), FileErrors> 
             .as_ref()
             .map(|e| e.log_line(&f.record.request).to_string()),
         plan: f.plan.as_ref(),
-        trajectory_md: &trajectory_md,
+        pages: &pages,
     })
 }

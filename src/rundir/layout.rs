@@ -19,6 +19,8 @@ pub(crate) const SELECTION_JSON: &str = "selection.json";
 pub(crate) const JUNIT_XML: &str = "junit.xml";
 /// The run for humans (and pull requests).
 pub(crate) const REPORT_MD: &str = "report.md";
+/// The run as a page: totals and a task table that filters and sorts.
+pub(crate) const REPORT_HTML: &str = "report.html";
 
 /// A task's record: where it stands.
 pub(crate) const STATUS_JSON: &str = "status.json";
@@ -28,6 +30,8 @@ pub(crate) const RESPONSE_LOG: &str = "response.log";
 pub(crate) const EVALUATION_LOG: &str = "evaluation.log";
 /// The markdown trajectory.
 pub(crate) const OUTPUT_MD: &str = "output.md";
+/// The task as a page: verdict, attempts, steps with results and screenshots.
+pub(crate) const TASK_HTML: &str = "task.html";
 /// The actions taken, as a recorded plan.
 pub(crate) const PLAN_JSON: &str = "plan.json";
 /// The session's own log lines.
@@ -53,6 +57,7 @@ pub(crate) const RUN_FILES: &[&str] = &[
     SELECTION_JSON,
     JUNIT_XML,
     REPORT_MD,
+    REPORT_HTML,
 ];
 
 /// Every entry of a task's results folder; a nested task id must not reuse them.
@@ -66,6 +71,7 @@ pub(crate) const TASK_ENTRIES: &[&str] = &[
     RESPONSE_LOG,
     EVALUATION_LOG,
     OUTPUT_MD,
+    TASK_HTML,
     PLAN_JSON,
     TASK_LOG,
     TMP,
@@ -91,11 +97,18 @@ pub(crate) fn is_attempt_entry(name: &str) -> bool {
 }
 
 /// Files of an attempt that move to `attempts/N/` when the next attempt starts.
-pub(crate) const ATTEMPT_FILES: &[&str] =
-    &[RESPONSE_LOG, TASK_LOG, OUTPUT_MD, EVALUATION_LOG, PLAN_JSON];
+pub(crate) const ATTEMPT_FILES: &[&str] = &[
+    RESPONSE_LOG,
+    TASK_LOG,
+    OUTPUT_MD,
+    TASK_HTML,
+    EVALUATION_LOG,
+    PLAN_JSON,
+];
 
 /// Every file of a task folder that is replaced atomically.
-pub(crate) const ATOMIC_TASK_FILES: &[&str] = &[STATUS_JSON, OUTPUT_MD, EVALUATION_LOG, PLAN_JSON];
+pub(crate) const ATOMIC_TASK_FILES: &[&str] =
+    &[STATUS_JSON, OUTPUT_MD, TASK_HTML, EVALUATION_LOG, PLAN_JSON];
 
 /// Folders inside a task folder that hold no results of their own (searches skip them).
 pub(crate) const TASK_SUBFOLDERS: &[&str] = &[WORKSPACE, ATTEMPTS, TMP, DESKTOP];

@@ -1,16 +1,17 @@
 //! One task's files (design.md §5) over its attempts: `status.json` at every state
-//! change, `task.log` and `response.log` line by line, and `output.md`, `plan.json`,
-//! `evaluation.log` at the end. When a task finishes, `status.json` is written last, so
+//! change, `task.log` and `response.log` line by line, and `output.md`, `task.html`,
+//! `plan.json`, `evaluation.log` at the end. When a task finishes, `status.json` is written last, so
 //! a task is final on disk only once all its other files are. What goes into the files
 //! is decided by the caller; this module decides where and how they are written.
 
 use super::atomic::{append_line, remove_stale_temps, write_atomic, write_json};
 use super::error::{FileError, FileErrors};
 use super::layout::{
-    ATOMIC_TASK_FILES, ATTEMPT_FILES, EVALUATION_LOG, OUTPUT_MD, PLAN_JSON, RESPONSE_LOG, TASK_LOG,
-    TaskDir, is_attempt_entry,
+    ATOMIC_TASK_FILES, ATTEMPT_FILES, EVALUATION_LOG, OUTPUT_MD, PLAN_JSON, RESPONSE_LOG,
+    TASK_HTML, TASK_LOG, TaskDir, is_attempt_entry,
 };
 use crate::record::TaskRecord;
+use crate::render::TaskPages;
 
 /// The final files of a task, rendered.
 pub(crate) struct FinalFiles<'a> {
@@ -23,8 +24,8 @@ pub(crate) struct FinalFiles<'a> {
     pub(crate) evaluation_line: Option<String>,
     /// `plan.json`.
     pub(crate) plan: Option<&'a serde_json::Value>,
-    /// `output.md`.
-    pub(crate) trajectory_md: &'a str,
+    /// `output.md` and `task.html`.
+    pub(crate) pages: &'a TaskPages,
 }
 
 /// Writes one task's files.
@@ -78,10 +79,19 @@ impl TaskFiles {
         write_json(&path, record).map_err(|e| FileError::write(&path, e))
     }
 
-    /// `output.md` alone (re-rendered from stored files).
-    pub(crate) fn trajectory(&self, md: &str) -> Result<(), FileError> {
+    /// The task's pages: `output.md` and `task.html` (both are tried; the first error
+    /// is returned).
+    pub(crate) fn pages(&self, pages: &TaskPages) -> Result<(), FileError> {
         let path = self.0.file(OUTPUT_MD);
-        write_atomic(&path, md.as_bytes()).map_err(|e| FileError::write(&path, e))
+        let md = write_atomic(&path, pages.md.as_bytes()).map_err(|e| FileError::write(&path, e));
+        let path = self.0.file(TASK_HTML);
+        let html = match &pages.html {
+            Ok(html) => {
+                write_atomic(&path, html.as_bytes()).map_err(|e| FileError::write(&path, e))
+            }
+            Err(e) => Err(FileError::Render(format!("{}: {e}", path.display()))),
+        };
+        md.and(html)
     }
 
     /// A task's final files, `status.json` last.
@@ -107,7 +117,7 @@ impl TaskFiles {
             let path = self.0.file(PLAN_JSON);
             errors.keep(write_json(&path, plan).map_err(|e| FileError::write(&path, e)));
         }
-        errors.keep(self.trajectory(f.trajectory_md));
+        errors.keep(self.pages(f.pages));
         errors.keep(self.status(f.record));
         errors.into_result()
     }

@@ -1,6 +1,7 @@
 //! Integration tests: the `ufo-batch` binary run on temporary folders, its exit code,
 //! its output and the files it writes.
 
+mod cdp;
 mod helpers;
 mod mock_llm;
 
@@ -15,6 +16,7 @@ mod llm;
 mod llm_faults;
 mod outcomes;
 mod rate_limits;
+mod report_page;
 mod reports;
 mod resume;
 mod retries;

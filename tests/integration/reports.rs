@@ -45,6 +45,15 @@ fn report_md_of_a_fixture_run() {
         "report_md",
         std::fs::read_to_string(dir.join("report.md")).unwrap()
     );
+    // The pages, rendered from the same records (escaping writes `/` as `&#x2f;`).
+    insta::assert_snapshot!(
+        "report_html",
+        std::fs::read_to_string(dir.join("report.html")).unwrap()
+    );
+    insta::assert_snapshot!(
+        "task_html",
+        std::fs::read_to_string(dir.join("csv/sum/task.html")).unwrap()
+    );
     // report also rebuilt the other files from the records.
     assert_eq!(read_json(&dir.join("summary.json"))["totals"]["total"], 6);
     assert!(dir.join("csv/sum/output.md").exists());
@@ -64,6 +73,48 @@ fn compare_shows_regressions_first_and_exits_1() {
     );
     out.expect_code(1);
     insta::assert_snapshot!("compare_md", out.stdout);
+}
+
+#[test]
+fn compare_writes_its_page_with_links_to_the_task_pages_of_run_b() {
+    let p = Project::new();
+    let page = p.path().join("out/compare.html");
+    std::fs::create_dir_all(page.parent().unwrap()).unwrap();
+    let out = run_binary(
+        Path::new(env!("CARGO_MANIFEST_DIR")),
+        &[
+            "compare",
+            "tests/fixtures/runs/base",
+            "tests/fixtures/runs/current",
+            "--html",
+            page.to_str().unwrap(),
+        ],
+        &[],
+    );
+    out.expect_code(1);
+    let html = std::fs::read_to_string(&page)
+        .unwrap()
+        .replace("&#x2f;", "/");
+    let regressions = html
+        .find("<h2>Regressions</h2>")
+        .expect("a regressions table");
+    let fixes = html.find("<h2>Fixes</h2>").unwrap_or(usize::MAX);
+    assert!(regressions < fixes, "regressions first");
+    // The link from the page's folder to run B's task page resolves.
+    let href = html
+        .split("href=\"")
+        .nth(1)
+        .and_then(|s| s.split('"').next())
+        .unwrap()
+        .to_string();
+    assert!(href.ends_with("/task.html"), "{href}");
+    let target = page.parent().unwrap().join(&href);
+    assert!(
+        target.parent().unwrap().exists(),
+        "{} does not resolve",
+        target.display()
+    );
+    assert!(html.contains("<td>B</td>"), "both runs' totals");
 }
 
 #[test]

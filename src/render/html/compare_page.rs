@@ -1,0 +1,104 @@
+//! The comparison of two runs as a page, in the style of `report.html`: both runs'
+//! totals, then the regressions first, the fixes, new and missing tasks, each with its
+//! pass rate in A and B and the change.
+
+use serde::Serialize;
+
+use super::{cost_text, percent, render};
+use crate::render::comparison::{Change, Comparison, Rate, Side};
+use crate::rundir::layout::TASK_HTML;
+
+#[derive(Serialize)]
+struct SideView {
+    label: &'static str,
+    dir: String,
+    tasks: usize,
+    pass_rate: String,
+    cost: String,
+    tokens: u64,
+    task_seconds: String,
+}
+
+#[derive(Serialize)]
+struct ChangeView {
+    id: String,
+    /// B's task page (the run that is being judged).
+    href: Option<String>,
+    a: String,
+    b: String,
+    delta: String,
+    reason: Option<String>,
+}
+
+#[derive(Serialize)]
+struct Section {
+    title: &'static str,
+    rows: Vec<ChangeView>,
+}
+
+#[derive(Serialize)]
+struct Page {
+    sides: Vec<SideView>,
+    /// "2 regressed · 1 fixed · ...".
+    counts: String,
+    sections: Vec<Section>,
+}
+
+/// The comparison page; task links lead to the task pages of run B (`b_href`: the
+/// path from the page to B's folder, or none when there is no stable one).
+pub(crate) fn compare_html(c: &Comparison, b_href: Option<&str>) -> Result<String, String> {
+    let section = |title, changes: &[Change]| Section {
+        title,
+        rows: changes.iter().map(|x| change(x, b_href)).collect(),
+    };
+    let page = Page {
+        sides: vec![side("A", &c.a), side("B", &c.b)],
+        counts: format!(
+            "{} regressed · {} fixed · {} new · {} missing · {} unchanged",
+            c.regressions.len(),
+            c.fixes.len(),
+            c.new.len(),
+            c.missing.len(),
+            c.unchanged
+        ),
+        sections: vec![
+            section("Regressions", &c.regressions),
+            section("Fixes", &c.fixes),
+            section("New in B", &c.new),
+            section("Missing from B", &c.missing),
+        ],
+    };
+    render("compare.html", &page)
+}
+
+fn side(label: &'static str, s: &Side) -> SideView {
+    SideView {
+        label,
+        dir: s.dir.clone(),
+        tasks: s.tasks,
+        pass_rate: percent(s.pass_rate),
+        cost: cost_text(s.cost_usd),
+        tokens: s.tokens,
+        task_seconds: format!("{:.1} s", s.task_seconds),
+    }
+}
+
+fn change(c: &Change, b_href: Option<&str>) -> ChangeView {
+    let rate = |r: &Option<Rate>| {
+        r.as_ref().map_or("—".to_string(), |r| {
+            format!("{}/{} ({})", r.passed, r.runs, percent(r.pass_rate))
+        })
+    };
+    let delta = match (&c.a, &c.b) {
+        (Some(a), Some(b)) => format!("{:+.0} pts", (b.pass_rate - a.pass_rate) * 100.0),
+        _ => String::new(),
+    };
+    ChangeView {
+        id: c.id.to_string(),
+        href: b_href.map(|b| format!("{b}/{}/{TASK_HTML}", c.id)),
+        a: rate(&c.a),
+        b: rate(&c.b),
+        delta,
+        reason: c.reason.clone(),
+    }
+}

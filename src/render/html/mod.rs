@@ -1,0 +1,74 @@
+//! The run as pages to look at: `report.html` (the run: totals, repeats, a task table
+//! that filters and sorts), each task's `task.html` (request, verdict, attempts, every
+//! step with its result and screenshots, links to the raw files) and the comparison of
+//! two runs. Rendered from templates with HTML escaping on; every page is one file that
+//! opens from disk with no network. A task's page is its own file, loaded only when
+//! opened, so a run of any size keeps a small report page.
+
+mod compare_page;
+mod run_page;
+mod task_page;
+
+use std::sync::OnceLock;
+
+use minijinja::Environment;
+use minijinja::value::{Serde, Value};
+use serde::Serialize;
+
+pub(crate) use compare_page::compare_html;
+pub(crate) use run_page::report_html;
+pub(crate) use task_page::task_html;
+
+/// The templates, loaded once.
+fn environment() -> &'static Environment<'static> {
+    static ENV: OnceLock<Environment<'static>> = OnceLock::new();
+    ENV.get_or_init(|| {
+        let mut env = Environment::new();
+        for (name, source) in [
+            ("base.html", include_str!("templates/base.html")),
+            ("run.html", include_str!("templates/run.html")),
+            ("task.html", include_str!("templates/task.html")),
+            ("compare.html", include_str!("templates/compare.html")),
+        ] {
+            env.add_template(name, source)
+                .expect("the built-in templates parse (checked by the tests)");
+        }
+        env
+    })
+}
+
+/// Renders template `name` with `view` (and the tool's version, which the base template
+/// shows); the error says which page failed.
+fn render(name: &str, view: &impl Serialize) -> Result<String, String> {
+    let template = environment()
+        .get_template(name)
+        .map_err(|e| format!("cannot render {name}: {e}"))?;
+    let context = minijinja::context! {
+        version => env!("CARGO_PKG_VERSION"),
+        ..Value::from(Serde(view))
+    };
+    template
+        .render(context)
+        .map_err(|e| format!("cannot render {name}: {e}"))
+}
+
+/// An enum's serialized name (`"passed"`, `"success"`).
+fn name_of(value: &impl Serialize) -> String {
+    serde_json::to_value(value)
+        .ok()
+        .and_then(|v| v.as_str().map(str::to_string))
+        .unwrap_or_default()
+}
+
+/// A cost for people: `$0.0123`, or `unknown`.
+fn cost_text(cost: Option<f64>) -> String {
+    cost.map_or("unknown".to_string(), |c| format!("${c:.4}"))
+}
+
+/// A share as a percentage: `87.5%`.
+fn percent(share: f64) -> String {
+    format!("{:.1}%", share * 100.0)
+}
+
+#[cfg(test)]
+mod tests;

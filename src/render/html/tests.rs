@@ -1,0 +1,101 @@
+use serde_json::json;
+
+use super::*;
+use crate::record::{SessionType, ShapeName, StepRecord, TaskRecord, TaskStatus};
+use crate::task::TaskId;
+
+fn record(id: &str, status: TaskStatus, error: Option<&str>) -> TaskRecord {
+    let mut r = TaskRecord::new(
+        TaskId::parse(id).unwrap(),
+        format!("tasks/{id}.json"),
+        "0123456789abcdef".into(),
+        ShapeName::RecordedPlan,
+        SessionType::FollowerSession,
+        "do <b>it</b> & say \"done\" <script>alert('request')</script>".into(),
+    );
+    r.status = status;
+    r.error = error.map(str::to_string);
+    r
+}
+
+fn step(output: &str) -> StepRecord {
+    serde_json::from_value(json!({
+        "agent_type": "ReplayAgent", "agent_name": "ReplayAgent",
+        "session_step": 1, "round_step": 1, "round_num": 0, "status": "FINISH",
+        "request": "r", "thought": "<img src=x onerror=alert('thought')>",
+        "action": [{
+            "function": "execute_command", "arguments": {"command": "cat x"},
+            "status": "FINISH", "action_string": "execute_command(command=\"cat x\")",
+            "result": {"status": "failure", "error": "exit code 1 </pre><script>alert('error')</script>",
+                       "result": {"exit_code": 1, "stdout": output, "stderr": ""},
+                       "namespace": "shell", "call_id": "1"},
+            "divergence": "expected <ok>", "duration_s": 0.01
+        }],
+        "clean_screenshot_path": "action_step1.png",
+        "annotated_screenshot_path": "action_step1_annotated.png",
+        "started": "2026-11-23T10:00:00.000Z", "duration_s": 0.02
+    }))
+    .unwrap()
+}
+
+#[test]
+fn every_page_renders_and_shows_hostile_text_without_running_it() {
+    let bad = record(
+        "evil/x",
+        TaskStatus::Failed,
+        Some("<script>alert('reason')</script> \" onmouseover=\"alert(1)"),
+    );
+    let steps = [step("</pre><script>alert('output')</script>")];
+    let page = report_html("run <script>", None, &[&bad]).unwrap();
+    assert_eq!(
+        page.matches("<script").count(),
+        1,
+        "only the page's own script"
+    );
+    assert!(
+        page.contains("&lt;script&gt;alert(&#x27;reason&#x27;)"),
+        "{page}"
+    );
+    assert!(
+        !page.contains("\" onmouseover=\"alert(1)"),
+        "attribute breakout"
+    );
+    // HTML escaping writes `/` as `&#x2f;` too (valid in text and attributes alike).
+    let task = task_html(&bad, &steps, None, &[])
+        .unwrap()
+        .replace("&#x2f;", "/");
+    assert_eq!(task.matches("<script").count(), 0, "{task}");
+    assert_eq!(
+        task.matches("<img").count(),
+        3,
+        "the two shots and the final one"
+    );
+    for shown in [
+        "&lt;script&gt;alert(&#x27;output&#x27;)",
+        "&lt;script&gt;alert(&#x27;error&#x27;)",
+        "&lt;img src=x onerror=alert(&#x27;thought&#x27;)&gt;",
+        "do &lt;b&gt;it&lt;/b&gt; &amp; say &quot;done&quot;",
+        "expected &lt;ok&gt;",
+        r#"<a href="../../report.html" target="_top">"#,
+        r#"<img src="action_step1_annotated.png""#,
+        r#"<img src="action_step_final.png""#,
+    ] {
+        assert!(task.contains(shown), "{shown} in\n{task}");
+    }
+}
+
+#[test]
+fn the_task_table_puts_what_did_not_pass_first_and_links_each_task_page() {
+    let a = record("a", TaskStatus::Passed, None);
+    let b = record("b/deep", TaskStatus::Error, Some("LLM unreachable"));
+    let c = record("c", TaskStatus::Failed, Some("check failed"));
+    let page = report_html("run", None, &[&a, &b, &c])
+        .unwrap()
+        .replace("&#x2f;", "/");
+    let at = |needle: &str| page.find(needle).unwrap_or_else(|| panic!("{needle}"));
+    assert!(at(r#"data-id="c""#) < at(r#"data-id="b/deep""#));
+    assert!(at(r#"data-id="b/deep""#) < at(r#"data-id="a""#));
+    assert!(page.contains(r#"<a class="task" href="b/deep/task.html">b/deep</a>"#));
+    assert!(page.contains(r#"<option value="b">b</option>"#), "folders");
+    assert!(page.contains("<b>1 / 3</b>passed (33.3%)"), "{page}");
+}

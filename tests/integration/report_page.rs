@@ -1,0 +1,83 @@
+//! `report.html` in a real browser (Debian's headless chromium, driven through the
+//! DevTools protocol): the page of the sample plans opens from disk, filters with the
+//! status menu and the keyboard, sorts, opens a failing task's page in its panel with a
+//! mouse click, and logs no console error on the way.
+
+use std::path::Path;
+use std::time::Duration;
+
+use serde_json::json;
+
+use crate::cdp::Browser;
+use crate::helpers::Project;
+
+const VISIBLE: &str = "[...document.querySelectorAll('#tasks tbody tr')].filter(r => !r.hidden).map(r => r.dataset.id)";
+
+#[test]
+fn the_report_page_filters_sorts_and_opens_a_failing_task_without_errors() {
+    let p = Project::new();
+    let plans = Path::new(env!("CARGO_MANIFEST_DIR")).join("plans");
+    let out = p.cmd(&["run", plans.to_str().unwrap(), "--progress", "quiet"]);
+    out.expect_code(1);
+    let report = out.run_dir("plans").join("report.html");
+    let mut b = Browser::start(1300, 900);
+    b.open(&format!("file://{}", report.display()));
+    assert_eq!(b.eval(&format!("{VISIBLE}.length")), 16);
+    // The failures come first without any filter.
+    assert_eq!(
+        b.eval(&format!("{VISIBLE}.slice(0, 2)")),
+        json!(["failing/divergent_replay", "failing/wrong_total"])
+    );
+
+    // The status menu: what did not pass.
+    b.eval("(() => { const s = document.getElementById('f-status'); s.value = 'not-passed'; s.dispatchEvent(new Event('change')); })()");
+    assert_eq!(
+        b.eval(VISIBLE),
+        json!(["failing/divergent_replay", "failing/wrong_total"])
+    );
+    assert_eq!(
+        b.eval("document.getElementById('shown').textContent"),
+        "2 of 16 tasks"
+    );
+    // The keyboard: `/` goes to the search box, and typing narrows the table.
+    b.key("/");
+    assert_eq!(b.eval("document.activeElement.id"), "f-text");
+    b.call("Input.insertText", json!({"text": "total"}));
+    assert_eq!(b.eval(VISIBLE), json!(["failing/wrong_total"]));
+    b.call("Input.insertText", json!({"text": "-nothing"}));
+    assert_eq!(b.eval(&format!("{VISIBLE}.length")), 0);
+    b.eval("(() => { const t = document.getElementById('f-text'); t.value = ''; t.dispatchEvent(new Event('input')); })()");
+
+    // Sorting by steps with the mouse: ascending, then descending.
+    b.click("th[data-key=steps] button");
+    let steps = "[...document.querySelectorAll('#tasks tbody tr')].filter(r => !r.hidden).map(r => +r.dataset.steps)";
+    assert_eq!(b.eval(steps), json!([1, 2]));
+    b.click("th[data-key=steps] button");
+    assert_eq!(b.eval(steps), json!([2, 1]));
+
+    // A failing task opens in the panel with a click.
+    b.click("a.task[href*='wrong_total']");
+    b.wait_for("document.getElementById('panel').open");
+    let wanted = "failing/wrong_total/task.html";
+    let clock = std::time::Instant::now();
+    loop {
+        let tree = b.call("Page.getFrameTree", json!({}));
+        let child = tree["frameTree"]["childFrames"][0]["frame"]["url"].clone();
+        if child.as_str().is_some_and(|u| u.ends_with(wanted)) {
+            break;
+        }
+        assert!(clock.elapsed() < Duration::from_secs(20), "{tree}");
+        b.pump(Duration::from_millis(100));
+    }
+    b.pump(Duration::from_millis(500));
+    let png = b.screenshot();
+    assert!(png.starts_with(b"\x89PNG"), "a screenshot");
+    let shot = Path::new(env!("CARGO_MANIFEST_DIR")).join("target/report-page.png");
+    std::fs::write(&shot, &png).unwrap();
+    // Escape closes it.
+    b.key("Escape");
+    b.wait_for("!document.getElementById('panel').open");
+
+    let errors = b.errors();
+    assert!(errors.is_empty(), "console errors: {errors:#?}");
+}
