@@ -25,11 +25,27 @@ pub(super) fn compare(args: &CompareArgs) -> Result<u8, Error> {
         let b = page
             .parent()
             .and_then(|dir| relative(dir, &args.b))
-            .map(|p| p.to_string_lossy().into_owned());
+            .map(|p| url_path(&p));
         let html = compare_html(&c, b.as_deref()).map_err(Error::internal)?;
         write_atomic(page, html.as_bytes()).map_err(|e| FileError::write(page, e))?;
     }
     Ok(u8::from(c.regressed()))
+}
+
+/// A relative path as a URL path: each segment percent-encoded, joined with `/`.
+fn url_path(path: &Path) -> String {
+    const SEGMENT: &percent_encoding::AsciiSet = &percent_encoding::NON_ALPHANUMERIC
+        .remove(b'.')
+        .remove(b'-')
+        .remove(b'_')
+        .remove(b'~');
+    path.components()
+        .map(|c| {
+            percent_encoding::utf8_percent_encode(&c.as_os_str().to_string_lossy(), SEGMENT)
+                .to_string()
+        })
+        .collect::<Vec<_>>()
+        .join("/")
 }
 
 /// The path from the folder `from` to `to`, both resolved (none when either cannot be).
@@ -66,5 +82,9 @@ mod tests {
         assert_eq!(relative(&a, &b), Some(PathBuf::from("../../z")));
         assert_eq!(relative(&b, &b), Some(PathBuf::from(".")));
         assert_eq!(relative(&a, &root.path().join("gone")), None);
+        assert_eq!(
+            url_path(Path::new("../runs/my run#2/b")),
+            "../runs/my%20run%232/b"
+        );
     }
 }

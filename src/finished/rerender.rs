@@ -66,6 +66,14 @@ pub(crate) fn rerender(run_dir: &Path) -> Result<Rerendered, FinishedError> {
         .collect();
     for record in &absent {
         problems.push(format!("{}: no result", record.id));
+        // Its row in report.html links its page, which says so.
+        let dir = layout.task(&record.id);
+        let written = std::fs::create_dir_all(dir.path())
+            .map_err(|e| FileError::write(dir.path(), e))
+            .and_then(|()| TaskFiles(dir).pages(&task_pages(record, &[], None, &[])));
+        if let Err(e) = written {
+            problems.push(e.to_string());
+        }
     }
     let mut records: Vec<&TaskRecord> = stored.iter().map(|t| &t.record).collect();
     records.extend(absent.iter());

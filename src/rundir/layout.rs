@@ -97,14 +97,8 @@ pub(crate) fn is_attempt_entry(name: &str) -> bool {
 }
 
 /// Files of an attempt that move to `attempts/N/` when the next attempt starts.
-pub(crate) const ATTEMPT_FILES: &[&str] = &[
-    RESPONSE_LOG,
-    TASK_LOG,
-    OUTPUT_MD,
-    TASK_HTML,
-    EVALUATION_LOG,
-    PLAN_JSON,
-];
+pub(crate) const ATTEMPT_FILES: &[&str] =
+    &[RESPONSE_LOG, TASK_LOG, OUTPUT_MD, EVALUATION_LOG, PLAN_JSON];
 
 /// Every file of a task folder that is replaced atomically.
 pub(crate) const ATOMIC_TASK_FILES: &[&str] =

@@ -38,6 +38,8 @@ impl TaskFiles {
         let dir = self.0.path();
         std::fs::create_dir_all(dir).map_err(|e| FileError::write(dir, e))?;
         remove_stale_temps(dir, ATOMIC_TASK_FILES);
+        // The page of the result this attempt replaces (the moved files keep the rest).
+        let _ = std::fs::remove_file(self.0.file(TASK_HTML));
         let previous = record.attempt_count().saturating_sub(1);
         let entries: Vec<String> = std::fs::read_dir(dir)
             .map_err(|e| FileError::write(dir, e))?

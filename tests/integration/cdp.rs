@@ -139,6 +139,8 @@ impl Browser {
 
     /// Opens `url` and waits for its load event.
     pub(crate) fn open(&mut self, url: &str) {
+        // A load event seen before (about:blank's) must not count.
+        self.events.retain(|e| e["method"] != "Page.loadEventFired");
         self.call("Page.navigate", json!({"url": url}));
         let clock = Instant::now();
         while !self

@@ -95,7 +95,10 @@ fn change(c: &Change, b_href: Option<&str>) -> ChangeView {
     };
     ChangeView {
         id: c.id.to_string(),
-        href: b_href.map(|b| format!("{b}/{}/{TASK_HTML}", c.id)),
+        // B's page of the task, when B has one page for it (not missing, not repeated).
+        href: b_href
+            .filter(|_| c.b.as_ref().is_some_and(|r| r.runs == 1))
+            .map(|b| format!("{b}/{}/{TASK_HTML}", c.id)),
         a: rate(&c.a),
         b: rate(&c.b),
         delta,

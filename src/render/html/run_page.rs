@@ -40,7 +40,7 @@ struct Row {
     duration_text: String,
     steps: u32,
     cost: String,
-    /// For sorting (`Infinity` when unknown: last).
+    /// For sorting (empty when unknown: last either way).
     cost_sort: String,
     attempts: usize,
     reason: String,
@@ -139,21 +139,22 @@ fn order(status: TaskStatus) -> u8 {
 
 fn row(r: &TaskRecord) -> Row {
     let id = r.id.to_string();
-    let folder = id
-        .rsplit_once('/')
-        .map_or(".".to_string(), |(f, _)| f.to_string());
+    // A repetition (`x/rep-2`) belongs to the folder of its task.
+    let base = r.base_id();
+    let folder = match base.group() {
+        "" => ".".to_string(),
+        group => group.to_string(),
+    };
     Row {
         href: format!("{id}/{TASK_HTML}"),
         status: name_of(&r.status),
         folder,
-        tags: r.tags.join(" "),
+        tags: serde_json::to_string(&r.tags).unwrap_or_default(),
         duration: r.duration_s,
         duration_text: format!("{:.2} s", r.duration_s),
         steps: r.steps,
         cost: cost_text(r.cost_usd),
-        cost_sort: r
-            .cost_usd
-            .map_or_else(|| "Infinity".to_string(), |c| c.to_string()),
+        cost_sort: r.cost_usd.map_or_else(String::new, |c| c.to_string()),
         attempts: r.attempts.len(),
         reason: r
             .error

@@ -7,7 +7,7 @@ use serde::Serialize;
 use serde_json::Value;
 
 use super::{cost_text, name_of, render};
-use crate::record::{Complete, Evaluation, StepRecord, TaskRecord};
+use crate::record::{Complete, Evaluation, StepRecord, TaskRecord, TaskStatus};
 use crate::rundir::layout::{
     EVALUATION_LOG, OUTPUT_MD, PLAN_JSON, RESPONSE_LOG, STATUS_JSON, TASK_LOG,
 };
@@ -104,7 +104,10 @@ pub(crate) fn task_html(
     problems: &[Problem],
 ) -> Result<String, String> {
     let depth = record.id.as_str().matches('/').count() + 1;
-    let desktop = trajectory.iter().any(|s| s.clean_screenshot_path.is_some());
+    // The final screenshot is taken when a desktop session ends (not on a timeout or a
+    // cancellation).
+    let final_shot = trajectory.iter().any(|s| s.clean_screenshot_path.is_some())
+        && !matches!(record.status, TaskStatus::Timeout | TaskStatus::Cancelled);
     let page = Page {
         task: TaskView {
             id: record.id.to_string(),
@@ -130,14 +133,17 @@ pub(crate) fn task_html(
             tags: record.tags.join(", "),
         },
         up: "../".repeat(depth),
-        files: vec![
-            STATUS_JSON,
-            OUTPUT_MD,
-            TASK_LOG,
-            PLAN_JSON,
-            RESPONSE_LOG,
-            EVALUATION_LOG,
-        ],
+        files: [
+            (STATUS_JSON, true),
+            (OUTPUT_MD, true),
+            (TASK_LOG, true),
+            (PLAN_JSON, !trajectory.is_empty()),
+            (RESPONSE_LOG, !trajectory.is_empty()),
+            (EVALUATION_LOG, evaluation.is_some()),
+        ]
+        .into_iter()
+        .filter_map(|(file, there)| there.then_some(file))
+        .collect(),
         problems: problems.iter().map(ToString::to_string).collect(),
         evaluation: evaluation.map(evaluation_view),
         attempts: record
@@ -151,7 +157,7 @@ pub(crate) fn task_html(
             })
             .collect(),
         steps: trajectory.iter().map(step_view).collect(),
-        final_shot: desktop.then_some(FINAL_SHOT),
+        final_shot: final_shot.then_some(FINAL_SHOT),
     };
     render("task.html", &page)
 }
@@ -175,13 +181,13 @@ fn evaluation_view(e: &Evaluation) -> EvaluationView {
 }
 
 fn step_view(s: &StepRecord) -> StepView {
-    let mut shots = Vec::new();
-    if let Some(p) = &s.clean_screenshot_path {
-        shots.push(("before".to_string(), p.clone()));
-    }
-    if let Some(p) = &s.annotated_screenshot_path {
-        shots.push(("controls labelled".to_string(), p.clone()));
-    }
+    let shots = [
+        ("before", &s.clean_screenshot_path),
+        ("controls labelled", &s.annotated_screenshot_path),
+    ]
+    .into_iter()
+    .filter_map(|(caption, path)| Some((caption.to_string(), screenshot_name(path.as_deref()?)?)))
+    .collect();
     StepView {
         n: s.session_step,
         agent: s.agent_name.clone(),
@@ -215,6 +221,17 @@ fn step_view(s: &StepRecord) -> StepView {
             .collect(),
         shots,
     }
+}
+
+/// A screenshot's file name when it is one of the task folder's (UFO's
+/// `action_step*.png`); anything else (a path, a URL) is not linked.
+fn screenshot_name(path: &str) -> Option<String> {
+    let ok = path.starts_with("action_step")
+        && path.ends_with(".png")
+        && path
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'.');
+    ok.then(|| path.to_string())
 }
 
 /// A tool's result as text: a command's streams, or the value itself.

@@ -64,7 +64,11 @@ fn every_page_renders_and_shows_hostile_text_without_running_it() {
     let task = task_html(&bad, &steps, None, &[])
         .unwrap()
         .replace("&#x2f;", "/");
-    assert_eq!(task.matches("<script").count(), 0, "{task}");
+    assert_eq!(
+        task.matches("<script").count(),
+        1,
+        "only the panel's close script"
+    );
     assert_eq!(
         task.matches("<img").count(),
         3,
@@ -76,12 +80,33 @@ fn every_page_renders_and_shows_hostile_text_without_running_it() {
         "&lt;img src=x onerror=alert(&#x27;thought&#x27;)&gt;",
         "do &lt;b&gt;it&lt;/b&gt; &amp; say &quot;done&quot;",
         "expected &lt;ok&gt;",
-        r#"<a href="../../report.html" target="_top">"#,
+        r#"<a id="to-run" href="../../report.html" target="_top">"#,
         r#"<img src="action_step1_annotated.png""#,
         r#"<img src="action_step_final.png""#,
     ] {
         assert!(task.contains(shown), "{shown} in\n{task}");
     }
+}
+
+#[test]
+fn only_the_task_folders_own_screenshots_are_linked() {
+    let r = record("desk", TaskStatus::Passed, None);
+    let mut s = step("");
+    s.clean_screenshot_path = Some("javascript:alert(1)".into());
+    s.annotated_screenshot_path = Some("/home/user/secret.png".into());
+    let page = task_html(&r, &[s], None, &[]).unwrap();
+    assert!(!page.contains("javascript:"), "{page}");
+    assert!(!page.contains("secret"), "{page}");
+    let mut s = step("");
+    s.annotated_screenshot_path = None;
+    let mut late = r.clone();
+    late.status = TaskStatus::Timeout;
+    let page = task_html(&late, &[s], None, &[]).unwrap();
+    assert_eq!(
+        page.matches("<img").count(),
+        1,
+        "no final screenshot after a timeout"
+    );
 }
 
 #[test]
@@ -93,8 +118,8 @@ fn the_task_table_puts_what_did_not_pass_first_and_links_each_task_page() {
         .unwrap()
         .replace("&#x2f;", "/");
     let at = |needle: &str| page.find(needle).unwrap_or_else(|| panic!("{needle}"));
-    assert!(at(r#"data-id="c""#) < at(r#"data-id="b/deep""#));
-    assert!(at(r#"data-id="b/deep""#) < at(r#"data-id="a""#));
+    assert!(at(r#"href="c/task.html""#) < at(r#"href="b/deep/task.html""#));
+    assert!(at(r#"href="b/deep/task.html""#) < at(r#"href="a/task.html""#));
     assert!(page.contains(r#"<a class="task" href="b/deep/task.html">b/deep</a>"#));
     assert!(page.contains(r#"<option value="b">b</option>"#), "folders");
     assert!(page.contains("<b>1 / 3</b>passed (33.3%)"), "{page}");
