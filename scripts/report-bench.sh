@@ -37,7 +37,7 @@ start=$(date +%s%N)
 "$bin" run "$plans" --out "$out" --name run --jobs 16 --progress quiet >/dev/null 2>&1 || true
 echo "run of $n tasks: $(( ($(date +%s%N) - start) / 1000000 )) ms"
 run=$out/run
-page=$(find "$run" -name task.html | head -1)
+page=$(find "$run" -name task.html -print -quit)
 echo "report.html: $(( $(stat -c %s "$run/report.html") / 1024 )) KiB; a task page: $(( $(stat -c %s "$page") / 1024 )) KiB"
 
 median_ms() { # COMMAND...: the median wall time of 3 runs, in ms

@@ -20,6 +20,23 @@ pub(crate) fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     file.commit()
 }
 
+/// Replaces `path`, a file that can be rebuilt from the others (a page), with `bytes`:
+/// atomically (a temporary file renamed over it) but without waiting for the disk, so
+/// it costs a task no fsync. After a power cut it may be missing; `report` rebuilds it.
+pub(crate) fn write_derived(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    let name = path
+        .file_name()
+        .ok_or_else(|| std::io::Error::other("no file name"))?
+        .to_string_lossy();
+    let temp = path.with_file_name(format!(".{name}.{:08x}", fastrand::u32(..)));
+    let written =
+        std::fs::write(&temp, scrub_bytes(bytes)).and_then(|()| std::fs::rename(&temp, path));
+    if written.is_err() {
+        let _ = std::fs::remove_file(&temp);
+    }
+    written
+}
+
 /// Replaces `path` with `value` as pretty JSON, atomically.
 pub(crate) fn write_json(path: &Path, value: &impl serde::Serialize) -> std::io::Result<()> {
     let mut bytes = serde_json::to_vec_pretty(value).map_err(std::io::Error::other)?;

@@ -4,7 +4,7 @@
 //! a task is final on disk only once all its other files are. What goes into the files
 //! is decided by the caller; this module decides where and how they are written.
 
-use super::atomic::{append_line, remove_stale_temps, write_atomic, write_json};
+use super::atomic::{append_line, remove_stale_temps, write_atomic, write_derived, write_json};
 use super::error::{FileError, FileErrors};
 use super::layout::{
     ATOMIC_TASK_FILES, ATTEMPT_FILES, EVALUATION_LOG, OUTPUT_MD, PLAN_JSON, RESPONSE_LOG,
@@ -89,7 +89,7 @@ impl TaskFiles {
         let path = self.0.file(TASK_HTML);
         let html = match &pages.html {
             Ok(html) => {
-                write_atomic(&path, html.as_bytes()).map_err(|e| FileError::write(&path, e))
+                write_derived(&path, html.as_bytes()).map_err(|e| FileError::write(&path, e))
             }
             Err(e) => Err(FileError::Render(format!("{}: {e}", path.display()))),
         };

@@ -12,9 +12,19 @@ use serde_json::{Value, json};
 use tungstenite::stream::MaybeTlsStream;
 use tungstenite::{Message, WebSocket};
 
+/// The browser process, killed when dropped (also when a test fails while starting it).
+struct Process(Child);
+
+impl Drop for Process {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
 /// A headless chromium and its page.
 pub(crate) struct Browser {
-    child: Child,
+    _process: Process,
     socket: WebSocket<MaybeTlsStream<TcpStream>>,
     next_id: u64,
     /// Every event seen, in order.
@@ -44,6 +54,7 @@ impl Browser {
             .spawn()
             .expect("chromium is not installed: run scripts/setup-browser.sh");
         let stderr = child.stderr.take().unwrap();
+        let process = Process(child);
         let (tx, rx) = std::sync::mpsc::channel();
         std::thread::spawn(move || {
             for line in BufReader::new(stderr).lines().map_while(Result::ok) {
@@ -68,7 +79,7 @@ impl Browser {
                 .unwrap();
         }
         let mut browser = Self {
-            child,
+            _process: process,
             socket,
             next_id: 0,
             events: Vec::new(),
@@ -223,13 +234,6 @@ impl Browser {
             }
             Err(e) => panic!("the browser's socket: {e}"),
         }
-    }
-}
-
-impl Drop for Browser {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
     }
 }
 
