@@ -22,6 +22,20 @@ impl Drop for Process {
     }
 }
 
+/// Whether chromium is here; says why not when it is not (CI installs it).
+pub(crate) fn available() -> bool {
+    let ok = Command::new("chromium")
+        .arg("--version")
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success());
+    if !ok {
+        eprintln!("skipped: chromium is not installed (scripts/setup-browser.sh installs it)");
+    }
+    ok
+}
+
 /// A headless chromium and its page.
 pub(crate) struct Browser {
     _process: Process,
