@@ -73,6 +73,15 @@ pub(crate) fn read_bounded(
     Ok(Bounded { bytes, size })
 }
 
+/// The text of the regular file at `path`, refused when larger than `limit` bytes or not
+/// UTF-8: for the files of a run folder that the runner reads back (`status.json`,
+/// `response.log`), where anything may have been put in their place.
+pub(crate) fn read_text(path: &Path, limit: u64) -> Result<String, FileAccessError> {
+    let file = read_bounded(path, limit, Some(limit))?;
+    String::from_utf8(file.bytes)
+        .map_err(|e| FileAccessError::Io(std::io::Error::new(std::io::ErrorKind::InvalidData, e)))
+}
+
 /// Writes `content` to the regular file at `path` (created if missing), replacing or
 /// appending. An existing path that is not a regular file is refused untouched.
 pub(crate) fn write_regular(

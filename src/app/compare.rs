@@ -34,18 +34,11 @@ pub(super) fn compare(args: &CompareArgs) -> Result<u8, Error> {
 
 /// A relative path as a URL path: each segment percent-encoded, joined with `/`.
 fn url_path(path: &Path) -> String {
-    const SEGMENT: &percent_encoding::AsciiSet = &percent_encoding::NON_ALPHANUMERIC
-        .remove(b'.')
-        .remove(b'-')
-        .remove(b'_')
-        .remove(b'~');
-    path.components()
-        .map(|c| {
-            percent_encoding::utf8_percent_encode(&c.as_os_str().to_string_lossy(), SEGMENT)
-                .to_string()
-        })
-        .collect::<Vec<_>>()
-        .join("/")
+    let segments: Vec<String> = path
+        .components()
+        .map(|c| c.as_os_str().to_string_lossy().into_owned())
+        .collect();
+    crate::render::url_path(&segments.join("/"))
 }
 
 /// The path from the folder `from` to `to`, both resolved (none when either cannot be).

@@ -57,10 +57,12 @@ pub(crate) fn merge(out: &Path, inputs: &[PathBuf]) -> Result<MergeReport, Finis
     let mut shards = Vec::new();
     let mut expected: BTreeSet<TaskId> = BTreeSet::new();
     let mut selections: Vec<usize> = Vec::new();
+    let mut runs: Vec<Value> = Vec::new();
     for input in inputs {
-        if read_run_json(input).is_none() {
+        let Some(run) = read_run_json(input) else {
             return Err(FinishedError::NotRunDir(input.clone()));
-        }
+        };
+        runs.push(run);
         let selection = read_selection(input);
         shards.push((input.clone(), selection.as_ref().and_then(|s| s.0)));
         if let Some((_, ids)) = selection {
@@ -118,13 +120,18 @@ pub(crate) fn merge(out: &Path, inputs: &[PathBuf]) -> Result<MergeReport, Finis
     let records: Vec<&TaskRecord> = merged.values().map(|(r, _)| r).collect();
     let name = layout.name();
     let totals = totals(records.iter().copied());
+    let (started, settings) = shared_settings(&runs, &name, out);
     let run = json!({
         "tool": "ufo-batch",
         "version": env!("CARGO_PKG_VERSION"),
         "name": name,
         "state": "merged",
         "invocation": 1,
+        "started": started,
         "finished": Timestamp::now(),
+        "jobs": settings.get("jobs"),
+        "sandbox": settings.get("sandbox"),
+        "config": settings.get("config"),
         "merged_from": shards.iter().map(|(p, s)| json!({"run_dir": p.display().to_string(), "shard": s.map(|s| s.to_string())})).collect::<Vec<Value>>(),
         "missing": report.missing,
         "duplicates": report.duplicates.iter().map(|(id, _, _)| id).collect::<Vec<_>>(),
@@ -140,6 +147,24 @@ pub(crate) fn merge(out: &Path, inputs: &[PathBuf]) -> Result<MergeReport, Finis
     report.tasks = merged.len();
     report.totals = Some(totals);
     Ok(report)
+}
+
+/// When the merged runs started (the earliest), and the settings they ran with: the
+/// first input's `jobs`, `sandbox` and `config` (the shards of a batch share them), with
+/// the config's run folder and name made the merged run's and no shard.
+fn shared_settings(runs: &[Value], name: &str, out: &Path) -> (Option<String>, Value) {
+    let started = runs
+        .iter()
+        .filter_map(|r| r.get("started")?.as_str())
+        .min()
+        .map(str::to_string);
+    let mut settings = runs.first().cloned().unwrap_or_default();
+    if let Some(config) = settings.get_mut("config").and_then(Value::as_object_mut) {
+        config.insert("run_name".into(), name.into());
+        config.insert("run_dir".into(), out.display().to_string().into());
+        config.insert("shard".into(), Value::Null);
+    }
+    (started, settings)
 }
 
 /// Shards that do not fit together: different counts, the same shard twice, shards

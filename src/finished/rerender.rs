@@ -12,11 +12,12 @@ use super::FinishedError;
 use super::missing::missing;
 use crate::record::ShapeName;
 use crate::record::{Evaluation, StepRecord, TaskRecord};
+use crate::regular_file::read_text;
 use crate::render::{Totals, task_pages, totals, write_summaries};
 use crate::rundir::layout::{EVALUATION_LOG, RESPONSE_LOG};
 use crate::rundir::{
-    FileError, RunLayout, StoredTask, TaskFiles, load_records, read_run_json, read_selection,
-    write_json,
+    FileError, RunLayout, STORED_FILE_LIMIT, StoredTask, TaskFiles, load_records, read_run_json,
+    read_selection, write_json,
 };
 use crate::task::TaskId;
 use crate::units::Timestamp;
@@ -101,18 +102,19 @@ fn rerender_trajectory(task: &StoredTask) -> Result<bool, FileError> {
     if task.record.shape == ShapeName::Invalid {
         return Ok(false);
     }
-    let steps: Vec<StepRecord> = std::fs::read_to_string(task.dir.file(RESPONSE_LOG))
+    let steps: Vec<StepRecord> = read_text(&task.dir.file(RESPONSE_LOG), STORED_FILE_LIMIT)
         .unwrap_or_default()
         .lines()
         .filter_map(|line| serde_json::from_str(line).ok())
         .collect();
-    let evaluation: Option<Evaluation> = std::fs::read_to_string(task.dir.file(EVALUATION_LOG))
-        .ok()
-        .and_then(|text| {
-            text.lines()
-                .next()
-                .and_then(|l| serde_json::from_str(l).ok())
-        });
+    let evaluation: Option<Evaluation> =
+        read_text(&task.dir.file(EVALUATION_LOG), STORED_FILE_LIMIT)
+            .ok()
+            .and_then(|text| {
+                text.lines()
+                    .next()
+                    .and_then(|l| serde_json::from_str(l).ok())
+            });
     let pages = task_pages(&task.record, &steps, evaluation.as_ref(), &[]);
     TaskFiles(task.dir.clone()).pages(&pages)?;
     Ok(true)

@@ -19,7 +19,7 @@ mod validation;
 
 pub(crate) use compare_md::compare_md;
 pub(crate) use comparison::{Comparison, comparison};
-pub(crate) use html::compare_html;
+pub(crate) use html::{compare_html, url_path};
 pub(crate) use log_line::log_line;
 pub(crate) use task_pages::{TaskPages, task_pages};
 

@@ -16,7 +16,8 @@ pub(crate) use error::{FileError, FileErrors};
 pub(crate) use layout::RunLayout;
 pub(crate) use lock::RunLock;
 pub(crate) use records::{
-    StoredTask, is_run_dir, load_records, read_run_json, read_selection, recorded_plans,
+    STORED_FILE_LIMIT, StoredTask, is_run_dir, load_records, read_run_json, read_selection,
+    recorded_plans,
 };
 pub(crate) use resume::{Discarding, ResumeMode, RunDirError, plan_resume};
 pub(crate) use task_files::{FinalFiles, TaskFiles};

@@ -8,8 +8,14 @@ use serde_json::Value;
 
 use super::layout::{PLAN_JSON, RUN_JSON, RunLayout, STATUS_JSON, TASK_SUBFOLDERS, TaskDir};
 use crate::record::TaskRecord;
+use crate::regular_file::read_text;
 use crate::shard::Shard;
 use crate::task::{FoundFile, TaskId};
+
+/// The largest file of a run dir read back (`status.json`, `response.log`): anything
+/// may have been put where one is expected, a FIFO or `/dev/zero` included, and reading
+/// it must neither block nor run out of memory.
+pub(crate) const STORED_FILE_LIMIT: u64 = 256 << 20;
 
 /// A task record found in a run dir, with its folder.
 #[derive(Clone, Debug)]
@@ -22,7 +28,7 @@ pub(crate) struct StoredTask {
 
 /// The `run.json` of a ufo-batch run dir at `dir`, if `dir` is one.
 pub(crate) fn read_run_json(dir: &Path) -> Option<Value> {
-    let text = std::fs::read_to_string(dir.join(RUN_JSON)).ok()?;
+    let text = read_text(&dir.join(RUN_JSON), STORED_FILE_LIMIT).ok()?;
     let value: Value = serde_json::from_str(&text).ok()?;
     (value.get("tool").and_then(|t| t.as_str()) == Some("ufo-batch")).then_some(value)
 }
@@ -34,7 +40,7 @@ pub(crate) fn is_run_dir(dir: &Path) -> bool {
 
 /// The shard of a run dir and every task id of its batch, from `selection.json`.
 pub(crate) fn read_selection(dir: &Path) -> Option<(Option<Shard>, Vec<TaskId>)> {
-    let text = std::fs::read_to_string(RunLayout::new(dir).selection()).ok()?;
+    let text = read_text(&RunLayout::new(dir).selection(), STORED_FILE_LIMIT).ok()?;
     let v: Value = serde_json::from_str(&text).ok()?;
     let shard = v["shard"].as_str().and_then(|s| Shard::parse(s).ok());
     let ids = v["tasks"]
@@ -47,7 +53,7 @@ pub(crate) fn read_selection(dir: &Path) -> Option<(Option<Shard>, Vec<TaskId>)>
 
 /// The stored record of a task, if it has a readable one.
 pub(crate) fn previous_record(layout: &RunLayout, id: &TaskId) -> Option<TaskRecord> {
-    let text = std::fs::read_to_string(layout.task(id).status()).ok()?;
+    let text = read_text(&layout.task(id).status(), STORED_FILE_LIMIT).ok()?;
     match serde_json::from_str::<TaskRecord>(&text) {
         Ok(record) if &record.id == id => Some(record),
         Ok(_) => None,
@@ -64,12 +70,14 @@ pub(crate) fn load_records(run_dir: &Path) -> (Vec<StoredTask>, Vec<String>) {
     let mut found = Vec::new();
     let mut problems = Vec::new();
     for entry in result_files(run_dir).flatten() {
-        if entry.depth() == 0 || !entry.file_type().is_file() || entry.file_name() != STATUS_JSON {
+        // Anything named `status.json` is read, so that a FIFO or a device in its place
+        // is reported (read_text refuses it without blocking) rather than skipped.
+        if entry.depth() == 0 || entry.file_type().is_dir() || entry.file_name() != STATUS_JSON {
             continue;
         }
         let path = entry.path();
         let dir = TaskDir::at(path.parent().unwrap_or(run_dir));
-        let parsed = std::fs::read_to_string(path)
+        let parsed = read_text(path, STORED_FILE_LIMIT)
             .map_err(|e| e.to_string())
             .and_then(|text| serde_json::from_str::<TaskRecord>(&text).map_err(|e| e.to_string()));
         match parsed {

@@ -181,10 +181,11 @@ impl Browser {
         }
     }
 
-    /// A real mouse click at the centre of the first element matching `selector`.
+    /// A real mouse click at the centre of the first element matching `selector`, scrolled
+    /// into view first.
     pub(crate) fn click(&mut self, selector: &str) {
         let at = self.eval(&format!(
-            "(() => {{ const r = document.querySelector({selector:?}).getBoundingClientRect(); return [r.x + r.width / 2, r.y + r.height / 2]; }})()"
+            "(() => {{ const e = document.querySelector({selector:?}); e.scrollIntoView({{block: 'center'}}); const r = e.getBoundingClientRect(); return [r.x + r.width / 2, r.y + r.height / 2]; }})()"
         ));
         let (x, y) = (at[0].as_f64().unwrap(), at[1].as_f64().unwrap());
         for kind in ["mousePressed", "mouseReleased"] {

@@ -11,7 +11,8 @@ use serde_json::json;
 use crate::cdp::Browser;
 use crate::helpers::Project;
 
-const VISIBLE: &str = "[...document.querySelectorAll('#tasks tbody tr')].filter(r => !r.hidden).map(r => r.cells[0].textContent)";
+const VISIBLE: &str =
+    "[...document.querySelectorAll('#tasks tbody tr')].map(r => r.cells[0].textContent)";
 
 #[test]
 fn the_report_page_filters_sorts_and_opens_a_failing_task_without_errors() {
@@ -61,7 +62,8 @@ fn the_report_page_filters_sorts_and_opens_a_failing_task_without_errors() {
 
     // Sorting by steps with the mouse: ascending, then descending.
     b.click("th[data-key=steps] button");
-    let steps = "[...document.querySelectorAll('#tasks tbody tr')].filter(r => !r.hidden).map(r => +r.dataset.steps)";
+    let steps =
+        "[...document.querySelectorAll('#tasks tbody tr')].map(r => +r.cells[3].textContent)";
     assert_eq!(b.eval(steps), json!([1, 2]));
     b.click("th[data-key=steps] button");
     assert_eq!(b.eval(steps), json!([2, 1]));
@@ -95,6 +97,77 @@ fn the_report_page_filters_sorts_and_opens_a_failing_task_without_errors() {
     b.key("Escape");
     b.wait_for("!document.getElementById('panel').open");
 
+    let errors = b.errors();
+    assert!(errors.is_empty(), "console errors: {errors:#?}");
+}
+
+#[test]
+fn a_large_runs_page_lists_every_task_a_page_at_a_time() {
+    if !crate::cdp::available() {
+        return;
+    }
+    let p = Project::new();
+    let n = 600;
+    for i in 0..n {
+        // The last task fails its expectation: it must still come first.
+        let mut action = json!({"action": "execute_command", "parameters": {"command": "true"}});
+        if i == n - 1 {
+            action["expect"] = json!({"stdout": "no"});
+        }
+        p.task(
+            &format!("g{}/t{i:04}.json", i % 3),
+            json!({"request": format!("task {i}"), "actions": [action]}),
+        );
+    }
+    let out = p.cmd(&[
+        "run",
+        "tasks",
+        "--name",
+        "big",
+        "--jobs",
+        "16",
+        "--progress",
+        "quiet",
+    ]);
+    out.expect_code(1);
+    let report = out.run_dir("big").join("report.html");
+    let mut b = Browser::start(1300, 900);
+    b.open(&format!("file://{}", report.display()));
+    let shown = "document.getElementById('shown').textContent";
+    assert_eq!(b.eval(&format!("{VISIBLE}.length")), 500, "a page of rows");
+    assert_eq!(
+        b.eval(&format!("{VISIBLE}[0]")),
+        "g2/t0599",
+        "the failure first"
+    );
+    assert_eq!(b.eval(shown), "600 of 600 tasks, the first 500 shown");
+    assert_eq!(
+        b.eval("document.getElementById('more-note').hidden"),
+        true,
+        "the note for readers without JavaScript is hidden"
+    );
+    b.click("#show-more");
+    assert_eq!(b.eval(&format!("{VISIBLE}.length")), 600);
+    assert_eq!(b.eval("document.getElementById('pager').hidden"), true);
+    // A filter starts again from the first page, over every task.
+    b.key("/");
+    b.call("Input.insertText", json!({"text": "t05"}));
+    assert_eq!(b.eval(&format!("{VISIBLE}.length")), 100);
+    assert_eq!(b.eval(shown), "100 of 600 tasks");
+    b.eval("(() => { const t = document.getElementById('f-text'); t.value = ''; t.dispatchEvent(new Event('input')); })()");
+    b.click("th[data-key=id] button");
+    b.click("th[data-key=id] button");
+    assert_eq!(
+        b.eval(&format!("{VISIBLE}[0]")),
+        "g2/t0599",
+        "id, descending"
+    );
+    assert_eq!(b.eval(&format!("{VISIBLE}[499]")), "g0/t0300");
+    b.click("#show-all");
+    assert_eq!(b.eval(&format!("{VISIBLE}.length")), 600);
+    // A task drawn by the script opens like one written in the page.
+    b.click("a.task[href='g0/t0000/task.html']");
+    b.wait_for("document.getElementById('panel').open");
     let errors = b.errors();
     assert!(errors.is_empty(), "console errors: {errors:#?}");
 }

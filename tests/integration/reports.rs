@@ -3,6 +3,7 @@
 //! flakiness, and the one-line JSON summary.
 
 use std::path::{Path, PathBuf};
+use std::time::Duration;
 
 use serde_json::json;
 
@@ -313,4 +314,39 @@ fn report_rebuilds_a_run_that_crashed() {
             .unwrap()
             .starts_with("# ufo-batch: proj")
     );
+}
+
+#[test]
+fn report_refuses_fifos_and_devices_in_place_of_a_runs_files_without_blocking() {
+    let p = Project::new();
+    for i in 0..3 {
+        p.task(
+            &format!("t{i}.json"),
+            crate::helpers::shell_plan("t", &["true"]),
+        );
+    }
+    p.run(&[]).expect_code(0);
+    let dir = p.path().join("results/proj");
+    let fifo = |path: &std::path::Path| {
+        std::fs::remove_file(path).unwrap();
+        let c = std::ffi::CString::new(path.to_str().unwrap()).unwrap();
+        // SAFETY: mkfifo on a path just freed.
+        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+    };
+    // A FIFO with no writer for a trajectory, /dev/zero for an evaluation, and a FIFO for
+    // a task's record: opening or reading any of them the usual way never returns.
+    fifo(&dir.join("t0/response.log"));
+    std::fs::remove_file(dir.join("t0/evaluation.log")).ok();
+    std::os::unix::fs::symlink("/dev/zero", dir.join("t0/evaluation.log")).unwrap();
+    fifo(&dir.join("t1/status.json"));
+    let out = p.cmd_within(&["report", "results/proj"], Duration::from_secs(60));
+    assert!(
+        out.stderr
+            .contains("t1/status.json: it is a FIFO, not a regular file"),
+        "{}",
+        out.stderr
+    );
+    let summary = read_json(&dir.join("summary.json"));
+    assert_eq!(summary["totals"]["passed"], 2, "{summary}");
+    assert!(dir.join("t0/task.html").is_file());
 }

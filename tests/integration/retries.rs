@@ -65,6 +65,12 @@ fn an_unreachable_llm_is_retried_and_a_failure_is_not() {
             .join("results/proj/flaky/attempts/1/task.log")
             .exists()
     );
+    // The task's page links them.
+    let page = out.task_file("flaky", "task.html").replace("&#x2f;", "/");
+    assert!(
+        page.contains(r#"<a href="attempts/1/">attempts/1/</a>"#),
+        "{page}"
+    );
     let fails = out.status("fails");
     assert_eq!(
         (

@@ -77,10 +77,20 @@ fn shards_partition_the_batch_and_merge_back() {
         12
     );
     assert!(p.path().join("results/all/g0/t0/output.md").exists());
-    assert_eq!(
-        read_json(&p.path().join("results/all/run.json"))["state"],
-        "merged"
+    let run = read_json(&p.path().join("results/all/run.json"));
+    assert_eq!(run["state"], "merged");
+    // The settings the shards ran with, for the merged run's header.
+    let shard = read_json(&p.path().join("results/proj-shard-1-of-3/run.json"));
+    assert_eq!(run["config"]["timeout"], shard["config"]["timeout"]);
+    assert_eq!(run["config"]["run_name"], "all");
+    assert_eq!(run["config"]["shard"], serde_json::Value::Null);
+    assert_eq!(run["sandbox"], shard["sandbox"]);
+    assert!(
+        run["started"].as_str() <= shard["started"].as_str(),
+        "{run}"
     );
+    let page = std::fs::read_to_string(p.path().join("results/all/report.html")).unwrap();
+    assert!(page.contains(" · timeout "), "the header's settings");
 }
 
 #[test]

@@ -4,7 +4,7 @@
 
 use serde::Serialize;
 
-use super::{cost_text, percent, render};
+use super::{cost_text, percent, render, url_path};
 use crate::render::comparison::{Change, Comparison, Rate, Side};
 use crate::rundir::layout::TASK_HTML;
 
@@ -98,7 +98,7 @@ fn change(c: &Change, b_href: Option<&str>) -> ChangeView {
         // B's page of the task, when B has one page for it (not missing, not repeated).
         href: b_href
             .filter(|_| c.b.as_ref().is_some_and(|r| r.runs == 1))
-            .map(|b| format!("{b}/{}/{TASK_HTML}", c.id)),
+            .map(|b| format!("{b}/{}/{TASK_HTML}", url_path(c.id.as_str()))),
         a: rate(&c.a),
         b: rate(&c.b),
         delta,

@@ -16,6 +16,8 @@ use minijinja::value::{Serde, Value};
 use serde::Serialize;
 
 pub(crate) use compare_page::compare_html;
+#[cfg(test)]
+use run_page::HTML_ROWS;
 pub(crate) use run_page::report_html;
 pub(crate) use task_page::task_html;
 
@@ -63,6 +65,20 @@ fn name_of(value: &impl Serialize) -> String {
 /// A cost for people: `$0.0123`, or `unknown`.
 fn cost_text(cost: Option<f64>) -> String {
     cost.map_or("unknown".to_string(), |c| format!("${c:.4}"))
+}
+
+/// A relative path (`/`-separated) as a URL path: each segment percent-encoded, so that
+/// a `#`, `?` or `%` in a task's id stays part of its link.
+pub(crate) fn url_path(path: &str) -> String {
+    const SEGMENT: &percent_encoding::AsciiSet = &percent_encoding::NON_ALPHANUMERIC
+        .remove(b'.')
+        .remove(b'-')
+        .remove(b'_')
+        .remove(b'~');
+    path.split('/')
+        .map(|s| percent_encoding::utf8_percent_encode(s, SEGMENT).to_string())
+        .collect::<Vec<_>>()
+        .join("/")
 }
 
 /// A share as a percentage: `87.5%`.

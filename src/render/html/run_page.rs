@@ -1,14 +1,18 @@
 //! `report.html`: the run at the top (name, version, when, the settings that matter,
 //! totals, cost, repeats), then every task in a table, the ones that did not pass first.
-//! The table reads without JavaScript; the page's script only filters, sorts and opens
-//! a task's own page in a panel.
+//!
+//! The table reads without JavaScript: its first [`HTML_ROWS`] rows are in the page as
+//! HTML. Every task is also in the page once as compact JSON, from which the script
+//! filters, sorts and draws the rows a page at a time, so that a run of any size opens
+//! at once (a browser lays out 10,000 table rows in seconds; it parses their JSON in
+//! milliseconds). The script also opens a task's own page in a panel.
 
 use std::collections::BTreeSet;
 
 use serde::Serialize;
 use serde_json::Value;
 
-use super::{cost_text, name_of, percent, render};
+use super::{cost_text, name_of, percent, render, url_path};
 use crate::record::{TaskRecord, TaskStatus};
 use crate::render::repeats::{has_repeats, rates, repeat_totals};
 use crate::render::summary::totals;
@@ -16,6 +20,10 @@ use crate::rundir::layout::TASK_HTML;
 
 /// Characters of a reason shown in the table.
 const REASON_LIMIT: usize = 300;
+
+/// Rows written as HTML, for a reader without JavaScript (the ones that did not pass
+/// come first); the script draws as many at a time.
+pub(crate) const HTML_ROWS: usize = 500;
 
 #[derive(Serialize)]
 struct RunView {
@@ -35,13 +43,12 @@ struct Row {
     href: String,
     status: String,
     folder: String,
-    tags: String,
+    tags: Vec<String>,
     duration: f64,
     duration_text: String,
     steps: u32,
-    cost: String,
-    /// For sorting (empty when unknown: last either way).
-    cost_sort: String,
+    cost_text: String,
+    cost: Option<f64>,
     attempts: usize,
     reason: String,
 }
@@ -68,8 +75,29 @@ struct Page {
     statuses: Vec<String>,
     folders: Vec<String>,
     tags: Vec<String>,
+    /// The first [`HTML_ROWS`] rows.
     rows: Vec<Row>,
+    /// Tasks not among `rows`.
+    more: usize,
+    /// Every task as JSON (see [`Data`]), safe inside a `<script>` element.
+    data: String,
+    page_rows: usize,
 }
+
+/// A task in the page's JSON: `[id, status, folder (index into the folders),
+/// tags, duration in seconds, steps, cost in USD or null, attempts, reason]`. Arrays,
+/// not objects: the keys would be a third of a 10,000-task page.
+type Data<'a> = (
+    &'a str,
+    &'a str,
+    usize,
+    &'a [String],
+    f64,
+    u32,
+    Option<f64>,
+    usize,
+    &'a str,
+);
 
 /// The page of a run named `name`, from its records and its `run.json` (`run`, when
 /// there is one).
@@ -101,13 +129,38 @@ pub(crate) fn report_html(
     });
     let mut sorted: Vec<&TaskRecord> = records.to_vec();
     sorted.sort_by(|a, b| (order(a.status), &a.id).cmp(&(order(b.status), &b.id)));
-    let rows: Vec<Row> = sorted.iter().map(|r| row(r)).collect();
-    let statuses: BTreeSet<String> = rows.iter().map(|r| r.status.clone()).collect();
-    let folders: BTreeSet<String> = rows.iter().map(|r| r.folder.clone()).collect();
+    let all: Vec<Row> = sorted.iter().map(|r| row(r)).collect();
+    let statuses: BTreeSet<String> = all.iter().map(|r| r.status.clone()).collect();
+    let folders: Vec<String> = all
+        .iter()
+        .map(|r| r.folder.clone())
+        .collect::<BTreeSet<_>>()
+        .into_iter()
+        .collect();
     let tags: BTreeSet<String> = records
         .iter()
         .flat_map(|r| r.tags.iter().cloned())
         .collect();
+    let data: Vec<Data> = all
+        .iter()
+        .map(|r| {
+            (
+                r.id.as_str(),
+                r.status.as_str(),
+                folders.binary_search(&r.folder).unwrap_or_default(),
+                r.tags.as_slice(),
+                (r.duration * 1000.0).round() / 1000.0,
+                r.steps,
+                r.cost,
+                r.attempts,
+                r.reason.as_str(),
+            )
+        })
+        .collect();
+    let data = script_json(&(&folders, &data))?;
+    let more = all.len().saturating_sub(HTML_ROWS);
+    let mut rows = all;
+    rows.truncate(HTML_ROWS);
     let page = Page {
         run: run_view(name, run),
         pass_rate: percent(t.pass_rate),
@@ -118,11 +171,22 @@ pub(crate) fn report_html(
         totals: t,
         repeats,
         statuses: statuses.into_iter().collect(),
-        folders: folders.into_iter().collect(),
+        folders,
         tags: tags.into_iter().collect(),
         rows,
+        more,
+        data,
+        page_rows: HTML_ROWS,
     };
     render("run.html", &page)
+}
+
+/// `value` as JSON that cannot end or escape the `<script>` element it is written in:
+/// every `<` is written `\u003c`, which JSON reads as the same character.
+fn script_json(value: &impl Serialize) -> Result<String, String> {
+    serde_json::to_string(value)
+        .map(|json| json.replace('<', "\\u003c"))
+        .map_err(|e| format!("cannot render report.html: {e}"))
 }
 
 /// Failures first, then errors, timeouts, the rest, and what passed last.
@@ -146,15 +210,15 @@ fn row(r: &TaskRecord) -> Row {
         group => group.to_string(),
     };
     Row {
-        href: format!("{id}/{TASK_HTML}"),
+        href: format!("{}/{TASK_HTML}", url_path(&id)),
         status: name_of(&r.status),
         folder,
-        tags: serde_json::to_string(&r.tags).unwrap_or_default(),
+        tags: r.tags.clone(),
         duration: r.duration_s,
         duration_text: format!("{:.2} s", r.duration_s),
         steps: r.steps,
-        cost: cost_text(r.cost_usd),
-        cost_sort: r.cost_usd.map_or_else(String::new, |c| c.to_string()),
+        cost_text: cost_text(r.cost_usd),
+        cost: r.cost_usd,
         attempts: r.attempts.len(),
         reason: r
             .error

@@ -9,7 +9,7 @@ use serde_json::Value;
 use super::{cost_text, name_of, render};
 use crate::record::{Complete, Evaluation, StepRecord, TaskRecord, TaskStatus};
 use crate::rundir::layout::{
-    EVALUATION_LOG, OUTPUT_MD, PLAN_JSON, RESPONSE_LOG, STATUS_JSON, TASK_LOG,
+    ATTEMPTS, EVALUATION_LOG, OUTPUT_MD, PLAN_JSON, RESPONSE_LOG, STATUS_JSON, TASK_LOG,
 };
 use crate::task::Problem;
 
@@ -53,6 +53,8 @@ struct AttemptView {
     status: String,
     started: String,
     error: Option<String>,
+    /// The folder its files were moved to, for an earlier attempt.
+    files: Option<String>,
 }
 
 #[derive(Serialize)]
@@ -149,11 +151,14 @@ pub(crate) fn task_html(
         attempts: record
             .attempts
             .iter()
-            .map(|a| AttemptView {
+            .enumerate()
+            .map(|(i, a)| AttemptView {
                 attempt: a.attempt,
                 status: name_of(&a.status),
                 started: a.started.to_string(),
                 error: a.error.clone(),
+                files: (i + 1 < record.attempts.len())
+                    .then(|| format!("{ATTEMPTS}/{}/", a.attempt)),
             })
             .collect(),
         steps: trajectory.iter().map(step_view).collect(),

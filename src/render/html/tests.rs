@@ -49,8 +49,19 @@ fn every_page_renders_and_shows_hostile_text_without_running_it() {
     let page = report_html("run <script>", None, &[&bad]).unwrap();
     assert_eq!(
         page.matches("<script").count(),
-        1,
-        "only the page's own script"
+        2,
+        "only the page's own data and script"
+    );
+    let data = page
+        .split(r#"<script type="application/json" id="task-data">"#)
+        .nth(1)
+        .and_then(|rest| rest.split("</script>").next())
+        .unwrap();
+    assert!(!data.contains('<'), "{data}");
+    let parsed: serde_json::Value = serde_json::from_str(data).unwrap();
+    assert_eq!(
+        parsed[1][0][8], "<script>alert('reason')</script> \" onmouseover=\"alert(1)",
+        "the data reads back as the text"
     );
     assert!(
         page.contains("&lt;script&gt;alert(&#x27;reason&#x27;)"),
@@ -123,4 +134,41 @@ fn the_task_table_puts_what_did_not_pass_first_and_links_each_task_page() {
     assert!(page.contains(r#"<a class="task" href="b/deep/task.html">b/deep</a>"#));
     assert!(page.contains(r#"<option value="b">b</option>"#), "folders");
     assert!(page.contains("<b>1 / 3</b>passed (33.3%)"), "{page}");
+}
+
+#[test]
+fn a_large_run_has_its_first_rows_as_html_and_every_task_as_data() {
+    let records: Vec<TaskRecord> = (0..HTML_ROWS + 20)
+        .map(|i| {
+            let status = if i % 100 == 7 {
+                TaskStatus::Failed
+            } else {
+                TaskStatus::Passed
+            };
+            record(&format!("g/t{i:05}"), status, None)
+        })
+        .collect();
+    let refs: Vec<&TaskRecord> = records.iter().collect();
+    let page = report_html("big", None, &refs)
+        .unwrap()
+        .replace("&#x2f;", "/");
+    assert_eq!(page.matches("<tr><td>").count(), HTML_ROWS, "rows as HTML");
+    assert!(page.contains(&format!(
+        "The first {HTML_ROWS} of {} tasks",
+        HTML_ROWS + 20
+    )));
+    let at = |needle: &str| page.find(needle).unwrap_or_else(|| panic!("{needle}"));
+    assert!(at(">g/t00007<") < at(">g/t00000<"), "a failure first");
+    let data = page
+        .split(r#"id="task-data">"#)
+        .nth(1)
+        .and_then(|rest| rest.split("</script>").next())
+        .unwrap();
+    let parsed: serde_json::Value = serde_json::from_str(data).unwrap();
+    assert_eq!(parsed[0], serde_json::json!(["g"]), "the folders");
+    let rows = parsed[1].as_array().unwrap();
+    assert_eq!(rows.len(), HTML_ROWS + 20);
+    assert_eq!(rows[0][0], "g/t00007");
+    assert_eq!(rows[0][1], "failed");
+    assert_eq!(rows.last().unwrap()[0], format!("g/t{:05}", HTML_ROWS + 19));
 }
