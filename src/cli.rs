@@ -27,6 +27,9 @@ pub(crate) enum Subcommand {
     Validate(ValidateArgs),
     /// Re-render the summaries, report and trajectories of a run dir from its task results.
     Report(ReportArgs),
+    /// List every tool an agent would see (built in, and the config's MCP servers'),
+    /// with where it comes from and its parameters' schema.
+    Tools(ToolsArgs),
     /// Compare two runs task by task; exits 1 when a task regressed.
     Compare(CompareArgs),
     /// Merge the run dirs of shards (or runs of one batch) into one run dir.
@@ -210,6 +213,21 @@ pub(crate) struct ValidateArgs {
     /// Task files or folders.
     #[arg(required = true, value_name = "PATH")]
     pub(crate) paths: Vec<PathBuf>,
+    /// Config file (default: ufo-batch.toml if present): its MCP servers are started and
+    /// their tools checked against the plans.
+    #[arg(long, value_name = "FILE", env = "UFO_BATCH_CONFIG")]
+    pub(crate) config: Option<PathBuf>,
+}
+
+/// Options of `ufo-batch tools`.
+#[derive(Debug, Args)]
+pub(crate) struct ToolsArgs {
+    /// Config file (default: ufo-batch.toml if present).
+    #[arg(long, value_name = "FILE", env = "UFO_BATCH_CONFIG")]
+    pub(crate) config: Option<PathBuf>,
+    /// Print the tools as JSON.
+    #[arg(long)]
+    pub(crate) json: bool,
 }
 
 /// Progress display choice.

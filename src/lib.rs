@@ -48,6 +48,7 @@ mod hash;
 #[cfg(target_os = "linux")]
 mod jail;
 mod llm;
+mod mcp;
 mod pool;
 mod record;
 mod regular_file;

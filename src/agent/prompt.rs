@@ -19,7 +19,7 @@ pub(super) fn system_prompt(tools: &[ToolSpec]) -> String {
     for tool in tools {
         let _ = writeln!(p, "- `{}`: {}", tool.name, tool.description);
         for param in &tool.params {
-            let kind = json_type(param.kind);
+            let kind = json_type(&param.kind);
             let need = if param.required {
                 "required"
             } else {
@@ -176,8 +176,8 @@ pub(super) fn reply_schema(tools: &[ToolSpec]) -> Value {
         .iter()
         .map(|tool| {
             let properties: serde_json::Map<String, Value> =
-                tool.params.iter().map(|p| (p.name.to_string(), json!({"type": json_type(p.kind)}))).collect();
-            let required: Vec<&str> = tool.params.iter().filter(|p| p.required).map(|p| p.name).collect();
+                tool.params.iter().map(|p| (p.name.to_string(), p.kind.schema())).collect();
+            let required: Vec<&str> = tool.params.iter().filter(|p| p.required).map(|p| p.name.as_ref()).collect();
             json!({
                 "type": "object",
                 "properties": {
@@ -212,12 +212,14 @@ pub(super) fn reply_schema(tools: &[ToolSpec]) -> Value {
     })
 }
 
-fn json_type(kind: ParamKind) -> &'static str {
+/// A parameter's type for the tool list: its JSON type, or its schema.
+fn json_type(kind: &ParamKind) -> String {
     match kind {
-        ParamKind::String => "string",
-        ParamKind::Integer => "integer",
-        ParamKind::Boolean => "boolean",
-        ParamKind::Number => "number",
+        ParamKind::String => "string".into(),
+        ParamKind::Integer => "integer".into(),
+        ParamKind::Boolean => "boolean".into(),
+        ParamKind::Number => "number".into(),
+        ParamKind::Schema(schema) => crate::text::shorten(&schema.to_string(), 400),
     }
 }
 

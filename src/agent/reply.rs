@@ -146,7 +146,7 @@ fn check_action(
     if function.is_empty() {
         return Ok(None);
     }
-    let names: Vec<&str> = tools.iter().map(|t| t.name).collect();
+    let names: Vec<&str> = tools.iter().map(|t| t.name.as_ref()).collect();
     let Some(spec) = tools.iter().find(|t| t.name == function) else {
         return Err(format!(
             "unknown function `{function}`; the functions are: {}",

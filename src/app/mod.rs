@@ -9,6 +9,7 @@ mod report;
 mod run;
 mod sandbox_exec;
 mod signals;
+mod tools;
 mod validate;
 
 use crate::cli::{Cli, Subcommand};
@@ -20,6 +21,7 @@ pub(crate) fn dispatch(cli: Cli) -> Result<u8, Error> {
         Subcommand::Run(args) => run::run(*args),
         Subcommand::Validate(args) => validate::validate(&args),
         Subcommand::Report(args) => report::report(&args),
+        Subcommand::Tools(args) => tools::tools(&args),
         Subcommand::Compare(args) => compare::compare(&args),
         Subcommand::Merge(args) => merge::merge(&args),
         Subcommand::SandboxExec(args) => sandbox_exec::sandbox_exec(&args),

@@ -3,12 +3,11 @@
 //! the run earned.
 
 use std::io::IsTerminal;
-use std::path::PathBuf;
 
 use super::signals;
 use crate::batch;
 use crate::cli::{Progress, RunArgs};
-use crate::config::{ConfigFile, DEFAULT_CONFIG_FILE, resolve};
+use crate::config::{read_config, resolve};
 use crate::error::Error;
 use crate::pool::StopTokens;
 use crate::record::TaskStatus;
@@ -72,16 +71,4 @@ fn summary_line_json(s: &RunStats) -> serde_json::Value {
         "llm": s.llm,
         "exit_code": s.exit_code(),
     })
-}
-
-/// The config file: the one named, or `ufo-batch.toml` if it exists.
-fn read_config(path: Option<PathBuf>) -> Result<(ConfigFile, Option<PathBuf>), Error> {
-    match path {
-        Some(p) => Ok((ConfigFile::load(&p, true)?, Some(p))),
-        None => {
-            let p = PathBuf::from(DEFAULT_CONFIG_FILE);
-            let exists = p.exists();
-            Ok((ConfigFile::load(&p, false)?, exists.then_some(p)))
-        }
-    }
 }

@@ -1,14 +1,21 @@
 //! `ufo-batch validate PATH...`: every problem of every task file, printed; exit 2 when
-//! any file is bad.
+//! any file is bad. With MCP servers in the config, they are started first and the plans'
+//! calls of their tools are checked too.
 
-use crate::batch::load_tasks;
+use super::tools::start_mcp;
+use crate::batch::{load_tasks, task_tools};
 use crate::cli::ValidateArgs;
 use crate::error::Error;
 use crate::render::validation_report;
 
 /// Prints the validation report; 2 when some file has problems.
 pub(super) fn validate(args: &ValidateArgs) -> Result<u8, Error> {
-    let loaded = load_tasks(&args.paths, None)?;
+    let mcp = start_mcp(args.config.clone())?;
+    let loaded = load_tasks(
+        &args.paths,
+        None,
+        &task_tools(mcp.as_ref().map(|(hub, _)| hub)),
+    )?;
     let (text, bad) = validation_report(&loaded);
     print!("{text}");
     Ok(if bad { 2 } else { 0 })

@@ -83,9 +83,13 @@ fn linux_agent(
     steps: Option<Vec<String>>,
 ) -> Result<LinuxAgent, String> {
     let llm = settings.llm.clone().ok_or_else(|| needs_llm(what))?;
+    let mut tools = shell_tools().to_vec();
+    if let Some(hub) = &settings.mcp {
+        tools.extend(hub.specs());
+    }
     Ok(LinuxAgent::new(
         llm,
-        shell_tools().to_vec(),
+        tools,
         settings.agent.clone(),
         task.object.clone(),
         steps,

@@ -46,6 +46,8 @@ pub(crate) struct AttemptSettings {
     pub(crate) llm: Option<std::sync::Arc<crate::llm::LlmClient>>,
     /// Knobs of LLM agents.
     pub(crate) agent: crate::agent::AgentSettings,
+    /// The run's MCP servers, when it has any.
+    pub(crate) mcp: Option<std::sync::Arc<crate::mcp::McpHub>>,
 }
 
 /// How the run tells a running attempt to stop: `kill` ends it at once (it becomes
@@ -174,6 +176,13 @@ pub(crate) async fn run_attempt(
     } else {
         Box::new(shell)
     };
+    if let Some(hub) = &settings.mcp {
+        executor = Box::new(crate::mcp::McpRouter::new(
+            executor,
+            hub.clone(),
+            ws.clone(),
+        ));
+    }
     let limit = task.timeout.unwrap_or(settings.timeout);
     let mut progress = Progress::default();
     // The wall-clock limit leaves out the time spent waiting for the LLM provider.

@@ -67,6 +67,7 @@ pub(crate) async fn execute<S: EventSink>(
         eval: config.eval,
         llm: batch.llm,
         agent: config.agent.clone(),
+        mcp: batch.mcp,
     };
     let llm = settings.llm.clone();
     let ticker = llm

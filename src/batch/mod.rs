@@ -12,6 +12,6 @@ mod sources;
 
 pub(crate) use error::BatchError;
 pub(crate) use execute::execute;
-pub(crate) use prepare::prepare;
+pub(crate) use prepare::{prepare, task_tools};
 pub(crate) use settings::RunSettings;
 pub(crate) use sources::load_tasks;

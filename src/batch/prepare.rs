@@ -9,13 +9,16 @@ use std::sync::Arc;
 use super::inputs::{inputs_of, uses_llm};
 use super::sources::load_tasks;
 use super::{BatchError, RunSettings};
+use crate::executor::all_tools;
 use crate::executor::sandbox::{self, Sandbox};
 use crate::llm::{ApiKey, LlmClient, LlmConfig, Spend};
+use crate::mcp::McpHub;
 use crate::pool::Scheduled;
 use crate::record::TaskRecord;
 use crate::rundir::{Discarding, RunLayout, RunLock, plan_resume};
 use crate::task::{InvalidTask, LoadedTasks, Task, TaskId, TaskShape};
 use crate::text::without_userinfo;
+use crate::tool::ToolSpec;
 
 /// A batch ready to run.
 pub(crate) struct Prepared {
@@ -45,15 +48,27 @@ pub(crate) struct Prepared {
     pub(crate) llm: Option<Arc<LlmClient>>,
     /// The run's LLM spend, shared by the client and the budget.
     pub(crate) spend: Arc<Spend>,
+    /// The run's MCP servers, when it has any.
+    pub(crate) mcp: Option<Arc<McpHub>>,
 }
 
 /// Prepares the batch `config` describes.
 pub(crate) async fn prepare(config: &RunSettings) -> Result<Prepared, BatchError> {
     register_keys(config);
+    let mcp = if config.mcp.is_empty() {
+        None
+    } else {
+        Some(Arc::new(
+            McpHub::start(&config.mcp)
+                .await
+                .map_err(BatchError::Refused)?,
+        ))
+    };
+    let tools = task_tools(mcp.as_deref());
     let mut loaded = if config.paths.is_empty() {
         LoadedTasks::default()
     } else {
-        load_tasks(&config.paths, Some(&config.out_root))?
+        load_tasks(&config.paths, Some(&config.out_root), &tools)?
     };
     add_requests(&mut loaded, &config.requests);
     let selection = all_ids(&loaded);
@@ -112,7 +127,15 @@ pub(crate) async fn prepare(config: &RunSettings) -> Result<Prepared, BatchError
         sandbox_warning,
         llm,
         spend,
+        mcp,
     })
+}
+
+/// Every tool a recorded plan may call: the built-in ones and the MCP servers'.
+pub(crate) fn task_tools(mcp: Option<&McpHub>) -> Vec<ToolSpec> {
+    let mut tools = all_tools().to_vec();
+    tools.extend(mcp.map(McpHub::specs).unwrap_or_default());
+    tools
 }
 
 /// The API keys in this runner's environment (the configured variable and the usual

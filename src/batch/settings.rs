@@ -12,6 +12,7 @@ use crate::eval::EvalMode;
 use crate::executor::sandbox::SandboxMode;
 use crate::executor::{DesktopSettings, ShellSettings};
 use crate::llm::LlmConfig;
+use crate::mcp::{McpServer, Transport};
 use crate::rundir::ResumeMode;
 use crate::text::without_userinfo;
 use crate::units::as_human;
@@ -51,6 +52,9 @@ pub(crate) struct RunSettings {
     pub(crate) llm: Option<LlmConfig>,
     /// LLM agent settings.
     pub(crate) agent: AgentSettings,
+    /// The MCP servers (shown in `run.json` without their secrets).
+    #[serde(skip)]
+    pub(crate) mcp: Vec<McpServer>,
     /// Stop scheduling once the run's LLM spend reaches this many USD.
     pub(crate) max_cost: Option<f64>,
     /// Requests given with `--request`.
@@ -93,6 +97,47 @@ impl RunSettings {
             .into();
         v["output_limit"] = self.shell.output_limit.into();
         v["limits"] = serde_json::to_value(self.shell.limits).unwrap_or_default();
+        if !self.mcp.is_empty() {
+            v["mcp"] = self.mcp.iter().map(server_json).collect();
+        }
         v
     }
+}
+
+/// A server as `run.json` shows it: where it is and what it is allowed, with the names
+/// of injected arguments and headers but never their values.
+fn server_json(s: &McpServer) -> serde_json::Value {
+    let mut v = serde_json::json!({
+        "name": s.name,
+        "transport": s.kind(),
+        "timeout": humantime::format_duration(s.timeout).to_string(),
+        "tools": s.tools,
+        "inject": s.inject.iter().map(|i| i.argument.as_str()).collect::<Vec<_>>(),
+    });
+    match &s.transport {
+        Transport::Stdio {
+            command,
+            args,
+            cwd,
+            env,
+        } => {
+            v["command"] = command.as_str().into();
+            v["args"] = args.clone().into();
+            v["cwd"] = cwd.clone().into();
+            v["env"] = env
+                .iter()
+                .map(|(k, _)| k.as_str())
+                .collect::<Vec<_>>()
+                .into();
+        }
+        Transport::Http { url, headers } => {
+            v["url"] = without_userinfo(url).into();
+            v["headers"] = headers
+                .iter()
+                .map(|(k, _)| k.as_str())
+                .collect::<Vec<_>>()
+                .into();
+        }
+    }
+    v
 }

@@ -4,19 +4,20 @@
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 
-use crate::executor::all_tools;
 use crate::rundir::layout::RESERVED_NAMES;
 use crate::rundir::{is_run_dir, recorded_plans};
 use crate::task::{FoundFile, LoadError, LoadedTasks, discover, load_files};
+use crate::tool::ToolSpec;
 
-/// Every task file under `paths`, loaded; bad files are kept as invalid tasks. `exclude`
-/// is the results root, never searched for task files.
+/// Every task file under `paths`, loaded and checked against `tools`; bad files are kept
+/// as invalid tasks. `exclude` is the results root, never searched for task files.
 pub(crate) fn load_tasks(
     paths: &[PathBuf],
     exclude: Option<&Path>,
+    tools: &[ToolSpec],
 ) -> Result<LoadedTasks, LoadError> {
     let files = find_task_files(paths, exclude)?;
-    Ok(load_files(&files, all_tools(), RESERVED_NAMES))
+    Ok(load_files(&files, tools, RESERVED_NAMES))
 }
 
 /// The task files under `paths`, in the order given, each path's sorted by path. A file

@@ -55,6 +55,9 @@ pub(crate) struct ConfigFile {
     /// `[sandbox]`: how commands are confined.
     #[serde(default)]
     pub(crate) sandbox: SandboxSection,
+    /// `[mcp]`: MCP tool servers (`[[mcp.servers]]`).
+    #[serde(default)]
+    pub(crate) mcp: crate::mcp::McpSection,
 }
 
 /// `[sandbox]` of the config file.
@@ -160,6 +163,20 @@ pub(crate) struct ExecutorSection {
     pub(crate) max_command_timeout: Option<String>,
     /// Bytes kept of each command output stream.
     pub(crate) output_limit: Option<usize>,
+}
+
+/// The config file at `path`, or `ufo-batch.toml` when it exists; with the path used.
+pub(crate) fn read_config(
+    path: Option<PathBuf>,
+) -> Result<(ConfigFile, Option<PathBuf>), ConfigError> {
+    match path {
+        Some(p) => Ok((ConfigFile::load(&p, true)?, Some(p))),
+        None => {
+            let p = PathBuf::from(DEFAULT_CONFIG_FILE);
+            let exists = p.exists();
+            Ok((ConfigFile::load(&p, false)?, exists.then_some(p)))
+        }
+    }
 }
 
 impl ConfigFile {

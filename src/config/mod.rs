@@ -10,5 +10,5 @@ mod values;
 #[cfg(test)]
 mod tests;
 
-pub(crate) use file::{ConfigError, ConfigFile, DEFAULT_CONFIG_FILE};
+pub(crate) use file::{ConfigError, read_config};
 pub(crate) use resolve::{RunOverrides, resolve};

@@ -206,6 +206,8 @@ pub(crate) fn resolve(
         },
         llm,
         agent,
+        mcp: crate::mcp::servers(file.mcp, |v| std::env::var(v).ok())
+            .map_err(ConfigError::Invalid)?,
         max_cost: o.max_cost,
         requests: o.requests,
         sandbox,

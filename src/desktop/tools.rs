@@ -247,11 +247,11 @@ pub(crate) fn desktop_tools() -> &'static [ToolSpec] {
 
 fn specs() -> Vec<ToolSpec> {
     use ParamKind::{Boolean, Number, String as Text};
-    let p = |name, kind, required, description| ParamSpec {
-        name,
+    let p = |name: &'static str, kind, required, description: &'static str| ParamSpec {
+        name: name.into(),
         kind,
         required,
-        description,
+        description: description.into(),
     };
     let control = || {
         vec![
@@ -276,9 +276,9 @@ fn specs() -> Vec<ToolSpec> {
     };
     let button = || p("button", Text, false, "left (default), right or middle");
     let double = || p("double", Boolean, false, "a double click");
-    let tool = |name, description, params| ToolSpec {
-        name,
-        description,
+    let tool = |name: &'static str, description: &'static str, params| ToolSpec {
+        name: name.into(),
+        description: description.into(),
         params,
     };
     vec![
@@ -479,12 +479,13 @@ mod tests {
                     ParamKind::Boolean => json!(true),
                     ParamKind::Integer => json!(1),
                     ParamKind::String => json!("a"),
+                    ParamKind::Schema(_) => unreachable!("the desktop's tools are built in"),
                 };
                 args.insert(p.name.to_string(), v);
             }
             args.insert("name".into(), json!("x"));
-            assert!(is_desktop_tool(spec.name));
-            let parsed = DesktopAction::parse(spec.name, &args);
+            assert!(is_desktop_tool(&spec.name));
+            let parsed = DesktopAction::parse(&spec.name, &args);
             assert!(
                 parsed.is_ok() || spec.name == "select_application_window",
                 "{}: {parsed:?}",

@@ -12,7 +12,7 @@ mod shell;
 use async_trait::async_trait;
 
 pub(crate) use desktop::{DesktopExecutor, DesktopSettings};
-pub(crate) use process::ResourceLimits;
+pub(crate) use process::{ResourceLimits, Service};
 pub(crate) use shell::{ShellExecutor, ShellSettings, shell_tools};
 
 use crate::tool::{ResultStatus, ToolCall, ToolResult};
@@ -60,9 +60,29 @@ pub(crate) trait Executor: Send {
         None
     }
 
+    /// Starts a helper process that runs beside the task's commands until the task
+    /// ends (a stdio MCP server), confined as they are, with pipes to it.
+    async fn start_service(&mut self, spec: &ServiceSpec<'_>) -> Result<Service, String> {
+        Err(format!(
+            "cannot start {}: this executor starts no processes",
+            spec.argv.first().map_or("a process", String::as_str)
+        ))
+    }
+
     /// Ends whatever the commands left running (background processes). Returns a note
     /// for the task log when there was something to end.
     async fn shutdown(&mut self) -> Option<String>;
+}
+
+/// A helper process to start for a task.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct ServiceSpec<'a> {
+    /// The program and its arguments.
+    pub(crate) argv: &'a [String],
+    /// Variables added to the environment commands get.
+    pub(crate) env: &'a [(String, String)],
+    /// Its working directory, relative to the workspace (default: the workspace).
+    pub(crate) cwd: Option<&'a str>,
 }
 
 /// The screenshots of a step's beginning: file names in the task folder.

@@ -47,6 +47,8 @@ pub(crate) struct JailSpawn<'a> {
     pub(crate) memory: Option<u64>,
     /// RLIMIT_CPU in seconds.
     pub(crate) cpu: Option<u64>,
+    /// Its stdin (default: `/dev/null`).
+    pub(crate) stdin: Option<OwnedFd>,
     /// Where its stdout goes.
     pub(crate) stdout: OwnedFd,
     /// Where its stderr goes.
@@ -224,6 +226,7 @@ impl Jail {
             cwd: spec.cwd.as_os_str().as_encoded_bytes().to_vec(),
             memory: spec.memory.unwrap_or(0),
             cpu: spec.cpu.unwrap_or(0),
+            stdin: spec.stdin.is_some(),
         };
         let (started_tx, started_rx) = oneshot::channel();
         let (exit_tx, exit_rx) = oneshot::channel();
@@ -235,9 +238,11 @@ impl Jail {
             waiters.started.insert(id, started_tx);
             waiters.exited.insert(id, exit_tx);
         }
-        let fds = [spec.stdout.as_raw_fd(), spec.stderr.as_raw_fd()];
+        let mut fds = Vec::with_capacity(3);
+        fds.extend(spec.stdin.as_ref().map(AsRawFd::as_raw_fd));
+        fds.extend([spec.stdout.as_raw_fd(), spec.stderr.as_raw_fd()]);
         self.send(&request, &fds).await?;
-        drop((spec.stdout, spec.stderr));
+        drop((spec.stdin, spec.stdout, spec.stderr));
         match started_rx.await {
             Ok(Ok(())) => Ok(JailedCommand { id, exit: exit_rx }),
             Ok(Err(why)) => Err(why),

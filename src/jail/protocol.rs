@@ -17,7 +17,8 @@ pub(crate) const MAX_FRAME: usize = 64 << 20;
 /// What the runner asks.
 #[derive(Debug, PartialEq, Eq)]
 pub(crate) enum Request {
-    /// Start a command; its stdout and stderr are the two descriptors sent with it.
+    /// Start a command; its stdout and stderr are the two descriptors sent with it
+    /// (after its stdin, when `stdin` is set).
     Run {
         /// The runner's number for it.
         id: u64,
@@ -31,6 +32,8 @@ pub(crate) enum Request {
         memory: u64,
         /// RLIMIT_CPU in seconds (0: none).
         cpu: u64,
+        /// A descriptor for its stdin comes first (else it reads `/dev/null`).
+        stdin: bool,
     },
     /// Kill command `id` and every process of its group.
     Kill {
@@ -154,6 +157,7 @@ impl Request {
                 cwd,
                 memory,
                 cpu,
+                stdin,
             } => {
                 out.push(1);
                 put_u64(&mut out, *id);
@@ -164,6 +168,7 @@ impl Request {
                 put(&mut out, cwd);
                 put_u64(&mut out, *memory);
                 put_u64(&mut out, *cpu);
+                out.push(u8::from(*stdin));
             }
             Self::Kill { id } => {
                 out.push(2);
@@ -185,6 +190,7 @@ impl Request {
                 cwd: r.bytes()?,
                 memory: r.u64()?,
                 cpu: r.u64()?,
+                stdin: r.u8()? != 0,
             },
             2 => Self::Kill { id: r.u64()? },
             3 => Self::End,

@@ -1,11 +1,15 @@
 //! The tools an executor offers: names, parameters and their JSON types. Used to check
 //! recorded actions when a task file loads and to describe the tools to an LLM agent.
+//! The built-in tools are described here by hand; an MCP server's tools arrive with a
+//! JSON schema per parameter (see `mcp::catalog`).
+
+use std::borrow::Cow;
 
 use serde::Serialize;
 use serde_json::{Map, Value};
 
 /// The JSON type a tool parameter must have.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub(crate) enum ParamKind {
     /// A JSON string.
@@ -16,16 +20,52 @@ pub(crate) enum ParamKind {
     Boolean,
     /// A JSON number (integer or fraction).
     Number,
+    /// Whatever this JSON schema describes (an MCP tool's array or object parameter);
+    /// only its top-level `type` is checked here, the server checks the rest.
+    Schema(Value),
 }
 
 impl ParamKind {
-    fn accepts(self, value: &Value) -> bool {
+    fn accepts(&self, value: &Value) -> bool {
         match self {
             Self::String => value.is_string(),
             Self::Integer => value.is_i64() || value.is_u64(),
             Self::Boolean => value.is_boolean(),
             Self::Number => value.is_number(),
+            Self::Schema(schema) => match schema.get("type") {
+                Some(Value::String(t)) => type_matches(t, value),
+                Some(Value::Array(types)) => types
+                    .iter()
+                    .filter_map(Value::as_str)
+                    .any(|t| type_matches(t, value)),
+                _ => true,
+            },
         }
+    }
+
+    /// The parameter's JSON schema.
+    pub(crate) fn schema(&self) -> Value {
+        match self {
+            Self::String => serde_json::json!({"type": "string"}),
+            Self::Integer => serde_json::json!({"type": "integer"}),
+            Self::Boolean => serde_json::json!({"type": "boolean"}),
+            Self::Number => serde_json::json!({"type": "number"}),
+            Self::Schema(schema) => schema.clone(),
+        }
+    }
+}
+
+/// Whether `value` has the JSON schema type `name`.
+fn type_matches(name: &str, value: &Value) -> bool {
+    match name {
+        "string" => value.is_string(),
+        "integer" => value.is_i64() || value.is_u64(),
+        "number" => value.is_number(),
+        "boolean" => value.is_boolean(),
+        "array" => value.is_array(),
+        "object" => value.is_object(),
+        "null" => value.is_null(),
+        _ => true,
     }
 }
 
@@ -33,24 +73,24 @@ impl ParamKind {
 #[derive(Clone, Debug, Serialize)]
 pub(crate) struct ParamSpec {
     /// Parameter name.
-    pub(crate) name: &'static str,
+    pub(crate) name: Cow<'static, str>,
     /// Expected JSON type.
     #[serde(rename = "type")]
     pub(crate) kind: ParamKind,
     /// Whether the call is invalid without it.
     pub(crate) required: bool,
     /// What it means, for the LLM's tool list.
-    pub(crate) description: &'static str,
+    pub(crate) description: Cow<'static, str>,
 }
 
 /// A tool an executor offers: used to validate recorded actions at load time and to
 /// describe the tools to an LLM agent.
 #[derive(Clone, Debug, Serialize)]
 pub(crate) struct ToolSpec {
-    /// Tool name as called.
-    pub(crate) name: &'static str,
+    /// Tool name as called (an MCP server's tools are `SERVER.TOOL`).
+    pub(crate) name: Cow<'static, str>,
     /// What it does.
-    pub(crate) description: &'static str,
+    pub(crate) description: Cow<'static, str>,
     /// Its parameters.
     pub(crate) params: Vec<ParamSpec>,
 }
@@ -60,13 +100,13 @@ impl ToolSpec {
     /// right, no unknown names. Returns the first problem in words.
     pub(crate) fn check_arguments(&self, arguments: &Map<String, Value>) -> Result<(), String> {
         for p in &self.params {
-            match arguments.get(p.name) {
+            match arguments.get(p.name.as_ref()) {
                 None | Some(Value::Null) if p.required => {
                     return Err(format!(
                         "`{}` needs the parameter `{}` ({})",
                         self.name,
                         p.name,
-                        type_name(p.kind)
+                        type_name(&p.kind)
                     ));
                 }
                 Some(v) if !v.is_null() && !p.kind.accepts(v) => {
@@ -74,7 +114,7 @@ impl ToolSpec {
                         "parameter `{}` of `{}` must be {}, not {}",
                         p.name,
                         self.name,
-                        type_name(p.kind),
+                        type_name(&p.kind),
                         crate::text::json_type(v)
                     ));
                 }
@@ -85,7 +125,7 @@ impl ToolSpec {
             .keys()
             .find(|k| !self.params.iter().any(|p| p.name == k.as_str()))
         {
-            let known: Vec<&str> = self.params.iter().map(|p| p.name).collect();
+            let known: Vec<&str> = self.params.iter().map(|p| p.name.as_ref()).collect();
             return Err(format!(
                 "`{}` has no parameter `{unknown}` (it takes: {})",
                 self.name,
@@ -96,12 +136,16 @@ impl ToolSpec {
     }
 }
 
-fn type_name(kind: ParamKind) -> &'static str {
+fn type_name(kind: &ParamKind) -> String {
     match kind {
-        ParamKind::String => "a string",
-        ParamKind::Integer => "an integer",
-        ParamKind::Boolean => "true or false",
-        ParamKind::Number => "a number",
+        ParamKind::String => "a string".into(),
+        ParamKind::Integer => "an integer".into(),
+        ParamKind::Boolean => "true or false".into(),
+        ParamKind::Number => "a number".into(),
+        ParamKind::Schema(schema) => match schema.get("type") {
+            Some(t) => format!("of type {t}"),
+            None => "as its schema says".into(),
+        },
     }
 }
 
@@ -112,20 +156,20 @@ mod tests {
 
     fn spec() -> ToolSpec {
         ToolSpec {
-            name: "execute_command",
-            description: "run",
+            name: "execute_command".into(),
+            description: "run".into(),
             params: vec![
                 ParamSpec {
-                    name: "command",
+                    name: "command".into(),
                     kind: ParamKind::String,
                     required: true,
-                    description: "",
+                    description: "".into(),
                 },
                 ParamSpec {
-                    name: "timeout",
+                    name: "timeout".into(),
                     kind: ParamKind::Integer,
                     required: false,
-                    description: "",
+                    description: "".into(),
                 },
             ],
         }

@@ -52,9 +52,11 @@ pub(crate) fn serve() -> Result<Infallible, String> {
                         cwd,
                         memory,
                         cpu,
+                        stdin,
                     }) => {
+                        let input = if stdin { inbox.fds.pop_front() } else { None };
                         let (out, err) = match (inbox.fds.pop_front(), inbox.fds.pop_front()) {
-                            (Some(out), Some(err)) => (out, err),
+                            (Some(out), Some(err)) if input.is_some() || !stdin => (out, err),
                             _ => {
                                 tell(&Event::SpawnFailed {
                                     id,
@@ -70,7 +72,7 @@ pub(crate) fn serve() -> Result<Infallible, String> {
                             memory,
                             cpu,
                         };
-                        match command.start(out, err) {
+                        match command.start(input, out, err) {
                             Ok(pid) => {
                                 running.insert(pid, id);
                                 tell(&Event::Started { id });
@@ -104,9 +106,15 @@ struct Command {
 }
 
 impl Command {
-    /// Forks and execs the command with `out` and `err` as its stdout and stderr; returns
-    /// its pid once the exec has happened, or why it could not.
-    fn start(&self, out: OwnedFd, err: OwnedFd) -> Result<libc::pid_t, String> {
+    /// Forks and execs the command with `input` (or `/dev/null`) as its stdin and `out`
+    /// and `err` as its stdout and stderr; returns its pid once the exec has happened, or
+    /// why it could not.
+    fn start(
+        &self,
+        input: Option<OwnedFd>,
+        out: OwnedFd,
+        err: OwnedFd,
+    ) -> Result<libc::pid_t, String> {
         let cstrings = |list: &[Vec<u8>]| -> Result<Vec<CString>, String> {
             list.iter()
                 .map(|b| {
@@ -142,8 +150,11 @@ impl Command {
                 libc::sigprocmask(libc::SIG_SETMASK, &all, std::ptr::null_mut());
                 libc::signal(libc::SIGPIPE, libc::SIG_DFL);
                 libc::setpgid(0, 0);
-                let input = libc::open(null.as_ptr(), libc::O_RDONLY);
-                libc::dup2(input, 0);
+                let stdin = match &input {
+                    Some(fd) => fd.as_raw_fd(),
+                    None => libc::open(null.as_ptr(), libc::O_RDONLY),
+                };
+                libc::dup2(stdin, 0);
                 libc::dup2(out.as_raw_fd(), 1);
                 libc::dup2(err.as_raw_fd(), 2);
                 for (resource, value) in
@@ -171,7 +182,7 @@ impl Command {
         }
         // SAFETY: closing our copy of the pipe's write end.
         unsafe { libc::close(report[1]) };
-        drop((out, err));
+        drop((input, out, err));
         if pid < 0 {
             // SAFETY: closing the read end.
             unsafe { libc::close(report[0]) };

@@ -164,6 +164,7 @@ impl Processes {
                 cwd: &self.workspace,
                 memory: None,
                 cpu: None,
+                stdin: None,
                 stdout,
                 stderr,
             })

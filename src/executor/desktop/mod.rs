@@ -202,6 +202,13 @@ impl Executor for DesktopExecutor {
         self.fault.clone().or_else(|| self.shell.fault())
     }
 
+    async fn start_service(
+        &mut self,
+        spec: &crate::executor::ServiceSpec<'_>,
+    ) -> Result<crate::executor::Service, String> {
+        self.shell.start_service(spec).await
+    }
+
     async fn prepare(&mut self) -> Result<Option<String>, String> {
         let clock = std::time::Instant::now();
         let started = start(

@@ -57,7 +57,7 @@ impl Started for &mut Direct {
 /// between fork and exec so the command never runs a moment without them (setting them
 /// from outside after the spawn raced with the command's first instructions).
 #[cfg(unix)]
-fn isolate(command: &mut Command, limits: ResourceLimits) {
+pub(super) fn isolate(command: &mut Command, limits: ResourceLimits) {
     command.process_group(0);
     let set = |resource, value: Option<u64>| match value {
         None => Ok(()),
@@ -88,7 +88,7 @@ fn isolate(command: &mut Command, limits: ResourceLimits) {
 }
 
 #[cfg(windows)]
-fn isolate(command: &mut Command, _limits: ResourceLimits) {
+pub(super) fn isolate(command: &mut Command, _limits: ResourceLimits) {
     const CREATE_NEW_PROCESS_GROUP: u32 = 0x0000_0200;
     command.creation_flags(CREATE_NEW_PROCESS_GROUP);
 }

@@ -21,6 +21,7 @@ pub(super) async fn run(spec: Spec<'_>, jail: &mut Jail) -> std::io::Result<Fini
             cwd: spec.cwd,
             memory: spec.limits.memory_bytes,
             cpu: spec.limits.cpu_seconds,
+            stdin: None,
             stdout: OwnedFd::from(out_write),
             stderr: OwnedFd::from(err_write),
         })

@@ -11,6 +11,7 @@
 mod direct;
 #[cfg(target_os = "linux")]
 mod jailed;
+mod service;
 
 use std::path::Path;
 use std::time::Duration;
@@ -22,6 +23,7 @@ use super::capture::{Captured, drain};
 use crate::jail::Jail;
 
 pub(crate) use direct::ProcessGroup;
+pub(crate) use service::{Service, start as start_service};
 
 /// How long output pipes may stay open after the command's own process exited.
 const PIPE_GRACE: Duration = Duration::from_millis(250);

@@ -9,6 +9,7 @@ use super::{NAMESPACE, ShellExecutor, str_arg};
 use crate::executor::process::{self, Launcher, Spec};
 #[cfg(target_os = "linux")]
 use crate::executor::sandbox::Confinement;
+use crate::executor::{Service, ServiceSpec};
 #[cfg(target_os = "linux")]
 use crate::jail::Jail;
 use crate::relpath::resolve_in;
@@ -25,6 +26,57 @@ impl ShellExecutor {
             self.jail = Some(Jail::start(binary, &self.writable).await?);
         }
         Ok(())
+    }
+
+    /// Starts a helper process the way commands start: sandboxed, in the task's jail
+    /// when it has one.
+    pub(super) async fn start_service_process(
+        &mut self,
+        spec: &ServiceSpec<'_>,
+    ) -> Result<Service, String> {
+        let program = spec.argv.first().ok_or("nothing to start")?.clone();
+        let cwd = match spec.cwd {
+            Some(dir) => match resolve_in(&self.workspace, dir, true) {
+                Ok(p) if p.is_dir() => p,
+                Ok(_) => return Err(format!("cwd `{dir}` is not a folder in the workspace")),
+                Err(e) => return Err(e.to_string()),
+            },
+            None => self.workspace.clone(),
+        };
+        let mut env = self.env.clone();
+        for (key, value) in spec.env {
+            env.retain(|(k, _)| k != key);
+            env.push((key.clone(), value.clone()));
+        }
+        // A jail starts a program by its path: a bare name is looked up here, on the
+        // PATH it will run with.
+        let mut wanted = spec.argv.to_vec();
+        wanted[0] = on_path(&program, &env).ok_or_else(|| {
+            format!("cannot start {program}: it is not found on the PATH commands get")
+        })?;
+        let (argv, limits) =
+            self.settings
+                .sandbox
+                .wrap(&wanted, &self.writable, &cwd, self.settings.limits);
+        self.start_jail().await?;
+        let process = Spec {
+            argv: &argv,
+            cwd: &cwd,
+            env: &env,
+            timeout: Duration::MAX,
+            output_limit: 0,
+            limits,
+        };
+        #[cfg(target_os = "linux")]
+        let launcher = match self.jail.as_mut() {
+            Some(jail) => Launcher::Jail(jail),
+            None => Launcher::Direct,
+        };
+        #[cfg(not(target_os = "linux"))]
+        let launcher = Launcher::Direct;
+        process::start_service(process, launcher)
+            .await
+            .map_err(|e| format!("cannot start {program}: {e}"))
     }
 
     pub(super) async fn execute_command(&mut self, command: &ToolCall) -> ToolResult {
@@ -121,4 +173,29 @@ impl ShellExecutor {
             }
         }
     }
+}
+
+/// `program` as a path: itself when it names one, else the first executable file of that
+/// name in the folders of `env`'s PATH.
+fn on_path(program: &str, env: &[(String, String)]) -> Option<String> {
+    if program.contains('/') {
+        return Some(program.to_string());
+    }
+    let path = env.iter().find(|(k, _)| k == "PATH").map(|(_, v)| v.as_str())?;
+    std::env::split_paths(path)
+        .map(|dir| dir.join(program))
+        .find(|p| is_executable(p))
+        .map(|p| p.display().to_string())
+}
+
+#[cfg(unix)]
+fn is_executable(path: &std::path::Path) -> bool {
+    use std::os::unix::fs::PermissionsExt;
+    path.metadata()
+        .is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+}
+
+#[cfg(not(unix))]
+fn is_executable(path: &std::path::Path) -> bool {
+    path.is_file()
 }

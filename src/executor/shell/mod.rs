@@ -17,9 +17,9 @@ use serde_json::{Map, Value};
 
 pub(crate) use tools::shell_tools;
 
-use super::Executor;
 use super::process::{ProcessGroup, ResourceLimits};
 use super::sandbox::Sandbox;
+use super::{Executor, Service, ServiceSpec};
 use crate::tool::{ToolCall, ToolResult};
 
 const NAMESPACE: &str = "shell";
@@ -116,7 +116,7 @@ impl Executor for ShellExecutor {
                 return self.fail(command, e);
             }
         } else {
-            let names: Vec<&str> = shell_tools().iter().map(|t| t.name).collect();
+            let names: Vec<&str> = shell_tools().iter().map(|t| t.name.as_ref()).collect();
             let error = format!(
                 "unknown tool `{}`; the shell executor has: {}",
                 command.tool_name,
@@ -135,6 +135,10 @@ impl Executor for ShellExecutor {
 
     fn fault(&self) -> Option<String> {
         self.fault.clone()
+    }
+
+    async fn start_service(&mut self, spec: &ServiceSpec<'_>) -> Result<Service, String> {
+        self.start_service_process(spec).await
     }
 
     async fn shutdown(&mut self) -> Option<String> {

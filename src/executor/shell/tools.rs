@@ -12,16 +12,16 @@ pub(crate) fn shell_tools() -> &'static [ToolSpec] {
 }
 
 fn specs() -> Vec<ToolSpec> {
-    let p = |name, kind, required, description| ParamSpec {
-        name,
+    let p = |name: &'static str, kind, required, description: &'static str| ParamSpec {
+        name: name.into(),
         kind,
         required,
-        description,
+        description: description.into(),
     };
     vec![
         ToolSpec {
-            name: "execute_command",
-            description: "Run a shell command (sh -c) in the workspace. Returns exit_code, stdout and stderr.",
+            name: "execute_command".into(),
+            description: "Run a shell command (sh -c) in the workspace. Returns exit_code, stdout and stderr.".into(),
             params: vec![
                 p("command", ParamKind::String, true, "the command line"),
                 p(
@@ -39,8 +39,8 @@ fn specs() -> Vec<ToolSpec> {
             ],
         },
         ToolSpec {
-            name: "write_file",
-            description: "Write text to a file in the workspace, creating folders as needed.",
+            name: "write_file".into(),
+            description: "Write text to a file in the workspace, creating folders as needed.".into(),
             params: vec![
                 p(
                     "path",
@@ -58,8 +58,8 @@ fn specs() -> Vec<ToolSpec> {
             ],
         },
         ToolSpec {
-            name: "read_file",
-            description: "Read a text file from the workspace.",
+            name: "read_file".into(),
+            description: "Read a text file from the workspace.".into(),
             params: vec![p(
                 "path",
                 ParamKind::String,
@@ -68,8 +68,8 @@ fn specs() -> Vec<ToolSpec> {
             )],
         },
         ToolSpec {
-            name: "list_dir",
-            description: "List a folder of the workspace (names, types, sizes).",
+            name: "list_dir".into(),
+            description: "List a folder of the workspace (names, types, sizes).".into(),
             params: vec![p(
                 "path",
                 ParamKind::String,

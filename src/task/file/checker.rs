@@ -277,7 +277,7 @@ impl Checker<'_> {
         for (i, action) in actions.iter().enumerate() {
             let at = format!("{list}[{i}]");
             let Some(spec) = tools.iter().find(|t| t.name == action.action) else {
-                let names: Vec<&str> = tools.iter().map(|t| t.name).collect();
+                let names: Vec<&str> = tools.iter().map(|t| t.name.as_ref()).collect();
                 let message = format!("unknown tool `{}`", action.action);
                 self.problem(
                     &format!("{at}.action"),
@@ -286,7 +286,7 @@ impl Checker<'_> {
                 );
                 continue;
             };
-            if list == "setup" && crate::desktop::tools::is_desktop_tool(spec.name) {
+            if list == "setup" && crate::desktop::tools::is_desktop_tool(&spec.name) {
                 self.problem(
                     &format!("{at}.action"),
                     format!(

@@ -1,0 +1,148 @@
+//! A helper process started for a task and kept running beside its commands (a stdio
+//! MCP server): started the way the task's commands are (directly, in its own process
+//! group, or in the task's jail), with pipes to its stdin and stdout, its stderr kept
+//! (the end of it) for messages. It ends when the task ends, or when dropped.
+
+use std::process::Stdio;
+use std::sync::{Arc, Mutex};
+
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite};
+use tokio::process::Command;
+
+use super::direct::ProcessGroup;
+use super::{Launcher, Spec};
+
+/// Bytes kept of a service's stderr.
+const STDERR_TAIL: usize = 4096;
+
+/// A running helper process.
+pub(crate) struct Service {
+    /// Its standard input (taken by whoever speaks to it).
+    pub(crate) stdin: Option<Box<dyn AsyncWrite + Send + Unpin>>,
+    /// Its standard output (taken by whoever speaks to it).
+    pub(crate) stdout: Option<Box<dyn AsyncRead + Send + Unpin>>,
+    /// The end of what it wrote to stderr so far.
+    pub(crate) stderr: StderrTail,
+    /// Kills it when dropped (a directly started one; a jailed one ends with the jail).
+    _guard: Option<Guard>,
+}
+
+/// A directly started service: its process and group, killed on drop.
+struct Guard {
+    _child: tokio::process::Child,
+    _group: ProcessGroup,
+}
+
+/// The end of a service's stderr, filled while it runs.
+#[derive(Clone, Default)]
+pub(crate) struct StderrTail(Arc<Mutex<Vec<u8>>>);
+
+impl StderrTail {
+    /// What it holds, as text.
+    pub(crate) fn text(&self) -> String {
+        let bytes = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        String::from_utf8_lossy(&bytes).trim().to_string()
+    }
+
+    fn keep(&self, more: &[u8]) {
+        let mut bytes = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        bytes.extend_from_slice(more);
+        let len = bytes.len();
+        if len > STDERR_TAIL {
+            bytes.drain(..len - STDERR_TAIL);
+        }
+    }
+
+    /// Reads `pipe` to its end into the tail.
+    fn drain(&self, mut pipe: impl AsyncRead + Send + Unpin + 'static) {
+        let tail = self.clone();
+        tokio::spawn(async move {
+            let mut buf = [0u8; 4096];
+            while let Ok(n) = pipe.read(&mut buf).await {
+                if n == 0 {
+                    break;
+                }
+                tail.keep(&buf[..n]);
+            }
+        });
+    }
+}
+
+/// Starts `spec` (its timeout is not used: a service runs until the task ends).
+pub(crate) async fn start(spec: Spec<'_>, launcher: Launcher<'_>) -> std::io::Result<Service> {
+    match launcher {
+        Launcher::Direct => direct(spec),
+        #[cfg(target_os = "linux")]
+        Launcher::Jail(jail) => jailed(spec, jail).await,
+        #[cfg(not(target_os = "linux"))]
+        Launcher::Never(_) => direct(spec),
+    }
+}
+
+fn direct(spec: Spec<'_>) -> std::io::Result<Service> {
+    let (program, args) = spec.argv.split_first().expect("argv is never empty");
+    let mut command = Command::new(program);
+    command
+        .args(args)
+        .current_dir(spec.cwd)
+        .env_clear()
+        .envs(spec.env.iter().map(|(k, v)| (k, v)))
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .kill_on_drop(true);
+    super::direct::isolate(&mut command, spec.limits);
+    let mut child = command.spawn()?;
+    let group = ProcessGroup::of(&child);
+    let missing = || std::io::Error::other("a pipe of the process is missing");
+    let stdin = child.stdin.take().ok_or_else(missing)?;
+    let stdout = child.stdout.take().ok_or_else(missing)?;
+    let stderr = StderrTail::default();
+    if let Some(pipe) = child.stderr.take() {
+        stderr.drain(pipe);
+    }
+    Ok(Service {
+        stdin: Some(Box::new(stdin)),
+        stdout: Some(Box::new(stdout)),
+        stderr,
+        _guard: Some(Guard {
+            _child: child,
+            _group: group,
+        }),
+    })
+}
+
+#[cfg(target_os = "linux")]
+async fn jailed(spec: Spec<'_>, jail: &mut crate::jail::Jail) -> std::io::Result<Service> {
+    use std::os::fd::OwnedFd;
+
+    use tokio::net::unix::pipe;
+
+    let (in_read, in_write) = std::io::pipe()?;
+    let (out_read, out_write) = std::io::pipe()?;
+    let (err_read, err_write) = std::io::pipe()?;
+    jail.spawn(crate::jail::JailSpawn {
+        argv: spec.argv,
+        env: spec.env,
+        cwd: spec.cwd,
+        memory: spec.limits.memory_bytes,
+        cpu: spec.limits.cpu_seconds,
+        stdin: Some(OwnedFd::from(in_read)),
+        stdout: OwnedFd::from(out_write),
+        stderr: OwnedFd::from(err_write),
+    })
+    .await
+    .map_err(std::io::Error::other)?;
+    let stderr = StderrTail::default();
+    stderr.drain(pipe::Receiver::from_owned_fd(OwnedFd::from(err_read))?);
+    Ok(Service {
+        stdin: Some(Box::new(pipe::Sender::from_owned_fd(OwnedFd::from(
+            in_write,
+        ))?)),
+        stdout: Some(Box::new(pipe::Receiver::from_owned_fd(OwnedFd::from(
+            out_read,
+        ))?)),
+        stderr,
+        _guard: None,
+    })
+}

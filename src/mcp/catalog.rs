@@ -1,0 +1,210 @@
+//! What agents see of a server's tools: each tool as `SERVER.TOOL`, its parameters from
+//! its JSON schema without the arguments the runner injects, only the tools the config
+//! allows.
+
+use serde_json::{Map, Value};
+
+use super::config::McpServer;
+use crate::tool::{ParamKind, ParamSpec, ToolSpec};
+
+/// One tool of one server.
+#[derive(Clone, Debug)]
+pub(crate) struct McpTool {
+    /// The tool's own name on its server.
+    pub(crate) tool: String,
+    /// As agents and recorded plans see it (`SERVER.TOOL`, injected arguments left out).
+    pub(crate) spec: ToolSpec,
+    /// Its input schema as agents see it.
+    pub(crate) schema: Value,
+}
+
+/// The tools of `server` that agents see, from what it listed; an allow-list that names
+/// a tool the server does not offer is an error.
+pub(crate) fn catalog(
+    server: &McpServer,
+    listed: &[rmcp::model::Tool],
+) -> Result<Vec<McpTool>, String> {
+    if let Some(allowed) = &server.tools {
+        let missing: Vec<&str> = allowed
+            .iter()
+            .filter(|a| !listed.iter().any(|t| t.name == a.as_str()))
+            .map(String::as_str)
+            .collect();
+        if !missing.is_empty() {
+            let offered: Vec<&str> = listed.iter().map(|t| t.name.as_ref()).collect();
+            return Err(format!(
+                "MCP server `{}` has no tool {} (it has: {})",
+                server.name,
+                missing
+                    .iter()
+                    .map(|m| format!("`{m}`"))
+                    .collect::<Vec<_>>()
+                    .join(", "),
+                offered.join(", ")
+            ));
+        }
+    }
+    Ok(listed
+        .iter()
+        .filter(|t| {
+            server
+                .tools
+                .as_ref()
+                .is_none_or(|allowed| allowed.iter().any(|a| t.name == a.as_str()))
+        })
+        .map(|t| tool(server, t))
+        .collect())
+}
+
+fn tool(server: &McpServer, t: &rmcp::model::Tool) -> McpTool {
+    let injected = |name: &str| server.inject.iter().any(|i| i.argument == name);
+    let mut schema = Value::Object(t.input_schema.as_ref().clone());
+    if let Some(props) = schema.get_mut("properties").and_then(Value::as_object_mut) {
+        props.retain(|k, _| !injected(k));
+    }
+    if let Some(required) = schema.get_mut("required").and_then(Value::as_array_mut) {
+        required.retain(|r| r.as_str().is_none_or(|r| !injected(r)));
+    }
+    let required: Vec<&str> = schema
+        .get("required")
+        .and_then(Value::as_array)
+        .map(|r| r.iter().filter_map(Value::as_str).collect())
+        .unwrap_or_default();
+    let empty = Map::new();
+    let props = schema
+        .get("properties")
+        .and_then(Value::as_object)
+        .unwrap_or(&empty);
+    let params = props
+        .iter()
+        .map(|(name, p)| ParamSpec {
+            name: name.clone().into(),
+            kind: kind_of(p),
+            required: required.contains(&name.as_str()),
+            description: p
+                .get("description")
+                .or_else(|| p.get("title"))
+                .and_then(Value::as_str)
+                .unwrap_or_default()
+                .to_string()
+                .into(),
+        })
+        .collect();
+    let description = t
+        .description
+        .as_deref()
+        .or(t.title.as_deref())
+        .unwrap_or_default()
+        .trim()
+        .to_string();
+    McpTool {
+        tool: t.name.to_string(),
+        spec: ToolSpec {
+            name: format!("{}.{}", server.name, t.name).into(),
+            description: description.into(),
+            params,
+        },
+        schema,
+    }
+}
+
+/// A parameter's kind from its schema: a plain JSON type when it is one, else the schema.
+fn kind_of(schema: &Value) -> ParamKind {
+    let plain = schema.as_object().is_some_and(|o| {
+        o.keys()
+            .all(|k| ["type", "description", "title", "default"].contains(&k.as_str()))
+    });
+    match (schema.get("type").and_then(Value::as_str), plain) {
+        (Some("string"), true) => ParamKind::String,
+        (Some("integer"), true) => ParamKind::Integer,
+        (Some("number"), true) => ParamKind::Number,
+        (Some("boolean"), true) => ParamKind::Boolean,
+        _ => ParamKind::Schema(schema.clone()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use serde_json::json;
+
+    use super::*;
+    use crate::mcp::config::{Injected, Transport};
+
+    fn server(tools: Option<Vec<String>>) -> McpServer {
+        McpServer {
+            name: "linux".into(),
+            transport: Transport::Http {
+                url: "http://127.0.0.1:1/mcp".into(),
+                headers: vec![],
+            },
+            timeout: Duration::from_secs(5),
+            tools,
+            inject: vec![Injected {
+                argument: "api_key".into(),
+                value: "secret-value".into(),
+            }],
+        }
+    }
+
+    fn listed() -> Vec<rmcp::model::Tool> {
+        let schema = json!({
+            "type": "object",
+            "properties": {
+                "command": {"type": "string", "description": "the command"},
+                "api_key": {"type": "string"},
+                "timeout": {"type": "integer", "default": 30},
+                "env": {"type": "object", "additionalProperties": {"type": "string"}}
+            },
+            "required": ["command", "api_key"]
+        });
+        let info = json!({"type": "object", "properties": {"api_key": {"type": "string"}}, "required": ["api_key"]});
+        vec![
+            rmcp::model::Tool::new(
+                "execute_command",
+                "Run a command.",
+                schema.as_object().unwrap().clone(),
+            ),
+            rmcp::model::Tool::new(
+                "get_system_info",
+                "What the machine is.",
+                info.as_object().unwrap().clone(),
+            ),
+        ]
+    }
+
+    #[test]
+    fn injected_arguments_are_hidden_and_names_carry_the_server() {
+        let tools = catalog(&server(None), &listed()).unwrap();
+        let exec = &tools[0];
+        assert_eq!(exec.spec.name, "linux.execute_command");
+        assert_eq!(exec.tool, "execute_command");
+        let names: Vec<&str> = exec.spec.params.iter().map(|p| p.name.as_ref()).collect();
+        assert_eq!(names, ["command", "timeout", "env"]);
+        assert!(exec.spec.params[0].required && !exec.spec.params[1].required);
+        assert_eq!(exec.spec.params[1].kind, ParamKind::Integer);
+        assert!(matches!(exec.spec.params[2].kind, ParamKind::Schema(_)));
+        assert_eq!(exec.schema["required"], json!(["command"]));
+        assert!(!exec.schema.to_string().contains("api_key"));
+        assert!(tools[1].spec.params.is_empty());
+        // A call with the key is refused: the model cannot give it.
+        let args = json!({"command": "ls", "api_key": "x"});
+        assert!(
+            exec.spec
+                .check_arguments(args.as_object().unwrap())
+                .is_err()
+        );
+    }
+
+    #[test]
+    fn the_allow_list_keeps_only_what_it_names_and_names_what_is_missing() {
+        let tools = catalog(&server(Some(vec!["get_system_info".into()])), &listed()).unwrap();
+        assert_eq!(tools.len(), 1);
+        let e = catalog(&server(Some(vec!["nope".into()])), &listed()).unwrap_err();
+        assert!(
+            e.contains("no tool `nope` (it has: execute_command, get_system_info)"),
+            "{e}"
+        );
+    }
+}

@@ -1,0 +1,116 @@
+//! One MCP client session with one server, over the two transports: a stdio server's
+//! pipes, or a streamable HTTP endpoint (whose expired sessions are opened again). It
+//! lists the server's tools and calls one with a time limit, telling a tool's own
+//! failure (a result) from the server's (an error).
+
+use std::time::Duration;
+
+use rmcp::ServiceExt;
+use rmcp::model::{
+    CallToolRequestParams, CallToolResult, ClientCapabilities, ClientConfig, Implementation,
+};
+use rmcp::service::{RoleClient, RunningService, ServiceError};
+use rmcp::transport::StreamableHttpClientTransport;
+use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+use serde_json::{Map, Value};
+use tokio::io::{AsyncRead, AsyncWrite};
+
+/// How long connecting (the handshake) may take.
+pub(crate) const CONNECT_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// Why a call did not come back with a result.
+#[derive(Debug)]
+pub(crate) enum CallError {
+    /// No answer within the server's timeout.
+    Timeout(Duration),
+    /// The server cannot be reached any more (it ended, the connection broke).
+    Gone(String),
+    /// The server answered with a protocol error (an unknown tool, bad arguments).
+    Refused(String),
+}
+
+/// A client session with one server.
+pub(crate) struct Connection {
+    service: RunningService<RoleClient, ClientConfig>,
+}
+
+/// What ufo-batch says it is in the handshake.
+fn client_info() -> ClientConfig {
+    ClientConfig::new(
+        ClientCapabilities::default(),
+        Implementation::new("ufo-batch", env!("CARGO_PKG_VERSION")),
+    )
+}
+
+impl Connection {
+    /// A session over a stdio server's pipes (`from` its stdout, `to` its stdin).
+    pub(crate) async fn over_pipes<R, W>(from: R, to: W) -> Result<Self, String>
+    where
+        R: AsyncRead + Send + Unpin + 'static,
+        W: AsyncWrite + Send + Unpin + 'static,
+    {
+        Self::handshake(client_info().serve((from, to))).await
+    }
+
+    /// A session with the streamable HTTP endpoint `url`, sending `headers` with every
+    /// request.
+    pub(crate) async fn over_http(url: &str, headers: &[(String, String)]) -> Result<Self, String> {
+        let mut custom = std::collections::HashMap::new();
+        for (name, value) in headers {
+            let name = reqwest::header::HeaderName::from_bytes(name.as_bytes())
+                .map_err(|e| format!("header `{name}`: {e}"))?;
+            let value = reqwest::header::HeaderValue::from_str(value)
+                .map_err(|e| format!("header `{name}`: {e}"))?;
+            custom.insert(name, value);
+        }
+        let config = StreamableHttpClientTransportConfig::with_uri(url)
+            .custom_headers(custom)
+            .reinit_on_expired_session(true);
+        Self::handshake(client_info().serve(StreamableHttpClientTransport::from_config(config)))
+            .await
+    }
+
+    async fn handshake<E: std::fmt::Display>(
+        started: impl Future<Output = Result<RunningService<RoleClient, ClientConfig>, E>>,
+    ) -> Result<Self, String> {
+        match tokio::time::timeout(CONNECT_TIMEOUT, started).await {
+            Ok(Ok(service)) => Ok(Self { service }),
+            Ok(Err(e)) => Err(format!("the MCP handshake failed: {e}")),
+            Err(_) => Err(format!(
+                "no MCP handshake within {}",
+                humantime::format_duration(CONNECT_TIMEOUT)
+            )),
+        }
+    }
+
+    /// Every tool the server offers.
+    pub(crate) async fn tools(&self) -> Result<Vec<rmcp::model::Tool>, String> {
+        match tokio::time::timeout(CONNECT_TIMEOUT, self.service.peer().list_all_tools()).await {
+            Ok(Ok(tools)) => Ok(tools),
+            Ok(Err(e)) => Err(format!("listing its tools failed: {e}")),
+            Err(_) => Err("it did not list its tools in time".into()),
+        }
+    }
+
+    /// Calls `tool` with `arguments`, waiting at most `timeout`.
+    pub(crate) async fn call(
+        &self,
+        tool: &str,
+        arguments: Map<String, Value>,
+        timeout: Duration,
+    ) -> Result<CallToolResult, CallError> {
+        let params = CallToolRequestParams::new(tool.to_string()).with_arguments(arguments);
+        match tokio::time::timeout(timeout, self.service.peer().call_tool(params)).await {
+            Err(_) => Err(CallError::Timeout(timeout)),
+            Ok(Ok(result)) => Ok(result),
+            Ok(Err(ServiceError::McpError(e))) => Err(CallError::Refused(e.message.to_string())),
+            Ok(Err(ServiceError::Timeout { timeout })) => Err(CallError::Timeout(timeout)),
+            Ok(Err(e)) => Err(CallError::Gone(e.to_string())),
+        }
+    }
+
+    /// Ends the session.
+    pub(crate) async fn close(self) {
+        let _ = tokio::time::timeout(Duration::from_secs(5), self.service.cancel()).await;
+    }
+}

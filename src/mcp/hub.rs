@@ -1,0 +1,148 @@
+//! The run's MCP servers, made ready before any task starts: each stdio server is
+//! started once (in a scratch folder) to list its tools, each HTTP server is connected
+//! to and kept for the run. A server that cannot be started or reached stops the run
+//! here, with why, rather than failing every task later.
+
+use std::time::{Duration, Instant};
+
+use super::catalog::{McpTool, catalog};
+use super::config::{McpServer, Transport};
+use super::connection::Connection;
+use super::stdio::StdioServer;
+use crate::tool::ToolSpec;
+
+/// How long an HTTP server may refuse connections at the start (it may still be coming up).
+const HTTP_WAIT: Duration = Duration::from_secs(10);
+
+/// One server and what it offers.
+struct Hosted {
+    config: McpServer,
+    tools: Vec<McpTool>,
+    /// The run's session with an HTTP server.
+    shared: Option<Connection>,
+}
+
+/// Every MCP server of the run.
+pub(crate) struct McpHub {
+    servers: Vec<Hosted>,
+}
+
+impl McpHub {
+    /// Readies `servers` (in order); the first that fails is the error.
+    pub(crate) async fn start(servers: &[McpServer]) -> Result<Self, String> {
+        let mut hosted = Vec::new();
+        for server in servers {
+            hosted.push(Self::ready(server).await.map_err(|e| {
+                format!("MCP server `{}` ({}): {e}", server.name, describe(server))
+            })?);
+        }
+        Ok(Self { servers: hosted })
+    }
+
+    async fn ready(server: &McpServer) -> Result<Hosted, String> {
+        let (listed, shared) = match &server.transport {
+            Transport::Stdio { .. } => {
+                let scratch = Scratch::new(&server.name)?;
+                let running = StdioServer::start_alone(server, &scratch.0).await?;
+                let listed = running.connection().tools().await;
+                running.stop().await;
+                (listed?, None)
+            }
+            Transport::Http { url, headers } => {
+                let connection = connect_http(url, headers).await?;
+                (connection.tools().await?, Some(connection))
+            }
+        };
+        Ok(Hosted {
+            tools: catalog(server, &listed)?,
+            config: server.clone(),
+            shared,
+        })
+    }
+
+    /// Every tool agents see, as specs.
+    pub(crate) fn specs(&self) -> Vec<ToolSpec> {
+        self.tools().map(|(_, t)| t.spec.clone()).collect()
+    }
+
+    /// Every tool with its server.
+    pub(crate) fn tools(&self) -> impl Iterator<Item = (&McpServer, &McpTool)> {
+        self.servers
+            .iter()
+            .flat_map(|h| h.tools.iter().map(move |t| (&h.config, t)))
+    }
+
+    /// The server (by index) and tool called `name` (`SERVER.TOOL`).
+    pub(crate) fn lookup(&self, name: &str) -> Option<(usize, &McpTool)> {
+        self.servers
+            .iter()
+            .enumerate()
+            .find_map(|(i, h)| h.tools.iter().find(|t| t.spec.name == name).map(|t| (i, t)))
+    }
+
+    /// Server `i`'s configuration.
+    pub(crate) fn server(&self, i: usize) -> &McpServer {
+        &self.servers[i].config
+    }
+
+    /// The run's session with server `i`, when it is an HTTP server.
+    pub(crate) fn shared(&self, i: usize) -> Option<&Connection> {
+        self.servers[i].shared.as_ref()
+    }
+}
+
+/// `stdio: node server.js` or `http: URL`, for messages.
+fn describe(server: &McpServer) -> String {
+    match &server.transport {
+        Transport::Stdio { command, args, .. } => {
+            format!(
+                "stdio: {}",
+                crate::text::shorten(
+                    &[command.as_str()]
+                        .into_iter()
+                        .chain(args.iter().map(String::as_str))
+                        .collect::<Vec<_>>()
+                        .join(" "),
+                    120
+                )
+            )
+        }
+        Transport::Http { url, .. } => format!("http: {}", crate::text::without_userinfo(url)),
+    }
+}
+
+/// A session with an HTTP server, tried again while it refuses (it may be starting).
+async fn connect_http(url: &str, headers: &[(String, String)]) -> Result<Connection, String> {
+    let clock = Instant::now();
+    loop {
+        match Connection::over_http(url, headers).await {
+            Ok(c) => return Ok(c),
+            Err(e) if clock.elapsed() < HTTP_WAIT && e.contains("onnect") => {
+                tokio::time::sleep(Duration::from_millis(200)).await;
+            }
+            Err(e) => return Err(e),
+        }
+    }
+}
+
+/// A scratch folder for listing a stdio server's tools, removed after.
+struct Scratch(std::path::PathBuf);
+
+impl Scratch {
+    fn new(name: &str) -> Result<Self, String> {
+        let dir = std::env::temp_dir().join(format!(
+            "ufo-batch-mcp-{}-{name}-{}",
+            std::process::id(),
+            fastrand::u64(..)
+        ));
+        std::fs::create_dir_all(&dir)
+            .map_err(|e| format!("cannot make a scratch folder {}: {e}", dir.display()))?;
+        Ok(Self(dir))
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}

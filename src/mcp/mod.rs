@@ -1,0 +1,17 @@
+//! MCP tool servers (UFO's command dispatch to MCP servers; design.md §3's `mcp`
+//! executor): the servers a run is configured with (`config`), a client session with one
+//! (`connection`), the run's servers readied before tasks start (`hub`), what agents see
+//! of their tools (`catalog`), a task's own stdio server (`stdio`), how an answer becomes
+//! a Result (`result`), and the router that sends a task's calls to them (`router`).
+
+mod catalog;
+mod config;
+mod connection;
+mod hub;
+mod result;
+mod router;
+mod stdio;
+
+pub(crate) use config::{McpSection, McpServer, Transport, servers};
+pub(crate) use hub::McpHub;
+pub(crate) use router::McpRouter;

@@ -1,0 +1,103 @@
+//! A stdio MCP server of one task: started through the task's executor (so in its
+//! workspace and sandbox, as its commands are), spoken to over its pipes, ended with the
+//! task. `{workspace}` in its arguments, environment and folder is the workspace.
+
+use std::path::Path;
+use std::time::Duration;
+
+use super::config::{McpServer, Transport};
+use super::connection::Connection;
+use crate::executor::{Executor, Service, ServiceSpec, ShellExecutor, ShellSettings};
+
+/// Characters of a failed server's stderr shown (its end).
+const STDERR_SHOWN: usize = 600;
+
+/// How long a server that failed may take to finish writing its stderr.
+const STDERR_SETTLE: Duration = Duration::from_millis(150);
+
+/// A running stdio server and the session with it.
+pub(crate) struct StdioServer {
+    connection: Connection,
+    service: Service,
+}
+
+impl StdioServer {
+    /// Starts `server` through `executor` for the task whose workspace is `workspace`.
+    pub(crate) async fn start(
+        server: &McpServer,
+        executor: &mut dyn Executor,
+        workspace: &Path,
+    ) -> Result<Self, String> {
+        let Transport::Stdio {
+            command,
+            args,
+            env,
+            cwd,
+        } = &server.transport
+        else {
+            return Err(format!("`{}` is not a stdio server", server.name));
+        };
+        let place = |text: &str| text.replace("{workspace}", &workspace.display().to_string());
+        let argv: Vec<String> = std::iter::once(command)
+            .chain(args)
+            .map(|a| place(a))
+            .collect();
+        let env: Vec<(String, String)> = env.iter().map(|(k, v)| (k.clone(), place(v))).collect();
+        let cwd = cwd.as_deref().map(place);
+        let mut service = executor
+            .start_service(&ServiceSpec {
+                argv: &argv,
+                env: &env,
+                cwd: cwd.as_deref(),
+            })
+            .await?;
+        let (Some(to), Some(from)) = (service.stdin.take(), service.stdout.take()) else {
+            return Err("the server's pipes are missing".into());
+        };
+        match Connection::over_pipes(from, to).await {
+            Ok(connection) => Ok(Self {
+                connection,
+                service,
+            }),
+            Err(e) => {
+                tokio::time::sleep(STDERR_SETTLE).await;
+                Err(with_stderr(e, &service))
+            }
+        }
+    }
+
+    /// Starts `server` on its own in `dir`, unconfined (to list its tools before tasks run).
+    pub(crate) async fn start_alone(server: &McpServer, dir: &Path) -> Result<Self, String> {
+        let mut shell = ShellExecutor::with_tmp(dir.to_path_buf(), None, ShellSettings::default());
+        Self::start(server, &mut shell, dir).await
+    }
+
+    /// The session.
+    pub(crate) fn connection(&self) -> &Connection {
+        &self.connection
+    }
+
+    /// `why`, with the end of what the server wrote to stderr.
+    pub(crate) fn explain(&self, why: String) -> String {
+        with_stderr(why, &self.service)
+    }
+
+    /// Ends the session (the server sees its stdin close) and the server.
+    pub(crate) async fn stop(self) {
+        self.connection.close().await;
+        drop(self.service);
+    }
+}
+
+fn with_stderr(why: String, service: &Service) -> String {
+    let stderr = service.stderr.text();
+    if stderr.is_empty() {
+        why
+    } else {
+        let chars: Vec<char> = stderr.chars().collect();
+        let tail: String = chars[chars.len().saturating_sub(STDERR_SHOWN)..]
+            .iter()
+            .collect();
+        format!("{why}; its stderr ends: {}", tail.trim())
+    }
+}
