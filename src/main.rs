@@ -10,7 +10,10 @@ fn main() -> ExitCode {
     let cli = ufo_batch::cli::Cli::parse();
     tracing_subscriber::fmt()
         .with_env_filter(
-            EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("warn")),
+            EnvFilter::try_from_default_env()
+                // The MCP client logs each broken connection as an error; the runner
+                // says what it meant (a failed call, a server that cannot be reached).
+                .unwrap_or_else(|_| EnvFilter::new("warn,rmcp=off")),
         )
         .with_writer(std::io::stderr)
         .init();

@@ -111,13 +111,13 @@ fn describe(server: &McpServer) -> String {
     }
 }
 
-/// A session with an HTTP server, tried again while it refuses (it may be starting).
+/// A session with an HTTP server, tried again for a while (it may be starting).
 async fn connect_http(url: &str, headers: &[(String, String)]) -> Result<Connection, String> {
     let clock = Instant::now();
     loop {
         match Connection::over_http(url, headers).await {
             Ok(c) => return Ok(c),
-            Err(e) if clock.elapsed() < HTTP_WAIT && e.contains("onnect") => {
+            Err(_) if clock.elapsed() < HTTP_WAIT => {
                 tokio::time::sleep(Duration::from_millis(200)).await;
             }
             Err(e) => return Err(e),

@@ -14,6 +14,7 @@ mod documents;
 mod hostile_input;
 mod llm;
 mod llm_faults;
+mod mcp;
 mod outcomes;
 mod rate_limits;
 mod report_page;

@@ -2,15 +2,19 @@
 echo answers, fail is a tool error (isError), hang never answers in time, crash ends the
 server mid-call, and where says which folder the server runs in.
 
-    python faulty_server.py          (serve)
-    python faulty_server.py --die    (exit at once, before any handshake)
+    python faulty_server.py                     (serve)
+    python faulty_server.py --die               (exit at once, before any handshake)
+    python faulty_server.py --die-in-workspace  (exit at once when started in a folder
+                                                 named workspace: a task's, not the
+                                                 runner's check before the run)
 """
 
 import os
 import sys
 import time
 
-if "--die" in sys.argv:
+if "--die" in sys.argv or ("--die-in-workspace" in sys.argv
+                           and os.path.basename(os.getcwd()) == "workspace"):
     print("faulty_server: asked to die before starting", file=sys.stderr)
     sys.exit(3)
 

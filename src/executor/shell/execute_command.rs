@@ -181,7 +181,10 @@ fn on_path(program: &str, env: &[(String, String)]) -> Option<String> {
     if program.contains('/') {
         return Some(program.to_string());
     }
-    let path = env.iter().find(|(k, _)| k == "PATH").map(|(_, v)| v.as_str())?;
+    let path = env
+        .iter()
+        .find(|(k, _)| k == "PATH")
+        .map(|(_, v)| v.as_str())?;
     std::env::split_paths(path)
         .map(|dir| dir.join(program))
         .find(|p| is_executable(p))

@@ -1,0 +1,498 @@
+//! MCP tools on real servers (installed by scripts/setup-mcp.sh under target/mcp): npm's
+//! server-filesystem over stdio, started per task in its workspace and sandbox; a
+//! FastMCP 2.11.3 server with the tool signatures of UFO's Linux MCP server over
+//! streamable HTTP, its `api_key` injected from the environment; and a stdio server whose
+//! tools fail, hang and crash. Recorded plans call them and replay; an LLM task calls
+//! one; every fault ends in a definite status; the injected key is in no output byte.
+
+use std::net::TcpListener;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+
+use serde_json::{Value, json};
+
+use crate::helpers::{Project, read_json, run_binary};
+use crate::llm::llm_project;
+use crate::mock_llm::{MockLlm, action, finish, marker};
+
+/// The key the Linux server checks and the runner injects.
+const KEY: &str = "ufo-mcp-key-5f2c9a7e1d3b";
+
+fn mcp_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("target/mcp")
+}
+
+/// The test servers, or None (with a note) when scripts/setup-mcp.sh has not run.
+fn servers() -> Option<(PathBuf, PathBuf)> {
+    let fs = mcp_root().join("node_modules/@modelcontextprotocol/server-filesystem/dist/index.js");
+    let python = mcp_root().join("venv/bin/python");
+    if fs.is_file() && python.is_file() {
+        Some((fs, python))
+    } else {
+        eprintln!("skipped: the MCP test servers are not installed (scripts/setup-mcp.sh)");
+        None
+    }
+}
+
+fn script(name: &str) -> String {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/mcp")
+        .join(name)
+        .display()
+        .to_string()
+}
+
+/// The Linux server on a free loopback port, ended when dropped.
+struct LinuxServer {
+    child: Child,
+    url: String,
+}
+
+impl LinuxServer {
+    fn start(python: &Path) -> Self {
+        let port = TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        let child = Command::new(python)
+            .arg(script("linux_server.py"))
+            .arg(port.to_string())
+            .env("UFO_MCP_API_KEY", KEY)
+            .env("PYTHONWARNINGS", "ignore")
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        Self {
+            child,
+            url: format!("http://127.0.0.1:{port}/mcp"),
+        }
+    }
+}
+
+impl Drop for LinuxServer {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// `ufo-batch.toml` with the filesystem, Linux and faulty servers (and `extra` lines).
+fn config(fs: &Path, python: &Path, linux: &str, extra: &str) -> String {
+    format!(
+        r#"
+[[mcp.servers]]
+name = "fs"
+command = "node"
+args = ["{fs}", "{{workspace}}"]
+tools = ["read_text_file", "write_file", "list_directory"]
+
+[[mcp.servers]]
+name = "linux"
+url = "{linux}"
+timeout = "20s"
+inject = {{ api_key = "LINUX_MCP_KEY" }}
+
+[[mcp.servers]]
+name = "faulty"
+command = "{python}"
+args = ["{faulty}"]
+env = {{ PYTHONWARNINGS = "ignore" }}
+timeout = "2s"
+{extra}"#,
+        fs = fs.display(),
+        python = python.display(),
+        faulty = script("faulty_server.py"),
+    )
+}
+
+/// Every byte under `dir` and of the run's output: the key, or a long piece of it, must
+/// be in none of them.
+fn assert_no_key(dir: &Path, printed: &str) {
+    let pieces = [KEY, &KEY[..8], &KEY[KEY.len() - 8..]];
+    for piece in pieces {
+        assert!(
+            !printed.contains(piece),
+            "the key in the output:\n{printed}"
+        );
+    }
+    for entry in walkdir::WalkDir::new(dir).into_iter().flatten() {
+        if entry.file_type().is_file() {
+            let bytes = std::fs::read(entry.path()).unwrap();
+            let text = String::from_utf8_lossy(&bytes);
+            for piece in pieces {
+                assert!(
+                    !text.contains(piece),
+                    "the key in {}",
+                    entry.path().display()
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn a_recorded_plan_calls_stdio_and_http_mcp_tools_and_replays() {
+    let Some((fs, python)) = servers() else {
+        return;
+    };
+    let linux = LinuxServer::start(&python);
+    let p = Project::new();
+    p.file("ufo-batch.toml", &config(&fs, &python, &linux.url, ""));
+    p.task(
+        "mcp/roundtrip.json",
+        json!({"request": "write a note through MCP, read it back, ask the Linux server", "actions": [
+            {"action": "fs.write_file", "parameters": {"path": "note.txt", "content": "hello from mcp"}},
+            {"action": "fs.read_text_file", "parameters": {"path": "note.txt"}, "expect": {"text": "hello from mcp"}},
+            {"action": "execute_command", "parameters": {"command": "cat note.txt; env | grep -c MCP_KEY || true"}},
+            {"action": "linux.execute_command", "parameters": {"command": "echo hi there"}},
+            {"action": "linux.get_system_info", "parameters": {}},
+            {"action": "faulty.fail", "parameters": {"message": "a tool's own failure"}, "expect": {"status": "failure"}}
+        ]}),
+    );
+    let out = p.cmd_env(
+        &["run", "tasks", "--progress", "lines"],
+        &[("LINUX_MCP_KEY", KEY)],
+    );
+    out.expect_code(0);
+    let status = out.status("mcp/roundtrip");
+    assert_eq!(status["status"], "passed", "{status}");
+    let steps: Vec<Value> = out
+        .task_file("mcp/roundtrip", "response.log")
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let result = |i: usize| steps[i]["action"][0]["result"].clone();
+    assert_eq!(result(1)["result"]["text"], "hello from mcp");
+    assert_eq!(result(1)["namespace"], "fs");
+    // The command ran in the same workspace the server wrote to.
+    assert!(
+        result(2)["result"]["stdout"]
+            .as_str()
+            .unwrap()
+            .starts_with("hello from mcp")
+    );
+    // The Linux server ran the command: the key was injected (it refuses without it).
+    assert_eq!(
+        result(3)["result"]["structured"]["success"],
+        true,
+        "{}",
+        result(3)
+    );
+    assert_eq!(result(3)["result"]["structured"]["stdout"], "hi there\n");
+    assert!(
+        result(4)["result"]["structured"]["cpus"].as_u64().is_some(),
+        "{}",
+        result(4)
+    );
+    // A tool's own failure is the call's failed result with its message.
+    assert_eq!(result(5)["status"], "failure");
+    assert!(
+        result(5)["error"]
+            .as_str()
+            .unwrap()
+            .contains("a tool's own failure")
+    );
+    // The plan records the calls as made, without the injected argument.
+    let plan: Value = serde_json::from_str(&out.task_file("mcp/roundtrip", "plan.json")).unwrap();
+    assert_eq!(plan["actions"][3]["action"], "linux.execute_command");
+    assert_eq!(
+        plan["actions"][3]["parameters"],
+        json!({"command": "echo hi there"})
+    );
+    // run.json names the servers, and the injected argument without its value.
+    let run = read_json(&out.run_dir("proj").join("run.json"));
+    assert_eq!(
+        run["config"]["mcp"][1]["inject"],
+        json!(["api_key"]),
+        "{run}"
+    );
+
+    // The recorded plan replays, the servers doing it again.
+    let replay = p.cmd_env(
+        &[
+            "run",
+            "results/proj",
+            "--name",
+            "replay",
+            "--progress",
+            "lines",
+        ],
+        &[("LINUX_MCP_KEY", KEY)],
+    );
+    replay.expect_code(0);
+    assert_eq!(
+        read_json(&replay.run_dir("replay").join("mcp/roundtrip/status.json"))["status"],
+        "passed"
+    );
+    assert_no_key(
+        &p.path().join("results"),
+        &format!(
+            "{}{}{}{}",
+            out.stdout, out.stderr, replay.stdout, replay.stderr
+        ),
+    );
+}
+
+#[test]
+fn tools_lists_every_tool_with_its_source_and_without_injected_arguments() {
+    let Some((fs, python)) = servers() else {
+        return;
+    };
+    let linux = LinuxServer::start(&python);
+    let p = Project::new();
+    p.file("ufo-batch.toml", &config(&fs, &python, &linux.url, ""));
+    let out = p.cmd_env(&["tools", "--json"], &[("LINUX_MCP_KEY", KEY)]);
+    out.expect_code(0);
+    let tools: Vec<Value> = serde_json::from_str(&out.stdout).unwrap();
+    let named = |n: &str| {
+        tools
+            .iter()
+            .find(|t| t["name"] == n)
+            .unwrap_or_else(|| panic!("{n}: {}", out.stdout))
+            .clone()
+    };
+    assert_eq!(named("execute_command")["source"], "built in: shell");
+    assert_eq!(
+        named("fs.read_text_file")["source"],
+        "MCP server `fs` (stdio)"
+    );
+    let exec = named("linux.execute_command");
+    assert_eq!(exec["source"], "MCP server `linux` (http)");
+    assert!(exec["schema"]["properties"]["command"].is_object());
+    assert!(
+        exec["schema"]["properties"].get("api_key").is_none(),
+        "{exec}"
+    );
+    assert!(!out.stdout.contains("api_key"));
+    assert!(
+        tools.iter().all(|t| t["name"] != "fs.move_file"),
+        "the allow-list"
+    );
+    let text = p.cmd_env(&["tools"], &[("LINUX_MCP_KEY", KEY)]);
+    assert!(
+        text.stdout.contains("MCP server `linux` (http): 2 tools"),
+        "{}",
+        text.stdout
+    );
+    assert!(
+        text.stdout
+            .contains("  linux.execute_command(command: string"),
+        "{}",
+        text.stdout
+    );
+
+    // validate checks the plans' calls against the servers' tools.
+    p.task(
+        "bad.json",
+        json!({"request": "r", "actions": [{"action": "fs.move_file", "parameters": {}}]}),
+    );
+    p.task("bad_args.json", json!({"request": "r", "actions": [{"action": "linux.execute_command", "parameters": {"command": "ls", "api_key": "x"}}]}));
+    let v = p.cmd_env(&["validate", "tasks"], &[("LINUX_MCP_KEY", KEY)]);
+    v.expect_code(2);
+    assert!(
+        v.stdout.contains("unknown tool `fs.move_file`"),
+        "{}",
+        v.stdout
+    );
+    assert!(
+        v.stdout
+            .contains("`linux.execute_command` has no parameter `api_key`"),
+        "{}",
+        v.stdout
+    );
+}
+
+#[test]
+fn an_llm_agent_sees_and_calls_mcp_tools() {
+    let Some((fs, python)) = servers() else {
+        return;
+    };
+    let linux = LinuxServer::start(&python);
+    let mock = MockLlm::start();
+    mock.script(
+        "note",
+        vec![
+            action(
+                "fs.write_file",
+                json!({"path": "answer.txt", "content": "42"}),
+                "CONTINUE",
+            ),
+            action(
+                "linux.execute_command",
+                json!({"command": "echo checked"}),
+                "CONTINUE",
+            ),
+            finish("wrote the answer"),
+        ],
+    );
+    let p = llm_project();
+    let mut toml = std::fs::read_to_string(p.path().join("ufo-batch.toml")).unwrap();
+    toml.push_str(&config(&fs, &python, &linux.url, ""));
+    p.file("ufo-batch.toml", &toml);
+    p.task(
+        "note.json",
+        json!({"request": format!("Write 42 to answer.txt {}", marker("note")),
+               "evaluate": [{"type": "file_equals", "path": "answer.txt", "content": "42"}]}),
+    );
+    let url = mock.url();
+    let out = p.cmd_env(
+        &[
+            "run",
+            "tasks",
+            "--progress",
+            "lines",
+            "--llm-base-url",
+            &url,
+        ],
+        &[("LINUX_MCP_KEY", KEY)],
+    );
+    out.expect_code(0);
+    assert_eq!(out.status("note")["status"], "passed", "{}", out.stderr);
+    // The model was shown the servers' tools (without the injected argument) in the
+    // prompt and in the reply schema.
+    let first = &mock.received_for("note")[0].body;
+    let prompt = first["messages"][0]["content"].as_str().unwrap();
+    assert!(
+        prompt.contains("`fs.write_file`") && prompt.contains("`linux.execute_command`"),
+        "{prompt}"
+    );
+    assert!(
+        !first.to_string().contains("api_key"),
+        "the model never sees the injected argument"
+    );
+    let steps = out.task_file("note", "response.log");
+    assert!(steps.contains("checked"), "{steps}");
+    assert_no_key(
+        &p.path().join("results"),
+        &format!("{}{}", out.stdout, out.stderr),
+    );
+}
+
+#[test]
+fn a_server_that_fails_hangs_or_crashes_ends_in_a_definite_status() {
+    let Some((fs, python)) = servers() else {
+        return;
+    };
+    let linux = LinuxServer::start(&python);
+    let p = Project::new();
+    let broken = format!(
+        "\n[[mcp.servers]]\nname = \"broken\"\ncommand = \"{}\"\nargs = [\"{}\", \"--die-in-workspace\"]\n",
+        python.display(),
+        script("faulty_server.py")
+    );
+    p.file("ufo-batch.toml", &config(&fs, &python, &linux.url, &broken));
+    let call = |id: &str, tool: &str, params: Value| {
+        p.task(
+            &format!("{id}.json"),
+            json!({"request": id, "actions": [{"action": tool, "parameters": params}]}),
+        );
+    };
+    call("hang", "faulty.hang", json!({"seconds": 30}));
+    call("crash", "faulty.crash", json!({}));
+    call("never_starts", "broken.echo", json!({"text": "x"}));
+    call("fine", "faulty.echo", json!({"text": "still fine"}));
+    let clock = std::time::Instant::now();
+    let out = p.cmd_env(
+        &["run", "tasks", "--progress", "lines", "--retries", "1"],
+        &[("LINUX_MCP_KEY", KEY)],
+    );
+    out.expect_code(1);
+    assert!(
+        clock.elapsed().as_secs() < 60,
+        "nothing waited for the 30 s hang"
+    );
+    let hang = out.status("hang");
+    assert_eq!(hang["status"], "failed", "{hang}");
+    assert!(
+        hang["error"]
+            .as_str()
+            .unwrap()
+            .contains("the MCP server `faulty` did not answer within 2s"),
+        "{hang}"
+    );
+    // A server that dies mid-task, or that never starts for a task, is the machine's
+    // fault: an infrastructure error, retried.
+    let crash = out.status("crash");
+    assert_eq!(crash["status"], "error", "{crash}");
+    assert_eq!(crash["attempts"].as_array().unwrap().len(), 2, "{crash}");
+    let why = crash["error"].as_str().unwrap();
+    assert!(
+        why.contains("the MCP server `faulty` cannot be reached")
+            && why.contains("crashing on purpose"),
+        "{why}"
+    );
+    let never = out.status("never_starts");
+    assert_eq!(never["status"], "error", "{never}");
+    assert!(
+        never["error"]
+            .as_str()
+            .unwrap()
+            .contains("cannot start the MCP server `broken`"),
+        "{never}"
+    );
+    assert!(
+        never["error"].as_str().unwrap().contains("asked to die"),
+        "{never}"
+    );
+    assert_eq!(out.status("fine")["status"], "passed");
+    // No server outlives its task.
+    assert!(crate::helpers::processes_running("faulty_server.py").is_empty());
+}
+
+#[test]
+fn a_server_that_cannot_start_or_be_reached_stops_the_run_before_any_task() {
+    let Some((_, python)) = servers() else { return };
+    let p = Project::new();
+    p.task("t.json", crate::helpers::shell_plan("t", &["true"]));
+    p.file(
+        "ufo-batch.toml",
+        &format!(
+            "[[mcp.servers]]\nname = \"dead\"\ncommand = \"{}\"\nargs = [\"{}\", \"--die\"]\n",
+            python.display(),
+            script("faulty_server.py")
+        ),
+    );
+    let out = p.run(&[]);
+    out.expect_code(2);
+    assert!(
+        out.stderr.contains("MCP server `dead` (stdio:"),
+        "{}",
+        out.stderr
+    );
+    assert!(
+        out.stderr.contains("asked to die before starting"),
+        "{}",
+        out.stderr
+    );
+    assert!(!p.path().join("results/proj/t").exists(), "no task ran");
+
+    let port = TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    p.file(
+        "ufo-batch.toml",
+        &format!("[[mcp.servers]]\nname = \"away\"\nurl = \"http://127.0.0.1:{port}/mcp\"\n"),
+    );
+    let out = run_binary(p.path(), &["run", "tasks"], &[]);
+    out.expect_code(2);
+    assert!(
+        out.stderr
+            .contains("MCP server `away` (http: http://127.0.0.1:"),
+        "{}",
+        out.stderr
+    );
+
+    p.file("ufo-batch.toml", "[[mcp.servers]]\nname = \"k\"\nurl = \"http://127.0.0.1:1/mcp\"\ninject = { api_key = \"NOT_SET_ANYWHERE\" }\n");
+    let out = p.run(&[]);
+    out.expect_code(2);
+    assert!(
+        out.stderr
+            .contains("inject.api_key comes from $NOT_SET_ANYWHERE, which is not set"),
+        "{}",
+        out.stderr
+    );
+}
