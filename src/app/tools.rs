@@ -120,7 +120,7 @@ pub(super) fn start_mcp(
         .build()
         .map_err(|e| Error::internal(format!("cannot start the async runtime: {e}")))?;
     let hub = runtime
-        .block_on(McpHub::start(&configured))
+        .block_on(McpHub::start(&configured, 1))
         .map_err(BatchError::Refused)?;
     Ok(Some((hub, runtime)))
 }

@@ -59,7 +59,7 @@ pub(crate) async fn prepare(config: &RunSettings) -> Result<Prepared, BatchError
         None
     } else {
         Some(Arc::new(
-            McpHub::start(&config.mcp)
+            McpHub::start(&config.mcp, config.jobs.get())
                 .await
                 .map_err(BatchError::Refused)?,
         ))

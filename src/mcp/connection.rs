@@ -53,8 +53,13 @@ impl Connection {
     }
 
     /// A session with the streamable HTTP endpoint `url`, sending `headers` with every
-    /// request.
-    pub(crate) async fn over_http(url: &str, headers: &[(String, String)]) -> Result<Self, String> {
+    /// request, with up to `concurrency` calls in flight at once (the tasks of a run share
+    /// it).
+    pub(crate) async fn over_http(
+        url: &str,
+        headers: &[(String, String)],
+        concurrency: usize,
+    ) -> Result<Self, String> {
         let mut custom = std::collections::HashMap::new();
         for (name, value) in headers {
             let name = reqwest::header::HeaderName::from_bytes(name.as_bytes())
@@ -65,6 +70,7 @@ impl Connection {
         }
         let config = StreamableHttpClientTransportConfig::with_uri(url)
             .custom_headers(custom)
+            .max_concurrent_requests(concurrency)
             .reinit_on_expired_session(true);
         Self::handshake(client_info().serve(StreamableHttpClientTransport::from_config(config)))
             .await

@@ -28,18 +28,19 @@ pub(crate) struct McpHub {
 }
 
 impl McpHub {
-    /// Readies `servers` (in order); the first that fails is the error.
-    pub(crate) async fn start(servers: &[McpServer]) -> Result<Self, String> {
+    /// Readies `servers` (in order) for up to `jobs` tasks at once; the first that fails
+    /// is the error.
+    pub(crate) async fn start(servers: &[McpServer], jobs: usize) -> Result<Self, String> {
         let mut hosted = Vec::new();
         for server in servers {
-            hosted.push(Self::ready(server).await.map_err(|e| {
+            hosted.push(Self::ready(server, jobs).await.map_err(|e| {
                 format!("MCP server `{}` ({}): {e}", server.name, describe(server))
             })?);
         }
         Ok(Self { servers: hosted })
     }
 
-    async fn ready(server: &McpServer) -> Result<Hosted, String> {
+    async fn ready(server: &McpServer, jobs: usize) -> Result<Hosted, String> {
         let (listed, shared) = match &server.transport {
             Transport::Stdio { .. } => {
                 let scratch = Scratch::new(&server.name)?;
@@ -49,7 +50,7 @@ impl McpHub {
                 (listed?, None)
             }
             Transport::Http { url, headers } => {
-                let connection = connect_http(url, headers).await?;
+                let connection = connect_http(url, headers, jobs).await?;
                 (connection.tools().await?, Some(connection))
             }
         };
@@ -112,10 +113,14 @@ fn describe(server: &McpServer) -> String {
 }
 
 /// A session with an HTTP server, tried again for a while (it may be starting).
-async fn connect_http(url: &str, headers: &[(String, String)]) -> Result<Connection, String> {
+async fn connect_http(
+    url: &str,
+    headers: &[(String, String)],
+    jobs: usize,
+) -> Result<Connection, String> {
     let clock = Instant::now();
     loop {
-        match Connection::over_http(url, headers).await {
+        match Connection::over_http(url, headers, jobs).await {
             Ok(c) => return Ok(c),
             Err(_) if clock.elapsed() < HTTP_WAIT => {
                 tokio::time::sleep(Duration::from_millis(200)).await;

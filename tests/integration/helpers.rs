@@ -208,6 +208,11 @@ impl Project {
         spawn_binary(self.path(), args, &[])
     }
 
+    /// Starts `ufo-batch <args>` with extra environment variables, without waiting.
+    pub(crate) fn start_env(&self, args: &[&str], env: &[(&str, &str)]) -> Started {
+        spawn_binary(self.path(), args, env)
+    }
+
     /// Runs `ufo-batch <args>`, failing the test if it takes longer than `limit`.
     pub(crate) fn cmd_within(&self, args: &[&str], limit: Duration) -> Output {
         spawn_binary(self.path(), args, &[]).wait_within(limit)

@@ -55,6 +55,10 @@ impl LinuxServer {
             .local_addr()
             .unwrap()
             .port();
+        Self::start_on(python, port)
+    }
+
+    fn start_on(python: &Path, port: u16) -> Self {
         let child = Command::new(python)
             .arg(script("linux_server.py"))
             .arg(port.to_string())
@@ -494,5 +498,54 @@ fn a_server_that_cannot_start_or_be_reached_stops_the_run_before_any_task() {
             .contains("inject.api_key comes from $NOT_SET_ANYWHERE, which is not set"),
         "{}",
         out.stderr
+    );
+}
+
+#[test]
+fn an_http_session_that_expires_when_its_server_restarts_is_opened_again() {
+    let Some((fs, python)) = servers() else {
+        return;
+    };
+    let first = LinuxServer::start(&python);
+    let port: u16 = first
+        .url
+        .rsplit(':')
+        .next()
+        .unwrap()
+        .trim_end_matches("/mcp")
+        .parse()
+        .unwrap();
+    let p = Project::new();
+    p.file("ufo-batch.toml", &config(&fs, &python, &first.url, ""));
+    p.task(
+        "restart.json",
+        json!({"request": "ask, wait for the server to restart, ask again", "actions": [
+            {"action": "linux.get_system_info", "parameters": {}},
+            {"action": "execute_command", "parameters": {"command": "touch ready && sleep 8"}},
+            {"action": "linux.execute_command", "parameters": {"command": "echo again"}}
+        ]}),
+    );
+    let run = p.start_env(
+        &["run", "tasks", "--progress", "lines"],
+        &[("LINUX_MCP_KEY", KEY)],
+    );
+    let ready = p.path().join("results/proj/restart/workspace/ready");
+    let clock = std::time::Instant::now();
+    while !ready.exists() {
+        assert!(
+            clock.elapsed().as_secs() < 60,
+            "the task did not get to its command"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    drop(first);
+    let _second = LinuxServer::start_on(&python, port);
+    let out = run.wait_within(std::time::Duration::from_secs(90));
+    out.expect_code(0);
+    let steps = out.task_file("restart", "response.log");
+    let last: Value = serde_json::from_str(steps.lines().last().unwrap()).unwrap();
+    assert_eq!(
+        last["action"][0]["result"]["result"]["structured"]["stdout"], "again\n",
+        "{last}"
     );
 }
