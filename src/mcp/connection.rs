@@ -81,7 +81,7 @@ impl Connection {
     ) -> Result<Self, String> {
         match tokio::time::timeout(CONNECT_TIMEOUT, started).await {
             Ok(Ok(service)) => Ok(Self { service }),
-            Ok(Err(e)) => Err(format!("the MCP handshake failed: {e}")),
+            Ok(Err(e)) => Err(format!("the MCP handshake failed: {}", plain(&e.to_string()))),
             Err(_) => Err(format!(
                 "no MCP handshake within {}",
                 humantime::format_duration(CONNECT_TIMEOUT)
@@ -118,5 +118,14 @@ impl Connection {
     /// Ends the session.
     pub(crate) async fn close(self) {
         let _ = tokio::time::timeout(Duration::from_secs(5), self.service.cancel()).await;
+    }
+}
+
+/// A transport error without the client library's type names: what follows its last
+/// `Client error: ` (an HTTP client's own words), or the whole text.
+fn plain(error: &str) -> String {
+    match error.rfind("Client error: ") {
+        Some(i) => error[i + "Client error: ".len()..].to_string(),
+        None => error.to_string(),
     }
 }
