@@ -81,7 +81,10 @@ impl Connection {
     ) -> Result<Self, String> {
         match tokio::time::timeout(CONNECT_TIMEOUT, started).await {
             Ok(Ok(service)) => Ok(Self { service }),
-            Ok(Err(e)) => Err(format!("the MCP handshake failed: {}", plain(&e.to_string()))),
+            Ok(Err(e)) => Err(format!(
+                "the MCP handshake failed: {}",
+                plain(&e.to_string())
+            )),
             Err(_) => Err(format!(
                 "no MCP handshake within {}",
                 humantime::format_duration(CONNECT_TIMEOUT)

@@ -1,7 +1,8 @@
 //! An MCP tool's answer as UFO's Result: its text content becomes the result's `text`
 //! (what a recorded plan's `expect.text` compares), structured content its
 //! `structured`, and `isError` (absent means false) a failure whose message is that
-//! text. Images and binary resources are described, not carried.
+//! text. Images and binary resources are described, not carried; a text or structured
+//! content over 64 KiB is cut, and what was left out counted.
 
 use rmcp::model::CallToolResult;
 use serde_json::{Value, json};
@@ -10,13 +11,30 @@ use crate::tool::{ToolCall, ToolResult};
 
 /// Characters of a failed call's text used as its error message.
 const ERROR_TEXT: usize = 600;
+/// Bytes of a result's text, and of its structured content, kept (as for a command's
+/// output); what is left out is counted.
+const KEPT: usize = 64 * 1024;
 
 /// The Result of `call` that `server` answered with `answer`.
 pub(crate) fn tool_result(call: &ToolCall, server: &str, answer: &CallToolResult) -> ToolResult {
-    let text = content_text(answer);
-    let mut result = json!({"text": text});
+    let mut text = content_text(answer);
+    let mut result = json!({});
+    if text.len() > KEPT {
+        let mut end = KEPT;
+        while !text.is_char_boundary(end) {
+            end -= 1;
+        }
+        result["text_omitted_bytes"] = (text.len() - end).into();
+        text.truncate(end);
+    }
+    result["text"] = text.clone().into();
     if let Some(structured) = &answer.structured_content {
-        result["structured"] = structured.clone();
+        let size = structured.to_string().len();
+        if size <= KEPT {
+            result["structured"] = structured.clone();
+        } else {
+            result["structured_omitted_bytes"] = size.into();
+        }
     }
     if answer.is_error == Some(true) {
         let error = if text.trim().is_empty() {
@@ -111,5 +129,17 @@ mod tests {
             ResultStatus::Success,
             "no isError means false"
         );
+        let big = "é".repeat(KEPT);
+        let huge = tool_result(
+            &call,
+            "fs",
+            &answer(
+                json!({"content": [{"type": "text", "text": big}], "structuredContent": {"t": big}}),
+            ),
+        );
+        assert_eq!(huge.result["text"].as_str().unwrap().len(), KEPT);
+        assert_eq!(huge.result["text_omitted_bytes"], KEPT);
+        assert!(huge.result.get("structured").is_none());
+        assert!(huge.result["structured_omitted_bytes"].as_u64().unwrap() > KEPT as u64);
     }
 }
