@@ -54,6 +54,11 @@ impl Error {
     /// The message with its chain of causes, one per line; a cause whose words the
     /// message already carries is not repeated.
     pub fn render(&self) -> String {
+        crate::secrets::scrub(&self.render_raw()).into_owned()
+    }
+
+    /// `render` before secrets are masked.
+    fn render_raw(&self) -> String {
         let mut text = format!("error: {self}");
         let mut source = std::error::Error::source(self);
         while let Some(s) = source {

@@ -68,6 +68,8 @@ mod units;
 #[cfg(test)]
 mod testutil;
 
+pub use secrets::ScrubbedStderr;
+
 /// Runs a parsed command line; returns the process exit code.
 pub fn execute(cli: cli::Cli) -> Result<u8, error::Error> {
     app::dispatch(cli)

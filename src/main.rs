@@ -15,7 +15,7 @@ fn main() -> ExitCode {
                 // says what it meant (a failed call, a server that cannot be reached).
                 .unwrap_or_else(|_| EnvFilter::new("warn,rmcp=off")),
         )
-        .with_writer(std::io::stderr)
+        .with_writer(ufo_batch::ScrubbedStderr::default)
         .init();
     match ufo_batch::execute(cli) {
         Ok(code) => ExitCode::from(code),

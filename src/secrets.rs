@@ -75,6 +75,22 @@ pub(crate) fn scrub(text: &str) -> Cow<'_, str> {
     }
 }
 
+/// Standard error with every registered secret masked: where the binary's logs go (a
+/// library's debug log may hold what it sent, injected arguments included).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct ScrubbedStderr;
+
+impl std::io::Write for ScrubbedStderr {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        std::io::stderr().write_all(&scrub_bytes(buf))?;
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        std::io::stderr().flush()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

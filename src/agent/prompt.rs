@@ -153,6 +153,9 @@ pub(super) fn results_message(
     if let Some(note) = note {
         let _ = writeln!(m, "Note: {note}");
     }
+    // What a tool returned goes to the model: a secret in it (a server that echoed an
+    // injected key) is masked here too, not only in the files.
+    let m = crate::secrets::scrub(&m).into_owned();
     let mut m = shorten_middle(&m, limit);
     m.push_str("Reply with your next action as one JSON object.");
     m

@@ -260,8 +260,8 @@ async fn body(
     events: &TaskEvents,
 ) -> Ended {
     progress.stage = Stage::Setup;
-    if let Err(reason) = run_setup(task, executor, events).await {
-        return Ended::SetupFailed(reason);
+    if let Err(ended) = run_setup(task, executor, events).await {
+        return ended;
     }
     match executor.prepare().await {
         Ok(Some(note)) => events.info(note),
@@ -313,11 +313,14 @@ async fn body(
     Ended::Session { end, evaluation }
 }
 
+/// Runs the task's setup actions: one whose result differs from its expectation fails the
+/// task; one the executor could not carry out (its means failed: a jail, an MCP server)
+/// leaves it unprepared, an infrastructure error that is retried.
 async fn run_setup(
     task: &Task,
     executor: &mut dyn Executor,
     events: &TaskEvents,
-) -> Result<(), String> {
+) -> Result<(), Ended> {
     for (i, action) in task.setup.iter().enumerate() {
         let command = ToolCall::action(&action.action, action.parameters.clone());
         events.info(format!(
@@ -327,14 +330,21 @@ async fn run_setup(
             command.action_string()
         ));
         let result = executor.execute(&command).await;
+        if let Some(fault) = executor.fault() {
+            return Err(Ended::Unprepared(format!(
+                "setup step {} `{}` could not run: {fault}",
+                i + 1,
+                crate::text::shorten(&command.action_string(), 120)
+            )));
+        }
         let diffs = action.differences(&result);
         if !diffs.is_empty() {
-            return Err(format!(
+            return Err(Ended::SetupFailed(format!(
                 "setup step {} `{}` failed: {}",
                 i + 1,
                 crate::text::shorten(&command.action_string(), 120),
                 diffs.join("; ")
-            ));
+            )));
         }
     }
     Ok(())

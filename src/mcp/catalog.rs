@@ -16,6 +16,8 @@ pub(crate) struct McpTool {
     pub(crate) spec: ToolSpec,
     /// Its input schema as agents see it.
     pub(crate) schema: Value,
+    /// The injected arguments this tool takes (the server's others are not sent to it).
+    pub(crate) injected: Vec<String>,
 }
 
 /// The tools of `server` that agents see, from what it listed; an allow-list that names
@@ -59,6 +61,11 @@ pub(crate) fn catalog(
 fn tool(server: &McpServer, t: &rmcp::model::Tool) -> McpTool {
     let injected = |name: &str| server.inject.iter().any(|i| i.argument == name);
     let mut schema = Value::Object(t.input_schema.as_ref().clone());
+    let takes: Vec<String> = schema
+        .get("properties")
+        .and_then(Value::as_object)
+        .map(|p| p.keys().filter(|k| injected(k)).cloned().collect())
+        .unwrap_or_default();
     if let Some(props) = schema.get_mut("properties").and_then(Value::as_object_mut) {
         props.retain(|k, _| !injected(k));
     }
@@ -75,11 +82,18 @@ fn tool(server: &McpServer, t: &rmcp::model::Tool) -> McpTool {
         .get("properties")
         .and_then(Value::as_object)
         .unwrap_or(&empty);
+    let defs = schema
+        .get("$defs")
+        .or_else(|| schema.get("definitions"))
+        .and_then(Value::as_object)
+        .unwrap_or(&empty);
     let params = props
         .iter()
         .map(|(name, p)| ParamSpec {
             name: name.clone().into(),
-            kind: kind_of(p),
+            // A parameter's schema is shown on its own (in the prompt, in the reply
+            // schema), where `#/$defs/...` would point nowhere: references are inlined.
+            kind: kind_of(&inline_refs(p, defs, 0)),
             required: required.contains(&name.as_str()),
             description: p
                 .get("description")
@@ -105,6 +119,37 @@ fn tool(server: &McpServer, t: &rmcp::model::Tool) -> McpTool {
             params,
         },
         schema,
+        injected: takes,
+    }
+}
+
+/// How deep references are followed (a recursive type stops there, as any value).
+const MAX_REF_DEPTH: usize = 8;
+
+/// `schema` with each `{"$ref": "#/$defs/NAME"}` (or `#/definitions/NAME`) replaced by
+/// that definition.
+fn inline_refs(schema: &Value, defs: &Map<String, Value>, depth: usize) -> Value {
+    match schema {
+        Value::Object(o) => {
+            if let Some(target) = o.get("$ref").and_then(Value::as_str) {
+                let name = target
+                    .strip_prefix("#/$defs/")
+                    .or_else(|| target.strip_prefix("#/definitions/"));
+                return match name.and_then(|n| defs.get(n)) {
+                    Some(def) if depth < MAX_REF_DEPTH => inline_refs(def, defs, depth + 1),
+                    _ => Value::Object(Map::new()),
+                };
+            }
+            Value::Object(
+                o.iter()
+                    .map(|(k, v)| (k.clone(), inline_refs(v, defs, depth)))
+                    .collect(),
+            )
+        }
+        Value::Array(items) => {
+            Value::Array(items.iter().map(|v| inline_refs(v, defs, depth)).collect())
+        }
+        other => other.clone(),
     }
 }
 
@@ -206,5 +251,42 @@ mod tests {
             e.contains("no tool `nope` (it has: execute_command, get_system_info)"),
             "{e}"
         );
+    }
+
+    #[test]
+    fn references_to_definitions_are_inlined_in_parameters() {
+        let schema = json!({
+            "type": "object",
+            "$defs": {
+                "Point": {"type": "object", "properties": {"x": {"type": "number"}, "next": {"$ref": "#/$defs/Point"}}}
+            },
+            "properties": {"at": {"$ref": "#/$defs/Point"}, "path": {"type": "array", "items": {"$ref": "#/$defs/Point"}}},
+            "required": ["at"]
+        });
+        let go = [rmcp::model::Tool::new(
+            "go",
+            "Go.",
+            schema.as_object().unwrap().clone(),
+        )];
+        let tools = catalog(&server(None), &go).unwrap();
+        let ParamKind::Schema(at) = &tools[0].spec.params[0].kind else {
+            panic!("{:?}", tools[0].spec.params[0].kind);
+        };
+        assert_eq!(at["properties"]["x"], json!({"type": "number"}));
+        assert_eq!(
+            at["properties"]["next"]["properties"]["x"],
+            json!({"type": "number"})
+        );
+        assert!(!at.to_string().contains("$ref"), "{at}");
+        let ParamKind::Schema(path) = &tools[0].spec.params[1].kind else {
+            panic!()
+        };
+        assert_eq!(path["items"]["type"], "object");
+        assert!(
+            tools[0].injected.is_empty(),
+            "the tool takes no api_key: none is sent"
+        );
+        let exec = catalog(&server(None), &listed()).unwrap();
+        assert_eq!(exec[0].injected, ["api_key"]);
     }
 }

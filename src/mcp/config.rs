@@ -46,8 +46,8 @@ pub(crate) struct ServerSection {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) enum Transport {
     /// A program the runner starts for each task, in the task's workspace and sandbox,
-    /// speaking MCP on its stdin and stdout. `{workspace}` in `args`, `env` and `cwd`
-    /// is the task's workspace.
+    /// speaking MCP on its stdin and stdout. `{workspace}` in `args` and `env` is the
+    /// task's workspace.
     Stdio {
         /// The program.
         command: String,

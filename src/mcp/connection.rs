@@ -101,7 +101,8 @@ impl Connection {
         }
     }
 
-    /// Calls `tool` with `arguments`, waiting at most `timeout`.
+    /// Calls `tool` with `arguments`, waiting at most `timeout` (a call given up is
+    /// dropped, and the client then tells the server it is cancelled).
     pub(crate) async fn call(
         &self,
         tool: &str,

@@ -52,7 +52,11 @@ impl McpRouter {
             return ToolResult::failure(command, &server.name, e, Value::Null);
         }
         let mut arguments = command.parameters.clone();
-        for injected in &server.inject {
+        for injected in server
+            .inject
+            .iter()
+            .filter(|i| tool.injected.contains(&i.argument))
+        {
             arguments.insert(injected.argument.clone(), injected.value.clone().into());
         }
         if hub.shared(i).is_none() && !self.running.contains_key(&i) {

@@ -1,6 +1,6 @@
 //! A stdio MCP server of one task: started through the task's executor (so in its
 //! workspace and sandbox, as its commands are), spoken to over its pipes, ended with the
-//! task. `{workspace}` in its arguments, environment and folder is the workspace.
+//! task. `{workspace}` in its arguments and environment is the workspace.
 
 use std::path::Path;
 use std::time::Duration;
@@ -43,7 +43,8 @@ impl StdioServer {
             .map(|a| place(a))
             .collect();
         let env: Vec<(String, String)> = env.iter().map(|(k, v)| (k.clone(), place(v))).collect();
-        let cwd = cwd.as_deref().map(place);
+        // `cwd` is relative to the workspace already.
+        let cwd = cwd.clone();
         let mut service = executor
             .start_service(&ServiceSpec {
                 argv: &argv,

@@ -397,6 +397,11 @@ fn a_server_that_fails_hangs_or_crashes_ends_in_a_definite_status() {
     call("crash", "faulty.crash", json!({}));
     call("never_starts", "broken.echo", json!({"text": "x"}));
     call("fine", "faulty.echo", json!({"text": "still fine"}));
+    p.task(
+        "setup_needs_it.json",
+        json!({"request": "r", "setup": [{"action": "broken.echo", "parameters": {"text": "x"}}],
+               "actions": [{"action": "execute_command", "parameters": {"command": "true"}}]}),
+    );
     let clock = std::time::Instant::now();
     let out = p.cmd_env(
         &["run", "tasks", "--progress", "lines", "--retries", "1"],
@@ -441,6 +446,17 @@ fn a_server_that_fails_hangs_or_crashes_ends_in_a_definite_status() {
         "{never}"
     );
     assert_eq!(out.status("fine")["status"], "passed");
+    // The same in a task's setup: not the task's failure, the machine's, retried.
+    let setup = out.status("setup_needs_it");
+    assert_eq!(setup["status"], "error", "{setup}");
+    assert_eq!(setup["attempts"].as_array().unwrap().len(), 2, "{setup}");
+    assert!(
+        setup["error"]
+            .as_str()
+            .unwrap()
+            .contains("setup step 1 `broken.echo"),
+        "{setup}"
+    );
     // No server outlives its task.
     assert!(crate::helpers::processes_running("faulty_server.py").is_empty());
 }
@@ -548,4 +564,91 @@ fn an_http_session_that_expires_when_its_server_restarts_is_opened_again() {
         last["action"][0]["result"]["result"]["structured"]["stdout"], "again\n",
         "{last}"
     );
+}
+
+#[test]
+fn a_task_can_neither_see_a_stdio_servers_secrets_nor_outlive_its_timeout_with_it() {
+    let Some((fs, python)) = servers() else {
+        return;
+    };
+    let linux = LinuxServer::start(&python);
+    let p = Project::new();
+    let secret = "server-secret-7c1e99d04b2a";
+    let extra = format!(
+        "\n[[mcp.servers]]\nname = \"slow\"\ncommand = \"{}\"\nargs = [\"{}\"]\nenv = {{ PYTHONWARNINGS = \"ignore\", MCP_SECRET = \"${{SERVER_SECRET}}\" }}\ntimeout = \"60s\"\n",
+        python.display(),
+        script("faulty_server.py")
+    );
+    p.file("ufo-batch.toml", &config(&fs, &python, &linux.url, &extra));
+    // The server runs (and holds the secret in its environment) while the task's
+    // commands look for it in every process they can see.
+    p.task(
+        "snoop.json",
+        json!({"request": "look for the server's secret", "actions": [
+            {"action": "slow.echo", "parameters": {"text": "up"}},
+            {"action": "execute_command", "parameters": {"command": "cat /proc/*/environ 2>/dev/null | tr '\\0' '\\n' | grep -c MCP_SECRET || true"}},
+            {"action": "execute_command", "parameters": {"command": "cat /proc/*/environ /proc/*/cmdline 2>/dev/null | base64 -w0"}}
+        ]}),
+    );
+    // A call longer than the task's own time limit: the task times out and its server
+    // goes with it.
+    p.task(
+        "late.json",
+        json!({"request": "wait too long", "timeout": "3s", "actions": [
+            {"action": "slow.hang", "parameters": {"seconds": 30}}
+        ]}),
+    );
+    let out = p.cmd_env(
+        &["run", "tasks", "--progress", "lines"],
+        &[("LINUX_MCP_KEY", KEY), ("SERVER_SECRET", secret)],
+    );
+    out.expect_code(1);
+    let snoop = out.status("snoop");
+    assert_eq!(snoop["status"], "passed", "{snoop}");
+    let run = read_json(&out.run_dir("proj").join("run.json"));
+    if run["sandbox"] == "jail" {
+        let steps: Vec<Value> = out
+            .task_file("snoop", "response.log")
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect();
+        let stdout = |i: usize| steps[i]["action"][0]["result"]["result"]["stdout"].clone();
+        assert_eq!(
+            stdout(1),
+            "0\n",
+            "the server's environment is out of the task's sight"
+        );
+        let seen = stdout(2).as_str().unwrap().to_string();
+        use base64::Engine;
+        let decoded = base64::engine::general_purpose::STANDARD
+            .decode(seen.trim())
+            .unwrap_or_default();
+        let decoded = String::from_utf8_lossy(&decoded);
+        assert!(
+            !decoded.contains(secret) && !decoded.contains("MCP_SECRET"),
+            "{decoded}"
+        );
+        assert!(
+            !decoded.contains("faulty_server"),
+            "the server's process is not in sight: {decoded}"
+        );
+    }
+    let late = out.status("late");
+    assert_eq!(late["status"], "timeout", "{late}");
+    assert!(crate::helpers::processes_running("faulty_server.py").is_empty());
+    let printed = format!("{}{}", out.stdout, out.stderr);
+    assert!(!printed.contains(secret));
+    for entry in walkdir::WalkDir::new(p.path().join("results"))
+        .into_iter()
+        .flatten()
+    {
+        if entry.file_type().is_file() {
+            let text = String::from_utf8_lossy(&std::fs::read(entry.path()).unwrap()).into_owned();
+            assert!(
+                !text.contains(secret),
+                "the secret in {}",
+                entry.path().display()
+            );
+        }
+    }
 }

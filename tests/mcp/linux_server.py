@@ -18,7 +18,8 @@ ALLOWED = {"ls", "cat", "grep", "find", "ps", "df", "echo", "head", "tail", "wc"
            "uname", "whoami", "date", "stat", "du", "sort", "uniq"}
 BLOCKED = set(";&|`$<>\n")
 
-mcp = FastMCP("BashExecutor")
+# As UFO's server: sessions kept, answers as plain JSON rather than an event stream.
+mcp = FastMCP("BashExecutor", stateless_http=False, json_response=True)
 
 
 def key_ok(api_key: str) -> bool:

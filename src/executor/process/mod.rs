@@ -23,6 +23,8 @@ use super::capture::{Captured, drain};
 use crate::jail::Jail;
 
 pub(crate) use direct::ProcessGroup;
+#[cfg(target_os = "linux")]
+pub(crate) use service::start_jailed as start_jailed_service;
 pub(crate) use service::{Service, start as start_service};
 
 /// How long output pipes may stay open after the command's own process exited.

@@ -1,7 +1,8 @@
 //! A helper process started for a task and kept running beside its commands (a stdio
 //! MCP server): started the way the task's commands are (directly, in its own process
-//! group, or in the task's jail), with pipes to its stdin and stdout, its stderr kept
-//! (the end of it) for messages. It ends when the task ends, or when dropped.
+//! group, or in a jail of its own with the same view of the files: the task's commands
+//! cannot see its processes, so not its environment nor its pipes), with pipes to its
+//! stdin and stdout, its stderr kept (the end of it) for messages. It ends when dropped.
 
 use std::process::Stdio;
 use std::sync::{Arc, Mutex};
@@ -9,8 +10,8 @@ use std::sync::{Arc, Mutex};
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite};
 use tokio::process::Command;
 
+use super::Spec;
 use super::direct::ProcessGroup;
-use super::{Launcher, Spec};
 
 /// Bytes kept of a service's stderr.
 const STDERR_TAIL: usize = 4096;
@@ -23,14 +24,20 @@ pub(crate) struct Service {
     pub(crate) stdout: Option<Box<dyn AsyncRead + Send + Unpin>>,
     /// The end of what it wrote to stderr so far.
     pub(crate) stderr: StderrTail,
-    /// Kills it when dropped (a directly started one; a jailed one ends with the jail).
-    _guard: Option<Guard>,
+    /// Kills it when dropped.
+    _guard: Guard,
 }
 
-/// A directly started service: its process and group, killed on drop.
-struct Guard {
-    _child: tokio::process::Child,
-    _group: ProcessGroup,
+/// What ends a service when dropped.
+enum Guard {
+    /// A directly started one: its process and group.
+    Direct {
+        _child: tokio::process::Child,
+        _group: ProcessGroup,
+    },
+    /// A jailed one: its jail (ending the jail ends every process in it).
+    #[cfg(target_os = "linux")]
+    Jail { _jail: crate::jail::Jail },
 }
 
 /// The end of a service's stderr, filled while it runs.
@@ -68,15 +75,9 @@ impl StderrTail {
     }
 }
 
-/// Starts `spec` (its timeout is not used: a service runs until the task ends).
-pub(crate) async fn start(spec: Spec<'_>, launcher: Launcher<'_>) -> std::io::Result<Service> {
-    match launcher {
-        Launcher::Direct => direct(spec),
-        #[cfg(target_os = "linux")]
-        Launcher::Jail(jail) => jailed(spec, jail).await,
-        #[cfg(not(target_os = "linux"))]
-        Launcher::Never(_) => direct(spec),
-    }
+/// Starts `spec` directly (its timeout is not used: a service runs until dropped).
+pub(crate) fn start(spec: Spec<'_>) -> std::io::Result<Service> {
+    direct(spec)
 }
 
 fn direct(spec: Spec<'_>) -> std::io::Result<Service> {
@@ -105,15 +106,19 @@ fn direct(spec: Spec<'_>) -> std::io::Result<Service> {
         stdin: Some(Box::new(stdin)),
         stdout: Some(Box::new(stdout)),
         stderr,
-        _guard: Some(Guard {
+        _guard: Guard::Direct {
             _child: child,
             _group: group,
-        }),
+        },
     })
 }
 
+/// Starts `spec` in `jail`, which is the service's own from then on.
 #[cfg(target_os = "linux")]
-async fn jailed(spec: Spec<'_>, jail: &mut crate::jail::Jail) -> std::io::Result<Service> {
+pub(crate) async fn start_jailed(
+    spec: Spec<'_>,
+    mut jail: crate::jail::Jail,
+) -> std::io::Result<Service> {
     use std::os::fd::OwnedFd;
 
     use tokio::net::unix::pipe;
@@ -143,6 +148,6 @@ async fn jailed(spec: Spec<'_>, jail: &mut crate::jail::Jail) -> std::io::Result
             out_read,
         ))?)),
         stderr,
-        _guard: None,
+        _guard: Guard::Jail { _jail: jail },
     })
 }

@@ -58,7 +58,6 @@ impl ShellExecutor {
             self.settings
                 .sandbox
                 .wrap(&wanted, &self.writable, &cwd, self.settings.limits);
-        self.start_jail().await?;
         let process = Spec {
             argv: &argv,
             cwd: &cwd,
@@ -67,16 +66,17 @@ impl ShellExecutor {
             output_limit: 0,
             limits,
         };
+        let failed = |e: std::io::Error| format!("cannot start {program}: {e}");
+        // Not in the commands' jail: one of its own, with the same view of the files, so
+        // that the task's commands cannot read its environment or its pipes in /proc.
         #[cfg(target_os = "linux")]
-        let launcher = match self.jail.as_mut() {
-            Some(jail) => Launcher::Jail(jail),
-            None => Launcher::Direct,
-        };
-        #[cfg(not(target_os = "linux"))]
-        let launcher = Launcher::Direct;
-        process::start_service(process, launcher)
-            .await
-            .map_err(|e| format!("cannot start {program}: {e}"))
+        if let Confinement::Jail { binary } = &self.settings.sandbox.confinement {
+            let jail = Jail::start(binary, &self.writable).await?;
+            return process::start_jailed_service(process, jail)
+                .await
+                .map_err(failed);
+        }
+        process::start_service(process).map_err(failed)
     }
 
     pub(super) async fn execute_command(&mut self, command: &ToolCall) -> ToolResult {
