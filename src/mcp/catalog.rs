@@ -35,8 +35,7 @@ pub(crate) fn catalog(
         if !missing.is_empty() {
             let offered: Vec<&str> = listed.iter().map(|t| t.name.as_ref()).collect();
             return Err(format!(
-                "MCP server `{}` has no tool {} (it has: {})",
-                server.name,
+                "`tools` names {}, which it does not offer (it has: {})",
                 missing
                     .iter()
                     .map(|m| format!("`{m}`"))
@@ -248,7 +247,7 @@ mod tests {
         assert_eq!(tools.len(), 1);
         let e = catalog(&server(Some(vec!["nope".into()])), &listed()).unwrap_err();
         assert!(
-            e.contains("no tool `nope` (it has: execute_command, get_system_info)"),
+            e.contains("`tools` names `nope`, which it does not offer (it has: execute_command, get_system_info)"),
             "{e}"
         );
     }
