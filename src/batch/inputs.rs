@@ -1,6 +1,7 @@
 //! What a task's result depends on, for the record and for resuming: the task file, its
 //! object file, and those settings of this run that change the task's outcome. The
-//! LLM's settings count only for a task that talks to the LLM (an agent or the judge).
+//! LLM's settings count only for a task that talks to the LLM (an agent or the judge),
+//! the MCP servers only for one that can call their tools.
 
 use std::collections::BTreeMap;
 
@@ -47,6 +48,30 @@ pub(super) fn inputs_of(task: &Task, config: &RunSettings) -> Inputs {
     let shown = |v: Option<u64>| v.map_or_else(|| "none".to_string(), |n| n.to_string());
     set("memory_limit", shown(config.shell.limits.memory_bytes));
     set("cpu_limit", shown(config.shell.limits.cpu_seconds));
+    // The MCP servers, for a task that can call their tools: an agent sees them all, a
+    // plan calls those it names.
+    let agent = !matches!(task.shape, TaskShape::RecordedPlan { .. });
+    let calls_mcp = task
+        .setup
+        .iter()
+        .chain(match &task.shape {
+            TaskShape::RecordedPlan { actions } => actions.as_slice(),
+            _ => &[],
+        })
+        .any(|a| {
+            config
+                .mcp
+                .iter()
+                .any(|s| a.action.starts_with(&format!("{}.", s.name)))
+        });
+    if !config.mcp.is_empty() && (agent || calls_mcp) {
+        let servers: Vec<serde_json::Value> = config
+            .mcp
+            .iter()
+            .map(super::settings::server_json)
+            .collect();
+        set("mcp", serde_json::to_string(&servers).unwrap_or_default());
+    }
     if let Some(llm) = config.llm.as_ref().filter(|_| uses_llm(task, config)) {
         set("model", llm.model.clone());
         set("base_url", crate::text::without_userinfo(&llm.base_url));

@@ -106,7 +106,7 @@ impl RunSettings {
 
 /// A server as `run.json` shows it: where it is and what it is allowed, with the names
 /// of injected arguments and headers but never their values.
-fn server_json(s: &McpServer) -> serde_json::Value {
+pub(super) fn server_json(s: &McpServer) -> serde_json::Value {
     let mut v = serde_json::json!({
         "name": s.name,
         "transport": s.kind(),

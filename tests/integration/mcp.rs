@@ -652,3 +652,49 @@ fn a_task_can_neither_see_a_stdio_servers_secrets_nor_outlive_its_timeout_with_i
         }
     }
 }
+
+#[test]
+fn a_resume_runs_again_the_tasks_whose_mcp_servers_changed() {
+    let Some((fs, _)) = servers() else { return };
+    let p = Project::new();
+    let fs_config = |tools: &str| {
+        format!(
+            "[[mcp.servers]]\nname = \"fs\"\ncommand = \"node\"\nargs = [\"{}\", \"{{workspace}}\"]\ntools = {tools}\n",
+            fs.display()
+        )
+    };
+    p.file("ufo-batch.toml", &fs_config(r#"["write_file"]"#));
+    p.task("plain.json", crate::helpers::shell_plan("plain", &["true"]));
+    p.task(
+        "uses_fs.json",
+        json!({"request": "r", "actions": [{"action": "fs.write_file", "parameters": {"path": "a", "content": "b"}}]}),
+    );
+    p.run(&[]).expect_code(0);
+    let again = p.run(&[]);
+    again.expect_code(0);
+    assert!(
+        again
+            .stderr
+            .contains("2 already have a result and are kept"),
+        "{}",
+        again.stderr
+    );
+    p.file(
+        "ufo-batch.toml",
+        &fs_config(r#"["write_file", "read_text_file"]"#),
+    );
+    let changed = p.run(&[]);
+    changed.expect_code(0);
+    assert!(
+        changed
+            .stderr
+            .contains("1 already have a result and are kept"),
+        "{}",
+        changed.stderr
+    );
+    assert!(
+        changed.stderr.contains("1 task re-run:") && changed.stderr.contains("mcp"),
+        "{}",
+        changed.stderr
+    );
+}
