@@ -84,8 +84,10 @@ impl TaskFiles {
     /// The task's pages: `output.md` and `task.html` (both are tried; the first error
     /// is returned).
     pub(crate) fn pages(&self, pages: &TaskPages) -> Result<(), FileError> {
+        // Both pages are rebuilt from the task's durable files (`report` does it): they
+        // are replaced atomically but cost no fsync.
         let path = self.0.file(OUTPUT_MD);
-        let md = write_atomic(&path, pages.md.as_bytes()).map_err(|e| FileError::write(&path, e));
+        let md = write_derived(&path, pages.md.as_bytes()).map_err(|e| FileError::write(&path, e));
         let path = self.0.file(TASK_HTML);
         let html = match &pages.html {
             Ok(html) => {
