@@ -282,8 +282,8 @@ fn summary_json_is_one_line_on_stdout() {
     assert!(Path::new(&p.path().join("results/proj/report.md")).exists());
 }
 
-#[test]
-fn report_rebuilds_a_run_that_crashed() {
+/// A project whose run of three one-command plans passed, and its run dir.
+fn three_passed_tasks() -> (Project, PathBuf) {
     let p = Project::new();
     for i in 0..3 {
         p.task(
@@ -293,6 +293,12 @@ fn report_rebuilds_a_run_that_crashed() {
     }
     p.run(&[]).expect_code(0);
     let dir = p.path().join("results/proj");
+    (p, dir)
+}
+
+#[test]
+fn report_rebuilds_a_run_that_crashed() {
+    let (p, dir) = three_passed_tasks();
     // As after a crash: the run-level files are gone.
     for f in [
         "summary.json",
@@ -318,15 +324,7 @@ fn report_rebuilds_a_run_that_crashed() {
 
 #[test]
 fn report_refuses_fifos_and_devices_in_place_of_a_runs_files_without_blocking() {
-    let p = Project::new();
-    for i in 0..3 {
-        p.task(
-            &format!("t{i}.json"),
-            crate::helpers::shell_plan("t", &["true"]),
-        );
-    }
-    p.run(&[]).expect_code(0);
-    let dir = p.path().join("results/proj");
+    let (p, dir) = three_passed_tasks();
     let fifo = |path: &std::path::Path| {
         std::fs::remove_file(path).unwrap();
         let c = std::ffi::CString::new(path.to_str().unwrap()).unwrap();

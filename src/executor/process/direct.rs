@@ -7,8 +7,11 @@ use tokio::process::Command;
 
 use super::{Finished, ResourceLimits, Spec, Started, supervise};
 
-/// Runs a command to its end or its timeout.
-pub(super) async fn run(spec: Spec<'_>) -> std::io::Result<Finished> {
+/// Spawns `spec` in a process group of its own with `stdin`, its stdout and stderr piped.
+pub(super) fn spawn(
+    spec: &Spec<'_>,
+    stdin: Stdio,
+) -> std::io::Result<(tokio::process::Child, ProcessGroup)> {
     let (program, args) = spec.argv.split_first().expect("argv is never empty");
     let mut command = Command::new(program);
     command
@@ -16,13 +19,19 @@ pub(super) async fn run(spec: Spec<'_>) -> std::io::Result<Finished> {
         .current_dir(spec.cwd)
         .env_clear()
         .envs(spec.env.iter().map(|(k, v)| (k, v)))
-        .stdin(Stdio::null())
+        .stdin(stdin)
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .kill_on_drop(true);
     isolate(&mut command, spec.limits);
-    let mut child = command.spawn()?;
+    let child = command.spawn()?;
     let group = ProcessGroup::of(&child);
+    Ok((child, group))
+}
+
+/// Runs a command to its end or its timeout.
+pub(super) async fn run(spec: Spec<'_>) -> std::io::Result<Finished> {
+    let (mut child, group) = spawn(&spec, Stdio::null())?;
     let (stdout_pipe, stderr_pipe) = (child.stdout.take(), child.stderr.take());
     let mut direct = Direct { child, group };
     let s = supervise(&mut direct, stdout_pipe, stderr_pipe, &spec).await?;
@@ -57,7 +66,7 @@ impl Started for &mut Direct {
 /// between fork and exec so the command never runs a moment without them (setting them
 /// from outside after the spawn raced with the command's first instructions).
 #[cfg(unix)]
-pub(super) fn isolate(command: &mut Command, limits: ResourceLimits) {
+fn isolate(command: &mut Command, limits: ResourceLimits) {
     command.process_group(0);
     let set = |resource, value: Option<u64>| match value {
         None => Ok(()),
@@ -88,7 +97,7 @@ pub(super) fn isolate(command: &mut Command, limits: ResourceLimits) {
 }
 
 #[cfg(windows)]
-pub(super) fn isolate(command: &mut Command, _limits: ResourceLimits) {
+fn isolate(command: &mut Command, _limits: ResourceLimits) {
     const CREATE_NEW_PROCESS_GROUP: u32 = 0x0000_0200;
     command.creation_flags(CREATE_NEW_PROCESS_GROUP);
 }

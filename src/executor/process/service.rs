@@ -8,7 +8,6 @@ use std::process::Stdio;
 use std::sync::{Arc, Mutex};
 
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite};
-use tokio::process::Command;
 
 use super::Spec;
 use super::direct::ProcessGroup;
@@ -77,24 +76,7 @@ impl StderrTail {
 
 /// Starts `spec` directly (its timeout is not used: a service runs until dropped).
 pub(crate) fn start(spec: Spec<'_>) -> std::io::Result<Service> {
-    direct(spec)
-}
-
-fn direct(spec: Spec<'_>) -> std::io::Result<Service> {
-    let (program, args) = spec.argv.split_first().expect("argv is never empty");
-    let mut command = Command::new(program);
-    command
-        .args(args)
-        .current_dir(spec.cwd)
-        .env_clear()
-        .envs(spec.env.iter().map(|(k, v)| (k, v)))
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .kill_on_drop(true);
-    super::direct::isolate(&mut command, spec.limits);
-    let mut child = command.spawn()?;
-    let group = ProcessGroup::of(&child);
+    let (mut child, group) = super::direct::spawn(&spec, Stdio::piped())?;
     let missing = || std::io::Error::other("a pipe of the process is missing");
     let stdin = child.stdin.take().ok_or_else(missing)?;
     let stdout = child.stdout.take().ok_or_else(missing)?;
