@@ -205,10 +205,13 @@ pub(crate) async fn run_attempt(
             () = stop.kill.cancelled() => Ended::Killed,
         }
     };
+    // The means of running the task failed (a jail, a desktop, an MCP server): when the
+    // run is stopping, most likely by the same signal.
+    let executor_failed = executor.fault().is_some();
     if let Some(note) = executor.shutdown().await {
         events.info(note);
     }
-    let unprepared = matches!(ended, Ended::Unprepared(_));
+    let unprepared = matches!(ended, Ended::Unprepared(_)) || executor_failed;
     let mut outcome = AttemptOutcome::from_end(
         ended,
         progress.session.as_ref().map(|s| &s.ctx),
@@ -216,9 +219,16 @@ pub(crate) async fn run_attempt(
     );
     outcome.llm.rate_limited += waits.rate_limited();
     outcome.llm.waited_s = (waits.waited().as_secs_f64() * 1000.0).round() / 1000.0;
-    if unprepared && stop.stopping.is_cancelled() {
-        // The desktop or its app ended while starting, the run stopping (a scheduler
-        // signals every process at once): not the task's error.
+    let stopping_soon = async {
+        stop.stopping.is_cancelled()
+            || tokio::time::timeout(SIGNAL_WINDOW, stop.stopping.cancelled())
+                .await
+                .is_ok()
+    };
+    if unprepared && outcome.status == crate::record::TaskStatus::Error && stopping_soon.await {
+        // The desktop, its app or a server ended, the run stopping (a scheduler signals
+        // every process at once, and they may die before the runner hears of it): not
+        // the task's error.
         outcome.cancel(format!(
             "cancelled: {} while the run was stopping; it runs again when the run is resumed",
             outcome.reason.clone().unwrap_or_default()

@@ -698,3 +698,41 @@ fn a_resume_runs_again_the_tasks_whose_mcp_servers_changed() {
         changed.stderr
     );
 }
+
+#[test]
+fn a_server_dying_as_the_run_is_stopped_cancels_its_task() {
+    let Some((fs, python)) = servers() else {
+        return;
+    };
+    let linux = LinuxServer::start(&python);
+    let p = Project::new();
+    p.file("ufo-batch.toml", &config(&fs, &python, &linux.url, ""));
+    p.task(
+        "hang.json",
+        json!({"request": "r", "actions": [{"action": "faulty.hang", "parameters": {"seconds": 1.5}}, {"action": "faulty.hang", "parameters": {"seconds": 40}}]}),
+    );
+    let run = p.start_env(
+        &["run", "tasks", "--progress", "lines"],
+        &[("LINUX_MCP_KEY", KEY)],
+    );
+    let clock = std::time::Instant::now();
+    // The task's own server (not the check's before the run) is up once a call has passed.
+    let log = p.path().join("results/proj/hang/response.log");
+    while !log.exists() {
+        assert!(
+            clock.elapsed().as_secs() < 60,
+            "the task did not get to its server"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    // As a scheduler does: the runner is told to stop, and the server dies at the same
+    // moment (of the same signal, or killed).
+    run.signal(libc::SIGTERM);
+    let _ = Command::new("pkill")
+        .args(["-KILL", "-f", &script("faulty_server.py")])
+        .status();
+    let out = run.wait_within(std::time::Duration::from_secs(60));
+    let status = out.status("hang");
+    assert_eq!(status["status"], "cancelled", "{status}");
+    assert!(crate::helpers::processes_running("faulty_server.py").is_empty());
+}
