@@ -10,6 +10,8 @@ use crate::llm::{ApiType, MaxTokensField, Price, ResponseFormat};
 
 /// The config file read when `--config` is not given, if it exists.
 pub(crate) const DEFAULT_CONFIG_FILE: &str = "ufo-batch.toml";
+/// The largest config file read.
+const MAX_CONFIG: u64 = 4 << 20;
 
 /// Problems with the configuration; all are reported before anything runs.
 #[derive(Debug, thiserror::Error)]
@@ -182,15 +184,17 @@ pub(crate) fn read_config(
 impl ConfigFile {
     /// Reads `path`; with `explicit` false a missing file is an empty config.
     pub(crate) fn load(path: &Path, explicit: bool) -> Result<Self, ConfigError> {
-        let text = match std::fs::read_to_string(path) {
+        // A regular file only, and a bounded one: a FIFO or a device named as the config
+        // is refused at once instead of blocking the command.
+        let text = match crate::regular_file::read_text(path, MAX_CONFIG) {
             Ok(t) => t,
-            Err(e) if !explicit && e.kind() == std::io::ErrorKind::NotFound => {
+            Err(crate::regular_file::FileAccessError::NotFound) if !explicit => {
                 return Ok(Self::default());
             }
-            Err(source) => {
+            Err(e) => {
                 return Err(ConfigError::Read {
                     path: path.to_path_buf(),
-                    source,
+                    source: std::io::Error::other(e.to_string()),
                 });
             }
         };

@@ -74,3 +74,18 @@ fn run_name_from_files_and_folders() {
     std::fs::write(&f, "{}").unwrap();
     assert_eq!(default_run_name(&f).unwrap(), "one_task");
 }
+
+#[cfg(unix)]
+#[test]
+fn a_fifo_named_as_the_config_is_refused_at_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("ufo-batch.toml");
+    let c = std::ffi::CString::new(path.to_str().unwrap()).unwrap();
+    // SAFETY: mkfifo on a fresh path.
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+    for explicit in [true, false] {
+        let e = ConfigFile::load(&path, explicit).unwrap_err();
+        let why = std::error::Error::source(&e).unwrap().to_string();
+        assert_eq!(why, "it is a FIFO, not a regular file", "{e}");
+    }
+}
