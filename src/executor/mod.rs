@@ -12,7 +12,7 @@ mod shell;
 use async_trait::async_trait;
 
 pub(crate) use desktop::{DesktopExecutor, DesktopSettings};
-pub(crate) use process::{ResourceLimits, Service};
+pub(crate) use process::{ResourceLimits, Service, StderrTail};
 pub(crate) use shell::{ShellExecutor, ShellSettings, shell_tools};
 
 use crate::tool::{ResultStatus, ToolCall, ToolResult};

@@ -129,16 +129,33 @@ pub(crate) fn probe(binary: &Path) -> Result<(), String> {
         .stderr(Stdio::null())
         .spawn()
         .map_err(|e| format!("cannot start {}: {e}", binary.display()))?;
-    let _ = ours.set_read_timeout(Some(START_TIMEOUT));
+    let deadline = std::time::Instant::now() + START_TIMEOUT;
     let mut inbox = Inbox::default();
     let mut buf = [0u8; 4096];
     let event = loop {
         if let Ok(Some(payload)) = inbox.next_frame() {
-            break Event::decode(&payload).ok();
+            break Event::decode(&payload).ok().map(Ok);
         }
+        let left = deadline.saturating_duration_since(std::time::Instant::now());
+        if left.is_zero() {
+            break Some(Err(format!(
+                "the jail was not ready within {START_TIMEOUT:?}"
+            )));
+        }
+        let _ = ours.set_read_timeout(Some(left));
         match ours.read(&mut buf) {
-            Ok(0) | Err(_) => break None,
+            Ok(0) => break None,
             Ok(n) => inbox.push(&buf[..n], Vec::new()),
+            // A socket with a read timeout is interrupted by any signal the process
+            // handles (SA_RESTART does not apply), such as another child's SIGCHLD.
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    std::io::ErrorKind::Interrupted
+                        | std::io::ErrorKind::WouldBlock
+                        | std::io::ErrorKind::TimedOut
+                ) => {}
+            Err(e) => break Some(Err(format!("cannot read the jail's socket: {e}"))),
         }
     };
     let _ = ours.write_all(&frame(&Request::End.encode()));
@@ -146,8 +163,9 @@ pub(crate) fn probe(binary: &Path) -> Result<(), String> {
     let _ = child.wait();
     let _ = std::fs::remove_dir(&scratch);
     match event {
-        Some(Event::Ready) => Ok(()),
-        Some(Event::Fatal { message }) => Err(message),
+        Some(Ok(Event::Ready)) => Ok(()),
+        Some(Ok(Event::Fatal { message })) => Err(message),
+        Some(Err(why)) => Err(why),
         _ => Err("the jail ended before it was ready".to_string()),
     }
 }
@@ -381,5 +399,44 @@ async fn read_events(shared: Arc<Shared>, ready: oneshot::Sender<Result<(), Stri
     drop(w);
     if let Some(tx) = ready.take() {
         let _ = tx.send(Err(format!("the task's jail cannot be made: {why}")));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicBool, Ordering};
+
+    extern "C" fn ignore(_: libc::c_int) {}
+
+    /// Signals the runner handles (another child's SIGCHLD) arriving while the probe
+    /// waits for the jail do not make it fail.
+    #[test]
+    fn the_probe_outlasts_signals() {
+        let Some(binary) = super::jail_binary() else {
+            eprintln!("skipped: ufo-batch-jail is not built");
+            return;
+        };
+        // SAFETY: installs a handler that does nothing, for a signal nothing else uses;
+        // pthread_self has no preconditions.
+        let me = unsafe {
+            libc::signal(libc::SIGUSR1, ignore as *const () as libc::sighandler_t);
+            libc::pthread_self()
+        };
+        let stop = Arc::new(AtomicBool::new(false));
+        let pinger = {
+            let stop = Arc::clone(&stop);
+            std::thread::spawn(move || {
+                while !stop.load(Ordering::Relaxed) {
+                    // SAFETY: `me` is alive until `stop` is set and this thread joined.
+                    unsafe { libc::pthread_kill(me, libc::SIGUSR1) };
+                    std::thread::sleep(std::time::Duration::from_micros(200));
+                }
+            })
+        };
+        let probed = super::probe(&binary);
+        stop.store(true, Ordering::Relaxed);
+        pinger.join().unwrap();
+        assert_eq!(probed, Ok(()));
     }
 }

@@ -97,7 +97,7 @@ impl McpRouter {
                 let why = format!("the MCP server `{}` cannot be reached: {why}", server.name);
                 let why = match self.running.remove(&i) {
                     Some(gone) => {
-                        let why = gone.explain(why);
+                        let why = gone.explain(why).await;
                         gone.stop().await;
                         why
                     }

@@ -7,13 +7,13 @@ use std::time::Duration;
 
 use super::config::{McpServer, Transport};
 use super::connection::Connection;
-use crate::executor::{Executor, Service, ServiceSpec, ShellExecutor, ShellSettings};
+use crate::executor::{Executor, Service, ServiceSpec, ShellExecutor, ShellSettings, StderrTail};
 
 /// Characters of a failed server's stderr shown (its end).
 const STDERR_SHOWN: usize = 600;
 
-/// How long a server that failed may take to finish writing its stderr.
-const STDERR_SETTLE: Duration = Duration::from_millis(150);
+/// How long a server that failed may take to end (and so to finish writing its stderr).
+const STDERR_SETTLE: Duration = Duration::from_secs(2);
 
 /// A running stdio server and the session with it.
 pub(crate) struct StdioServer {
@@ -61,8 +61,8 @@ impl StdioServer {
                 service,
             }),
             Err(e) => {
-                tokio::time::sleep(STDERR_SETTLE).await;
-                Err(with_stderr(e, &service))
+                service.stderr.settled(STDERR_SETTLE).await;
+                Err(with_stderr(e, &service.stderr))
             }
         }
     }
@@ -78,9 +78,13 @@ impl StdioServer {
         &self.connection
     }
 
-    /// `why`, with the end of what the server wrote to stderr.
-    pub(crate) fn explain(&self, why: String) -> String {
-        with_stderr(why, &self.service)
+    /// `why`, with the end of what the server (gone) wrote to stderr.
+    pub(crate) fn explain(&self, why: String) -> impl Future<Output = String> + Send + 'static {
+        let stderr = self.service.stderr.clone();
+        async move {
+            stderr.settled(STDERR_SETTLE).await;
+            with_stderr(why, &stderr)
+        }
     }
 
     /// Ends the session (the server sees its stdin close) and the server.
@@ -90,8 +94,8 @@ impl StdioServer {
     }
 }
 
-fn with_stderr(why: String, service: &Service) -> String {
-    let stderr = service.stderr.text();
+fn with_stderr(why: String, stderr: &StderrTail) -> String {
+    let stderr = stderr.text();
     if stderr.is_empty() {
         why
     } else {

@@ -170,7 +170,7 @@ pub(crate) fn shell_plan(request: &str, commands: &[&str]) -> Value {
     serde_json::json!({"request": request, "actions": actions})
 }
 
-/// The pids of live processes whose command line starts with `needle` (a unique argument
+/// The pids of live processes whose command line holds `needle` (a unique argument
 /// marks a test's processes, whatever PID namespace they run in).
 pub(crate) fn processes_running(needle: &str) -> Vec<i32> {
     std::fs::read_dir("/proc")
@@ -189,7 +189,7 @@ pub(crate) fn processes_running(needle: &str) -> Vec<i32> {
             !zombie
                 && String::from_utf8_lossy(&cmdline)
                     .replace('\0', " ")
-                    .starts_with(needle)
+                    .contains(needle)
         })
         .collect()
 }

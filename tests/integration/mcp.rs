@@ -83,7 +83,9 @@ impl Drop for LinuxServer {
 }
 
 /// `ufo-batch.toml` with the filesystem, Linux and faulty servers (and `extra` lines).
-fn config(fs: &Path, python: &Path, linux: &str, extra: &str) -> String {
+/// The faulty server's command line names the project, so that [`servers_of`] finds the
+/// servers of this test's runs and of no other test running beside it.
+fn config(p: &Project, fs: &Path, python: &Path, linux: &str, extra: &str) -> String {
     format!(
         r#"
 [[mcp.servers]]
@@ -101,14 +103,21 @@ inject = {{ api_key = "LINUX_MCP_KEY" }}
 [[mcp.servers]]
 name = "faulty"
 command = "{python}"
-args = ["{faulty}"]
+args = ["{faulty}", "--project={project}"]
 env = {{ PYTHONWARNINGS = "ignore" }}
 timeout = "2s"
 {extra}"#,
         fs = fs.display(),
         python = python.display(),
         faulty = script("faulty_server.py"),
+        project = p.path().display(),
     )
+}
+
+/// The running MCP servers started for project `p`'s tasks (their command lines name
+/// its folder: the workspace, or the faulty server's `--project`).
+fn servers_of(p: &Project) -> Vec<i32> {
+    crate::helpers::processes_running(&p.path().display().to_string())
 }
 
 /// Every byte under `dir` and of the run's output: the key, or a long piece of it, must
@@ -143,7 +152,7 @@ fn a_recorded_plan_calls_stdio_and_http_mcp_tools_and_replays() {
     };
     let linux = LinuxServer::start(&python);
     let p = Project::new();
-    p.file("ufo-batch.toml", &config(&fs, &python, &linux.url, ""));
+    p.file("ufo-batch.toml", &config(&p, &fs, &python, &linux.url, ""));
     p.task(
         "mcp/roundtrip.json",
         json!({"request": "write a note through MCP, read it back, ask the Linux server", "actions": [
@@ -246,7 +255,7 @@ fn tools_lists_every_tool_with_its_source_and_without_injected_arguments() {
     };
     let linux = LinuxServer::start(&python);
     let p = Project::new();
-    p.file("ufo-batch.toml", &config(&fs, &python, &linux.url, ""));
+    p.file("ufo-batch.toml", &config(&p, &fs, &python, &linux.url, ""));
     let out = p.cmd_env(&["tools", "--json"], &[("LINUX_MCP_KEY", KEY)]);
     out.expect_code(0);
     let tools: Vec<Value> = serde_json::from_str(&out.stdout).unwrap();
@@ -333,7 +342,7 @@ fn an_llm_agent_sees_and_calls_mcp_tools() {
     );
     let p = llm_project();
     let mut toml = std::fs::read_to_string(p.path().join("ufo-batch.toml")).unwrap();
-    toml.push_str(&config(&fs, &python, &linux.url, ""));
+    toml.push_str(&config(&p, &fs, &python, &linux.url, ""));
     p.file("ufo-batch.toml", &toml);
     p.task(
         "note.json",
@@ -386,7 +395,10 @@ fn a_server_that_fails_hangs_or_crashes_ends_in_a_definite_status() {
         python.display(),
         script("faulty_server.py")
     );
-    p.file("ufo-batch.toml", &config(&fs, &python, &linux.url, &broken));
+    p.file(
+        "ufo-batch.toml",
+        &config(&p, &fs, &python, &linux.url, &broken),
+    );
     let call = |id: &str, tool: &str, params: Value| {
         p.task(
             &format!("{id}.json"),
@@ -458,7 +470,7 @@ fn a_server_that_fails_hangs_or_crashes_ends_in_a_definite_status() {
         "{setup}"
     );
     // No server outlives its task.
-    assert!(crate::helpers::processes_running("faulty_server.py").is_empty());
+    assert!(servers_of(&p).is_empty(), "{:?}", servers_of(&p));
 }
 
 #[test]
@@ -532,7 +544,7 @@ fn an_http_session_that_expires_when_its_server_restarts_is_opened_again() {
         .parse()
         .unwrap();
     let p = Project::new();
-    p.file("ufo-batch.toml", &config(&fs, &python, &first.url, ""));
+    p.file("ufo-batch.toml", &config(&p, &fs, &python, &first.url, ""));
     p.task(
         "restart.json",
         json!({"request": "ask, wait for the server to restart, ask again", "actions": [
@@ -579,7 +591,10 @@ fn a_task_can_neither_see_a_stdio_servers_secrets_nor_outlive_its_timeout_with_i
         python.display(),
         script("faulty_server.py")
     );
-    p.file("ufo-batch.toml", &config(&fs, &python, &linux.url, &extra));
+    p.file(
+        "ufo-batch.toml",
+        &config(&p, &fs, &python, &linux.url, &extra),
+    );
     // The server runs (and holds the secret in its environment) while the task's
     // commands look for it in every process they can see.
     p.task(
@@ -635,7 +650,7 @@ fn a_task_can_neither_see_a_stdio_servers_secrets_nor_outlive_its_timeout_with_i
     }
     let late = out.status("late");
     assert_eq!(late["status"], "timeout", "{late}");
-    assert!(crate::helpers::processes_running("faulty_server.py").is_empty());
+    assert!(servers_of(&p).is_empty(), "{:?}", servers_of(&p));
     let printed = format!("{}{}", out.stdout, out.stderr);
     assert!(!printed.contains(secret));
     for entry in walkdir::WalkDir::new(p.path().join("results"))
@@ -706,7 +721,7 @@ fn a_server_dying_as_the_run_is_stopped_cancels_its_task() {
     };
     let linux = LinuxServer::start(&python);
     let p = Project::new();
-    p.file("ufo-batch.toml", &config(&fs, &python, &linux.url, ""));
+    p.file("ufo-batch.toml", &config(&p, &fs, &python, &linux.url, ""));
     p.task(
         "hang.json",
         json!({"request": "r", "actions": [{"action": "faulty.hang", "parameters": {"seconds": 1.5}}, {"action": "faulty.hang", "parameters": {"seconds": 40}}]}),
@@ -728,11 +743,12 @@ fn a_server_dying_as_the_run_is_stopped_cancels_its_task() {
     // As a scheduler does: the runner is told to stop, and the server dies at the same
     // moment (of the same signal, or killed).
     run.signal(libc::SIGTERM);
-    let _ = Command::new("pkill")
-        .args(["-KILL", "-f", &script("faulty_server.py")])
-        .status();
+    for pid in servers_of(&p) {
+        // SAFETY: kill(2) on a process of this test's run.
+        unsafe { libc::kill(pid, libc::SIGKILL) };
+    }
     let out = run.wait_within(std::time::Duration::from_secs(60));
     let status = out.status("hang");
     assert_eq!(status["status"], "cancelled", "{status}");
-    assert!(crate::helpers::processes_running("faulty_server.py").is_empty());
+    assert!(servers_of(&p).is_empty(), "{:?}", servers_of(&p));
 }

@@ -25,7 +25,7 @@ use crate::jail::Jail;
 pub(crate) use direct::ProcessGroup;
 #[cfg(target_os = "linux")]
 pub(crate) use service::start_jailed as start_jailed_service;
-pub(crate) use service::{Service, start as start_service};
+pub(crate) use service::{Service, StderrTail, start as start_service};
 
 /// How long output pipes may stay open after the command's own process exited.
 const PIPE_GRACE: Duration = Duration::from_millis(250);

@@ -40,18 +40,29 @@ enum Guard {
 }
 
 /// The end of a service's stderr, filled while it runs.
-#[derive(Clone, Default)]
-pub(crate) struct StderrTail(Arc<Mutex<Vec<u8>>>);
+#[derive(Clone)]
+pub(crate) struct StderrTail {
+    bytes: Arc<Mutex<Vec<u8>>>,
+    /// True once the pipe has ended (every process that held it is gone).
+    ended: tokio::sync::watch::Receiver<bool>,
+}
 
 impl StderrTail {
     /// What it holds, as text.
     pub(crate) fn text(&self) -> String {
-        let bytes = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        let bytes = self.bytes.lock().unwrap_or_else(|e| e.into_inner());
         String::from_utf8_lossy(&bytes).trim().to_string()
     }
 
-    fn keep(&self, more: &[u8]) {
-        let mut bytes = self.0.lock().unwrap_or_else(|e| e.into_inner());
+    /// Waits, at most `limit`, for the pipe to end: a service that failed has then said
+    /// all it had to say.
+    pub(crate) async fn settled(&self, limit: std::time::Duration) {
+        let mut ended = self.ended.clone();
+        let _ = tokio::time::timeout(limit, ended.wait_for(|done| *done)).await;
+    }
+
+    fn keep(bytes: &Mutex<Vec<u8>>, more: &[u8]) {
+        let mut bytes = bytes.lock().unwrap_or_else(|e| e.into_inner());
         bytes.extend_from_slice(more);
         let len = bytes.len();
         if len > STDERR_TAIL {
@@ -59,18 +70,22 @@ impl StderrTail {
         }
     }
 
-    /// Reads `pipe` to its end into the tail.
-    fn drain(&self, mut pipe: impl AsyncRead + Send + Unpin + 'static) {
-        let tail = self.clone();
+    /// Reads `pipe` to its end into a new tail.
+    fn drain(mut pipe: impl AsyncRead + Send + Unpin + 'static) -> Self {
+        let bytes = Arc::new(Mutex::new(Vec::new()));
+        let (ended_tx, ended) = tokio::sync::watch::channel(false);
+        let kept = Arc::clone(&bytes);
         tokio::spawn(async move {
             let mut buf = [0u8; 4096];
             while let Ok(n) = pipe.read(&mut buf).await {
                 if n == 0 {
                     break;
                 }
-                tail.keep(&buf[..n]);
+                Self::keep(&kept, &buf[..n]);
             }
+            let _ = ended_tx.send(true);
         });
+        Self { bytes, ended }
     }
 }
 
@@ -80,10 +95,7 @@ pub(crate) fn start(spec: Spec<'_>) -> std::io::Result<Service> {
     let missing = || std::io::Error::other("a pipe of the process is missing");
     let stdin = child.stdin.take().ok_or_else(missing)?;
     let stdout = child.stdout.take().ok_or_else(missing)?;
-    let stderr = StderrTail::default();
-    if let Some(pipe) = child.stderr.take() {
-        stderr.drain(pipe);
-    }
+    let stderr = StderrTail::drain(child.stderr.take().ok_or_else(missing)?);
     Ok(Service {
         stdin: Some(Box::new(stdin)),
         stdout: Some(Box::new(stdout)),
@@ -120,8 +132,7 @@ pub(crate) async fn start_jailed(
     })
     .await
     .map_err(std::io::Error::other)?;
-    let stderr = StderrTail::default();
-    stderr.drain(pipe::Receiver::from_owned_fd(OwnedFd::from(err_read))?);
+    let stderr = StderrTail::drain(pipe::Receiver::from_owned_fd(OwnedFd::from(err_read))?);
     Ok(Service {
         stdin: Some(Box::new(pipe::Sender::from_owned_fd(OwnedFd::from(
             in_write,
