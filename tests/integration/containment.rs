@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 
-use crate::helpers::{Project, eventually, processes_running, read_json};
+use crate::helpers::{Project, commands_running, eventually, processes_running, read_json};
 
 const KEY: &str = "sk-test-CONTAINMENT-0123456789abcdef";
 
@@ -179,8 +179,12 @@ fn nothing_outlives_a_runner_killed_with_sigkill() {
         );
     }
     let run = p.start(&["run", "tasks", "--jobs", "3", "--progress", "lines"]);
-    assert!(eventually(|| processes_running("sleep 304.9").len() == 3));
-    assert_eq!(processes_running("sleep 304.").len(), 6);
+    assert!(
+        eventually(|| commands_running("sleep 304.9").len() == 3),
+        "{:?}",
+        commands_running("sleep 304.")
+    );
+    assert_eq!(commands_running("sleep 304.").len(), 6);
     run.signal(libc::SIGKILL);
     let _ = run.wait_within(Duration::from_secs(10));
     assert!(

@@ -170,9 +170,21 @@ pub(crate) fn shell_plan(request: &str, commands: &[&str]) -> Value {
     serde_json::json!({"request": request, "actions": actions})
 }
 
+/// Processes (not zombies) whose command line begins with `prefix` (the program and
+/// its first arguments, as `sleep 304.9`): the commands themselves, not the shells that
+/// started them (whose `-c` text may hold the same words).
+pub(crate) fn commands_running(prefix: &str) -> Vec<i32> {
+    processes_matching(|cmdline| cmdline.starts_with(prefix))
+}
+
 /// The pids of live processes whose command line holds `needle` (a unique argument
 /// marks a test's processes, whatever PID namespace they run in).
 pub(crate) fn processes_running(needle: &str) -> Vec<i32> {
+    processes_matching(|cmdline| cmdline.contains(needle))
+}
+
+/// Processes (not zombies) whose command line (arguments joined by spaces) `fits`.
+fn processes_matching(fits: impl Fn(&str) -> bool) -> Vec<i32> {
     std::fs::read_dir("/proc")
         .into_iter()
         .flatten()
@@ -186,10 +198,7 @@ pub(crate) fn processes_running(needle: &str) -> Vec<i32> {
                 .next()
                 .and_then(|s| s.split_whitespace().next())
                 == Some("Z");
-            !zombie
-                && String::from_utf8_lossy(&cmdline)
-                    .replace('\0', " ")
-                    .contains(needle)
+            !zombie && fits(&String::from_utf8_lossy(&cmdline).replace('\0', " "))
         })
         .collect()
 }
