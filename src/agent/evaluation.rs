@@ -13,7 +13,7 @@ use super::conversation::Conversation;
 use super::json_text::extract_object;
 use super::prompt::workspace_listing;
 use crate::event::TaskEvents;
-use crate::llm::LlmClient;
+use crate::llm::{LlmClient, Message, Part};
 use crate::record::{Complete, Evaluation, Evaluator, LlmStats, StepRecord, SubScore};
 use crate::tool::ResultStatus;
 use crate::units::{Cost, Usage};
@@ -64,21 +64,36 @@ impl EvaluationAgent {
         Self { llm, reply_retries }
     }
 
-    /// Judges a session.
+    /// Judges a session; `screens` (a desktop session's step and final screenshots,
+    /// labelled) are shown with the trajectory, UFO's `EVA_ALL_SCREENSHOTS`.
     pub(crate) async fn judge(
         &self,
         request: &str,
         steps: &[StepRecord],
         workspace: &Path,
+        screens: &[JudgeScreen],
         events: &TaskEvents,
     ) -> Result<Judgement, JudgeFailure> {
         let mut conversation = Conversation::new(0);
-        conversation.start(brief(request, steps, workspace));
+        let text = brief(request, steps, workspace);
+        let system = if screens.is_empty() {
+            conversation.start(format!("{text}\n<Your response>"));
+            SYSTEM
+        } else {
+            let mut parts = vec![Part::text(text)];
+            for screen in screens {
+                parts.push(Part::text(format!("<{}>", screen.label)));
+                parts.push(Part::png(&screen.png));
+            }
+            parts.push(Part::text("<Your response>"));
+            conversation.start_with(Message::user_parts(parts));
+            SYSTEM_DESKTOP
+        };
         let schema = schema();
         let ask = Ask {
             llm: &self.llm,
             asker: Asker::Judge,
-            system: SYSTEM,
+            system,
             schema: &schema,
             tries: self.reply_retries + 1,
             events,
@@ -129,10 +144,30 @@ the evidence cannot tell.\n\nReply with exactly one JSON object and nothing else
 {\"reason\": \"why, citing the evidence\", \"sub_scores\": [{\"name\": \"requirement\", \"evaluation\": \"yes | no | unsure\"}], \
 \"complete\": \"yes | no | unsure\"}";
 
-/// The user message: request, trajectory, final workspace.
+/// The judge's standing instructions for a desktop session, which also sees screenshots.
+const SYSTEM_DESKTOP: &str = "You evaluate whether an agent completed a task on desktop applications. A HostAgent \
+selected application windows and handed subtasks to AppAgents, which acted on the windows' controls (clicks, typed \
+keys, text). You get the original request, the trajectory (for each step: the agent, its subtask, its thought, the \
+action it took and the result), the final content of the workspace folder (the documents saved there), and \
+screenshots: some of the steps' screens and the final screen.\n\nJudge only from this evidence, never from the \
+agents' own claims of success; what a screenshot or a saved document shows outweighs what an agent says. List \
+sub-scores: the separate requirements the request states, each judged yes, no or unsure. complete is yes only if \
+every requirement is met, no if one is not, unsure if the evidence cannot tell.\n\nReply with exactly one JSON \
+object and nothing else:\n{\"reason\": \"why, citing the evidence\", \"sub_scores\": [{\"name\": \"requirement\", \
+\"evaluation\": \"yes | no | unsure\"}], \"complete\": \"yes | no | unsure\"}";
+
+/// A screenshot the judge sees.
+#[derive(Clone, Debug)]
+pub(crate) struct JudgeScreen {
+    /// What it shows (`Final Screenshot`, `Screenshot of step 3`).
+    pub(crate) label: String,
+    /// The PNG.
+    pub(crate) png: Vec<u8>,
+}
+
 /// The judge's standing instructions.
-pub(super) fn instructions() -> &'static str {
-    SYSTEM
+pub(super) fn instructions() -> String {
+    format!("{SYSTEM}\n{SYSTEM_DESKTOP}")
 }
 
 fn brief(request: &str, steps: &[StepRecord], workspace: &Path) -> String {
@@ -145,6 +180,9 @@ fn brief(request: &str, steps: &[StepRecord], workspace: &Path) -> String {
     }
     for s in steps {
         let _ = write!(m, "Step {} [{}]", s.session_step, s.status);
+        if matches!(s.agent_type.as_str(), "HostAgent" | "AppAgent") {
+            let _ = write!(m, " {}", s.agent_name);
+        }
         if let Some(subtask) = &s.subtask {
             let _ = write!(m, " subtask: {}", subtask.trim());
         }
@@ -166,7 +204,7 @@ fn brief(request: &str, steps: &[StepRecord], workspace: &Path) -> String {
             {
                 let _ = writeln!(m, "    error: {}", crate::text::shorten(e, OUTPUT_LIMIT));
             }
-            for key in ["stdout", "stderr", "content"] {
+            for key in ["stdout", "stderr", "content", "text"] {
                 if let Some(text) = r
                     .result
                     .get(key)
@@ -191,7 +229,6 @@ fn brief(request: &str, steps: &[StepRecord], workspace: &Path) -> String {
     for (path, text) in small_text_files(workspace) {
         let _ = write!(m, "\n<File {path}>\n{text}\n");
     }
-    m.push_str("\n<Your response>");
     m
 }
 

@@ -1,20 +1,26 @@
 //! Agents: what decides the next step of a session. Each agent turns the context into
 //! one step (status, actions taken, reasoning) and acts only through the executor it is
 //! handed. The ReplayAgent replays recorded actions with no LLM; the LinuxAgent asks an
-//! LLM; the EvaluationAgent judges a finished session.
+//! LLM; the HostAgent and its AppAgents (`desktop`) work on desktop apps; the
+//! EvaluationAgent judges a finished session.
 
+mod act;
 mod ask;
 mod conversation;
+mod desktop;
 mod evaluation;
 mod json_text;
 mod linux;
 mod prompt;
 mod replay;
 mod reply;
+mod settings;
 
-pub(crate) use evaluation::{EvaluationAgent, JudgeFailure};
-pub(crate) use linux::{AgentSettings, ConfirmPolicy, LinuxAgent};
+pub(crate) use desktop::DesktopAgents;
+pub(crate) use evaluation::{EvaluationAgent, JudgeFailure, JudgeScreen};
+pub(crate) use linux::LinuxAgent;
 pub(crate) use replay::ReplayAgent;
+pub(crate) use settings::{AgentSettings, ConfirmPolicy};
 
 /// A short fingerprint of the agents' prompts (the LinuxAgent's system prompt and reply
 /// schema, the judge's instructions): a result made with other prompts is not kept by a
@@ -23,11 +29,12 @@ pub(crate) fn prompt_version() -> String {
     static VERSION: std::sync::LazyLock<String> = std::sync::LazyLock::new(|| {
         let tools = crate::executor::shell_tools();
         let text = format!(
-            "{}\n{}\n{}\n{}",
+            "{}\n{}\n{}\n{}\n{}",
             prompt::system_prompt(tools),
             prompt::reply_schema(tools),
             prompt::correction_message(""),
-            evaluation::instructions()
+            evaluation::instructions(),
+            desktop::prompts()
         );
         crate::hash::hex(text.as_bytes())
     });

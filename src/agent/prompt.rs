@@ -216,7 +216,7 @@ pub(super) fn reply_schema(tools: &[ToolSpec]) -> Value {
 }
 
 /// A parameter's type for the tool list: its JSON type, or its schema.
-fn json_type(kind: &ParamKind) -> String {
+pub(super) fn json_type(kind: &ParamKind) -> String {
     match kind {
         ParamKind::String => "string".into(),
         ParamKind::Integer => "integer".into(),

@@ -25,6 +25,8 @@ pub(crate) struct Reply {
     pub(crate) actions: Vec<ReplyAction>,
     /// The step's status.
     pub(crate) status: AgentStatus,
+    /// The AppAgent's `save_screenshot` (`{save, reason}`), as given.
+    pub(crate) save_screenshot: Option<Value>,
 }
 
 /// One tool call of a reply.
@@ -70,6 +72,10 @@ pub(crate) fn parse_reply(text: &str, tools: &[ToolSpec]) -> Result<Reply, Strin
         comment: text_field("comment").or_else(|| text_field("result")),
         actions,
         status,
+        save_screenshot: object
+            .get("save_screenshot")
+            .filter(|v| !v.is_null())
+            .cloned(),
     })
 }
 
@@ -98,7 +104,8 @@ fn raw_actions(object: &Map<String, Value>) -> Result<(Vec<Object>, Option<Value
             })
             .collect::<Result<_, _>>()?,
         Some(Value::Null) | None => {
-            // UFO's legacy non-visual format: Function / Args / Status at the top level.
+            // UFO's legacy non-visual format: Function / Args / Status at the top level,
+            // the AppAgent's control as ControlLabel / ControlText.
             let mut legacy = Map::new();
             for (from, to) in [
                 ("function", "function"),
@@ -108,6 +115,28 @@ fn raw_actions(object: &Map<String, Value>) -> Result<(Vec<Object>, Option<Value
                 if let Some(v) = object.get(from) {
                     legacy.insert(to.to_string(), v.clone());
                 }
+            }
+            let control: Vec<(&str, Value)> = [("controllabel", "id"), ("controltext", "name")]
+                .into_iter()
+                .filter_map(|(from, to)| {
+                    let v = object.get(from)?;
+                    let empty = v.is_null() || v.as_str().is_some_and(|s| s.trim().is_empty());
+                    (!empty).then(|| (to, v.clone()))
+                })
+                .collect();
+            if !control.is_empty() && legacy.contains_key("function") {
+                let mut args = match legacy.remove("arguments") {
+                    Some(Value::Object(a)) => a,
+                    Some(Value::String(s)) => match serde_json::from_str::<Value>(&s) {
+                        Ok(Value::Object(a)) => a,
+                        _ => Map::new(),
+                    },
+                    _ => Map::new(),
+                };
+                for (key, v) in control {
+                    args.entry(key.to_string()).or_insert(v);
+                }
+                legacy.insert("arguments".to_string(), Value::Object(args));
             }
             if legacy.is_empty() {
                 Vec::new()
@@ -237,6 +266,31 @@ mod tests {
         let r = parse(r#"{"action": [{"function": "write_file", "arguments": {"path": "a", "content": "x"}, "status": "CONTINUE"},
                                       {"function": "read_file", "arguments": {"path": "a"}, "status": "FINISH"}]}"#).unwrap();
         assert_eq!((r.actions.len(), r.status), (2, AgentStatus::Finish));
+    }
+
+    #[test]
+    fn the_app_agents_legacy_keys_name_the_control() {
+        let tools = crate::desktop::tools::desktop_tools();
+        let r = parse_reply(
+            r#"{"Observation": "a document", "Thought": "type", "ControlLabel": "12", "ControlText": "Doc", "Function": "set_edit_text", "Args": {"text": "hi"}, "Status": "CONTINUE", "Plan": [], "Comment": ""}"#,
+            tools,
+        )
+        .unwrap();
+        assert_eq!(r.actions[0].function, "set_edit_text");
+        assert_eq!(
+            r.actions[0].arguments,
+            serde_json::json!({"text": "hi", "id": "12", "name": "Doc"})
+                .as_object()
+                .unwrap()
+                .clone()
+        );
+        let r = parse_reply(
+            r#"{"action": {"function": "click_input", "arguments": {"id": "3", "name": "OK"}, "status": "CONFIRM"}, "save_screenshot": {"save": true, "reason": "before"}}"#,
+            tools,
+        )
+        .unwrap();
+        assert_eq!(r.status, AgentStatus::Confirm);
+        assert_eq!(r.save_screenshot.unwrap()["save"], true);
     }
 
     #[test]

@@ -3,7 +3,8 @@
 //! configured, else none). The judge's tokens and cost count toward the task.
 
 use super::AttemptSettings;
-use crate::agent::{EvaluationAgent, JudgeFailure};
+use crate::agent::{EvaluationAgent, JudgeFailure, JudgeScreen};
+use crate::desktop::screenshot::Image;
 use crate::eval::{EvalMode, run_checks};
 use crate::executor::Executor;
 use crate::record::{Complete, Evaluation, Evaluator, SubScore};
@@ -115,9 +116,26 @@ pub(super) async fn evaluate(
                 return Ok(None);
             };
             let judge = EvaluationAgent::new(llm.clone(), settings.agent.reply_retries);
-            ctx.events.info("asking the LLM judge");
+            let screens = if task.is_desktop() && settings.agent.vision {
+                judge_screens(task, settings, &ctx.trajectory).await
+            } else {
+                Vec::new()
+            };
+            ctx.events.info(format!(
+                "asking the LLM judge{}",
+                match screens.len() {
+                    0 => String::new(),
+                    n => format!(" ({n} screenshots)"),
+                }
+            ));
             let result = judge
-                .judge(&ctx.request, &ctx.trajectory, &ctx.workspace, &ctx.events)
+                .judge(
+                    &ctx.request,
+                    &ctx.trajectory,
+                    &ctx.workspace,
+                    &screens,
+                    &ctx.events,
+                )
                 .await;
             let (usage, cost, stats) = match &result {
                 Ok(j) => (j.usage, j.cost, j.llm),
@@ -131,9 +149,71 @@ pub(super) async fn evaluate(
     }
 }
 
+/// The screenshots a desktop session's judge sees: up to `judge_screenshots` of the
+/// steps' screens (spread over the session, the last ones first to be kept), then the
+/// final screen; each scaled down to the agents' bound.
+async fn judge_screens(
+    task: &Task,
+    settings: &AttemptSettings,
+    steps: &[crate::record::StepRecord],
+) -> Vec<JudgeScreen> {
+    let dir = settings.layout.task(&task.id);
+    let shots: Vec<(u32, String)> = steps
+        .iter()
+        .filter_map(|s| Some((s.session_step, s.clean_screenshot_path.clone()?)))
+        .collect();
+    let wanted = settings.agent.judge_screenshots as usize;
+    let picked: Vec<&(u32, String)> = spread(shots.len(), wanted)
+        .into_iter()
+        .map(|i| &shots[i])
+        .collect();
+    let mut files: Vec<(String, std::path::PathBuf)> = picked
+        .into_iter()
+        .map(|(n, name)| (format!("Screenshot of step {n}"), dir.file(name)))
+        .collect();
+    files.push(("Final Screenshot".to_string(), dir.screenshot(None, false)));
+    let max_side = settings.agent.image_max_side;
+    tokio::task::spawn_blocking(move || {
+        files
+            .into_iter()
+            .filter_map(|(label, path)| {
+                let file = crate::regular_file::read_bounded(&path, MAX_SCREENSHOT, None).ok()?;
+                let image = Image::from_png(&file.bytes, MAX_PIXELS).ok()?;
+                let png = image.bounded(max_side).png().ok()?;
+                Some(JudgeScreen { label, png })
+            })
+            .collect()
+    })
+    .await
+    .unwrap_or_default()
+}
+
+/// `wanted` indices of `0..len`, evenly spread, the last one always among them.
+fn spread(len: usize, wanted: usize) -> Vec<usize> {
+    match (len, wanted) {
+        (_, 0) | (0, _) => Vec::new(),
+        (len, wanted) if len <= wanted => (0..len).collect(),
+        (len, 1) => vec![len - 1],
+        (len, wanted) => (0..wanted).map(|i| i * (len - 1) / (wanted - 1)).collect(),
+    }
+}
+
+/// The largest screenshot file read for the judge.
+const MAX_SCREENSHOT: u64 = 64 << 20;
+/// The most pixels of a screenshot decoded for the judge.
+const MAX_PIXELS: u64 = 64 << 20;
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_judges_screenshots_are_spread_over_the_session() {
+        assert_eq!(spread(3, 8), [0, 1, 2]);
+        assert_eq!(spread(10, 4), [0, 3, 6, 9]);
+        assert_eq!(spread(10, 1), [9]);
+        assert!(spread(10, 0).is_empty() && spread(0, 3).is_empty());
+    }
 
     #[test]
     fn auto_prefers_checks_then_the_judge() {

@@ -1,10 +1,11 @@
 //! Building the session a task's shape calls for (UFO's SessionFactory): a recorded
 //! plan becomes a FollowerSession replayed by the ReplayAgent; a UFO step plan a
 //! FollowerSession with one LinuxAgent round per step; a UFO or seed-doc request a
-//! FromFileSession with one LinuxAgent round.
+//! FromFileSession with one LinuxAgent round. On a desktop task the HostAgent and its
+//! AppAgents take the LinuxAgent's place, and a step plan's round 0 is the HostAgent's.
 
 use super::AttemptSettings;
-use crate::agent::{LinuxAgent, ReplayAgent};
+use crate::agent::{DesktopAgents, LinuxAgent, ReplayAgent};
 use crate::executor::shell_tools;
 use crate::record::SessionType;
 use crate::session::{Agent, Context, Limits, Round, Session};
@@ -41,7 +42,7 @@ pub(super) fn build(
                 max_steps: max_steps(DEFAULT_MAX_STEPS),
                 max_rounds: settings.max_rounds.unwrap_or(0).max(steps.len() as u32),
             };
-            let rounds = steps
+            let rounds: Vec<Round> = steps
                 .iter()
                 .map(|s| Round {
                     request: s.clone(),
@@ -53,8 +54,26 @@ pub(super) fn build(
             } else {
                 "UFO dataflow task"
             };
-            let agent = linux_agent(task, settings, what, Some(steps.clone()))?;
-            (Box::new(agent), rounds, limits)
+            if task.is_desktop() {
+                // Round 0 is the HostAgent's (it selects the app); then a round per step.
+                let limits = Limits {
+                    max_rounds: limits.max_rounds.max(steps.len() as u32 + 1),
+                    ..limits
+                };
+                let mut rounds = rounds;
+                rounds.insert(
+                    0,
+                    Round {
+                        request: task.request.clone(),
+                        subtask: None,
+                    },
+                );
+                let agent = desktop_agents(task, settings, what, Some(steps.clone()))?;
+                (Box::new(agent), rounds, limits)
+            } else {
+                let agent = linux_agent(task, settings, what, Some(steps.clone()))?;
+                (Box::new(agent), rounds, limits)
+            }
         }
         TaskShape::UfoRequest | TaskShape::SeedRequest => {
             let what = if matches!(task.shape, TaskShape::UfoRequest) {
@@ -66,8 +85,13 @@ pub(super) fn build(
                 max_steps: max_steps(DEFAULT_MAX_STEPS),
                 max_rounds: settings.max_rounds.unwrap_or(1).max(1),
             };
-            let agent = linux_agent(task, settings, what, None)?;
-            (Box::new(agent), one_round(), limits)
+            if task.is_desktop() {
+                let agent = desktop_agents(task, settings, what, None)?;
+                (Box::new(agent), one_round(), limits)
+            } else {
+                let agent = linux_agent(task, settings, what, None)?;
+                (Box::new(agent), one_round(), limits)
+            }
         }
     };
     let session_type = SessionType::of(&task.shape);
@@ -88,6 +112,27 @@ fn linux_agent(
         tools.extend(hub.specs());
     }
     Ok(LinuxAgent::new(
+        llm,
+        tools,
+        settings.agent.clone(),
+        task.object.clone(),
+        steps,
+    ))
+}
+
+/// The HostAgent and its AppAgents for a desktop `task`.
+fn desktop_agents(
+    task: &Task,
+    settings: &AttemptSettings,
+    what: &str,
+    steps: Option<Vec<String>>,
+) -> Result<DesktopAgents, String> {
+    let llm = settings.llm.clone().ok_or_else(|| needs_llm(what))?;
+    let mut tools = crate::desktop::tools::app_agent_tools().to_vec();
+    if let Some(hub) = &settings.mcp {
+        tools.extend(hub.specs());
+    }
+    Ok(DesktopAgents::new(
         llm,
         tools,
         settings.agent.clone(),

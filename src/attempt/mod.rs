@@ -154,7 +154,14 @@ pub(crate) async fn run_attempt(
             .as_ref()
             .and_then(|f| f.file_name())
             .map(|n| n.to_string_lossy().into_owned());
-        let app = match crate::desktop::app::launch_for(task.app.as_ref(), document.as_deref()) {
+        // UFO's `object` may name the app itself (`notepad`).
+        let named =
+            (task.app.is_none() && task.object_file.is_none() && task.desktop_object().is_some())
+                .then(|| crate::task::App::Named(task.object.clone().unwrap_or_default()));
+        let app = match crate::desktop::app::launch_for(
+            task.app.as_ref().or(named.as_ref()),
+            document.as_deref(),
+        ) {
             Ok(app) => app,
             Err(reason) => return setup_failed(&events, reason),
         };

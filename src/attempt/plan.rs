@@ -13,6 +13,33 @@ use crate::record::{ActionRecord, StepRecord};
 use crate::task::{Action, App, Check, Expect, ExpectControl, RecordedVerdict, Task};
 use crate::tool::ResultStatus;
 
+/// The parameters an action replays with: a desktop action names the control (or
+/// window) it resolved to by `name` and `control_type` as well as by the label it was
+/// given, since a label is only good for the screen it was read from.
+fn replayable_parameters(action: &ActionRecord) -> serde_json::Map<String, serde_json::Value> {
+    use serde_json::Value;
+    let mut parameters = action.arguments.clone();
+    if action.result.status != ResultStatus::Success {
+        return parameters;
+    }
+    let result = &action.result.result;
+    if action.function == "select_application_window" {
+        if let Some(window) = result.get("window").and_then(Value::as_str) {
+            parameters.insert("name".into(), Value::String(window.to_string()));
+        }
+        return parameters;
+    }
+    let Some(control) = result.get("control").and_then(Value::as_object) else {
+        return parameters;
+    };
+    for key in ["name", "control_type"] {
+        if let Some(v) = control.get(key).filter(|v| v.is_string()) {
+            parameters.insert(key.to_string(), v.clone());
+        }
+    }
+    parameters
+}
+
 /// Recorded stdout longer than this is left out of `expect` (it rarely replays exactly).
 const MAX_RECORDED_STDOUT: usize = 2000;
 
@@ -103,7 +130,7 @@ fn recorded_action(step: &StepRecord, action: &ActionRecord) -> Action {
     Action {
         agent,
         action: action.function.clone(),
-        parameters: action.arguments.clone(),
+        parameters: replayable_parameters(action),
         expect: Some(Expect {
             status: Some(result.status),
             exit_code: result.exit_code(),

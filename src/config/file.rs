@@ -110,6 +110,11 @@ pub(crate) struct LlmSection {
     pub(crate) adaptive: Option<bool>,
     /// How long the endpoint may refuse every call before tasks fail (`"5m"`).
     pub(crate) give_up_after: Option<String>,
+    /// Send desktop steps' screenshots to the model (default true; false for text-only
+    /// models: the control list alone, UFO's non-visual mode).
+    pub(crate) vision: Option<bool>,
+    /// The longer side of a screenshot sent to the model, in pixels.
+    pub(crate) image_max_side: Option<u32>,
     /// USD per 1k tokens, by model: `[llm.prices."gpt-4o"] input = 0.0025, output = 0.01`.
     #[serde(default)]
     pub(crate) prices: std::collections::BTreeMap<String, Price>,
@@ -127,6 +132,8 @@ pub(crate) struct AgentSection {
     pub(crate) confirm: Option<ConfirmPolicy>,
     /// Steps sent to the model in full; older ones are summarized (0: all).
     pub(crate) history_steps: Option<u32>,
+    /// Step screenshots the judge sees besides the final one (desktop tasks).
+    pub(crate) judge_screenshots: Option<u32>,
 }
 
 /// `[run]` of the config file; every key is optional.

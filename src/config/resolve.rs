@@ -172,6 +172,7 @@ pub(crate) fn resolve(
     ))?;
     let mut shell = shell_settings(o.command_timeout, file.executor)?;
     shell.limits = resource_limits(&file.sandbox)?;
+    let vision = (file.llm.vision, file.llm.image_max_side);
     let llm = llm_config(
         o.model,
         o.llm_base_url,
@@ -179,7 +180,7 @@ pub(crate) fn resolve(
         jobs.get(),
         file.llm,
     )?;
-    let agent = agent_settings(file.agent)?;
+    let agent = agent_settings(file.agent, vision)?;
     check_llm_needs(eval, o.max_cost, llm.as_ref())?;
     let resume = if o.fresh {
         ResumeMode::Fresh

@@ -92,8 +92,19 @@ pub(super) fn llm_config(
     Ok(Some(c))
 }
 
-pub(super) fn agent_settings(f: AgentSection) -> Result<AgentSettings, ConfigError> {
+/// The agents' settings from `[agent]`, and from `[llm]` whether to send screenshots
+/// (`vision`) and how large (`image_max_side`).
+pub(super) fn agent_settings(
+    f: AgentSection,
+    (vision, image_max_side): (Option<bool>, Option<u32>),
+) -> Result<AgentSettings, ConfigError> {
     let d = AgentSettings::default();
+    let image_max_side = image_max_side.unwrap_or(d.image_max_side);
+    if !(64..=8192).contains(&image_max_side) {
+        return Err(ConfigError::Invalid(
+            "[llm] image_max_side must be from 64 to 8192 pixels".into(),
+        ));
+    }
     let observation_limit = f.observation_limit.unwrap_or(d.observation_limit);
     if observation_limit < 200 {
         return Err(ConfigError::Invalid(
@@ -105,6 +116,9 @@ pub(super) fn agent_settings(f: AgentSection) -> Result<AgentSettings, ConfigErr
         reply_retries: f.reply_retries.unwrap_or(d.reply_retries),
         confirm: f.confirm.unwrap_or(d.confirm),
         history_steps: f.history_steps.unwrap_or(d.history_steps),
+        vision: vision.unwrap_or(d.vision),
+        image_max_side,
+        judge_screenshots: f.judge_screenshots.unwrap_or(d.judge_screenshots),
     })
 }
 

@@ -25,6 +25,23 @@ pub(crate) struct Window {
     pub(crate) application: String,
 }
 
+/// A top-level window of the desktop, as the HostAgent sees it: one it can hand a
+/// subtask to.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub(crate) struct AppWindow {
+    /// Its label in the window list (`1`, `2`, ...).
+    pub(crate) id: String,
+    /// Its title.
+    pub(crate) name: String,
+    /// The application it belongs to.
+    pub(crate) application: String,
+    /// Where it is.
+    pub(crate) rect: Rect,
+    /// The backend's handle of it (an index into its own list).
+    #[serde(skip)]
+    pub(crate) handle: usize,
+}
+
 /// The app's windows at one moment.
 #[derive(Clone, Debug, Default)]
 pub(crate) struct Snapshot {
@@ -47,6 +64,13 @@ pub(crate) trait Backend: Send {
 
     /// The app's windows and controls now.
     async fn snapshot(&mut self) -> Result<Snapshot, String>;
+
+    /// The desktop's application windows now, labelled `1`, `2`, ... (the HostAgent's
+    /// view).
+    async fn windows(&mut self) -> Result<Vec<AppWindow>, String>;
+
+    /// Makes `window` (from the last `windows`) the one the actions go to.
+    async fn select_window(&mut self, window: &AppWindow) -> Result<(), String>;
 
     /// Clicks a control; returns how (an accessibility action or the mouse).
     async fn click(

@@ -24,7 +24,6 @@ const SCALE: u32 = 3;
 
 impl Image {
     /// A black image.
-    #[cfg(test)]
     pub(crate) fn new(width: u32, height: u32) -> Self {
         Self {
             width,
@@ -52,6 +51,40 @@ impl Image {
         Ok(out)
     }
 
+    /// Decodes an 8-bit RGB or RGBA PNG (as `png` writes them), at most `max_pixels`.
+    pub(crate) fn from_png(bytes: &[u8], max_pixels: u64) -> Result<Image, String> {
+        let bad = |e: png::DecodingError| format!("cannot decode a PNG: {e}");
+        let mut decoder = png::Decoder::new(std::io::Cursor::new(bytes));
+        decoder.set_transformations(png::Transformations::EXPAND | png::Transformations::STRIP_16);
+        let mut reader = decoder.read_info().map_err(bad)?;
+        let (width, height) = (reader.info().width, reader.info().height);
+        if u64::from(width) * u64::from(height) > max_pixels {
+            return Err(format!(
+                "a PNG of {width}x{height} is larger than {max_pixels} pixels"
+            ));
+        }
+        let size = reader
+            .output_buffer_size()
+            .ok_or("cannot decode a PNG: its size overflows")?;
+        let mut buf = vec![0; size];
+        let frame = reader.next_frame(&mut buf).map_err(bad)?;
+        let channels = match frame.color_type {
+            png::ColorType::Rgb => 3,
+            png::ColorType::Rgba => 4,
+            png::ColorType::Grayscale => 1,
+            png::ColorType::GrayscaleAlpha => 2,
+            png::ColorType::Indexed => return Err("cannot decode an indexed PNG".to_string()),
+        };
+        let mut rgb = Vec::with_capacity((width * height * 3) as usize);
+        for px in buf[..frame.buffer_size()].chunks_exact(channels) {
+            match channels {
+                1 | 2 => rgb.extend_from_slice(&[px[0], px[0], px[0]]),
+                _ => rgb.extend_from_slice(&px[..3]),
+            }
+        }
+        Ok(Image { width, height, rgb })
+    }
+
     /// Writes it as a PNG file.
     pub(crate) fn save(&self, path: &Path) -> Result<(), String> {
         let bytes = self.png()?;
@@ -60,13 +93,53 @@ impl Image {
 
     /// A copy with every control of `controls` boxed and labelled by its id.
     pub(crate) fn annotated(&self, controls: &[Control]) -> Image {
+        let labels: Vec<(&str, Rect)> = controls.iter().map(|c| (c.id.as_str(), c.rect)).collect();
+        self.labelled(&labels)
+    }
+
+    /// A copy with every rectangle of `labels` boxed and labelled.
+    pub(crate) fn labelled(&self, labels: &[(&str, Rect)]) -> Image {
         let mut out = self.clone();
-        for (i, control) in controls.iter().enumerate() {
+        for (i, (label, rect)) in labels.iter().enumerate() {
             let colour = COLOURS[i % COLOURS.len()];
-            out.outline(control.rect, colour);
-            out.label(control.rect, &control.id, colour);
+            out.outline(*rect, colour);
+            out.label(*rect, label, colour);
         }
         out
+    }
+
+    /// A copy whose longer side is at most `max_side` pixels (averaging the pixels each
+    /// new one covers); the image itself when it is that small already.
+    pub(crate) fn bounded(&self, max_side: u32) -> std::borrow::Cow<'_, Image> {
+        let longer = self.width.max(self.height);
+        if max_side == 0 || longer <= max_side {
+            return std::borrow::Cow::Borrowed(self);
+        }
+        let scale = f64::from(longer) / f64::from(max_side);
+        let width = ((f64::from(self.width) / scale).round() as u32).max(1);
+        let height = ((f64::from(self.height) / scale).round() as u32).max(1);
+        let mut out = Image::new(width, height);
+        for y in 0..height {
+            let (y0, y1) = span(y, height, self.height);
+            for x in 0..width {
+                let (x0, x1) = span(x, width, self.width);
+                let mut sum = [0u64; 3];
+                for sy in y0..y1 {
+                    for sx in x0..x1 {
+                        let i = ((sy * self.width + sx) * 3) as usize;
+                        for (c, total) in sum.iter_mut().enumerate() {
+                            *total += u64::from(self.rgb[i + c]);
+                        }
+                    }
+                }
+                let n = u64::from((y1 - y0) * (x1 - x0)).max(1);
+                let o = ((y * width + x) * 3) as usize;
+                for (c, total) in sum.iter().enumerate() {
+                    out.rgb[o + c] = (total / n) as u8;
+                }
+            }
+        }
+        std::borrow::Cow::Owned(out)
     }
 
     fn put(&mut self, x: i64, y: i64, colour: [u8; 3]) {
@@ -125,6 +198,13 @@ impl Image {
             }
         }
     }
+}
+
+/// The source pixels `[from, to)` that new pixel `i` of `new` covers, of `old` in all.
+fn span(i: u32, new: u32, old: u32) -> (u32, u32) {
+    let from = (u64::from(i) * u64::from(old) / u64::from(new)) as u32;
+    let to = ((u64::from(i) + 1) * u64::from(old) / u64::from(new)) as u32;
+    (from.min(old - 1), to.clamp(from + 1, old))
 }
 
 /// Glyph size in font dots.
@@ -207,6 +287,29 @@ mod tests {
         };
         let out = image.annotated(&[control("3", rect)]);
         assert_eq!(out.rgb.len(), image.rgb.len());
+    }
+
+    #[test]
+    fn a_large_image_is_scaled_down_to_its_bound() {
+        let mut image = Image::new(1280, 800);
+        image.rgb.iter_mut().for_each(|b| *b = 200);
+        let small = image.bounded(640);
+        assert_eq!((small.width, small.height), (640, 400));
+        assert_eq!(pixel(&small, 10, 10), [200, 200, 200]);
+        assert!(matches!(image.bounded(2000), std::borrow::Cow::Borrowed(_)));
+        let tall = Image::new(3, 1000);
+        let odd = tall.bounded(7);
+        assert_eq!((odd.width, odd.height), (1, 7));
+    }
+
+    #[test]
+    fn a_png_decodes_to_the_image_it_was() {
+        let mut image = Image::new(30, 10);
+        image.rgb[3..6].copy_from_slice(&[1, 2, 3]);
+        let back = Image::from_png(&image.png().unwrap(), 1000).unwrap();
+        assert_eq!(back, image);
+        assert!(Image::from_png(&image.png().unwrap(), 100).is_err());
+        assert!(Image::from_png(b"not a png", 1000).is_err());
     }
 
     #[test]

@@ -111,9 +111,12 @@ pub(crate) enum DesktopAction {
         /// Its name (`word`, `notepad`, ...).
         name: String,
     },
-    /// `select_application_window`: the app's window.
+    /// `select_application_window`: the window the actions go to from now on, by its
+    /// label in the window list and/or its title.
     SelectWindow {
-        /// Its name, if given.
+        /// Its label, if given.
+        id: Option<String>,
+        /// Its title (or a part of it), if given.
         name: Option<String>,
     },
     /// `capture_window_screenshot` / `capture_desktop_screenshot`.
@@ -218,9 +221,20 @@ impl DesktopAction {
             },
             "wait" => Self::Wait(seconds(number("seconds").unwrap_or(1.0), "seconds")?),
             "summary" => Self::Summary(text("text")),
-            "select_application_window" => Self::SelectWindow {
-                name: Some(text("name")).filter(|n| !n.is_empty()),
-            },
+            "select_application_window" => {
+                let id = match args.get("id") {
+                    Some(Value::Number(n)) => Some(n.to_string()),
+                    _ => Some(text("id")).filter(|i| !i.trim().is_empty()),
+                };
+                let name = Some(text("name")).filter(|n| !n.trim().is_empty());
+                if id.is_none() && name.is_none() {
+                    return Err(
+                        "`select_application_window` needs the window's `id` (its label in the window list) or `name`"
+                            .to_string(),
+                    );
+                }
+                Self::SelectWindow { id, name }
+            }
             "capture_window_screenshot" => Self::Screenshot { desktop: false },
             "capture_desktop_screenshot" => Self::Screenshot { desktop: true },
             "get_ui_tree" => Self::UiTree,
@@ -242,6 +256,29 @@ fn seconds(value: f64, key: &str) -> Result<Duration, String> {
 /// UFO's app tools.
 pub(crate) fn desktop_tools() -> &'static [ToolSpec] {
     static TOOLS: LazyLock<Vec<ToolSpec>> = LazyLock::new(specs);
+    &TOOLS
+}
+
+/// The tools an AppAgent acts with in its window (UFO's AppAgent functions).
+pub(crate) fn app_agent_tools() -> &'static [ToolSpec] {
+    static TOOLS: LazyLock<Vec<ToolSpec>> = LazyLock::new(|| {
+        const APP: [&str; 9] = [
+            "click_input",
+            "set_edit_text",
+            "keyboard_input",
+            "wheel_mouse_input",
+            "texts",
+            "click_on_coordinates",
+            "drag_on_coordinates",
+            "wait",
+            "summary",
+        ];
+        desktop_tools()
+            .iter()
+            .filter(|t| APP.contains(&t.name.as_ref()))
+            .cloned()
+            .collect()
+    });
     &TOOLS
 }
 
@@ -486,11 +523,7 @@ mod tests {
             args.insert("name".into(), json!("x"));
             assert!(is_desktop_tool(&spec.name));
             let parsed = DesktopAction::parse(&spec.name, &args);
-            assert!(
-                parsed.is_ok() || spec.name == "select_application_window",
-                "{}: {parsed:?}",
-                spec.name
-            );
+            assert!(parsed.is_ok(), "{}: {parsed:?}", spec.name);
         }
     }
 }

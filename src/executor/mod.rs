@@ -7,12 +7,14 @@ mod capture;
 mod desktop;
 mod process;
 pub(crate) mod sandbox;
+mod screen;
 mod shell;
 
 use async_trait::async_trait;
 
 pub(crate) use desktop::{DesktopExecutor, DesktopSettings};
 pub(crate) use process::{ResourceLimits, Service, StderrTail};
+pub(crate) use screen::{Listed, Scope, ScreenView, StepScreens};
 pub(crate) use shell::{ShellExecutor, ShellSettings, shell_tools};
 
 use crate::tool::{ResultStatus, ToolCall, ToolResult};
@@ -47,9 +49,9 @@ pub(crate) trait Executor: Send {
         Ok(None)
     }
 
-    /// Says that session step `step` begins; a desktop executor observes the screen and
-    /// says where it saved it.
-    async fn begin_step(&mut self, _step: u32) -> Option<StepScreens> {
+    /// Says that session step `step` begins, for an agent of `scope`; a desktop
+    /// executor observes the screen, saves it and says what the agent is shown.
+    async fn begin_step(&mut self, _step: u32, _scope: Scope) -> Option<StepScreens> {
         None
     }
 
@@ -83,17 +85,6 @@ pub(crate) struct ServiceSpec<'a> {
     pub(crate) env: &'a [(String, String)],
     /// Its working directory, relative to the workspace (default: the workspace).
     pub(crate) cwd: Option<&'a str>,
-}
-
-/// The screenshots of a step's beginning: file names in the task folder.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub(crate) struct StepScreens {
-    /// The screen as it was.
-    pub(crate) clean: String,
-    /// The same, every listed control boxed and labelled by its id.
-    pub(crate) annotated: String,
-    /// What observing took, for the task log.
-    pub(crate) note: String,
 }
 
 /// A command's result and how long it took.

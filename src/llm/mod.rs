@@ -22,6 +22,6 @@ pub(crate) use limiter::LimiterStats;
 pub(crate) use secret::ApiKey;
 pub(crate) use spend::Spend;
 pub(crate) use wait::WaitClock;
-pub(crate) use wire::Message;
 #[cfg(test)]
 pub(crate) use wire::Role;
+pub(crate) use wire::{Message, Part};

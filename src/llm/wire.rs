@@ -23,8 +23,59 @@ pub(crate) enum Role {
 pub(crate) struct Message {
     /// Who says it.
     pub(crate) role: Role,
-    /// What is said.
-    pub(crate) content: String,
+    /// What is said: text, or text and images.
+    pub(crate) content: Content,
+}
+
+/// A message's content: plain text, or OpenAI's content parts (text and images).
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[serde(untagged)]
+pub(crate) enum Content {
+    /// Text only.
+    Text(String),
+    /// Text and images, in order.
+    Parts(Vec<Part>),
+}
+
+/// One content part.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub(crate) enum Part {
+    /// A text.
+    Text {
+        /// The text.
+        text: String,
+    },
+    /// An image, as a `data:` URL.
+    ImageUrl {
+        /// The image.
+        image_url: ImageUrl,
+    },
+}
+
+/// An image part's address.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub(crate) struct ImageUrl {
+    /// `data:image/png;base64,...`.
+    pub(crate) url: String,
+}
+
+impl Part {
+    /// A PNG image as a part (base64 in a `data:` URL).
+    pub(crate) fn png(bytes: &[u8]) -> Self {
+        use base64::Engine;
+        let encoded = base64::engine::general_purpose::STANDARD.encode(bytes);
+        Self::ImageUrl {
+            image_url: ImageUrl {
+                url: format!("data:image/png;base64,{encoded}"),
+            },
+        }
+    }
+
+    /// A text part.
+    pub(crate) fn text(text: impl Into<String>) -> Self {
+        Self::Text { text: text.into() }
+    }
 }
 
 impl Message {
@@ -32,7 +83,7 @@ impl Message {
     pub(crate) fn system(content: impl Into<String>) -> Self {
         Self {
             role: Role::System,
-            content: content.into(),
+            content: Content::Text(content.into()),
         }
     }
 
@@ -40,7 +91,15 @@ impl Message {
     pub(crate) fn user(content: impl Into<String>) -> Self {
         Self {
             role: Role::User,
-            content: content.into(),
+            content: Content::Text(content.into()),
+        }
+    }
+
+    /// A user message of text and images.
+    pub(crate) fn user_parts(parts: Vec<Part>) -> Self {
+        Self {
+            role: Role::User,
+            content: Content::Parts(parts),
         }
     }
 
@@ -48,7 +107,68 @@ impl Message {
     pub(crate) fn assistant(content: impl Into<String>) -> Self {
         Self {
             role: Role::Assistant,
-            content: content.into(),
+            content: Content::Text(content.into()),
+        }
+    }
+
+    /// The message's text (its text parts, one after another).
+    #[cfg(test)]
+    pub(crate) fn text(&self) -> String {
+        match &self.content {
+            Content::Text(t) => t.clone(),
+            Content::Parts(parts) => parts
+                .iter()
+                .filter_map(|p| match p {
+                    Part::Text { text } => Some(text.as_str()),
+                    Part::ImageUrl { .. } => None,
+                })
+                .collect::<Vec<_>>()
+                .join("\n"),
+        }
+    }
+
+    /// Adds `text` at the end of the message.
+    pub(crate) fn append_text(&mut self, text: &str) {
+        match &mut self.content {
+            Content::Text(t) => t.push_str(text),
+            Content::Parts(parts) => parts.push(Part::text(text.trim_start())),
+        }
+    }
+
+    /// How many images the message carries.
+    pub(crate) fn images(&self) -> usize {
+        match &self.content {
+            Content::Text(_) => 0,
+            Content::Parts(parts) => parts
+                .iter()
+                .filter(|p| matches!(p, Part::ImageUrl { .. }))
+                .count(),
+        }
+    }
+
+    /// The message with its images replaced by `placeholder` (an older step's
+    /// screenshots are not sent again).
+    pub(crate) fn without_images(&self, placeholder: &str) -> Self {
+        match &self.content {
+            Content::Text(_) => self.clone(),
+            Content::Parts(parts) => {
+                let mut texts: Vec<String> = Vec::new();
+                let mut dropped = false;
+                for p in parts {
+                    match p {
+                        Part::Text { text } => texts.push(text.clone()),
+                        Part::ImageUrl { .. } if !dropped => {
+                            texts.push(placeholder.to_string());
+                            dropped = true;
+                        }
+                        Part::ImageUrl { .. } => {}
+                    }
+                }
+                Self {
+                    role: self.role,
+                    content: Content::Text(texts.join("\n")),
+                }
+            }
         }
     }
 }
@@ -133,10 +253,7 @@ mod tests {
     #[test]
     fn max_tokens_field_is_configurable() {
         let mut c = LlmConfig::new("m");
-        let msgs = [Message {
-            role: Role::User,
-            content: "hi".into(),
-        }];
+        let msgs = [Message::user("hi")];
         assert_eq!(request_body(&c, &msgs, None)["max_tokens"], 2000);
         c.max_tokens_field = MaxTokensField::MaxCompletionTokens;
         let body = request_body(&c, &msgs, None);
@@ -154,5 +271,20 @@ mod tests {
             body["messages"][0],
             json!({"role": "user", "content": "hi"})
         );
+    }
+
+    #[test]
+    fn images_go_as_content_parts_and_can_be_dropped() {
+        let m = Message::user_parts(vec![Part::text("look"), Part::png(b"\x89PNG")]);
+        let body = request_body(&LlmConfig::new("m"), std::slice::from_ref(&m), None);
+        assert_eq!(
+            body["messages"][0]["content"],
+            json!([{"type": "text", "text": "look"},
+                   {"type": "image_url", "image_url": {"url": "data:image/png;base64,iVBORw=="}}])
+        );
+        assert_eq!(m.images(), 1);
+        let old = m.without_images("(screenshot not sent again)");
+        assert_eq!(old.images(), 0);
+        assert_eq!(old.text(), "look\n(screenshot not sent again)");
     }
 }

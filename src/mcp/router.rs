@@ -16,7 +16,7 @@ use super::connection::CallError;
 use super::hub::McpHub;
 use super::result::tool_result;
 use super::stdio::StdioServer;
-use crate::executor::{Executor, Service, ServiceSpec, StepScreens};
+use crate::executor::{Executor, Scope, Service, ServiceSpec, StepScreens};
 use crate::tool::{ToolCall, ToolResult};
 
 /// The task's executor and the run's MCP servers.
@@ -147,8 +147,8 @@ impl Executor for McpRouter {
         self.inner.prepare().await
     }
 
-    async fn begin_step(&mut self, step: u32) -> Option<StepScreens> {
-        self.inner.begin_step(step).await
+    async fn begin_step(&mut self, step: u32, scope: Scope) -> Option<StepScreens> {
+        self.inner.begin_step(step, scope).await
     }
 
     async fn end_session(&mut self) -> Option<String> {

@@ -21,6 +21,8 @@ pub(crate) enum AgentStatus {
     Pending,
     /// The agent asks to confirm a sensitive action; the unattended policy decides.
     Confirm,
+    /// The HostAgent hands a subtask to an AppAgent.
+    Assign,
 }
 
 impl fmt::Display for AgentStatus {
@@ -32,6 +34,7 @@ impl fmt::Display for AgentStatus {
             Self::Error => "ERROR",
             Self::Pending => "PENDING",
             Self::Confirm => "CONFIRM",
+            Self::Assign => "ASSIGN",
         })
     }
 }

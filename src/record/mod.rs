@@ -17,3 +17,8 @@ pub(crate) use names::{SessionType, ShapeName};
 pub(crate) use status::{AttemptStatus, TaskStatus};
 pub(crate) use step::{ActionRecord, StepRecord};
 pub(crate) use task::{AttemptRecord, LlmStats, TaskRecord};
+
+/// For `skip_serializing_if`: a count that is zero is left out.
+pub(crate) fn is_zero(n: &u32) -> bool {
+    *n == 0
+}

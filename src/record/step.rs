@@ -84,4 +84,8 @@ pub(crate) struct StepRecord {
     pub(crate) started: crate::units::Timestamp,
     /// How long it took, in seconds.
     pub(crate) duration_s: f64,
+    /// The agent's own keys (UFO's HostAgent keys such as `current_subtask` and
+    /// `application`, its AppAgent keys such as `app_root` and `action_success`).
+    #[serde(flatten)]
+    pub(crate) extra: Map<String, Value>,
 }

@@ -25,6 +25,9 @@ pub(crate) struct LlmStats {
     /// backoff after a rate limit); not counted against the task's timeout.
     #[serde(default)]
     pub(crate) waited_s: f64,
+    /// Images sent (desktop steps' screenshots), over every call.
+    #[serde(default, skip_serializing_if = "crate::record::is_zero")]
+    pub(crate) images: u32,
 }
 
 impl LlmStats {
@@ -34,6 +37,7 @@ impl LlmStats {
         self.retries += other.retries;
         self.bad_replies += other.bad_replies;
         self.rate_limited += other.rate_limited;
+        self.images += other.images;
         self.waited_s = ((self.waited_s + other.waited_s) * 1000.0).round() / 1000.0;
     }
 }

@@ -77,6 +77,11 @@ fn summary(md: &mut String, r: &TaskRecord, steps: &[StepRecord]) {
     let _ = writeln!(md, "- **Source**: `{}`", r.source);
     let _ = writeln!(md, "- **Total Steps**: {}", r.steps);
     let _ = writeln!(md, "- **Total Rounds**: {}", r.rounds);
+    let count = |agent: &str| steps.iter().filter(|s| s.agent_type == agent).count();
+    if count("HostAgent") > 0 {
+        let _ = writeln!(md, "- **Host Agent Steps**: {}", count("HostAgent"));
+        let _ = writeln!(md, "- **App Agent Steps**: {}", count("AppAgent"));
+    }
     let _ = writeln!(md, "- **Duration**: {:.3} s", r.duration_s);
     let _ = writeln!(md, "- **Attempts**: {}", r.attempts.len());
     if r.usage.total() > 0 || r.cost_usd != Some(0.0) {

@@ -4,8 +4,8 @@
 use async_trait::async_trait;
 use serde_json::Value;
 
-use super::{Context, ErrorKind};
-use crate::executor::Executor;
+use super::{Context, ErrorKind, Transition, transition};
+use crate::executor::{Executor, Scope};
 use crate::record::{ActionRecord, AgentStatus, LlmStats};
 use crate::units::{Cost, Usage};
 
@@ -18,6 +18,9 @@ pub(crate) struct AgentStep {
     pub(crate) agent_name: String,
     /// What the round should do next.
     pub(crate) status: AgentStatus,
+    /// The subtask this step works on, when the agent has its own (a HostAgent's
+    /// assignment); else the round's.
+    pub(crate) subtask: Option<String>,
     /// The actions taken and their results.
     pub(crate) actions: Vec<ActionRecord>,
     /// What the agent saw.
@@ -38,6 +41,8 @@ pub(crate) struct AgentStep {
     pub(crate) error_kind: ErrorKind,
     /// LLM calls made for this step.
     pub(crate) llm: LlmStats,
+    /// The agent's own keys for response.log (UFO's HostAgent and AppAgent keys).
+    pub(crate) extra: serde_json::Map<String, Value>,
 }
 
 impl AgentStep {
@@ -51,6 +56,7 @@ impl AgentStep {
             agent_type,
             agent_name: agent_name.into(),
             status,
+            subtask: None,
             actions: Vec::new(),
             observation: None,
             thought: None,
@@ -61,6 +67,7 @@ impl AgentStep {
             error: None,
             error_kind: ErrorKind::default(),
             llm: LlmStats::default(),
+            extra: serde_json::Map::new(),
         }
     }
 }
@@ -71,6 +78,18 @@ pub(crate) trait Agent: Send {
     /// Called when a round begins (a follower step starts with a fresh memory).
     fn begin_round(&mut self, _ctx: &Context) {}
 
+    /// What the next step looks at: the app window (its controls) or, for a HostAgent,
+    /// the desktop (its application windows).
+    fn scope(&self) -> Scope {
+        Scope::App
+    }
+
     /// Takes one step.
     async fn handle(&mut self, ctx: &mut Context, executor: &mut dyn Executor) -> AgentStep;
+
+    /// What the round does after `step` (UFO's `next_state`): by its status, unless the
+    /// agent has tiers of its own (an AppAgent's FINISH hands back to the HostAgent).
+    fn next(&self, step: &AgentStep) -> Transition {
+        transition(step.status)
+    }
 }

@@ -1,9 +1,12 @@
 //! The session's shared state (UFO's Context), typed: counters, the trajectory so far,
-//! usage and cost, and where the task's files live.
+//! usage and cost, where the task's files live, and the screen the step under way
+//! began with.
 
 use std::path::PathBuf;
+use std::sync::Arc;
 
 use crate::event::TaskEvents;
+use crate::executor::ScreenView;
 use crate::record::{LlmStats, StepRecord};
 use crate::units::{Cost, Usage};
 
@@ -36,6 +39,8 @@ pub(crate) struct Context {
     pub(crate) workspace: PathBuf,
     /// Where log lines and steps go.
     pub(crate) events: TaskEvents,
+    /// The screen as the step under way began (desktop tasks): what its agent sees.
+    pub(crate) screen: Option<Arc<ScreenView>>,
 }
 
 impl Context {
@@ -55,6 +60,7 @@ impl Context {
             llm: LlmStats::default(),
             workspace,
             events,
+            screen: None,
         }
     }
 

@@ -3,7 +3,7 @@
 
 use std::time::Instant;
 
-use super::{Agent, AgentStep, Context, ErrorKind, Transition, transition};
+use super::{Agent, AgentStep, Context, ErrorKind, Transition};
 use crate::executor::Executor;
 use crate::record::AgentStatus;
 use crate::record::StepRecord;
@@ -51,12 +51,16 @@ impl Round {
             }
             let started = Timestamp::now();
             let clock = Instant::now();
-            let screens = executor.begin_step(ctx.session_step + 1).await;
+            let screens = executor
+                .begin_step(ctx.session_step + 1, agent.scope())
+                .await;
             if let Some(s) = &screens {
                 ctx.events
                     .info(format!("step {}: {}", ctx.session_step + 1, s.note));
             }
+            ctx.screen = screens.as_ref().map(|s| s.view.clone());
             let mut step = agent.handle(ctx, executor).await;
+            ctx.screen = None;
             if let Some(fault) = executor.fault() {
                 // Whatever the agent concluded, the means of acting broke.
                 step.status = AgentStatus::Error;
@@ -69,6 +73,11 @@ impl Round {
                 *n += 1;
             }
             let status = step.status;
+            let next = if executor.fault().is_some() {
+                Transition::Error
+            } else {
+                agent.next(&step)
+            };
             let reason = step.error.clone();
             let kind = step.error_kind;
             let mut record = self.record(ctx, step, started, seconds(clock.elapsed()));
@@ -83,7 +92,7 @@ impl Round {
                     .clone()
                     .unwrap_or_else(|| format!("the agent said {status}"))
             };
-            match transition(status) {
+            match next {
                 Transition::Continue => {}
                 Transition::EndRound => return RoundEnd::Finished,
                 Transition::Fail => return RoundEnd::Failed(why()),
@@ -111,7 +120,7 @@ impl Round {
             round_num: ctx.round_num,
             status: step.status,
             request: self.request.clone(),
-            subtask: self.subtask.clone(),
+            subtask: step.subtask.or_else(|| self.subtask.clone()),
             observation: step.observation,
             thought: step.thought,
             plan: step.plan,
@@ -129,6 +138,7 @@ impl Round {
             annotated_screenshot_path: None,
             started,
             duration_s,
+            extra: step.extra,
         }
     }
 }

@@ -35,12 +35,16 @@ pub(crate) enum Transition {
 }
 
 /// The transition after a step with `status`. `PENDING` continues: nobody will answer
-/// in an unattended run and the agent has been told so. `CONFIRM` reaching the round
+/// in an unattended run and the agent has been told so. `ASSIGN` continues with the
+/// AppAgent it assigned a subtask to (the two-tier agents decide their own transitions). `CONFIRM` reaching the round
 /// means the unattended policy allowed the action (a denial turns the step into
 /// `FAIL` before it gets here).
 pub(crate) fn transition(status: AgentStatus) -> Transition {
     match status {
-        AgentStatus::Continue | AgentStatus::Pending | AgentStatus::Confirm => Transition::Continue,
+        AgentStatus::Continue
+        | AgentStatus::Pending
+        | AgentStatus::Confirm
+        | AgentStatus::Assign => Transition::Continue,
         AgentStatus::Finish => Transition::EndRound,
         AgentStatus::Fail => Transition::Fail,
         AgentStatus::Error => Transition::Error,

@@ -78,18 +78,33 @@ impl Task {
         }
     }
 
-    /// Whether the task needs a desktop: a recorded plan that names an app or uses
-    /// UFO's app tools. (LLM shapes get a desktop with the HostAgent and AppAgent; until
-    /// then they run with the shell tools, as before.)
+    /// Whether the task needs a desktop (design.md §2): one that names an `app`; a
+    /// recorded plan that uses UFO's app tools; an LLM task whose `object` is an office
+    /// document or names an application (UFO's FromFileSession and FollowerSession).
+    /// Text files and tables as objects stay with the shell's tools.
     pub(crate) fn is_desktop(&self) -> bool {
+        if self.app.is_some() {
+            return true;
+        }
         match &self.shape {
-            TaskShape::RecordedPlan { actions } => {
-                self.app.is_some()
-                    || actions
-                        .iter()
-                        .any(|a| crate::desktop::tools::is_desktop_tool(&a.action))
-            }
-            _ => false,
+            TaskShape::RecordedPlan { actions } => actions
+                .iter()
+                .any(|a| crate::desktop::tools::is_desktop_tool(&a.action)),
+            _ => self.desktop_object().is_some(),
+        }
+    }
+
+    /// The app the task's `object` means, when it is an office document or an app's
+    /// name (`draft.docx`, `notepad`).
+    pub(crate) fn desktop_object(&self) -> Option<crate::desktop::app::Known> {
+        use crate::desktop::app::Known;
+        let object = self.object.as_deref()?.trim();
+        match Known::for_document(object) {
+            Some(Known::Notepad) => None,
+            Some(office) if !object.to_ascii_lowercase().ends_with(".csv") => Some(office),
+            Some(_) => None,
+            None if self.object_file.is_none() => Known::from_name(object),
+            None => None,
         }
     }
 

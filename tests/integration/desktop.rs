@@ -12,7 +12,7 @@ use serde_json::json;
 use crate::helpers::{Project, processes_running, read_json, run_binary};
 
 /// Whether the desktop stack is here; says why not when it is not.
-fn desktop_stack() -> bool {
+pub(crate) fn desktop_stack() -> bool {
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/setup-desktop.sh");
     let ok = std::process::Command::new("bash")
         .arg(&script)

@@ -173,10 +173,11 @@ fn a_step_plan_gets_one_round_per_step() {
         ],
     );
     let p = llm_project();
-    p.file("files/draft.docx", "a document");
+    // A text file: a step plan on an office document is a desktop task.
+    p.file("files/draft.txt", "a document");
     p.task(
         "doc.json",
-        json!({"task": format!("Write a heading {}", marker("steps")), "object": "draft.docx",
+        json!({"task": format!("Write a heading {}", marker("steps")), "object": "draft.txt",
                "steps": ["1. type 'Test For Fun' into title.txt", "2. make it a heading in heading.txt"],
                "evaluate": [{"type": "file_equals", "path": "heading.txt", "content": "TEST FOR FUN\n"}]}),
     );

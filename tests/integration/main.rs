@@ -10,6 +10,7 @@ mod concurrency;
 mod containment;
 mod crash;
 mod desktop;
+mod desktop_agents;
 mod documents;
 mod hostile_input;
 mod llm;

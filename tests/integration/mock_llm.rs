@@ -35,6 +35,26 @@ pub(crate) enum Reply {
     Raw(String),
     /// 401 whose message repeats the request's Authorization header (as careless servers do).
     EchoAuth,
+    /// 200 with the text this function makes of the request's body (a reply that
+    /// names what the request showed, such as a control's id).
+    Computed(Computed),
+}
+
+/// A reply made from the request.
+#[derive(Clone)]
+pub(crate) struct Computed(pub(crate) Arc<dyn Fn(&Value) -> String + Send + Sync>);
+
+impl std::fmt::Debug for Computed {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Computed(..)")
+    }
+}
+
+impl Reply {
+    /// A reply made from the request's body by `make`.
+    pub(crate) fn computed(make: impl Fn(&Value) -> String + Send + Sync + 'static) -> Self {
+        Self::Computed(Computed(Arc::new(make)))
+    }
 }
 
 /// A provider's limits.
@@ -336,6 +356,7 @@ async fn serve_connection(socket: TcpStream, state: Arc<Mutex<State>>) -> std::i
         drop(admitted);
         let (status, extra, text) = match reply {
             Reply::Content(content) => (200, String::new(), completion(&content)),
+            Reply::Computed(_) => unreachable!("made into content when routed"),
             Reply::Raw(raw) => (200, String::new(), raw),
             Reply::Status {
                 code,
@@ -457,6 +478,7 @@ fn route(
 ) -> Reply {
     let text = body["messages"].to_string();
     let body_messages = body["messages"].clone();
+    let request = body.clone();
     let judge = body["messages"][0]["content"]
         .as_str()
         .is_some_and(|s| s.starts_with("You evaluate"));
@@ -489,6 +511,7 @@ fn route(
         .and_then(|m| scripts.get_mut(&m))
         .and_then(VecDeque::pop_front)
     {
+        Some(Reply::Computed(make)) => Reply::Content((make.0)(&request)),
         Some(reply) => reply,
         None => fallback.unwrap_or_else(|| Reply::Status {
             code: 500,

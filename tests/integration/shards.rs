@@ -114,8 +114,9 @@ fn merge_reports_missing_and_duplicate_tasks() {
     assert!(
         out.stdout
             .contains("problem: shard 3/3 of the split is not among the inputs"),
-        "{}",
-        out.stdout
+        "{}\n{}",
+        out.stdout,
+        out.stderr
     );
     assert!(
         out.stdout

@@ -115,6 +115,8 @@ pub(crate) struct Application {
     pub(crate) name: String,
     /// Its showing windows.
     pub(crate) windows: Vec<ObjectId>,
+    /// Their titles and places, in the same order.
+    pub(crate) titles: Vec<(String, Rect)>,
 }
 
 /// The applications on the bus.
@@ -142,6 +144,7 @@ pub(crate) async fn applications(conn: &Connection) -> Result<Vec<Application>, 
         };
         let name = proxy.name().await.unwrap_or_default();
         let mut windows = Vec::new();
+        let mut titles = Vec::new();
         for window in proxy.get_children().await.unwrap_or_default() {
             let Some(bus) = window.name_as_str() else {
                 continue;
@@ -155,10 +158,28 @@ pub(crate) async fn applications(conn: &Connection) -> Result<Vec<Application>, 
                     .await
                     .is_ok_and(|s| s.contains(State::Showing))
             {
+                let title = w.name().await.unwrap_or_default();
+                let mut rect = Rect::default();
+                if let Ok(c) = component(conn, &wid).await
+                    && let Ok((x, y, width, height)) = c.get_extents(CoordType::Screen).await
+                {
+                    rect = Rect {
+                        x,
+                        y,
+                        width,
+                        height,
+                    };
+                }
+                titles.push((title.trim_end().to_string(), rect));
                 windows.push(wid);
             }
         }
-        out.push(Application { id, name, windows });
+        out.push(Application {
+            id,
+            name,
+            windows,
+            titles,
+        });
     }
     Ok(out)
 }

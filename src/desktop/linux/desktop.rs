@@ -15,7 +15,7 @@ use super::atspi::{self, Node, ObjectId};
 use super::processes::{APP, DISPLAY, Processes, SESSION_BUS, find_program, tail};
 use super::x11::Display;
 use crate::desktop::app::Launch;
-use crate::desktop::backend::{Backend, Snapshot};
+use crate::desktop::backend::{AppWindow, Backend, Snapshot};
 use crate::desktop::control::Control;
 use crate::desktop::keys::{KeyAction, Modifier};
 use crate::desktop::screenshot::Image;
@@ -65,6 +65,9 @@ pub(crate) struct LinuxDesktop {
     app_timeout: Duration,
     /// The last snapshot's nodes (a control's handle indexes them).
     nodes: Vec<Node>,
+    /// The windows the last `windows` listed (an app window's handle indexes them):
+    /// each one's app (root, name) and the window.
+    listed: Vec<(ObjectId, String, ObjectId)>,
 }
 
 impl LinuxDesktop {
@@ -116,6 +119,7 @@ impl LinuxDesktop {
                 window: None,
                 app_timeout: options.app_timeout,
                 nodes: Vec::new(),
+                listed: Vec::new(),
             }),
             Err(e) => {
                 processes.end().await;
@@ -266,6 +270,40 @@ impl Backend for LinuxDesktop {
             Err(e) => return Err(self.processes.ended(APP).unwrap_or(e)),
         }
         Ok(atspi::snapshot(&self.nodes, &name, self.window.as_ref()))
+    }
+
+    async fn windows(&mut self) -> Result<Vec<AppWindow>, String> {
+        let apps = match atspi::applications(&self.a11y).await {
+            Ok(apps) => apps,
+            Err(e) => return Err(self.processes.ended(APP).unwrap_or(e)),
+        };
+        self.listed.clear();
+        let mut out = Vec::new();
+        for app in apps {
+            for (window, (title, rect)) in app.windows.iter().zip(app.titles) {
+                out.push(AppWindow {
+                    id: (out.len() + 1).to_string(),
+                    name: title,
+                    application: app.name.clone(),
+                    rect,
+                    handle: self.listed.len(),
+                });
+                self.listed
+                    .push((app.id.clone(), app.name.clone(), window.clone()));
+            }
+        }
+        Ok(out)
+    }
+
+    async fn select_window(&mut self, window: &AppWindow) -> Result<(), String> {
+        let (app, name, id) = self
+            .listed
+            .get(window.handle)
+            .cloned()
+            .ok_or_else(|| format!("the window {:?} is not in the last list", window.name))?;
+        self.app = Some((app, name));
+        self.window = Some(id);
+        Ok(())
     }
 
     async fn click(

@@ -17,7 +17,7 @@ use std::time::Duration;
 use async_trait::async_trait;
 
 use crate::desktop::app::Launch;
-use crate::desktop::backend::{Backend, Snapshot};
+use crate::desktop::backend::{AppWindow, Backend, Snapshot};
 use crate::desktop::control::Control;
 use crate::desktop::keys::{KeyAction, Modifier};
 use crate::desktop::screenshot::Image;
@@ -63,6 +63,15 @@ impl Backend for WindowsDesktop {
 
     async fn snapshot(&mut self) -> Result<Snapshot, String> {
         self.uia.call(|s| s.snapshot()).await
+    }
+
+    async fn windows(&mut self) -> Result<Vec<AppWindow>, String> {
+        self.uia.call(|s| s.windows()).await
+    }
+
+    async fn select_window(&mut self, window: &AppWindow) -> Result<(), String> {
+        let handle = window.handle;
+        self.uia.call(move |s| s.select_window(handle)).await
     }
 
     async fn click(

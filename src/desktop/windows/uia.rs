@@ -11,7 +11,7 @@ use serde_json::{Value, json};
 use uiautomation::patterns::{UIInvokePattern, UITextPattern, UIValuePattern, UIWindowPattern};
 use uiautomation::{UIAutomation, UIElement};
 
-use crate::desktop::backend::{Snapshot, Window};
+use crate::desktop::backend::{AppWindow, Snapshot, Window};
 use crate::desktop::control::{Control, ControlType, LISTED, Rect};
 use crate::desktop::screenshot::Image;
 use crate::desktop::tools::Button;
@@ -51,6 +51,7 @@ impl Uia {
                     apps: Vec::new(),
                     window: None,
                     elements: Vec::new(),
+                    listed: Vec::new(),
                 };
                 while let Ok(job) = inbox.recv() {
                     job(&mut state);
@@ -95,6 +96,8 @@ pub(super) struct State {
     window: Option<UIElement>,
     /// The last snapshot's elements (a control's handle indexes them).
     elements: Vec<UIElement>,
+    /// The windows the last `windows` listed (an app window's handle indexes them).
+    listed: Vec<UIElement>,
 }
 
 fn rect_of(element: &UIElement) -> Rect {
@@ -196,6 +199,44 @@ impl State {
             }
             std::thread::sleep(Duration::from_millis(200));
         }
+    }
+
+    /// The desktop's top-level windows that show and have a title.
+    pub(super) fn windows(&mut self) -> Result<Vec<AppWindow>, String> {
+        self.listed.clear();
+        let mut out = Vec::new();
+        for window in self.top_windows()? {
+            let name = window.get_name().unwrap_or_default().trim_end().to_string();
+            let rect = rect_of(&window);
+            if name.is_empty() || !rect.is_visible() || window.is_offscreen().unwrap_or(true) {
+                continue;
+            }
+            let application = window
+                .get_process_id()
+                .map(|p| format!("process {p}"))
+                .unwrap_or_default();
+            out.push(AppWindow {
+                id: (out.len() + 1).to_string(),
+                name,
+                application,
+                rect,
+                handle: self.listed.len(),
+            });
+            self.listed.push(window);
+        }
+        Ok(out)
+    }
+
+    /// Makes a listed window the one the actions go to.
+    pub(super) fn select_window(&mut self, handle: usize) -> Result<(), String> {
+        let window = self
+            .listed
+            .get(handle)
+            .cloned()
+            .ok_or("the window is not in the last list")?;
+        let _ = window.set_focus();
+        self.window = Some(window);
+        Ok(())
     }
 
     /// Walks the app window's control view.

@@ -8,7 +8,7 @@ use std::time::Instant;
 use serde_json::{Value, json};
 
 use super::{DesktopExecutor, NAMESPACE};
-use crate::desktop::backend::Snapshot;
+use crate::desktop::backend::{AppWindow, Snapshot};
 use crate::desktop::control::{Control, Rect};
 use crate::desktop::select::{SelectError, Selector};
 use crate::desktop::tools::DesktopAction;
@@ -48,8 +48,7 @@ fn described(control: &Control) -> Value {
 /// The current snapshot, taken now if the screen changed since the last.
 async fn current(ex: &mut DesktopExecutor) -> Result<&Snapshot, String> {
     if ex.snapshot.is_none() {
-        let backend = ex.backend.as_mut().ok_or("the desktop is gone")?;
-        ex.snapshot = Some(backend.snapshot().await?);
+        ex.snapshot = Some(ex.take_snapshot().await?);
     }
     Ok(ex.snapshot.as_ref().expect("just taken"))
 }
@@ -84,6 +83,67 @@ async fn window_rect(ex: &mut DesktopExecutor) -> Result<Rect, String> {
     {
         Some(r) => Ok(r),
         None => Err("the app shows no window to click in".to_string()),
+    }
+}
+
+/// The window of `fresh` (the desktop's windows now) that `id` (a label of `listed`,
+/// the list the agent saw) and/or `name` (its title or a part of it) name.
+fn pick_window(
+    fresh: &[AppWindow],
+    listed: &[AppWindow],
+    id: Option<&str>,
+    name: Option<&str>,
+) -> Result<AppWindow, String> {
+    let shown = || {
+        let all: Vec<String> = fresh
+            .iter()
+            .map(|w| format!("[{}] {:?}", w.id, w.name))
+            .collect();
+        if all.is_empty() {
+            "the desktop shows no application window".to_string()
+        } else {
+            format!("the windows are {}", all.join(", "))
+        }
+    };
+    // A label is good for the list it came from: the title it had there decides.
+    let wanted = name
+        .map(str::to_string)
+        .or_else(|| id.and_then(|i| listed.iter().find(|w| w.id == i).map(|w| w.name.clone())));
+    let fits = |w: &AppWindow, wanted: Option<&str>| match wanted {
+        Some(n) => w.name.to_lowercase().contains(&n.trim().to_lowercase()),
+        None => true,
+    };
+    if let Some(i) = id
+        && let Some(w) = fresh
+            .iter()
+            .find(|w| w.id == i && fits(w, wanted.as_deref()))
+    {
+        return Ok(w.clone());
+    }
+    let Some(wanted) = wanted else {
+        return Err(format!(
+            "no window has the label [{}]: {}",
+            id.unwrap_or_default(),
+            shown()
+        ));
+    };
+    let matches: Vec<&AppWindow> = fresh.iter().filter(|w| fits(w, Some(&wanted))).collect();
+    let exact: Vec<&AppWindow> = matches
+        .iter()
+        .copied()
+        .filter(|w| w.name.trim().eq_ignore_ascii_case(wanted.trim()))
+        .collect();
+    match (matches.as_slice(), exact.as_slice()) {
+        ([one], _) | (_, [one]) => Ok((*one).clone()),
+        ([], _) => Err(format!("no window is named {wanted:?}: {}", shown())),
+        (many, _) => Err(format!(
+            "{} windows are named {wanted:?}: {}; give its `id`",
+            many.len(),
+            many.iter()
+                .map(|w| format!("[{}] {:?}", w.id, w.name))
+                .collect::<Vec<_>>()
+                .join(", ")
+        )),
     }
 }
 
@@ -183,24 +243,14 @@ async fn run(ex: &mut DesktopExecutor, action: &DesktopAction) -> Result<Value, 
             ex.opened.push(program);
             Ok(json!({"application": name, "opened": true, "how": how}))
         }
-        A::SelectWindow { name } => {
-            let window = current(ex)
-                .await?
-                .window
-                .clone()
-                .ok_or("the app shows no window")?;
-            if let Some(n) = name
-                && !window
-                    .name
-                    .to_lowercase()
-                    .contains(&n.trim().to_lowercase())
-            {
-                return Err(format!(
-                    "no window is named {n:?}: the app's window is {:?}",
-                    window.name
-                ));
-            }
-            Ok(json!({"window": window.name, "application": window.application}))
+        A::SelectWindow { id, name } => {
+            let fresh = ex.list_windows().await?;
+            let window = pick_window(&fresh, &ex.windows, id.as_deref(), name.as_deref())?;
+            let backend = ex.backend.as_mut().ok_or("the desktop is gone")?;
+            backend.select_window(&window).await?;
+            ex.windows = fresh;
+            ex.snapshot = None;
+            Ok(json!({"window": window.name, "application": window.application, "id": window.id}))
         }
         A::Screenshot { .. } => {
             ex.captures += 1;
@@ -222,5 +272,43 @@ async fn run(ex: &mut DesktopExecutor, action: &DesktopAction) -> Result<Value, 
                 .ok_or("the app shows no window")?;
             Ok(serde_json::to_value(window).unwrap_or(Value::Null))
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn window(id: &str, name: &str) -> AppWindow {
+        AppWindow {
+            id: id.into(),
+            name: name.into(),
+            application: "soffice".into(),
+            ..AppWindow::default()
+        }
+    }
+
+    #[test]
+    fn a_window_is_found_by_its_label_or_its_title() {
+        let now = [
+            window("1", "report.docx - LibreOffice Writer"),
+            window("2", "budget.xlsx - LibreOffice Calc"),
+        ];
+        assert_eq!(pick_window(&now, &now, Some("2"), None).unwrap().id, "2");
+        assert_eq!(pick_window(&now, &now, None, Some("calc")).unwrap().id, "2");
+        // A label the agent saw on another list: the title it had there decides.
+        let before = [window("1", "budget.xlsx - LibreOffice Calc")];
+        assert_eq!(pick_window(&now, &before, Some("1"), None).unwrap().id, "2");
+        // A label whose window has another title than the one given: the title decides.
+        assert_eq!(
+            pick_window(&now, &now, Some("1"), Some("Calc")).unwrap().id,
+            "2"
+        );
+        let e = pick_window(&now, &now, None, Some("Impress")).unwrap_err();
+        assert!(e.contains("no window is named") && e.contains("[1]"), "{e}");
+        let e = pick_window(&now, &now, None, Some("LibreOffice")).unwrap_err();
+        assert!(e.contains("2 windows are named"), "{e}");
+        let e = pick_window(&now, &[], Some("9"), None).unwrap_err();
+        assert!(e.contains("no window has the label [9]"), "{e}");
     }
 }

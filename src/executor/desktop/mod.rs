@@ -6,20 +6,25 @@
 //! final screenshot, closes the app and ends the desktop with everything in it.
 
 mod act;
+mod names;
 
 use std::time::Duration;
 
 use async_trait::async_trait;
 
-use super::{Executor, ShellExecutor, StepScreens};
+use super::{Executor, Listed, Scope, ScreenView, ShellExecutor, StepScreens};
 use crate::desktop::app::Launch;
-use crate::desktop::backend::{Backend, Snapshot};
+use crate::desktop::backend::{AppWindow, Backend, Snapshot};
+use crate::desktop::control::Rect;
 use crate::desktop::tools::is_desktop_tool;
 use crate::rundir::layout::TaskDir;
 use crate::tool::{ToolCall, ToolResult};
 
 /// How long the final screenshot and closing the app may take when the task ends.
 const END_SESSION_LIMIT: Duration = Duration::from_secs(30);
+
+/// How long a window without a title is waited for to get one.
+const TITLE_WAIT: Duration = Duration::from_secs(3);
 
 /// The namespace of desktop tool results (UFO's server namespace).
 const NAMESPACE: &str = "AppUIExecutor";
@@ -61,6 +66,8 @@ pub(crate) struct DesktopExecutor {
     backend: Option<Box<dyn Backend>>,
     /// The controls as last observed, until an action changes the screen.
     snapshot: Option<Snapshot>,
+    /// The desktop's windows as last listed (the HostAgent's labels).
+    windows: Vec<AppWindow>,
     fault: Option<String>,
     /// What went wrong observing the screen, told in the task log at the end.
     notes: Vec<String>,
@@ -68,6 +75,8 @@ pub(crate) struct DesktopExecutor {
     captures: u32,
     /// Set once the final screenshot was taken and the app closed.
     session_ended: bool,
+    /// The workspace's path as names may show it.
+    names: names::WorkspaceNames,
 }
 
 impl DesktopExecutor {
@@ -81,6 +90,7 @@ impl DesktopExecutor {
         hidden: Vec<std::path::PathBuf>,
         settings: DesktopSettings,
     ) -> Self {
+        let names = names::WorkspaceNames::new(&dir.workspace());
         Self {
             shell,
             dir,
@@ -91,48 +101,113 @@ impl DesktopExecutor {
             settings,
             backend: None,
             snapshot: None,
+            windows: Vec::new(),
             fault: None,
             notes: Vec::new(),
             captures: 0,
             session_ended: false,
+            names,
         }
     }
 
-    /// Saves the screen as `action_step{N}.png` and its annotated copy, and the UI tree
-    /// when asked; says what it took.
-    async fn observe(&mut self, step: Option<u32>) -> Result<String, String> {
-        let Some(backend) = self.backend.as_mut() else {
+    /// The app's windows and controls now, their names independent of where the
+    /// workspace is.
+    async fn take_snapshot(&mut self) -> Result<Snapshot, String> {
+        let backend = self.backend.as_mut().ok_or("the desktop is gone")?;
+        let mut snapshot = backend.snapshot().await?;
+        self.names.snapshot(&mut snapshot);
+        Ok(snapshot)
+    }
+
+    /// The desktop's windows now. A window still loading its document may show no
+    /// title yet: asked again for a moment, so that the HostAgent sees what it is.
+    async fn list_windows(&mut self) -> Result<Vec<AppWindow>, String> {
+        let backend = self.backend.as_mut().ok_or("the desktop is gone")?;
+        let deadline = std::time::Instant::now() + TITLE_WAIT;
+        let mut windows = backend.windows().await?;
+        while windows.iter().any(|w| w.name.trim().is_empty())
+            && std::time::Instant::now() < deadline
+        {
+            tokio::time::sleep(Duration::from_millis(200)).await;
+            windows = backend.windows().await?;
+        }
+        self.names.windows(&mut windows);
+        Ok(windows)
+    }
+
+    /// Saves the screen as `action_step{N}.png` and its annotated copy (the app's
+    /// controls labelled, or for the HostAgent the desktop's windows), and the UI tree
+    /// when asked; says what it took and what the agent is shown.
+    async fn observe(
+        &mut self,
+        step: Option<u32>,
+        scope: Scope,
+    ) -> Result<(String, ScreenView), String> {
+        if self.backend.is_none() {
             return Err("the desktop is not running".to_string());
-        };
+        }
         let clock = std::time::Instant::now();
-        let snapshot = backend.snapshot().await?;
+        let (listed, window, tree, nodes) = match scope {
+            Scope::App => {
+                let snapshot = self.take_snapshot().await?;
+                let tree = snapshot.tree.clone();
+                let nodes = snapshot.nodes;
+                let window = snapshot.window.clone();
+                let listed = Listed::Controls(snapshot.controls.clone());
+                self.snapshot = Some(snapshot);
+                (listed, window, Some(tree), nodes)
+            }
+            Scope::Desktop => {
+                let windows = self.list_windows().await?;
+                let nodes = windows.len();
+                self.windows = windows.clone();
+                (Listed::Windows(windows), None, None, nodes)
+            }
+        };
         let walked = clock.elapsed();
-        let image = backend.screenshot().await?;
+        let backend = self.backend.as_mut().ok_or("the desktop is gone")?;
+        let clean = backend.screenshot().await?;
         let shot = clock.elapsed() - walked;
-        image.save(&self.dir.screenshot(step, false))?;
-        image
-            .annotated(&snapshot.controls)
-            .save(&self.dir.screenshot(step, true))?;
-        if self.settings.save_ui_tree {
+        let annotated = match &listed {
+            Listed::Controls(controls) => clean.annotated(controls),
+            Listed::Windows(windows) => {
+                let labels: Vec<(&str, Rect)> =
+                    windows.iter().map(|w| (w.id.as_str(), w.rect)).collect();
+                clean.labelled(&labels)
+            }
+        };
+        clean.save(&self.dir.screenshot(step, false))?;
+        annotated.save(&self.dir.screenshot(step, true))?;
+        if self.settings.save_ui_tree
+            && let Some(tree) = &tree
+        {
             let path = self.dir.ui_tree(step);
             if let Some(parent) = path.parent() {
                 std::fs::create_dir_all(parent)
                     .map_err(|e| format!("cannot make {}: {e}", parent.display()))?;
             }
-            let text = serde_json::to_string_pretty(&snapshot.tree).unwrap_or_default();
+            let text = serde_json::to_string_pretty(tree).unwrap_or_default();
             std::fs::write(&path, text)
                 .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
         }
+        let what = match &listed {
+            Listed::Controls(c) => format!("{nodes} nodes, {} controls", c.len()),
+            Listed::Windows(w) => format!("{} application windows", w.len()),
+        };
         let note = format!(
-            "observed {} nodes, {} controls in {:.3}s; screenshot {:.3}s; saved in {:.3}s",
-            snapshot.nodes,
-            snapshot.controls.len(),
+            "observed {what} in {:.3}s; screenshot {:.3}s; saved in {:.3}s",
             walked.as_secs_f64(),
             shot.as_secs_f64(),
             (clock.elapsed() - walked - shot).as_secs_f64()
         );
-        self.snapshot = Some(snapshot);
-        Ok(note)
+        let view = ScreenView {
+            clean,
+            annotated,
+            listed,
+            application: window.as_ref().map(|w| w.application.clone()),
+            window: window.map(|w| w.name),
+        };
+        Ok((note, view))
     }
 }
 
@@ -240,9 +315,9 @@ impl Executor for DesktopExecutor {
         Ok(Some(note))
     }
 
-    async fn begin_step(&mut self, step: u32) -> Option<StepScreens> {
-        match self.observe(Some(step)).await {
-            Ok(note) => {
+    async fn begin_step(&mut self, step: u32, scope: Scope) -> Option<StepScreens> {
+        match self.observe(Some(step), scope).await {
+            Ok((note, view)) => {
                 let name = |annotated| {
                     let path = self.dir.screenshot(Some(step), annotated);
                     path.file_name().map(|n| n.to_string_lossy().into_owned())
@@ -251,6 +326,7 @@ impl Executor for DesktopExecutor {
                     clean: name(false)?,
                     annotated: name(true)?,
                     note,
+                    view: std::sync::Arc::new(view),
                 })
             }
             Err(e) => {
@@ -268,8 +344,8 @@ impl Executor for DesktopExecutor {
         }
         self.session_ended = true;
         let mut notes = Vec::new();
-        match self.observe(None).await {
-            Ok(note) => notes.push(format!("final screen {note}")),
+        match self.observe(None, Scope::App).await {
+            Ok((note, _)) => notes.push(format!("final screen {note}")),
             Err(e) => notes.push(format!("cannot take the final screenshot: {e}")),
         }
         // Closed in every unattended run (UFO's `close` asks the same), so that the checks

@@ -169,7 +169,36 @@ fn app_tools_load_in_plans_and_not_in_setup() {
         err.contains("parameter `x` of `click_on_coordinates` must be a number"),
         "{err}"
     );
-    // An LLM shape keeps the shell tools until the desktop agents exist.
-    let request = r#"{"task": "t", "object": "draft.docx", "app": "word"}"#;
-    assert!(!with_all(request).is_ok_and(|t| t.is_desktop()));
+    // An LLM shape on an office document, or naming an app, is a desktop task; on a
+    // text file or a table it stays with the shell's tools.
+    let project = tempfile::tempdir().unwrap();
+    let files = project.path().join("files");
+    std::fs::create_dir_all(&files).unwrap();
+    for name in ["draft.docx", "budget.XLSX", "nums.txt", "table.csv"] {
+        std::fs::write(files.join(name), "x").unwrap();
+    }
+    let task_file = project.path().join("tasks/x.json");
+    for (request, desktop) in [
+        (r#"{"task": "t", "object": "draft.docx"}"#, true),
+        (
+            r#"{"task": "t", "object": "budget.XLSX", "steps": ["a"]}"#,
+            true,
+        ),
+        (r#"{"task": "t", "app": "word"}"#, true),
+        (r#"{"task": "t", "object": "notepad"}"#, true),
+        (r#"{"request": "t", "app": "excel"}"#, true),
+        (r#"{"task": "t", "object": "nums.txt"}"#, false),
+        (r#"{"task": "t", "object": "table.csv"}"#, false),
+        (r#"{"task": "t"}"#, false),
+    ] {
+        let task = parse_task(
+            &task_file,
+            request,
+            TaskId::parse("x"),
+            crate::executor::all_tools(),
+        )
+        .result
+        .unwrap_or_else(|p| panic!("{request}: {p:?}"));
+        assert_eq!(task.is_desktop(), desktop, "{request}");
+    }
 }

@@ -1,0 +1,108 @@
+//! Carrying out the actions of a model's reply, for every agent that acts (the
+//! LinuxAgent, the AppAgent): the unattended answer to CONFIRM, the commands run in
+//! order (the rest skipped after a failure), and the step's status after them (a
+//! FINISH whose action failed goes on, so that the model sees the error first).
+
+use super::ConfirmPolicy;
+use crate::event::TaskEvents;
+use crate::executor::{Executed, Executor, execute_all};
+use crate::record::{ActionRecord, AgentStatus};
+use crate::tool::{ResultStatus, ToolCall, ToolResult};
+
+/// Why a reply asking to confirm `commands` is denied under `policy`, if it is.
+pub(super) fn denied(
+    status: AgentStatus,
+    policy: ConfirmPolicy,
+    commands: &[ToolCall],
+) -> Option<String> {
+    if status != AgentStatus::Confirm || policy != ConfirmPolicy::Deny || commands.is_empty() {
+        return None;
+    }
+    let asked: Vec<String> = commands.iter().map(ToolCall::action_string).collect();
+    Some(format!(
+        "the agent asked to confirm a sensitive action ({}); unattended runs deny it \
+         (set confirm = \"allow\" under [agent] in ufo-batch.toml to let such actions run)",
+        asked.join("; ")
+    ))
+}
+
+/// What running a reply's commands gave.
+pub(super) struct Acted {
+    /// Each command's result.
+    pub(super) executed: Vec<Executed>,
+    /// The step's status.
+    pub(super) status: AgentStatus,
+}
+
+impl Acted {
+    /// Each command as a call string and its result, for the model.
+    pub(super) fn shown(&self, commands: &[ToolCall]) -> Vec<(String, ToolResult)> {
+        commands
+            .iter()
+            .zip(&self.executed)
+            .map(|(c, e)| (c.action_string(), e.result.clone()))
+            .collect()
+    }
+
+    /// The step's action records.
+    pub(super) fn records(&self, commands: Vec<ToolCall>) -> Vec<ActionRecord> {
+        commands
+            .into_iter()
+            .zip(&self.executed)
+            .map(|(command, e)| ActionRecord {
+                function: command.tool_name.clone(),
+                action_string: command.action_string(),
+                arguments: command.parameters,
+                status: self.status,
+                result: e.result.clone(),
+                divergence: None,
+                duration_s: e.duration_s,
+            })
+            .collect()
+    }
+}
+
+/// Runs `commands` (logged as step `step`'s) and decides the step's status from the
+/// model's `said`.
+pub(super) async fn run(
+    executor: &mut dyn Executor,
+    events: &TaskEvents,
+    step: u32,
+    said: AgentStatus,
+    commands: &[ToolCall],
+) -> Acted {
+    for command in commands {
+        events.info(format!("step {step}: {}", command.action_string()));
+    }
+    let executed = execute_all(executor, commands).await;
+    let failed = executed
+        .iter()
+        .any(|e| e.result.status != ResultStatus::Success);
+    let status = match said {
+        AgentStatus::Finish if failed => {
+            events
+                .info("the model said FINISH but an action failed; it gets to see the error first");
+            AgentStatus::Continue
+        }
+        other => other,
+    };
+    Acted { executed, status }
+}
+
+/// One line for a folded step: each action and how it ended.
+pub(super) fn step_summary(actions: &[(String, ToolResult)], status: AgentStatus) -> String {
+    if actions.is_empty() {
+        return format!("no action ({status})");
+    }
+    let parts: Vec<String> = actions
+        .iter()
+        .map(|(call, r)| {
+            let code = r
+                .exit_code()
+                .map(|c| format!(", exit code {c}"))
+                .unwrap_or_default();
+            format!("{} -> {}{code}", crate::text::shorten(call, 160), r.status)
+        })
+        .collect();
+    parts.join("; ")
+}

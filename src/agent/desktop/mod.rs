@@ -1,0 +1,582 @@
+//! UFO's two-tier desktop agents (ufo.md §2, §6): a HostAgent that looks at the
+//! desktop's application windows and hands subtasks to an AppAgent, which acts in one
+//! window with the app tools until the subtask is done and reports back.
+//!
+//! One `DesktopAgents` plays both tiers for a session, a step at a time; it decides
+//! whose turn the next step is and what the round does after each (UFO's `next_state`
+//! and `next_agent`):
+//!
+//! - FromFileSession (a UFO request on a document): the HostAgent selects a window
+//!   and says ASSIGN with the subtask; the AppAgent (with a fresh memory per subtask)
+//!   works until FINISH, which hands back to the HostAgent; the HostAgent assigns the
+//!   next subtask or says FINISH, which ends the round and the session. FAIL from
+//!   either ends the session as failed.
+//! - FollowerSession (a step plan on a document): round 0 is the HostAgent's, asked to
+//!   select the application and finish; each later round is one step of the plan,
+//!   done by an AppAgent with a fresh memory, its FINISH ending the round.
+//!
+//! PENDING is answered "nobody is there" and the agent goes on; CONFIRM follows the
+//! unattended policy (`agent::act`). What each agent is shown of the screen is in
+//! `view`; their prompts and replies in `host` and `app`.
+
+mod app;
+mod host;
+mod view;
+
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use serde_json::{Map, Value, json};
+
+use super::AgentSettings;
+use super::act;
+use super::ask::{Ask, Asker, Spent};
+use super::conversation::Conversation;
+use super::prompt::results_message;
+use super::reply::parse_reply;
+use crate::event::Level;
+use crate::executor::{Executor, Scope};
+use crate::llm::{LlmClient, Message};
+use crate::record::AgentStatus;
+use crate::session::{Agent, AgentStep, Context, ErrorKind, Transition};
+use crate::tool::{ResultStatus, ToolCall, ToolSpec};
+use view::{Showing, screen_parts};
+
+const HOST: &str = "HostAgent";
+const APP: &str = "AppAgent";
+
+/// What an unattended run answers a PENDING.
+const NOBODY: &str =
+    "no human is available to answer questions in this run; go on with your best judgment";
+
+/// One agent's side: its prompt, reply schema and conversation.
+struct Voice {
+    system: String,
+    schema: Value,
+    conversation: Conversation,
+}
+
+/// Whose turn the next step is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Turn {
+    Host,
+    App,
+}
+
+/// The HostAgent and its AppAgents, for one desktop session.
+pub(crate) struct DesktopAgents {
+    llm: Arc<LlmClient>,
+    settings: AgentSettings,
+    /// What the AppAgent acts with: the app tools (and MCP tools).
+    app_tools: Vec<ToolSpec>,
+    host: Voice,
+    app: Voice,
+    /// UFO's `object`: the document (or application) the task is about.
+    object: Option<String>,
+    /// A step plan's steps (FollowerSession), one round each after round 0.
+    steps: Option<Vec<String>>,
+    turn: Turn,
+    /// The subtask the AppAgent works on.
+    subtask: Option<String>,
+    /// What the HostAgent is told at its next step: subtask reports, its last
+    /// selection's result, notes.
+    host_news: Vec<String>,
+    /// What the AppAgent is told at its next step: its last action's results.
+    app_news: Option<String>,
+    /// The window selected (its title and application), once one is.
+    window: Option<(String, String)>,
+    /// Subtasks assigned so far.
+    assigned: u32,
+    /// What the round does after the last step.
+    next: Transition,
+}
+
+impl DesktopAgents {
+    /// Agents asking `llm`, the AppAgent acting with `app_tools`; `steps` makes the
+    /// session a follower of a step plan.
+    pub(crate) fn new(
+        llm: Arc<LlmClient>,
+        app_tools: Vec<ToolSpec>,
+        settings: AgentSettings,
+        object: Option<String>,
+        steps: Option<Vec<String>>,
+    ) -> Self {
+        let keep = settings.history_steps as usize;
+        Self {
+            host: Voice {
+                system: host::system_prompt(),
+                schema: host::reply_schema(),
+                conversation: Conversation::new(keep),
+            },
+            app: Voice {
+                system: app::system_prompt(&app_tools, settings.vision),
+                schema: app::reply_schema(&app_tools),
+                conversation: Conversation::new(keep),
+            },
+            llm,
+            settings,
+            app_tools,
+            object,
+            steps,
+            turn: Turn::Host,
+            subtask: None,
+            host_news: Vec::new(),
+            app_news: None,
+            window: None,
+            assigned: 0,
+            next: Transition::Continue,
+        }
+    }
+
+    fn showing(&self) -> Showing {
+        Showing {
+            vision: self.settings.vision,
+            max_side: self.settings.image_max_side,
+        }
+    }
+
+    /// The HostAgent's brief for the round.
+    fn host_brief(&self, ctx: &Context) -> String {
+        let object = self.object.as_deref();
+        let mut m = String::new();
+        if self.steps.is_some() {
+            // UFO's follower round 0 (`get_host_agent_request`).
+            m.push_str(&format!(
+                "<Request> Open and select the application of {}, and output the FINISH status immediately, without assigning any subtask.\n",
+                object.unwrap_or("the task")
+            ));
+            m.push_str(&format!(
+                "<Overall task, for later rounds> {}\n",
+                ctx.request.trim()
+            ));
+        } else {
+            m.push_str(&format!("<Request> {}\n", ctx.request.trim()));
+            if let Some(object) = object {
+                m.push_str(&format!(
+                    "<Document> {object} is open in its application: select that window and assign the work in it.\n"
+                ));
+            }
+        }
+        m.push_str("Each step you see the desktop as it is now; reply with one JSON object.");
+        m
+    }
+
+    /// Starts the AppAgent on `subtask` with a fresh memory.
+    fn start_subtask(&mut self, ctx: &Context, subtask: String, tips: &[String]) {
+        let step = self.steps.as_ref().map(|steps| {
+            let n = ctx.round_num as usize;
+            (
+                n,
+                steps.len(),
+                &steps[..n.saturating_sub(1).min(steps.len())],
+            )
+        });
+        let brief = app::brief(&app::SubtaskBrief {
+            request: &ctx.request,
+            subtask: &subtask,
+            tips,
+            step,
+        });
+        self.app.conversation.start(brief);
+        self.app_news = None;
+        self.subtask = Some(subtask);
+        self.turn = Turn::App;
+    }
+
+    /// Asks `voice` until a reply parses; what asking cost goes onto `step`.
+    async fn ask<T>(
+        llm: &LlmClient,
+        voice: &mut Voice,
+        tries: u32,
+        ctx: &Context,
+        step: &mut AgentStep,
+        parse: impl Fn(&str) -> Result<T, String>,
+        correct: impl Fn(&str) -> String,
+    ) -> Result<T, (String, ErrorKind)> {
+        let ask = Ask {
+            llm,
+            asker: Asker::Agent,
+            system: &voice.system,
+            schema: &voice.schema,
+            tries,
+            events: &ctx.events,
+        };
+        let mut spent = Spent::default();
+        let result = ask
+            .until_parsed(&mut voice.conversation, &mut spent, parse, correct)
+            .await;
+        step.usage.add(spent.usage);
+        step.cost.add(spent.cost);
+        step.llm.add(spent.llm);
+        result.map_err(|e| e.into_step_error(tries))
+    }
+
+    /// Ends `step` in ERROR.
+    fn failed(
+        &mut self,
+        ctx: &Context,
+        mut step: AgentStep,
+        (why, kind): (String, ErrorKind),
+    ) -> AgentStep {
+        ctx.events.log(Level::Error, why.clone());
+        step.status = AgentStatus::Error;
+        step.error = Some(why);
+        step.error_kind = kind;
+        self.next = Transition::Error;
+        step
+    }
+
+    async fn host_step(&mut self, ctx: &mut Context, executor: &mut dyn Executor) -> AgentStep {
+        let mut step = AgentStep::new(HOST, HOST, AgentStatus::Continue);
+        let mut text = std::mem::take(&mut self.host_news).join("\n");
+        if !text.is_empty() {
+            text.push('\n');
+        }
+        text.push_str("Choose your next move as one JSON object.");
+        let parts = screen_parts(text, ctx.screen.as_deref(), self.showing());
+        self.host.conversation.push(Message::user_parts(parts));
+        let tries = self.settings.reply_retries + 1;
+        let reply = match Self::ask(
+            &self.llm,
+            &mut self.host,
+            tries,
+            ctx,
+            &mut step,
+            host::parse,
+            host::correction_message,
+        )
+        .await
+        {
+            Ok(reply) => reply,
+            Err(e) => return self.failed(ctx, step, e),
+        };
+        step.observation = reply.observation.clone();
+        step.thought = reply.thought.clone();
+        step.plan = reply.plan.clone();
+        step.comment = reply.comment.clone();
+        step.subtask = reply.current_subtask.clone();
+        let mut status = reply.status;
+        let mut summary = format!("{status}");
+        if let Some(arguments) = reply.select.clone() {
+            let command = ToolCall::action(host::SELECT_WINDOW, arguments);
+            let acted = act::run(
+                executor,
+                &ctx.events,
+                ctx.session_step + 1,
+                status,
+                std::slice::from_ref(&command),
+            )
+            .await;
+            status = acted.status;
+            let result = &acted.executed[0].result;
+            if result.status == ResultStatus::Success {
+                let text = |k: &str| {
+                    result
+                        .result
+                        .get(k)
+                        .and_then(Value::as_str)
+                        .unwrap_or("")
+                        .to_string()
+                };
+                self.window = Some((text("window"), text("application")));
+            } else {
+                // The model sees why, and may not assign to a window it did not get.
+                self.window = None;
+            }
+            let shown = acted.shown(std::slice::from_ref(&command));
+            self.host_news.push(
+                results_message(&shown, None, self.settings.observation_limit)
+                    .trim_end_matches("Reply with your next action as one JSON object.")
+                    .trim_end()
+                    .to_string(),
+            );
+            summary = act::step_summary(&shown, status);
+            step.actions = acted.records(vec![command]);
+        }
+        let follower = self.steps.is_some();
+        self.next = match status {
+            AgentStatus::Assign if follower && self.window.is_some() => Transition::EndRound,
+            AgentStatus::Assign if self.window.is_some() => {
+                let subtask = reply.current_subtask.clone().unwrap_or_default();
+                self.assigned += 1;
+                ctx.events.info(format!(
+                    "step {}: the HostAgent assigns subtask {} to the AppAgent: {}",
+                    ctx.session_step + 1,
+                    self.assigned,
+                    crate::text::shorten(&subtask, 200)
+                ));
+                self.start_subtask(ctx, subtask, &reply.message);
+                Transition::Continue
+            }
+            AgentStatus::Assign => {
+                status = AgentStatus::Continue;
+                self.host_news.push(
+                    "Note: ASSIGN needs a window: select one with select_application_window (its id and name from the list) in the same reply."
+                        .to_string(),
+                );
+                Transition::Continue
+            }
+            AgentStatus::Pending => {
+                self.host_news.push(format!("Note: {NOBODY}"));
+                Transition::Continue
+            }
+            AgentStatus::Finish => Transition::EndRound,
+            AgentStatus::Fail => {
+                step.error = Some(match &reply.comment {
+                    Some(c) => format!("the HostAgent said FAIL: {c}"),
+                    None => "the HostAgent said FAIL".to_string(),
+                });
+                Transition::Fail
+            }
+            _ => Transition::Continue,
+        };
+        step.status = status;
+        self.host.conversation.end_step(summary);
+        let (window, application) = self.window.clone().unwrap_or_default();
+        step.extra = host_keys(&reply, &step, &window, &application, self.assigned);
+        step
+    }
+
+    async fn app_step(&mut self, ctx: &mut Context, executor: &mut dyn Executor) -> AgentStep {
+        let application = self
+            .window
+            .as_ref()
+            .map(|(_, a)| a.clone())
+            .or_else(|| ctx.screen.as_ref().and_then(|s| s.application.clone()))
+            .unwrap_or_default();
+        let name = if application.is_empty() {
+            APP.to_string()
+        } else {
+            format!("{APP}/{application}")
+        };
+        let mut step = AgentStep::new(APP, name, AgentStatus::Continue);
+        step.subtask = self.subtask.clone();
+        let text = match self.app_news.take() {
+            Some(results) => results,
+            None => "Reply with your first action as one JSON object.".to_string(),
+        };
+        let parts = screen_parts(text, ctx.screen.as_deref(), self.showing());
+        self.app.conversation.push(Message::user_parts(parts));
+        let tries = self.settings.reply_retries + 1;
+        let tools = self.app_tools.clone();
+        let reply = match Self::ask(
+            &self.llm,
+            &mut self.app,
+            tries,
+            ctx,
+            &mut step,
+            |content| parse_reply(content, &tools),
+            app::correction_message,
+        )
+        .await
+        {
+            Ok(reply) => reply,
+            Err(e) => return self.failed(ctx, step, e),
+        };
+        step.observation = reply.observation.clone();
+        step.thought = reply.thought.clone();
+        step.plan = reply.plan.clone();
+        step.comment = reply.comment.clone();
+        let commands: Vec<ToolCall> = reply
+            .actions
+            .iter()
+            .map(|a| ToolCall::action(&a.function, a.arguments.clone()))
+            .collect();
+        if let Some(why) = act::denied(reply.status, self.settings.confirm, &commands) {
+            ctx.events.warn(why.clone());
+            step.status = AgentStatus::Fail;
+            step.error = Some(why);
+            self.next = Transition::Fail;
+            return step;
+        }
+        let acted = act::run(
+            executor,
+            &ctx.events,
+            ctx.session_step + 1,
+            reply.status,
+            &commands,
+        )
+        .await;
+        let shown = acted.shown(&commands);
+        let note = (reply.status == AgentStatus::Pending).then_some(NOBODY);
+        self.app_news = Some(results_message(
+            &shown,
+            note,
+            self.settings.observation_limit,
+        ));
+        self.app
+            .conversation
+            .end_step(act::step_summary(&shown, acted.status));
+        step.status = acted.status;
+        step.extra = app_keys(
+            &reply.save_screenshot,
+            &acted.records(commands.clone()),
+            &application,
+            self.window.as_ref(),
+        );
+        step.actions = acted.records(commands);
+        self.next = match step.status {
+            AgentStatus::Finish => {
+                let subtask = self.subtask.clone().unwrap_or_default();
+                let comment = reply.comment.clone().unwrap_or_default();
+                self.host_news.push(format!(
+                    "<Subtask report> The AppAgent finished \"{}\"{}",
+                    subtask.trim(),
+                    if comment.is_empty() {
+                        String::new()
+                    } else {
+                        format!(": {comment}")
+                    }
+                ));
+                if self.steps.is_some() {
+                    Transition::EndRound
+                } else {
+                    self.turn = Turn::Host;
+                    Transition::Continue
+                }
+            }
+            AgentStatus::Fail => {
+                step.error = Some(match &reply.comment {
+                    Some(c) => format!("the AppAgent said FAIL: {c}"),
+                    None => "the AppAgent said FAIL".to_string(),
+                });
+                Transition::Fail
+            }
+            _ => Transition::Continue,
+        };
+        step
+    }
+}
+
+/// UFO's HostAgent keys of response.log (ufo.md §4), with the ones UFO drops.
+fn host_keys(
+    reply: &host::HostReply,
+    step: &AgentStep,
+    window: &str,
+    application: &str,
+    assigned: u32,
+) -> Map<String, Value> {
+    let action = step.actions.first();
+    let mut m = Map::new();
+    m.insert("current_subtask".into(), json!(reply.current_subtask));
+    m.insert("message".into(), json!(reply.message));
+    m.insert("questions".into(), json!(reply.questions));
+    m.insert(
+        "function_call".into(),
+        json!(action.map(|a| a.function.clone()).unwrap_or_default()),
+    );
+    m.insert(
+        "arguments".into(),
+        json!(action.map(|a| a.arguments.clone()).unwrap_or_default()),
+    );
+    m.insert(
+        "action_representation".into(),
+        json!(action.map(|a| a.action_string.clone()).unwrap_or_default()),
+    );
+    m.insert("application".into(), json!(window));
+    m.insert("application_process_name".into(), json!(application));
+    m.insert("subtask_index".into(), json!(assigned));
+    m
+}
+
+/// UFO's AppAgent keys of response.log (ufo.md §4).
+fn app_keys(
+    save_screenshot: &Option<Value>,
+    actions: &[crate::record::ActionRecord],
+    application: &str,
+    window: Option<&(String, String)>,
+) -> Map<String, Value> {
+    let first = actions.first();
+    let mut m = Map::new();
+    m.insert("app_root".into(), json!(application));
+    m.insert(
+        "application_process_name".into(),
+        json!(window.map(|w| w.0.clone()).unwrap_or_default()),
+    );
+    m.insert(
+        "function_call".into(),
+        json!(first.map(|a| a.function.clone()).unwrap_or_default()),
+    );
+    m.insert(
+        "action_representation".into(),
+        json!(first.map(|a| a.action_string.clone()).unwrap_or_default()),
+    );
+    m.insert(
+        "action_type".into(),
+        json!(
+            actions
+                .iter()
+                .map(|a| a.result.namespace.clone())
+                .collect::<Vec<_>>()
+        ),
+    );
+    m.insert(
+        "action_success".into(),
+        json!(
+            actions
+                .iter()
+                .filter(|a| a.result.status == ResultStatus::Success)
+                .map(|a| json!({"function": a.function, "arguments": a.arguments}))
+                .collect::<Vec<_>>()
+        ),
+    );
+    m.insert(
+        "save_screenshot".into(),
+        save_screenshot
+            .clone()
+            .unwrap_or_else(|| json!({"save": false, "reason": ""})),
+    );
+    m
+}
+
+#[async_trait]
+impl Agent for DesktopAgents {
+    fn begin_round(&mut self, ctx: &Context) {
+        self.next = Transition::Continue;
+        match (&self.steps, ctx.round_num) {
+            (Some(_), n) if n > 0 => {
+                let subtask = ctx.subtask.clone().unwrap_or_default();
+                self.start_subtask(ctx, subtask, &[]);
+            }
+            _ => {
+                self.turn = Turn::Host;
+                let brief = self.host_brief(ctx);
+                self.host.conversation.start(brief);
+            }
+        }
+    }
+
+    fn scope(&self) -> Scope {
+        match self.turn {
+            Turn::Host => Scope::Desktop,
+            Turn::App => Scope::App,
+        }
+    }
+
+    async fn handle(&mut self, ctx: &mut Context, executor: &mut dyn Executor) -> AgentStep {
+        match self.turn {
+            Turn::Host => self.host_step(ctx, executor).await,
+            Turn::App => self.app_step(ctx, executor).await,
+        }
+    }
+
+    fn next(&self, step: &AgentStep) -> Transition {
+        if step.status == AgentStatus::Error {
+            return Transition::Error;
+        }
+        self.next
+    }
+}
+
+/// The prompts' text, for the fingerprint of a result (`agent::prompt_version`).
+pub(crate) fn prompts() -> String {
+    let tools = crate::desktop::tools::app_agent_tools();
+    format!(
+        "{}\n{}\n{}\n{}\n{}",
+        host::system_prompt(),
+        host::reply_schema(),
+        app::system_prompt(tools, true),
+        app::system_prompt(tools, false),
+        app::reply_schema(tools)
+    )
+}

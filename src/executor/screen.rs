@@ -1,0 +1,58 @@
+//! What a desktop step shows its agent: the screen as the step began (clean and
+//! annotated), and the things on it an action can name, labelled as the annotated
+//! screenshot labels them: the app window's controls for an AppAgent, the desktop's
+//! application windows for a HostAgent.
+
+use std::sync::Arc;
+
+use crate::desktop::backend::AppWindow;
+use crate::desktop::control::Control;
+use crate::desktop::screenshot::Image;
+
+/// Whose step begins: what the screen is observed for.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) enum Scope {
+    /// An agent acting in the selected app window (AppAgent, ReplayAgent): its
+    /// controls are listed.
+    #[default]
+    App,
+    /// The HostAgent: the desktop's application windows are listed.
+    Desktop,
+}
+
+/// The screenshots of a step's beginning, and what the agent is shown.
+#[derive(Clone, Debug)]
+pub(crate) struct StepScreens {
+    /// The screen as it was: a file name in the task folder.
+    pub(crate) clean: String,
+    /// The same, every listed control boxed and labelled by its id.
+    pub(crate) annotated: String,
+    /// What observing took, for the task log.
+    pub(crate) note: String,
+    /// What the agent is shown.
+    pub(crate) view: Arc<ScreenView>,
+}
+
+/// The screen as a step began, for the agent.
+#[derive(Clone, Debug)]
+pub(crate) struct ScreenView {
+    /// The screen.
+    pub(crate) clean: Image,
+    /// The screen with the listed things boxed and labelled.
+    pub(crate) annotated: Image,
+    /// What can be named, by label.
+    pub(crate) listed: Listed,
+    /// The title of the window the actions go to, if one is selected.
+    pub(crate) window: Option<String>,
+    /// The application it belongs to.
+    pub(crate) application: Option<String>,
+}
+
+/// The labelled things of a screen.
+#[derive(Clone, Debug)]
+pub(crate) enum Listed {
+    /// The selected window's controls (and its dialogs').
+    Controls(Vec<Control>),
+    /// The desktop's application windows.
+    Windows(Vec<AppWindow>),
+}
