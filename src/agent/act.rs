@@ -7,23 +7,35 @@ use super::ConfirmPolicy;
 use crate::event::TaskEvents;
 use crate::executor::{Executed, Executor, execute_all};
 use crate::record::{ActionRecord, AgentStatus};
+use crate::session::AgentStep;
 use crate::tool::{ResultStatus, ToolCall, ToolResult};
 
-/// Why a reply asking to confirm `commands` is denied under `policy`, if it is.
-pub(super) fn denied(
+/// What an unattended run answers a PENDING.
+pub(super) const NOBODY: &str =
+    "no human is available to answer questions in this run; go on with your best judgment";
+
+/// Denies a reply asking to confirm `commands` under `policy`: `step` fails saying why,
+/// and nothing runs. Returns whether it did.
+pub(super) fn deny(
+    step: &mut AgentStep,
+    events: &TaskEvents,
     status: AgentStatus,
     policy: ConfirmPolicy,
     commands: &[ToolCall],
-) -> Option<String> {
+) -> bool {
     if status != AgentStatus::Confirm || policy != ConfirmPolicy::Deny || commands.is_empty() {
-        return None;
+        return false;
     }
     let asked: Vec<String> = commands.iter().map(ToolCall::action_string).collect();
-    Some(format!(
+    let why = format!(
         "the agent asked to confirm a sensitive action ({}); unattended runs deny it \
          (set confirm = \"allow\" under [agent] in ufo-batch.toml to let such actions run)",
         asked.join("; ")
-    ))
+    );
+    events.warn(why.clone());
+    step.status = AgentStatus::Fail;
+    step.error = Some(why);
+    true
 }
 
 /// What running a reply's commands gave.

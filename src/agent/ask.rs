@@ -82,6 +82,25 @@ pub(super) struct Ask<'a> {
 }
 
 impl Ask<'_> {
+    /// Asks for an agent's step until `parse` accepts a reply, counting what asking cost
+    /// on `step`; an `Err` is why the step ends in ERROR, and whose failure that is.
+    pub(super) async fn for_step<T>(
+        &self,
+        conversation: &mut Conversation,
+        step: &mut crate::session::AgentStep,
+        parse: impl Fn(&str) -> Result<T, String>,
+        correct: impl Fn(&str) -> String,
+    ) -> Result<T, (String, crate::session::ErrorKind)> {
+        let mut spent = Spent::default();
+        let result = self
+            .until_parsed(conversation, &mut spent, parse, correct)
+            .await;
+        step.usage.add(spent.usage);
+        step.cost.add(spent.cost);
+        step.llm.add(spent.llm);
+        result.map_err(|e| e.into_step_error(self.tries))
+    }
+
     /// Asks until `parse` accepts a reply; `correct` words the answer to one it refuses.
     pub(super) async fn until_parsed<T>(
         &self,

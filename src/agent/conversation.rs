@@ -18,7 +18,9 @@ struct Turn {
 pub(super) struct Conversation {
     brief: Message,
     done: Vec<Turn>,
-    current: Vec<Message>,
+    /// The step under way: each message, and what it becomes once the step is done
+    /// (a desktop step's screen, folded to a line), if not itself.
+    current: Vec<(Message, Option<Message>)>,
     /// Steps sent in full (0: all).
     keep: usize,
 }
@@ -48,7 +50,13 @@ impl Conversation {
 
     /// Adds a message to the step under way.
     pub(super) fn push(&mut self, message: Message) {
-        self.current.push(message);
+        self.current.push((message, None));
+    }
+
+    /// Adds a message to the step under way that is sent as `folded` once the step is
+    /// done (a screen's listing and screenshots, which only the step under way needs).
+    pub(super) fn push_folding(&mut self, message: Message, folded: Message) {
+        self.current.push((message, Some(folded)));
     }
 
     /// Closes the step under way; `summary` stands for it once it is folded. Its
@@ -56,8 +64,12 @@ impl Conversation {
     /// way shows the screen.
     pub(super) fn end_step(&mut self, summary: String) {
         let messages = std::mem::take(&mut self.current)
-            .iter()
-            .map(|m| m.without_images("(the screenshots of this step are not shown again)"))
+            .into_iter()
+            .map(|(m, folded)| {
+                folded.unwrap_or_else(|| {
+                    m.without_images("(the screenshots of this step are not shown again)")
+                })
+            })
             .collect();
         self.done.push(Turn { messages, summary });
     }
@@ -84,7 +96,7 @@ impl Conversation {
                 .iter()
                 .flat_map(|t| t.messages.iter().cloned()),
         );
-        out.extend(self.current.iter().cloned());
+        out.extend(self.current.iter().map(|(m, _)| m.clone()));
         out
     }
 }

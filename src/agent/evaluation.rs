@@ -64,30 +64,38 @@ impl EvaluationAgent {
         Self { llm, reply_retries }
     }
 
-    /// Judges a session; `screens` (a desktop session's step and final screenshots,
-    /// labelled) are shown with the trajectory, UFO's `EVA_ALL_SCREENSHOTS`.
+    /// Judges a session; `desktop` says it was a desktop session, whose `screens` (step
+    /// and final screenshots, labelled) are shown with the trajectory, UFO's
+    /// `EVA_ALL_SCREENSHOTS` (none without vision).
     pub(crate) async fn judge(
         &self,
         request: &str,
         steps: &[StepRecord],
         workspace: &Path,
-        screens: &[JudgeScreen],
+        desktop: Option<&[JudgeScreen]>,
         events: &TaskEvents,
     ) -> Result<Judgement, JudgeFailure> {
         let mut conversation = Conversation::new(0);
         let text = brief(request, steps, workspace);
-        let system = if screens.is_empty() {
-            conversation.start(format!("{text}\n<Your response>"));
-            SYSTEM
-        } else {
-            let mut parts = vec![Part::text(text)];
-            for screen in screens {
-                parts.push(Part::text(format!("<{}>", screen.label)));
-                parts.push(Part::png(&screen.png));
+        let system = match desktop {
+            None => {
+                conversation.start(format!("{text}\n<Your response>"));
+                SYSTEM
             }
-            parts.push(Part::text("<Your response>"));
-            conversation.start_with(Message::user_parts(parts));
-            SYSTEM_DESKTOP
+            Some([]) => {
+                conversation.start(format!("{text}\n<Your response>"));
+                SYSTEM_DESKTOP
+            }
+            Some(screens) => {
+                let mut parts = vec![Part::text(text)];
+                for screen in screens {
+                    parts.push(Part::text(format!("<{}>", screen.label)));
+                    parts.push(Part::png(&screen.png));
+                }
+                parts.push(Part::text("<Your response>"));
+                conversation.start_with(Message::user_parts(parts));
+                SYSTEM_DESKTOP
+            }
         };
         let schema = schema();
         let ask = Ask {
@@ -148,8 +156,8 @@ the evidence cannot tell.\n\nReply with exactly one JSON object and nothing else
 const SYSTEM_DESKTOP: &str = "You evaluate whether an agent completed a task on desktop applications. A HostAgent \
 selected application windows and handed subtasks to AppAgents, which acted on the windows' controls (clicks, typed \
 keys, text). You get the original request, the trajectory (for each step: the agent, its subtask, its thought, the \
-action it took and the result), the final content of the workspace folder (the documents saved there), and \
-screenshots: some of the steps' screens and the final screen.\n\nJudge only from this evidence, never from the \
+action it took and the result), the final content of the workspace folder (the documents saved there), and, when \
+there are any, screenshots: some of the steps' screens and the final screen.\n\nJudge only from this evidence, never from the \
 agents' own claims of success; what a screenshot or a saved document shows outweighs what an agent says. List \
 sub-scores: the separate requirements the request states, each judged yes, no or unsure. complete is yes only if \
 every requirement is met, no if one is not, unsure if the evidence cannot tell.\n\nReply with exactly one JSON \

@@ -10,7 +10,7 @@ use serde_json::Value;
 
 use super::AgentSettings;
 use super::act;
-use super::ask::{Ask, Asker, Spent};
+use super::ask::{Ask, Asker};
 use super::conversation::Conversation;
 use super::prompt::{
     RoundBrief, correction_message, reply_schema, results_message, round_message, system_prompt,
@@ -76,19 +76,13 @@ impl LinuxAgent {
             events: &ctx.events,
         };
         let tools = &self.tools;
-        let mut spent = Spent::default();
-        let result = ask
-            .until_parsed(
-                &mut self.conversation,
-                &mut spent,
-                |content| parse_reply(content, tools),
-                correction_message,
-            )
-            .await;
-        step.usage.add(spent.usage);
-        step.cost.add(spent.cost);
-        step.llm.add(spent.llm);
-        result.map_err(|e| e.into_step_error(ask.tries))
+        ask.for_step(
+            &mut self.conversation,
+            step,
+            |content| parse_reply(content, tools),
+            correction_message,
+        )
+        .await
     }
 }
 
@@ -127,19 +121,19 @@ impl Agent for LinuxAgent {
                 return step;
             }
         };
-        step.observation = reply.observation.clone();
-        step.thought = reply.thought.clone();
-        step.plan = reply.plan.clone();
-        step.comment = reply.comment.clone();
+        step.reasoning(&reply);
         let commands: Vec<ToolCall> = reply
             .actions
             .iter()
             .map(|a| ToolCall::action(&a.function, a.arguments.clone()))
             .collect();
-        if let Some(why) = act::denied(reply.status, self.settings.confirm, &commands) {
-            ctx.events.warn(why.clone());
-            step.status = AgentStatus::Fail;
-            step.error = Some(why);
+        if act::deny(
+            &mut step,
+            &ctx.events,
+            reply.status,
+            self.settings.confirm,
+            &commands,
+        ) {
             return step;
         }
         let acted = act::run(
@@ -151,9 +145,7 @@ impl Agent for LinuxAgent {
         )
         .await;
         step.status = acted.status;
-        let note = (reply.status == AgentStatus::Pending).then_some(
-            "no human is available to answer questions in this run; go on with your best judgment",
-        );
+        let note = (reply.status == AgentStatus::Pending).then_some(act::NOBODY);
         let shown = acted.shown(&commands);
         self.conversation.push(Message::user(results_message(
             &shown,

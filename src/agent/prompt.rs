@@ -101,8 +101,37 @@ pub(super) fn round_message(brief: &RoundBrief<'_>) -> String {
     m
 }
 
-/// The message after a step: what each action returned, trimmed to `limit` characters.
+/// The message after a step: what each action returned, trimmed to `limit` characters,
+/// and the request for the next action.
 pub(super) fn results_message(
+    actions: &[(String, ToolResult)],
+    note: Option<&str>,
+    limit: usize,
+) -> String {
+    let mut m = results_text(actions, note, limit);
+    m.push_str("Reply with your next action as one JSON object.");
+    m
+}
+
+/// Result keys shown on their own, or not worth showing.
+const SHOWN_KEYS: [&str; 11] = [
+    "exit_code",
+    "stdout",
+    "stderr",
+    "content",
+    "text",
+    "structured",
+    "entries",
+    "path",
+    "bytes",
+    "truncated",
+    "append",
+];
+
+/// What each action returned (the output of a command, the text of a control or of an
+/// MCP tool, what a desktop action acted on), trimmed to `limit` characters and masked
+/// of secrets.
+pub(super) fn results_text(
     actions: &[(String, ToolResult)],
     note: Option<&str>,
     limit: usize,
@@ -123,9 +152,26 @@ pub(super) fn results_message(
             let _ = writeln!(m, "error: {e}");
         }
         let r = &result.result;
-        for key in ["stdout", "stderr", "content"] {
+        for key in ["stdout", "stderr", "content", "text"] {
             if let Some(text) = r.get(key).and_then(Value::as_str).filter(|t| !t.is_empty()) {
                 let _ = writeln!(m, "{key}:\n{}", text.trim_end());
+            }
+        }
+        if let Some(structured) = r.get("structured").filter(|v| !v.is_null()) {
+            let _ = writeln!(m, "structured: {structured}");
+        }
+        if let Some(object) = r.as_object() {
+            let details: serde_json::Map<String, Value> = object
+                .iter()
+                .filter(|(k, v)| {
+                    !SHOWN_KEYS.contains(&k.as_str())
+                        && !k.ends_with("_omitted_bytes")
+                        && !v.is_null()
+                })
+                .map(|(k, v)| (k.clone(), v.clone()))
+                .collect();
+            if !details.is_empty() {
+                let _ = writeln!(m, "details: {}", Value::Object(details));
             }
         }
         if let Some(entries) = result.entries() {
@@ -156,9 +202,7 @@ pub(super) fn results_message(
     // What a tool returned goes to the model: a secret in it (a server that echoed an
     // injected key) is masked here too, not only in the files.
     let m = crate::secrets::scrub(&m).into_owned();
-    let mut m = shorten_middle(&m, limit);
-    m.push_str("Reply with your next action as one JSON object.");
-    m
+    shorten_middle(&m, limit)
 }
 
 /// The correction after a reply that could not be used.

@@ -29,6 +29,21 @@ pub(crate) struct Reply {
     pub(crate) save_screenshot: Option<Value>,
 }
 
+impl crate::session::Reasoning for Reply {
+    fn observation(&self) -> Option<&str> {
+        self.observation.as_deref()
+    }
+    fn thought(&self) -> Option<&str> {
+        self.thought.as_deref()
+    }
+    fn plan(&self) -> Option<&Value> {
+        self.plan.as_ref()
+    }
+    fn comment(&self) -> Option<&str> {
+        self.comment.as_deref()
+    }
+}
+
 /// One tool call of a reply.
 #[derive(Clone, Debug, PartialEq)]
 pub(crate) struct ReplyAction {

@@ -121,6 +121,7 @@ pub(super) async fn evaluate(
             } else {
                 Vec::new()
             };
+            let desktop = task.is_desktop().then_some(screens.as_slice());
             ctx.events.info(format!(
                 "asking the LLM judge{}",
                 match screens.len() {
@@ -133,7 +134,7 @@ pub(super) async fn evaluate(
                     &ctx.request,
                     &ctx.trajectory,
                     &ctx.workspace,
-                    &screens,
+                    desktop,
                     &ctx.events,
                 )
                 .await;

@@ -111,6 +111,12 @@ pub(super) fn agent_settings(
             "[agent] observation_limit must be at least 200 characters".into(),
         ));
     }
+    let judge_screenshots = f.judge_screenshots.unwrap_or(d.judge_screenshots);
+    if judge_screenshots > 40 {
+        return Err(ConfigError::Invalid(
+            "[agent] judge_screenshots is at most 40 (UFO's bound)".into(),
+        ));
+    }
     Ok(AgentSettings {
         observation_limit,
         reply_retries: f.reply_retries.unwrap_or(d.reply_retries),
@@ -118,7 +124,7 @@ pub(super) fn agent_settings(
         history_steps: f.history_steps.unwrap_or(d.history_steps),
         vision: vision.unwrap_or(d.vision),
         image_max_side,
-        judge_screenshots: f.judge_screenshots.unwrap_or(d.judge_screenshots),
+        judge_screenshots,
     })
 }
 

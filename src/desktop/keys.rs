@@ -67,6 +67,25 @@ pub(crate) enum KeyAction {
     Up(Key),
 }
 
+impl KeyAction {
+    /// How long to let the app take this key in before the next, as a typist would: a
+    /// character is quick; a key that moves or acts (Enter, arrows, Home) and above all
+    /// a chord (Ctrl+Home) get time, since an app busy with the last key may read the
+    /// modifiers' state late (LibreOffice Calc under load read Ctrl+Home, Down as
+    /// Ctrl+Down, moving the cell cursor elsewhere).
+    pub(crate) fn pause(&self) -> std::time::Duration {
+        use std::time::Duration;
+        match self {
+            Self::Tap {
+                key: Key::Char(_),
+                held,
+            } if held.is_empty() => Duration::from_millis(5),
+            Self::Tap { held, .. } if !held.is_empty() => Duration::from_millis(60),
+            Self::Tap { .. } | Self::Down(_) | Self::Up(_) => Duration::from_millis(30),
+        }
+    }
+}
+
 /// Why a key string cannot be read.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) struct KeyError {

@@ -112,7 +112,7 @@ impl Image {
     /// new one covers); the image itself when it is that small already.
     pub(crate) fn bounded(&self, max_side: u32) -> std::borrow::Cow<'_, Image> {
         let longer = self.width.max(self.height);
-        if max_side == 0 || longer <= max_side {
+        if max_side == 0 || longer <= max_side || self.width == 0 || self.height == 0 {
             return std::borrow::Cow::Borrowed(self);
         }
         let scale = f64::from(longer) / f64::from(max_side);

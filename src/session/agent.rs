@@ -72,6 +72,28 @@ impl AgentStep {
     }
 }
 
+impl AgentStep {
+    /// Takes the model's words from its reply: what it saw, why, what next, a remark.
+    pub(crate) fn reasoning(&mut self, words: &impl Reasoning) {
+        self.observation = words.observation().map(str::to_string);
+        self.thought = words.thought().map(str::to_string);
+        self.plan = words.plan().cloned();
+        self.comment = words.comment().map(str::to_string);
+    }
+}
+
+/// A model's reply as far as the step record keeps its words.
+pub(crate) trait Reasoning {
+    /// What the model saw.
+    fn observation(&self) -> Option<&str>;
+    /// Why it acts.
+    fn thought(&self) -> Option<&str>;
+    /// What it plans next.
+    fn plan(&self) -> Option<&Value>;
+    /// A remark.
+    fn comment(&self) -> Option<&str>;
+}
+
 /// Decides and carries out the steps of a session.
 #[async_trait]
 pub(crate) trait Agent: Send {

@@ -69,17 +69,19 @@ fn host(status: &str, subtask: &str, arguments: Value) -> String {
 }
 
 /// The HostAgent selecting the listed window whose title holds `title` (by the id the
-/// request listed, and its name), with `status`. An app still loading its document may
-/// show another title: then the only window listed, as a model would.
+/// request listed, and its name), with `status`. An app that has not shown its
+/// document's name in its title yet is picked when it is the only window, as a model
+/// would; with none, the reply names the title alone (and fails if it is not there).
 fn select(title: &'static str, status: &'static str, subtask: &'static str) -> Reply {
     Reply::computed(move |body| {
         let windows = listed(body);
+        let only = (windows.len() == 1).then(|| windows[0].clone());
         let window = windows
             .iter()
             .find(|w| w["name"].as_str().is_some_and(|n| n.contains(title)))
-            .or(windows.first())
             .cloned()
-            .unwrap_or_else(|| json!({"id": "1", "name": title}));
+            .or(only)
+            .unwrap_or_else(|| json!({"id": "", "name": title}));
         host(
             status,
             subtask,
@@ -499,9 +501,37 @@ fn confirm_is_denied_a_bad_reply_is_asked_again_and_the_judge_sees_the_screen() 
         "confirm",
         vec![
             select("confirm-note", "ASSIGN", "Delete everything"),
-            on("", "Edit", "set_edit_text", json!({"text": ""}), "CONFIRM"),
+            on(
+                "",
+                "Edit",
+                "keyboard_input",
+                json!({"keys": "^a{DELETE}^s"}),
+                "CONFIRM",
+            ),
         ],
     );
+    // An AppAgent that gives up fails the task, saying why; one that takes no action
+    // ends its subtask (UFO's reading).
+    mock.script(
+        "gives_up",
+        vec![
+            select("gives-up-note", "ASSIGN", "Find the chart"),
+            Reply::Content(
+                json!({"observation": "a note", "thought": "no chart here", "action": {"function": "",
+                       "arguments": {}, "status": "FAIL"}, "plan": [], "comment": "the note has no chart"})
+                .to_string(),
+            ),
+        ],
+    );
+    mock.script(
+        "idle",
+        vec![
+            select("idle-note", "ASSIGN", "Look at the note"),
+            Reply::Content(app("", json!({}), "CONTINUE")),
+            host_finish(),
+        ],
+    )
+    .judge("idle", vec![verdict("yes", "looked")]);
     mock.script(
         "reask",
         vec![
@@ -550,24 +580,26 @@ fn confirm_is_denied_a_bad_reply_is_asked_again_and_the_judge_sees_the_screen() 
     )
     .judge("flow", vec![verdict("yes", "two lines")]);
     let p = llm_project();
-    for name in ["confirm-note.txt", "reask-note.txt"] {
-        p.file(&format!("files/{name}"), "first line\n");
+    for name in ["confirm-note", "reask-note", "gives-up-note", "idle-note"] {
+        p.file(&format!("files/{name}.txt"), "first line\n");
+        let marker = marker(&name.trim_end_matches("-note").replace('-', "_"));
+        p.task(
+            &format!("{}.json", name.trim_end_matches("-note").replace('-', "_")),
+            json!({"task": format!("Work on the note {marker}"), "object": format!("{name}.txt"), "app": "notepad"}),
+        );
     }
-    p.task(
-        "confirm.json",
-        json!({"task": format!("Empty the note {}", marker("confirm")), "object": "confirm-note.txt", "app": "notepad"}),
-    );
-    p.task(
-        "reask.json",
-        json!({"task": format!("Write hello into the note {}", marker("reask")), "object": "reask-note.txt", "app": "notepad"}),
-    );
     p.task(
         "prefill/1.json",
         json!({"app": "notepad", "unique_id": "1", "task": format!("two lines {}", marker("flow")),
                "refined_steps": ["write a", "add b"]}),
     );
     let out = run_with(&p, &mock, &["--jobs", "3"]);
-    out.expect_code(1);
+    assert_eq!(
+        out.code,
+        1,
+        "{}",
+        logs(&out, &["confirm", "reask", "gives_up", "idle", "prefill/1"])
+    );
 
     let flow = out.status("prefill/1");
     assert_eq!(flow["status"], "passed", "{flow}");
@@ -595,6 +627,23 @@ fn confirm_is_denied_a_bad_reply_is_asked_again_and_the_judge_sees_the_screen() 
     )
     .unwrap();
     assert_eq!(note, "first line\n", "the denied action must not run");
+    let last = steps(&out, "confirm").pop().unwrap();
+    assert_eq!(last["agent_type"], "AppAgent");
+    assert_eq!(last["action"], json!([]), "{last}");
+    assert!(
+        !out.task_file("confirm", "task.log")
+            .contains("step 2: keyboard_input(")
+    );
+
+    let gave_up = out.status("gives_up");
+    assert_eq!(gave_up["status"], "failed", "{gave_up}");
+    assert_eq!(
+        gave_up["error"],
+        "the AppAgent said FAIL: the note has no chart"
+    );
+    let idle = out.status("idle");
+    assert_eq!(idle["status"], "passed", "{idle}");
+    assert_eq!(idle["steps"], 3, "{idle}");
 
     let reask = out.status("reask");
     assert_eq!(reask["status"], "passed", "{reask}");
@@ -613,9 +662,14 @@ fn confirm_is_denied_a_bad_reply_is_asked_again_and_the_judge_sees_the_screen() 
     // The judge saw the request, the steps and the screenshots, the final one last.
     let judge: Vec<_> = requests.iter().filter(|r| r.judge).collect();
     assert_eq!(judge.len(), 1);
-    assert!(images(&judge[0].body) >= 2, "{}", judge[0].body["messages"]);
+    // Five steps, each one's screen, then the final one.
+    assert_eq!(images(&judge[0].body), 6, "{}", judge[0].body["messages"]);
+    let parts = judge[0].body["messages"][1]["content"].as_array().unwrap();
+    let labels: Vec<&str> = parts.iter().filter_map(|p| p["text"].as_str()).collect();
+    assert_eq!(labels[1], "<Screenshot of step 1>", "{labels:?}");
+    assert_eq!(labels[labels.len() - 2], "<Final Screenshot>", "{labels:?}");
+    assert_eq!(parts[parts.len() - 2]["type"], "image_url");
     let text = judge[0].body["messages"].to_string();
-    assert!(text.contains("<Final Screenshot>"), "{text}");
     assert!(text.contains("AppAgent/"), "{text}");
     let evaluation = read_json(&out.run_dir("proj").join("reask/evaluation.log"));
     assert_eq!(evaluation["complete"], "yes");
@@ -632,7 +686,8 @@ fn without_vision_the_model_gets_the_control_list_as_text_only() {
         "blind",
         vec![
             select("blind-note", "ASSIGN", "Read the note"),
-            on("", "Edit", "texts", json!({}), "FINISH"),
+            on("", "Edit", "texts", json!({}), "CONTINUE"),
+            Reply::Content(app("", json!({}), "FINISH")),
             host_finish(),
         ],
     )
@@ -650,10 +705,20 @@ fn without_vision_the_model_gets_the_control_list_as_text_only() {
     let out = run_with(&p, &mock, &[]);
     out.expect_code(0);
     let requests = mock.received_for("blind");
-    assert_eq!(requests.len(), 4);
+    assert_eq!(requests.len(), 5);
     for r in &requests {
         assert_eq!(images(&r.body), 0, "{}", r.body["messages"]);
     }
+    // What `texts` read reaches the AppAgent with the next screen; the judge of a
+    // desktop task is told so even without screenshots.
+    let next = requests[2].body["messages"].to_string();
+    assert!(next.contains("text:\\nfirst line"), "{next}");
+    assert!(requests[4].judge);
+    let judge_system = requests[4].body["messages"][0]["content"].as_str().unwrap();
+    assert!(
+        judge_system.contains("desktop applications"),
+        "{judge_system}"
+    );
     assert!(
         listed(&requests[1].body)
             .iter()
@@ -666,5 +731,33 @@ fn without_vision_the_model_gets_the_control_list_as_text_only() {
         out.run_dir("proj")
             .join("blind/action_step1_annotated.png")
             .exists()
+    );
+
+    // A replay that meets another text diverges, saying at which step and how.
+    p.file("files/blind-note.txt", "another line\n");
+    let run = out.run_dir("proj");
+    let elsewhere = tempfile::tempdir().unwrap();
+    let replay = run_binary(
+        elsewhere.path(),
+        &[
+            "run",
+            run.to_str().unwrap(),
+            "--out",
+            "replays",
+            "--progress",
+            "lines",
+        ],
+        &[],
+    );
+    assert_eq!(replay.code, 1, "{}\n{}", replay.stdout, replay.stderr);
+    let replayed = read_json(
+        &elsewhere
+            .path()
+            .join("replays/proj-replay/blind/status.json"),
+    );
+    let why = replayed["error"].as_str().unwrap_or_default();
+    assert!(
+        why.contains("step 2") && why.contains("texts") && why.contains("first line"),
+        "{replayed}"
     );
 }

@@ -101,6 +101,21 @@ pub(super) struct HostReply {
     pub(super) questions: Vec<String>,
 }
 
+impl crate::session::Reasoning for HostReply {
+    fn observation(&self) -> Option<&str> {
+        self.observation.as_deref()
+    }
+    fn thought(&self) -> Option<&str> {
+        self.thought.as_deref()
+    }
+    fn plan(&self) -> Option<&Value> {
+        self.plan.as_ref()
+    }
+    fn comment(&self) -> Option<&str> {
+        self.comment.as_deref()
+    }
+}
+
 /// Parses a HostAgent reply; `Err` is the message to send back.
 pub(super) fn parse(text: &str) -> Result<HostReply, String> {
     let value = extract_object(text)?;

@@ -30,24 +30,20 @@ use serde_json::{Map, Value, json};
 
 use super::AgentSettings;
 use super::act;
-use super::ask::{Ask, Asker, Spent};
+use super::ask::{Ask, Asker};
 use super::conversation::Conversation;
-use super::prompt::results_message;
+use super::prompt::results_text;
 use super::reply::parse_reply;
 use crate::event::Level;
 use crate::executor::{Executor, Scope};
-use crate::llm::{LlmClient, Message};
-use crate::record::AgentStatus;
+use crate::llm::LlmClient;
+use crate::record::{ActionRecord, AgentStatus};
 use crate::session::{Agent, AgentStep, Context, ErrorKind, Transition};
 use crate::tool::{ResultStatus, ToolCall, ToolSpec};
-use view::{Showing, screen_parts};
+use view::{Showing, screen_message};
 
 const HOST: &str = "HostAgent";
 const APP: &str = "AppAgent";
-
-/// What an unattended run answers a PENDING.
-const NOBODY: &str =
-    "no human is available to answer questions in this run; go on with your best judgment";
 
 /// One agent's side: its prompt, reply schema and conversation.
 struct Voice {
@@ -201,14 +197,8 @@ impl DesktopAgents {
             tries,
             events: &ctx.events,
         };
-        let mut spent = Spent::default();
-        let result = ask
-            .until_parsed(&mut voice.conversation, &mut spent, parse, correct)
-            .await;
-        step.usage.add(spent.usage);
-        step.cost.add(spent.cost);
-        step.llm.add(spent.llm);
-        result.map_err(|e| e.into_step_error(tries))
+        ask.for_step(&mut voice.conversation, step, parse, correct)
+            .await
     }
 
     /// Ends `step` in ERROR.
@@ -233,8 +223,8 @@ impl DesktopAgents {
             text.push('\n');
         }
         text.push_str("Choose your next move as one JSON object.");
-        let parts = screen_parts(text, ctx.screen.as_deref(), self.showing());
-        self.host.conversation.push(Message::user_parts(parts));
+        let (message, folded) = screen_message(text, ctx.screen.as_deref(), self.showing());
+        self.host.conversation.push_folding(message, folded);
         let tries = self.settings.reply_retries + 1;
         let reply = match Self::ask(
             &self.llm,
@@ -250,46 +240,33 @@ impl DesktopAgents {
             Ok(reply) => reply,
             Err(e) => return self.failed(ctx, step, e),
         };
-        step.observation = reply.observation.clone();
-        step.thought = reply.thought.clone();
-        step.plan = reply.plan.clone();
-        step.comment = reply.comment.clone();
+        step.reasoning(&reply);
         step.subtask = reply.current_subtask.clone();
         let mut status = reply.status;
         let mut summary = format!("{status}");
         if let Some(arguments) = reply.select.clone() {
             let command = ToolCall::action(host::SELECT_WINDOW, arguments);
+            let commands = std::slice::from_ref(&command);
             let acted = act::run(
                 executor,
                 &ctx.events,
                 ctx.session_step + 1,
                 status,
-                std::slice::from_ref(&command),
+                commands,
             )
             .await;
             status = acted.status;
             let result = &acted.executed[0].result;
-            if result.status == ResultStatus::Success {
+            self.window = (result.status == ResultStatus::Success).then(|| {
                 let text = |k: &str| {
-                    result
-                        .result
-                        .get(k)
-                        .and_then(Value::as_str)
-                        .unwrap_or("")
-                        .to_string()
+                    let v = result.result.get(k).and_then(Value::as_str);
+                    v.unwrap_or_default().to_string()
                 };
-                self.window = Some((text("window"), text("application")));
-            } else {
-                // The model sees why, and may not assign to a window it did not get.
-                self.window = None;
-            }
-            let shown = acted.shown(std::slice::from_ref(&command));
-            self.host_news.push(
-                results_message(&shown, None, self.settings.observation_limit)
-                    .trim_end_matches("Reply with your next action as one JSON object.")
-                    .trim_end()
-                    .to_string(),
-            );
+                (text("window"), text("application"))
+            });
+            let shown = acted.shown(commands);
+            self.host_news
+                .push(results_text(&shown, None, self.settings.observation_limit));
             summary = act::step_summary(&shown, status);
             step.actions = acted.records(vec![command]);
         }
@@ -317,23 +294,19 @@ impl DesktopAgents {
                 Transition::Continue
             }
             AgentStatus::Pending => {
-                self.host_news.push(format!("Note: {NOBODY}"));
+                self.host_news.push(format!("Note: {}", act::NOBODY));
                 Transition::Continue
             }
             AgentStatus::Finish => Transition::EndRound,
             AgentStatus::Fail => {
-                step.error = Some(match &reply.comment {
-                    Some(c) => format!("the HostAgent said FAIL: {c}"),
-                    None => "the HostAgent said FAIL".to_string(),
-                });
+                step.error = Some(said_fail(HOST, reply.comment.as_deref()));
                 Transition::Fail
             }
             _ => Transition::Continue,
         };
         step.status = status;
         self.host.conversation.end_step(summary);
-        let (window, application) = self.window.clone().unwrap_or_default();
-        step.extra = host_keys(&reply, &step, &window, &application, self.assigned);
+        step.extra = host_keys(&reply, &step, self.window.as_ref(), self.assigned);
         step
     }
 
@@ -352,11 +325,11 @@ impl DesktopAgents {
         let mut step = AgentStep::new(APP, name, AgentStatus::Continue);
         step.subtask = self.subtask.clone();
         let text = match self.app_news.take() {
-            Some(results) => results,
+            Some(results) => format!("{results}Reply with your next action as one JSON object."),
             None => "Reply with your first action as one JSON object.".to_string(),
         };
-        let parts = screen_parts(text, ctx.screen.as_deref(), self.showing());
-        self.app.conversation.push(Message::user_parts(parts));
+        let (message, folded) = screen_message(text, ctx.screen.as_deref(), self.showing());
+        self.app.conversation.push_folding(message, folded);
         let tries = self.settings.reply_retries + 1;
         let tools = self.app_tools.clone();
         let reply = match Self::ask(
@@ -373,49 +346,50 @@ impl DesktopAgents {
             Ok(reply) => reply,
             Err(e) => return self.failed(ctx, step, e),
         };
-        step.observation = reply.observation.clone();
-        step.thought = reply.thought.clone();
-        step.plan = reply.plan.clone();
-        step.comment = reply.comment.clone();
+        step.reasoning(&reply);
         let commands: Vec<ToolCall> = reply
             .actions
             .iter()
             .map(|a| ToolCall::action(&a.function, a.arguments.clone()))
             .collect();
-        if let Some(why) = act::denied(reply.status, self.settings.confirm, &commands) {
-            ctx.events.warn(why.clone());
-            step.status = AgentStatus::Fail;
-            step.error = Some(why);
+        if act::deny(
+            &mut step,
+            &ctx.events,
+            reply.status,
+            self.settings.confirm,
+            &commands,
+        ) {
             self.next = Transition::Fail;
             return step;
         }
-        let acted = act::run(
-            executor,
-            &ctx.events,
-            ctx.session_step + 1,
-            reply.status,
-            &commands,
-        )
-        .await;
+        // UFO: a step with no action is the end of the subtask (unless it gives up).
+        let said = match reply.status {
+            AgentStatus::Continue | AgentStatus::Pending if commands.is_empty() => {
+                ctx.events.info(format!(
+                    "step {}: the AppAgent took no action; its subtask is done (as UFO reads it)",
+                    ctx.session_step + 1
+                ));
+                AgentStatus::Finish
+            }
+            other => other,
+        };
+        let acted = act::run(executor, &ctx.events, ctx.session_step + 1, said, &commands).await;
         let shown = acted.shown(&commands);
-        let note = (reply.status == AgentStatus::Pending).then_some(NOBODY);
-        self.app_news = Some(results_message(
-            &shown,
-            note,
-            self.settings.observation_limit,
-        ));
+        let note = (reply.status == AgentStatus::Pending).then_some(act::NOBODY);
+        self.app_news = Some(results_text(&shown, note, self.settings.observation_limit));
         self.app
             .conversation
             .end_step(act::step_summary(&shown, acted.status));
         step.status = acted.status;
+        step.actions = acted.records(commands);
         step.extra = app_keys(
             &reply.save_screenshot,
-            &acted.records(commands.clone()),
+            &step.actions,
             &application,
             self.window.as_ref(),
         );
-        step.actions = acted.records(commands);
         self.next = match step.status {
+            AgentStatus::Finish if self.steps.is_some() => Transition::EndRound,
             AgentStatus::Finish => {
                 let subtask = self.subtask.clone().unwrap_or_default();
                 let comment = reply.comment.clone().unwrap_or_default();
@@ -428,18 +402,11 @@ impl DesktopAgents {
                         format!(": {comment}")
                     }
                 ));
-                if self.steps.is_some() {
-                    Transition::EndRound
-                } else {
-                    self.turn = Turn::Host;
-                    Transition::Continue
-                }
+                self.turn = Turn::Host;
+                Transition::Continue
             }
             AgentStatus::Fail => {
-                step.error = Some(match &reply.comment {
-                    Some(c) => format!("the AppAgent said FAIL: {c}"),
-                    None => "the AppAgent said FAIL".to_string(),
-                });
+                step.error = Some(said_fail(APP, reply.comment.as_deref()));
                 Transition::Fail
             }
             _ => Transition::Continue,
@@ -448,51 +415,17 @@ impl DesktopAgents {
     }
 }
 
-/// UFO's HostAgent keys of response.log (ufo.md §4), with the ones UFO drops.
-fn host_keys(
-    reply: &host::HostReply,
-    step: &AgentStep,
-    window: &str,
-    application: &str,
-    assigned: u32,
-) -> Map<String, Value> {
-    let action = step.actions.first();
-    let mut m = Map::new();
-    m.insert("current_subtask".into(), json!(reply.current_subtask));
-    m.insert("message".into(), json!(reply.message));
-    m.insert("questions".into(), json!(reply.questions));
-    m.insert(
-        "function_call".into(),
-        json!(action.map(|a| a.function.clone()).unwrap_or_default()),
-    );
-    m.insert(
-        "arguments".into(),
-        json!(action.map(|a| a.arguments.clone()).unwrap_or_default()),
-    );
-    m.insert(
-        "action_representation".into(),
-        json!(action.map(|a| a.action_string.clone()).unwrap_or_default()),
-    );
-    m.insert("application".into(), json!(window));
-    m.insert("application_process_name".into(), json!(application));
-    m.insert("subtask_index".into(), json!(assigned));
-    m
+/// Why a session failed when `agent` said FAIL, with its comment.
+fn said_fail(agent: &str, comment: Option<&str>) -> String {
+    match comment {
+        Some(c) => format!("the {agent} said FAIL: {c}"),
+        None => format!("the {agent} said FAIL"),
+    }
 }
 
-/// UFO's AppAgent keys of response.log (ufo.md §4).
-fn app_keys(
-    save_screenshot: &Option<Value>,
-    actions: &[crate::record::ActionRecord],
-    application: &str,
-    window: Option<&(String, String)>,
-) -> Map<String, Value> {
+/// The keys every agent's response.log line has for its first action (UFO's).
+fn action_keys(m: &mut Map<String, Value>, actions: &[ActionRecord]) {
     let first = actions.first();
-    let mut m = Map::new();
-    m.insert("app_root".into(), json!(application));
-    m.insert(
-        "application_process_name".into(),
-        json!(window.map(|w| w.0.clone()).unwrap_or_default()),
-    );
     m.insert(
         "function_call".into(),
         json!(first.map(|a| a.function.clone()).unwrap_or_default()),
@@ -510,6 +443,60 @@ fn app_keys(
                 .collect::<Vec<_>>()
         ),
     );
+}
+
+/// UFO's HostAgent keys of response.log (ufo.md §4), with the ones UFO drops. The
+/// `application` is the window selected (its title), `app_root` its application.
+fn host_keys(
+    reply: &host::HostReply,
+    step: &AgentStep,
+    window: Option<&(String, String)>,
+    assigned: u32,
+) -> Map<String, Value> {
+    let (title, app) = window.cloned().unwrap_or_default();
+    let mut m = Map::new();
+    m.insert("current_subtask".into(), json!(reply.current_subtask));
+    m.insert("message".into(), json!(reply.message));
+    m.insert("questions".into(), json!(reply.questions));
+    action_keys(&mut m, &step.actions);
+    m.insert(
+        "arguments".into(),
+        json!(
+            step.actions
+                .first()
+                .map(|a| a.arguments.clone())
+                .unwrap_or_default()
+        ),
+    );
+    m.insert(
+        "results".into(),
+        json!(step.actions.first().map(|a| a.result.result.clone())),
+    );
+    m.insert(
+        "last_error".into(),
+        json!(step.actions.iter().find_map(|a| a.result.error.clone())),
+    );
+    m.insert("application".into(), json!(title));
+    m.insert("app_root".into(), json!(app));
+    m.insert("subtask_index".into(), json!(assigned));
+    m
+}
+
+/// UFO's AppAgent keys of response.log (ufo.md §4): `app_root` its application,
+/// `application_process_name` the window's title.
+fn app_keys(
+    save_screenshot: &Option<Value>,
+    actions: &[ActionRecord],
+    application: &str,
+    window: Option<&(String, String)>,
+) -> Map<String, Value> {
+    let mut m = Map::new();
+    m.insert("app_root".into(), json!(application));
+    m.insert(
+        "application_process_name".into(),
+        json!(window.map(|w| w.0.clone()).unwrap_or_default()),
+    );
+    action_keys(&mut m, actions);
     m.insert(
         "action_success".into(),
         json!(

@@ -8,7 +8,7 @@ use std::fmt::Write;
 use serde_json::json;
 
 use crate::executor::{Listed, ScreenView};
-use crate::llm::Part;
+use crate::llm::{Message, Part};
 
 /// The most controls listed to the model; a longer list says how many were left out.
 const MAX_LISTED: usize = 300;
@@ -72,15 +72,29 @@ pub(super) fn listing(view: &ScreenView) -> String {
     m
 }
 
-/// `text`, the listing of `view` and its screenshots, as the parts of one message.
-/// Returns the parts and how many images they hold.
-pub(super) fn screen_parts(text: String, view: Option<&ScreenView>, showing: Showing) -> Vec<Part> {
+/// `text`, the listing of `view` and its screenshots, as one message; and what that
+/// message becomes once its step is done (the text and a line for the screen: only the
+/// step under way shows it in full).
+pub(super) fn screen_message(
+    text: String,
+    view: Option<&ScreenView>,
+    showing: Showing,
+) -> (Message, Message) {
     let Some(view) = view else {
-        return vec![Part::text(format!(
-            "{text}\n(The screen could not be observed this step; see the last results.)"
-        ))];
+        let text =
+            format!("{text}\n(The screen could not be observed this step; see the last results.)");
+        return (Message::user(text.clone()), Message::user(text));
     };
-    let mut parts = vec![Part::text(format!("{text}\n{}", listing(view)))];
+    // Names on the screen are the app's, and may hold anything a document holds.
+    let listing = crate::secrets::scrub(&listing(view)).into_owned();
+    let what = match &view.listed {
+        Listed::Controls(c) => format!("{} controls", c.len()),
+        Listed::Windows(w) => format!("{} windows", w.len()),
+    };
+    let folded = Message::user(format!(
+        "{text}\n(The screen of this step, {what} listed, is not shown again.)"
+    ));
+    let mut parts = vec![Part::text(format!("{text}\n{listing}"))];
     if showing.vision {
         for (label, image) in [
             (
@@ -95,7 +109,7 @@ pub(super) fn screen_parts(text: String, view: Option<&ScreenView>, showing: Sho
             }
         }
     }
-    parts
+    (Message::user_parts(parts), folded)
 }
 
 #[cfg(test)]
@@ -132,17 +146,12 @@ mod tests {
             handle: 0,
         };
         let v = view(Listed::Controls(vec![control]));
-        let parts = screen_parts(
-            "hello".into(),
-            Some(&v),
-            Showing {
-                vision: true,
-                max_side: 20,
-            },
-        );
-        let Part::Text { text } = &parts[0] else {
-            panic!()
+        let showing = |vision| Showing {
+            vision,
+            max_side: 20,
         };
+        let (m, folded) = screen_message("hello".into(), Some(&v), showing(true));
+        let text = m.text();
         assert!(
             text.starts_with("hello\n<Application window> report.docx"),
             "{text}"
@@ -151,22 +160,15 @@ mod tests {
             text.contains(r#"{"id":"7","name":"Bold","control_type":"Button"}"#),
             "{text}"
         );
+        assert_eq!(m.images(), 2);
+        assert_eq!(folded.images(), 0);
         assert_eq!(
-            parts
-                .iter()
-                .filter(|p| matches!(p, Part::ImageUrl { .. }))
-                .count(),
-            2
+            folded.text(),
+            "hello\n(The screen of this step, 1 controls listed, is not shown again.)"
         );
-        let text_only = screen_parts(
-            "hello".into(),
-            Some(&v),
-            Showing {
-                vision: false,
-                max_side: 20,
-            },
-        );
-        assert_eq!(text_only.len(), 1);
+        let (text_only, _) = screen_message("hello".into(), Some(&v), showing(false));
+        assert_eq!(text_only.images(), 0);
+        assert!(text_only.text().contains("Bold"));
     }
 
     #[test]

@@ -419,11 +419,43 @@ pub(crate) async fn grab_focus(conn: &Connection, node: &Node) -> Result<bool, S
     if !node.interfaces.contains(Interface::Component) {
         return Ok(false);
     }
-    component(conn, &node.id)
+    // A control that has the focus keeps it: asking again is not free (LibreOffice's
+    // sheet moves its cell cursor back to A1 when it is given the focus, a while after
+    // the call returns, under the keys typed next).
+    if has_focus(conn, node).await {
+        return Ok(true);
+    }
+    let granted = component(conn, &node.id)
         .await?
         .grab_focus()
         .await
-        .map_err(|e| bus_error("the focus", e))
+        .map_err(|e| bus_error("the focus", e))?;
+    if granted {
+        // The app takes the focus when it gets to it: wait for it (a moment at most),
+        // so that the keys typed next reach the control.
+        let deadline = std::time::Instant::now() + FOCUS_WAIT;
+        while !has_focus(conn, node).await && std::time::Instant::now() < deadline {
+            tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+        }
+        tokio::time::sleep(FOCUS_SETTLE).await;
+    }
+    Ok(granted)
+}
+
+/// How long a control given the focus may take to report it.
+const FOCUS_WAIT: std::time::Duration = std::time::Duration::from_secs(2);
+/// How long an app is given to finish taking the focus once it reports it.
+const FOCUS_SETTLE: std::time::Duration = std::time::Duration::from_millis(150);
+
+/// Whether the node reports the keyboard focus now.
+async fn has_focus(conn: &Connection, node: &Node) -> bool {
+    match accessible(conn, &node.id).await {
+        Ok(proxy) => proxy
+            .get_state()
+            .await
+            .is_ok_and(|s| s.contains(State::Focused)),
+        Err(_) => false,
+    }
 }
 
 /// The text a node shows: its Text, or its descendants' texts a line each (a

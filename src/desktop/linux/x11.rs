@@ -281,8 +281,7 @@ impl Display {
                     }
                 }
                 d.sync()?;
-                // Give the app's event loop a moment between keys, as a typist would.
-                std::thread::sleep(Duration::from_millis(2));
+                std::thread::sleep(action.pause());
             }
             Ok(())
         })

@@ -83,6 +83,7 @@ pub(super) fn send(actions: &[KeyAction]) -> Result<(), String> {
                 .end_hold_keys()
                 .map_err(ui_error("releasing keys"))?,
         }
+        std::thread::sleep(action.pause());
     }
     Ok(())
 }

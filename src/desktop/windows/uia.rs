@@ -100,6 +100,33 @@ pub(super) struct State {
     listed: Vec<UIElement>,
 }
 
+/// The executable's file name of process `pid` (`WINWORD.EXE`), UFO's `app_root`.
+fn process_name(pid: u32) -> Option<String> {
+    use windows::Win32::Foundation::CloseHandle;
+    use windows::Win32::System::Threading::{
+        OpenProcess, PROCESS_NAME_WIN32, PROCESS_QUERY_LIMITED_INFORMATION,
+        QueryFullProcessImageNameW,
+    };
+    use windows::core::PWSTR;
+    let mut buf = [0u16; 1024];
+    let mut len = buf.len() as u32;
+    // SAFETY: the handle is closed below; the buffer outlives the call and `len` says
+    // its size.
+    unsafe {
+        let handle = OpenProcess(PROCESS_QUERY_LIMITED_INFORMATION, false, pid).ok()?;
+        let named = QueryFullProcessImageNameW(
+            handle,
+            PROCESS_NAME_WIN32,
+            PWSTR(buf.as_mut_ptr()),
+            &mut len,
+        );
+        let _ = CloseHandle(handle);
+        named.ok()?;
+    }
+    let path = String::from_utf16_lossy(&buf[..len as usize]);
+    path.rsplit('\\').next().map(str::to_string)
+}
+
 fn rect_of(element: &UIElement) -> Rect {
     element
         .get_bounding_rectangle()
@@ -213,7 +240,7 @@ impl State {
             }
             let application = window
                 .get_process_id()
-                .map(|p| format!("process {p}"))
+                .map(|p| process_name(p).unwrap_or_else(|| format!("process {p}")))
                 .unwrap_or_default();
             out.push(AppWindow {
                 id: (out.len() + 1).to_string(),
@@ -304,7 +331,7 @@ impl State {
         let tree = self.tree(0, &children);
         let application = window
             .get_process_id()
-            .map(|p| format!("process {p}"))
+            .map(|p| process_name(p).unwrap_or_else(|| format!("process {p}")))
             .unwrap_or_default();
         Ok(Snapshot {
             window: Some(Window {

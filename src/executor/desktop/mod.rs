@@ -120,7 +120,8 @@ impl DesktopExecutor {
     }
 
     /// The desktop's windows now. A window still loading its document may show no
-    /// title yet: asked again for a moment, so that the HostAgent sees what it is.
+    /// title yet: asked again for a moment, so that the HostAgent sees what it is; a
+    /// window that stays untitled beside titled ones (a helper window) is left out.
     async fn list_windows(&mut self) -> Result<Vec<AppWindow>, String> {
         let backend = self.backend.as_mut().ok_or("the desktop is gone")?;
         let deadline = std::time::Instant::now() + TITLE_WAIT;
@@ -130,6 +131,12 @@ impl DesktopExecutor {
         {
             tokio::time::sleep(Duration::from_millis(200)).await;
             windows = backend.windows().await?;
+        }
+        if windows.iter().any(|w| !w.name.trim().is_empty()) {
+            windows.retain(|w| !w.name.trim().is_empty());
+            for (i, w) in windows.iter_mut().enumerate() {
+                w.id = (i + 1).to_string();
+            }
         }
         self.names.windows(&mut windows);
         Ok(windows)
