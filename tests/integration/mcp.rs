@@ -377,6 +377,9 @@ fn an_llm_agent_sees_and_calls_mcp_tools() {
     );
     let steps = out.task_file("note", "response.log");
     assert!(steps.contains("checked"), "{steps}");
+    // What the tool returned reaches the model with the next request.
+    let third = mock.received_for("note")[2].body["messages"].to_string();
+    assert!(third.contains("checked"), "{third}");
     assert_no_key(
         &p.path().join("results"),
         &format!("{}{}", out.stdout, out.stderr),
