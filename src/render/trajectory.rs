@@ -58,11 +58,12 @@ fn summary(md: &mut String, r: &TaskRecord, steps: &[StepRecord]) {
     if let Some(why) = &r.error {
         let _ = writeln!(md, "- **Why**: {}", one_paragraph(why));
     }
-    let agents: Vec<&str> = {
-        let mut a: Vec<&str> = steps.iter().map(|s| s.agent_type.as_str()).collect();
-        a.dedup();
-        a
-    };
+    let agents: Vec<&str> = steps.iter().fold(Vec::new(), |mut seen, s| {
+        if !seen.contains(&s.agent_type.as_str()) {
+            seen.push(s.agent_type.as_str());
+        }
+        seen
+    });
     let agent_note = if agents.is_empty() {
         String::new()
     } else {
