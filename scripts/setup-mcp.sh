@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
-# Installs the MCP servers the MCP tests run against, under target/mcp (nothing system-wide):
+# Installs the MCP servers the MCP tests run against, and the AIP device client the device
+# tests run, under target/mcp (nothing system-wide):
 #   - npm's @modelcontextprotocol/server-filesystem (stdio; written by others), and
 #   - a Python venv with FastMCP 2.11.3 (the version UFO pins), for tests/mcp/linux_server.py
 #     (streamable HTTP: the tool signatures of UFO's Linux MCP server) and
-#     tests/mcp/faulty_server.py (stdio: tools that fail, hang and crash).
+#     tests/mcp/faulty_server.py (stdio: tools that fail, hang and crash), and with
+#     websockets 12.0 (UFO's pin) for tests/devices/aip_client.py.
 # Needs node/npm and python3 with venv. About 60 MB. Not needed to run ufo-batch.
 #
 #   scripts/setup-mcp.sh          install (idempotent)
@@ -15,7 +17,7 @@ fs_version=2026.8.31
 fs=$root/node_modules/@modelcontextprotocol/server-filesystem/dist/index.js
 venv=$root/venv
 
-ready() { [ -f "$fs" ] && "$venv/bin/python" -c 'import fastmcp' >/dev/null 2>&1; }
+ready() { [ -f "$fs" ] && "$venv/bin/python" -c 'import fastmcp, websockets' >/dev/null 2>&1; }
 if ready; then
   echo "mcp: server-filesystem $fs_version and FastMCP $("$venv/bin/python" -c 'import fastmcp; print(fastmcp.__version__)') in $root"
   exit 0
@@ -42,5 +44,10 @@ if ! "$venv/bin/python" -c 'import fastmcp' >/dev/null 2>&1; then
   "$venv/bin/pip" install -q --disable-pip-version-check "fastmcp==2.11.3" "pydantic==2.11.7" >>"$log" 2>&1 \
     || { tail -20 "$log" >&2; echo "mcp: pip install failed (log: $log)" >&2; exit 2; }
 fi
+if ! "$venv/bin/python" -c 'import websockets' >/dev/null 2>&1; then
+  echo "mcp: installing websockets==12.0 into $venv (the AIP device client of the tests)"
+  "$venv/bin/pip" install -q --disable-pip-version-check "websockets==12.0" >>"$log" 2>&1 \
+    || { tail -20 "$log" >&2; echo "mcp: pip install failed (log: $log)" >&2; exit 2; }
+fi
 ready || { echo "mcp: the servers are still missing (log: $log)" >&2; exit 2; }
-echo "mcp: installed server-filesystem $fs_version and FastMCP 2.11.3 in $root"
+echo "mcp: installed server-filesystem $fs_version, FastMCP 2.11.3 and websockets 12.0 in $root"

@@ -66,6 +66,15 @@ pub(crate) struct RunArgs {
     /// (default: --jobs).
     #[arg(long, value_name = "N")]
     pub(crate) max_connections: Option<usize>,
+    /// Listen on ADDR (e.g. 0.0.0.0:5000) for UFO's device clients and run the tasks on
+    /// them, one task per device at a time (the token is read from
+    /// $UFO_BATCH_DEVICE_TOKEN).
+    #[arg(long, value_name = "ADDR")]
+    pub(crate) devices: Option<String>,
+    /// With --devices: wait for N devices to connect before the first task starts
+    /// (at most [devices] wait_for).
+    #[arg(long, value_name = "N")]
+    pub(crate) devices_wait: Option<usize>,
     /// Retry a task up to N times after an infrastructure error (never after `failed`).
     #[arg(long, value_name = "N")]
     pub(crate) retries: Option<u32>,
@@ -263,6 +272,8 @@ impl RunArgs {
             llm_base_url: self.llm_base_url,
             max_cost: self.max_cost,
             max_connections: self.max_connections,
+            devices: self.devices,
+            devices_wait: self.devices_wait,
             requests: self.request,
             sandbox: self.sandbox,
             retries: self.retries,

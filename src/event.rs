@@ -8,6 +8,7 @@
 //!   | TaskFinished                     a task file that cannot run (no TaskStarted)
 //!   | TaskStarted (TaskLog | StepFinished)* [TaskRetrying TaskStarted ...] TaskFinished )*
 //!   Stopping?                          scheduling stopped (Ctrl-C, fail-fast, budget)
+//!   (LlmLoad | Devices)*               at any time after RunStarted
 //! RunFinished
 //! ```
 //!
@@ -63,6 +64,14 @@ pub(crate) enum Event {
     /// The LLM calls in flight and the provider's rate limits, sent when they change
     /// (at most once a second).
     LlmLoad(LimiterStats),
+    /// The run's devices: something happened to one (connected, gone, refused), and
+    /// how many are connected and busy now.
+    Devices {
+        /// What happened, if anything did.
+        news: Option<crate::device::DeviceNews>,
+        /// Devices connected and busy.
+        load: crate::device::FleetLoad,
+    },
     /// No new task will be started.
     Stopping {
         /// Why, in words.

@@ -15,6 +15,7 @@
 //! agent          ReplayAgent, LinuxAgent, EvaluationAgent
 //! executor, llm  what carries out tool calls; the OpenAI-compatible client
 //! desktop        a task's own desktop: display, buses, app; controls, keys, screenshots
+//! device         UFO's device clients (AIP over WebSocket) as remote workers
 //! jail           a task's jail (Linux namespaces, Landlock, seccomp), runner's side
 //! eval, document deterministic checks; reading the documents they look into
 //! task           task files: shapes, ids, loading
@@ -38,6 +39,7 @@ mod batch;
 pub mod cli;
 mod config;
 mod desktop;
+mod device;
 mod document;
 pub mod error;
 mod eval;

@@ -100,9 +100,20 @@ pub(super) async fn evaluate(
         settings.llm.is_some(),
         task.recorded.is_some(),
     ) {
-        Judge::Checks => Ok(Some(
-            run_checks(&task.checks, &ctx.workspace, executor).await,
-        )),
+        Judge::Checks => {
+            // A remote executor's files come home for the checks.
+            let paths: Vec<String> = task
+                .checks
+                .iter()
+                .filter_map(|c| c.path().map(str::to_string))
+                .collect();
+            if let Err(why) = executor.fetch(&paths).await {
+                ctx.events.warn(why);
+            }
+            Ok(Some(
+                run_checks(&task.checks, &ctx.workspace, executor).await,
+            ))
+        }
         Judge::Recording => Ok(task.recorded.as_ref().map(recording_verdict)),
         Judge::Nobody => Ok(None),
         Judge::Llm => {

@@ -10,15 +10,18 @@ use crate::executor::shell_tools;
 use crate::record::SessionType;
 use crate::session::{Agent, Context, Limits, Round, Session};
 use crate::task::{Task, TaskShape};
+use crate::tool::ToolSpec;
 
 /// UFO's MAX_STEP.
 const DEFAULT_MAX_STEPS: u32 = 50;
 
-/// The session for `task`, or why there is none.
+/// The session for `task`, or why there is none. `offered` is the executor's own tool
+/// set when it is not the built-in one (a remote device's).
 pub(super) fn build(
     task: &Task,
     settings: &AttemptSettings,
     ctx: Context,
+    offered: Option<Vec<ToolSpec>>,
 ) -> Result<Session, String> {
     let max_steps = |default| task.max_steps.or(settings.max_steps).unwrap_or(default);
     let one_round = || {
@@ -68,10 +71,12 @@ pub(super) fn build(
                         subtask: None,
                     },
                 );
-                let agent = desktop_agents(task, settings, what, Some(steps.clone()))?;
+                let agent =
+                    desktop_agents(task, settings, what, Some(steps.clone()), offered.clone())?;
                 (Box::new(agent), rounds, limits)
             } else {
-                let agent = linux_agent(task, settings, what, Some(steps.clone()))?;
+                let agent =
+                    linux_agent(task, settings, what, Some(steps.clone()), offered.clone())?;
                 (Box::new(agent), rounds, limits)
             }
         }
@@ -86,10 +91,10 @@ pub(super) fn build(
                 max_rounds: settings.max_rounds.unwrap_or(1).max(1),
             };
             if task.is_desktop() {
-                let agent = desktop_agents(task, settings, what, None)?;
+                let agent = desktop_agents(task, settings, what, None, offered.clone())?;
                 (Box::new(agent), one_round(), limits)
             } else {
-                let agent = linux_agent(task, settings, what, None)?;
+                let agent = linux_agent(task, settings, what, None, offered.clone())?;
                 (Box::new(agent), one_round(), limits)
             }
         }
@@ -105,9 +110,10 @@ fn linux_agent(
     settings: &AttemptSettings,
     what: &str,
     steps: Option<Vec<String>>,
+    offered: Option<Vec<ToolSpec>>,
 ) -> Result<LinuxAgent, String> {
     let llm = settings.llm.clone().ok_or_else(|| needs_llm(what))?;
-    let mut tools = shell_tools().to_vec();
+    let mut tools = offered.unwrap_or_else(|| shell_tools().to_vec());
     if let Some(hub) = &settings.mcp {
         tools.extend(hub.specs());
     }
@@ -126,9 +132,17 @@ fn desktop_agents(
     settings: &AttemptSettings,
     what: &str,
     steps: Option<Vec<String>>,
+    offered: Option<Vec<ToolSpec>>,
 ) -> Result<DesktopAgents, String> {
     let llm = settings.llm.clone().ok_or_else(|| needs_llm(what))?;
-    let mut tools = crate::desktop::tools::app_agent_tools().to_vec();
+    // A device's AppAgent tools are its own (the HostAgent's selection is not one).
+    let mut tools = match offered {
+        Some(offered) => offered
+            .into_iter()
+            .filter(|t| t.name != "select_application_window")
+            .collect(),
+        None => crate::desktop::tools::app_agent_tools().to_vec(),
+    };
     if let Some(hub) = &settings.mcp {
         tools.extend(hub.specs());
     }

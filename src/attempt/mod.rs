@@ -48,6 +48,8 @@ pub(crate) struct AttemptSettings {
     pub(crate) agent: crate::agent::AgentSettings,
     /// The run's MCP servers, when it has any.
     pub(crate) mcp: Option<std::sync::Arc<crate::mcp::McpHub>>,
+    /// The device server, when tasks run on UFO's device clients.
+    pub(crate) devices: Option<std::sync::Arc<crate::device::DeviceHub>>,
 }
 
 /// How the run tells a running attempt to stop: `kill` ends it at once (it becomes
@@ -148,7 +150,16 @@ pub(crate) async fn run_attempt(
     if let Some(n) = task.repeat {
         shell.set_env("UFO_BATCH_REPEAT", &n.to_string());
     }
-    let mut executor: Box<dyn Executor> = if task.is_desktop() {
+    let mut device = None;
+    let mut executor: Box<dyn Executor> = if let Some(hub) = &settings.devices {
+        match on_device(task, settings, hub, previous_attempts, &events, &stop).await {
+            Ok(ex) => {
+                device = Some(ex.device().to_string());
+                Box::new(ex)
+            }
+            Err(outcome) => return *outcome,
+        }
+    } else if task.is_desktop() {
         let document = task
             .object_file
             .as_ref()
@@ -264,8 +275,92 @@ pub(crate) async fn run_attempt(
     if let Some(session) = &progress.session {
         outcome.plan = Some(plan::recorded_plan(task, &session.ctx.trajectory, &outcome));
     }
+    outcome.device = device;
     events.info(format!("attempt ended: {}", outcome.describe()));
     outcome
+}
+
+/// The executor of `task` on a free device of its platform (Linux for shell tasks,
+/// Windows for desktop tasks), its folder on the device made. Waiting for the device is
+/// not part of the task's time; a wait the run's stop ends cancels the attempt, one
+/// that finds no device is an infrastructure error (that stops the run when no device
+/// of the platform is connected at all).
+async fn on_device(
+    task: &Task,
+    settings: &AttemptSettings,
+    hub: &crate::device::DeviceHub,
+    previous_attempts: u32,
+    events: &TaskEvents,
+    stop: &AttemptStop,
+) -> Result<crate::device::DeviceExecutor, Box<AttemptOutcome>> {
+    use crate::device::{DeviceExecutor, DeviceRun, Platform};
+    let platform = if task.is_desktop() {
+        Platform::Windows
+    } else {
+        Platform::Linux
+    };
+    let lease = tokio::select! {
+        lease = hub.fleet.lease(&platform, hub.settings.wait_for) => lease,
+        () = stop.kill.cancelled() => {
+            let mut outcome = AttemptOutcome::infrastructure_error(String::new());
+            outcome.cancel(format!("cancelled while waiting for a free {platform} device"));
+            return Err(Box::new(outcome));
+        }
+    };
+    let lease = match lease {
+        Ok(lease) => lease,
+        Err(why) => {
+            events.log(crate::event::Level::Error, why.clone());
+            let mut outcome = AttemptOutcome::infrastructure_error(why.clone());
+            if hub.fleet.load().connected == 0 {
+                outcome.fatal = Some(format!("no device is connected: {why}"));
+            }
+            return Err(Box::new(outcome));
+        }
+    };
+    events.info(format!("on device {} ({platform})", lease.device.id));
+    let name = settings
+        .layout
+        .root()
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let safe = |t: &str| -> String {
+        t.chars()
+            .map(|c| {
+                if c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-') {
+                    c
+                } else {
+                    '_'
+                }
+            })
+            .collect()
+    };
+    let run = DeviceRun {
+        command_timeout: hub.settings.command_timeout,
+        inject: hub.settings.inject.clone(),
+        session_id: format!(
+            "{}-{}-{}",
+            safe(&name),
+            safe(task.id.as_str()),
+            previous_attempts + 1
+        ),
+        task_name: task.id.to_string(),
+        local_workspace: settings.layout.task(&task.id).workspace(),
+    };
+    let mut executor = DeviceExecutor::new(lease, run);
+    match executor.make_workspace(&task.files).await {
+        Ok(Some(dir)) => events.info(format!("the task's folder on the device: {dir}")),
+        Ok(None) => {}
+        Err(why) => {
+            events.log(crate::event::Level::Error, why.clone());
+            let _ = executor.shutdown().await;
+            let mut outcome = AttemptOutcome::infrastructure_error(why);
+            outcome.device = Some(executor.device().to_string());
+            return Err(Box::new(outcome));
+        }
+    }
+    Ok(executor)
 }
 
 /// Setup, session and evaluation: everything the wall-clock limit covers.
@@ -291,7 +386,7 @@ async fn body(
         settings.layout.task(&task.id).workspace(),
         events.clone(),
     );
-    let session = match factory::build(task, settings, ctx) {
+    let session = match factory::build(task, settings, ctx, executor.tools()) {
         Ok(s) => progress.session.insert(s),
         Err(reason) => return Ended::CannotRun(reason),
     };

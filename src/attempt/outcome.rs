@@ -62,6 +62,8 @@ pub(crate) struct AttemptOutcome {
     /// Set when the failure will recur for every task (wrong API key, unknown model):
     /// the pool stops scheduling, with this reason.
     pub(crate) fatal: Option<String>,
+    /// The device it ran on, when it ran on one.
+    pub(crate) device: Option<String>,
 }
 
 impl AttemptOutcome {
@@ -80,6 +82,7 @@ impl AttemptOutcome {
             cost: Cost::default(),
             llm: LlmStats::default(),
             fatal: None,
+            device: None,
         }
     }
 

@@ -8,6 +8,8 @@ use super::prepare::Prepared;
 use super::{BatchError, RunSettings};
 use crate::attempt::AttemptSettings;
 use crate::backoff::Backoff;
+use crate::device::{DeviceHub, DeviceNews};
+use crate::event::Level;
 use crate::event::{
     Event, EventSender, EventSink, RunFinished, RunStarted, TaskFinished, spawn_sink,
 };
@@ -41,7 +43,18 @@ pub(crate) async fn execute<S: EventSink>(
         previous_invocations: batch.previous_invocations,
         rerun: batch.rerun,
         sandbox: batch.sandbox.to_string(),
-        warnings: batch.sandbox_warning.into_iter().collect(),
+        warnings: batch
+            .sandbox_warning
+            .into_iter()
+            .chain(batch.devices.as_ref().map(|hub| {
+                format!(
+                    "tasks run on UFO device clients: python -m ufo.client.client --ws --ws-server \"ws://HOST:{}/ws?token=${}\" --client-id ID (listening on {})",
+                    hub.addr.port(),
+                    hub.settings.token_env,
+                    hub.addr
+                )
+            }))
+            .collect(),
         shard: config.shard,
         selection: batch.selection,
     })));
@@ -68,7 +81,15 @@ pub(crate) async fn execute<S: EventSink>(
         llm: batch.llm,
         agent: config.agent.clone(),
         mcp: batch.mcp,
+        devices: batch.devices.clone(),
     };
+    let device_news = batch
+        .devices
+        .clone()
+        .map(|hub| tokio::spawn(report_devices(hub, events.clone())));
+    if let Some(hub) = &batch.devices {
+        wait_for_devices(hub, &events).await;
+    }
     let llm = settings.llm.clone();
     let ticker = llm
         .clone()
@@ -91,7 +112,7 @@ pub(crate) async fn execute<S: EventSink>(
         })
         .with_max_fail(config.max_fail);
     let stopped = pool.run(batch.work, stop.clone()).await;
-    if let Some(ticker) = ticker {
+    for ticker in [ticker, device_news].into_iter().flatten() {
         ticker.abort();
         // Its last figures must not come after the end.
         let _ = ticker.await;
@@ -127,6 +148,68 @@ async fn report_llm_load(client: Arc<LlmClient>, events: EventSender) {
             events.send(Event::LlmLoad(load));
             last = Some(load);
         }
+    }
+}
+
+/// Tells the reporters what happens to the devices, and how many are connected and
+/// busy (once a second when that changed), until aborted.
+async fn report_devices(hub: Arc<DeviceHub>, events: EventSender) {
+    let Some(mut news) = hub.take_news() else {
+        return;
+    };
+    let mut last = None;
+    let mut tick = tokio::time::interval(std::time::Duration::from_secs(1));
+    tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
+    loop {
+        tokio::select! {
+            item = news.recv() => match item {
+                Some(item) => {
+                    let load = hub.fleet.load();
+                    events.send(Event::Devices { news: Some(item), load });
+                    last = Some(load);
+                }
+                None => return,
+            },
+            _ = tick.tick() => {
+                let load = hub.fleet.load();
+                if last != Some(load) {
+                    events.send(Event::Devices { news: None, load });
+                    last = Some(load);
+                }
+            }
+        }
+    }
+}
+
+/// Waits for the devices `--devices-wait` asks for (at most `wait_for`), saying so.
+async fn wait_for_devices(hub: &DeviceHub, events: &EventSender) {
+    let wanted = hub.settings.wait;
+    if wanted == 0 {
+        return;
+    }
+    let load = hub.fleet.load();
+    let say = |level, text: String| {
+        events.send(Event::Devices {
+            news: Some(DeviceNews { level, text }),
+            load: hub.fleet.load(),
+        });
+    };
+    say(
+        Level::Info,
+        format!(
+            "waiting for {wanted} devices ({} connected; at most {}s)",
+            load.connected,
+            hub.settings.wait_for.as_secs()
+        ),
+    );
+    if let Err(connected) = hub.fleet.wait_for(wanted, hub.settings.wait_for).await {
+        say(
+            Level::Warn,
+            format!(
+                "{connected} of the {wanted} devices waited for connected within {}s; starting with them",
+                hub.settings.wait_for.as_secs()
+            ),
+        );
     }
 }
 

@@ -9,6 +9,7 @@ use std::sync::Arc;
 use super::inputs::{inputs_of, uses_llm};
 use super::sources::load_tasks;
 use super::{BatchError, RunSettings};
+use crate::device::DeviceHub;
 use crate::executor::all_tools;
 use crate::executor::sandbox::{self, Sandbox};
 use crate::llm::{ApiKey, LlmClient, LlmConfig, Spend};
@@ -50,6 +51,8 @@ pub(crate) struct Prepared {
     pub(crate) spend: Arc<Spend>,
     /// The run's MCP servers, when it has any.
     pub(crate) mcp: Option<Arc<McpHub>>,
+    /// The device server, when the run's tasks go to UFO's device clients.
+    pub(crate) devices: Option<Arc<DeviceHub>>,
 }
 
 /// Prepares the batch `config` describes.
@@ -64,7 +67,19 @@ pub(crate) async fn prepare(config: &RunSettings) -> Result<Prepared, BatchError
                 .map_err(BatchError::Refused)?,
         ))
     };
-    let tools = task_tools(mcp.as_deref());
+    let devices = match &config.devices {
+        Some(settings) => Some(
+            DeviceHub::start(settings.clone())
+                .await
+                .map_err(BatchError::Refused)?,
+        ),
+        None => None,
+    };
+    let mut tools = task_tools(mcp.as_deref());
+    if devices.is_some() {
+        // A device's tools are known once it connects: a plan may call any of them.
+        tools.push(ToolSpec::any());
+    }
     let mut loaded = if config.paths.is_empty() {
         LoadedTasks::default()
     } else {
@@ -128,6 +143,7 @@ pub(crate) async fn prepare(config: &RunSettings) -> Result<Prepared, BatchError
         llm,
         spend,
         mcp,
+        devices,
     })
 }
 

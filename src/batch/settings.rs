@@ -55,6 +55,9 @@ pub(crate) struct RunSettings {
     /// The MCP servers (shown in `run.json` without their secrets).
     #[serde(skip)]
     pub(crate) mcp: Vec<McpServer>,
+    /// UFO's device clients as the run's workers, when `--devices` is given.
+    #[serde(skip)]
+    pub(crate) devices: Option<crate::device::DeviceSettings>,
     /// Stop scheduling once the run's LLM spend reaches this many USD.
     pub(crate) max_cost: Option<f64>,
     /// Requests given with `--request`.

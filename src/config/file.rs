@@ -60,6 +60,9 @@ pub(crate) struct ConfigFile {
     /// `[mcp]`: MCP tool servers (`[[mcp.servers]]`).
     #[serde(default)]
     pub(crate) mcp: crate::mcp::McpSection,
+    /// `[devices]`: UFO's device clients as workers.
+    #[serde(default)]
+    pub(crate) devices: crate::device::DevicesSection,
 }
 
 /// `[sandbox]` of the config file.

@@ -54,6 +54,10 @@ pub(crate) struct RunOverrides {
     pub(crate) max_cost: Option<f64>,
     /// `--max-connections`.
     pub(crate) max_connections: Option<usize>,
+    /// `--devices`.
+    pub(crate) devices: Option<String>,
+    /// `--devices-wait`.
+    pub(crate) devices_wait: Option<usize>,
     /// `--request`: requests to run without a file.
     pub(crate) requests: Vec<String>,
     /// `--sandbox`.
@@ -209,6 +213,13 @@ pub(crate) fn resolve(
         agent,
         mcp: crate::mcp::servers(file.mcp, |v| std::env::var(v).ok())
             .map_err(ConfigError::Invalid)?,
+        devices: crate::device::DeviceSettings::resolve(
+            o.devices,
+            o.devices_wait,
+            file.devices,
+            &|v| std::env::var(v).ok(),
+        )
+        .map_err(ConfigError::Invalid)?,
         max_cost: o.max_cost,
         requests: o.requests,
         sandbox,

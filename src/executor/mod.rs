@@ -62,6 +62,19 @@ pub(crate) trait Executor: Send {
         None
     }
 
+    /// The tools this executor offers, when they are not the built-in ones (a remote
+    /// device's): what an LLM agent is given.
+    fn tools(&self) -> Option<Vec<crate::tool::ToolSpec>> {
+        None
+    }
+
+    /// Brings the files at `paths` (relative to the workspace) into the local
+    /// workspace, where checks read them: a remote executor fetches them; a local one
+    /// has them already.
+    async fn fetch(&mut self, _paths: &[String]) -> Result<(), String> {
+        Ok(())
+    }
+
     /// Starts a helper process that runs beside the task's commands until the task
     /// ends (a stdio MCP server), confined as they are, with pipes to it.
     async fn start_service(&mut self, spec: &ServiceSpec<'_>) -> Result<Service, String> {

@@ -59,7 +59,44 @@ pub(crate) fn catalog(
 
 fn tool(server: &McpServer, t: &rmcp::model::Tool) -> McpTool {
     let injected = |name: &str| server.inject.iter().any(|i| i.argument == name);
-    let mut schema = Value::Object(t.input_schema.as_ref().clone());
+    let description = t.description.as_deref().or(t.title.as_deref());
+    let shown = shown_tool(
+        format!("{}.{}", server.name, t.name),
+        description.unwrap_or_default(),
+        &Value::Object(t.input_schema.as_ref().clone()),
+        injected,
+    );
+    McpTool {
+        tool: t.name.to_string(),
+        spec: shown.spec,
+        schema: shown.schema,
+        injected: shown.injected,
+    }
+}
+
+/// A tool as agents see it, from its input schema: the arguments `injected` names are
+/// left out of it (and listed apart, as the tool takes them).
+pub(crate) struct ShownTool {
+    /// Name, description and parameters.
+    pub(crate) spec: ToolSpec,
+    /// The input schema without the injected arguments.
+    pub(crate) schema: Value,
+    /// The injected arguments this tool takes.
+    pub(crate) injected: Vec<String>,
+}
+
+/// `name` with `description` and the parameters of `input_schema`, less those
+/// `injected` names.
+pub(crate) fn shown_tool(
+    name: String,
+    description: &str,
+    input_schema: &Value,
+    injected: impl Fn(&str) -> bool,
+) -> ShownTool {
+    let mut schema = match input_schema {
+        Value::Object(o) => Value::Object(o.clone()),
+        _ => serde_json::json!({"type": "object", "properties": {}}),
+    };
     let takes: Vec<String> = schema
         .get("properties")
         .and_then(Value::as_object)
@@ -103,18 +140,10 @@ fn tool(server: &McpServer, t: &rmcp::model::Tool) -> McpTool {
                 .into(),
         })
         .collect();
-    let description = t
-        .description
-        .as_deref()
-        .or(t.title.as_deref())
-        .unwrap_or_default()
-        .trim()
-        .to_string();
-    McpTool {
-        tool: t.name.to_string(),
+    ShownTool {
         spec: ToolSpec {
-            name: format!("{}.{}", server.name, t.name).into(),
-            description: description.into(),
+            name: name.into(),
+            description: description.trim().to_string().into(),
             params,
         },
         schema,

@@ -12,6 +12,7 @@ mod result;
 mod router;
 mod stdio;
 
-pub(crate) use config::{McpSection, McpServer, Transport, servers};
+pub(crate) use catalog::shown_tool;
+pub(crate) use config::{Injected, McpSection, McpServer, Transport, servers};
 pub(crate) use hub::McpHub;
 pub(crate) use router::McpRouter;

@@ -151,6 +151,14 @@ impl Executor for McpRouter {
         self.inner.begin_step(step, scope).await
     }
 
+    fn tools(&self) -> Option<Vec<crate::tool::ToolSpec>> {
+        self.inner.tools()
+    }
+
+    async fn fetch(&mut self, paths: &[String]) -> Result<(), String> {
+        self.inner.fetch(paths).await
+    }
+
     async fn end_session(&mut self) -> Option<String> {
         self.inner.end_session().await
     }

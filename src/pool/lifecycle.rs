@@ -55,6 +55,7 @@ pub(super) fn open_attempt(
         finished: None,
         status: AttemptStatus::Running,
         error: None,
+        device: None,
     });
     record
 }
@@ -83,6 +84,7 @@ pub(super) fn close_attempt(record: &mut TaskRecord, outcome: &AttemptOutcome, n
         last.finished = Some(now);
         last.status = outcome.status.into();
         last.error = outcome.reason.clone();
+        last.device = outcome.device.clone();
     }
 }
 

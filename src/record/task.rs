@@ -57,6 +57,9 @@ pub(crate) struct AttemptRecord {
     /// Why it did not pass, if it did not.
     #[serde(default)]
     pub(crate) error: Option<String>,
+    /// The device it ran on (`--devices`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) device: Option<String>,
 }
 
 /// The content of `TASK_ID/status.json`.

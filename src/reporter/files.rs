@@ -120,7 +120,7 @@ impl ResultFiles {
                     self.keep(result);
                 }
             }
-            Event::Stopping { .. } | Event::LlmLoad(_) => {}
+            Event::Stopping { .. } | Event::LlmLoad(_) | Event::Devices { .. } => {}
             Event::RunFinished(f) => {
                 self.lanes.flush();
                 let result = self.run_finished(f);

@@ -36,6 +36,8 @@ pub(crate) struct RunStats {
     /// The LLM calls of this invocation and the provider's rate limits, when it had an
     /// LLM: the latest figures while it runs, the final ones after.
     pub(crate) llm: Option<LimiterStats>,
+    /// The run's devices, when it has any.
+    pub(crate) devices: Option<crate::device::FleetLoad>,
     started: Option<Instant>,
 }
 
@@ -93,6 +95,7 @@ impl RunStats {
             }
             Event::Stopping { reason, .. } => self.stopped = Some(reason.clone()),
             Event::LlmLoad(load) => self.llm = Some(*load),
+            Event::Devices { load, .. } => self.devices = Some(*load),
             Event::RunFinished(f) => {
                 self.interrupted = f.interrupted;
                 self.llm = f.llm.or(self.llm);

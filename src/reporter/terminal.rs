@@ -93,6 +93,20 @@ impl Terminal {
                 self.llm_limit_told = Some(load.limit);
                 self.refresh(stats);
             }
+            Event::Devices { news, load } => {
+                if let Some(news) = news {
+                    let mark = match news.level {
+                        crate::event::Level::Info => "",
+                        _ => "warning: ",
+                    };
+                    let line = format!(
+                        "DEVICE  {mark}{} ({} connected, {} busy)",
+                        news.text, load.connected, load.busy
+                    );
+                    self.line(&line);
+                }
+                self.refresh(stats);
+            }
             Event::Stopping { reason, grace_s } => {
                 let n = self.running.len();
                 let line = match (n, grace_s) {
@@ -209,8 +223,12 @@ impl Terminal {
             Some(l) => format!(" · LLM {}/{} (peak {})", l.in_flight, l.limit, l.peak),
             None => String::new(),
         };
+        let devices = stats
+            .devices
+            .map(|d| format!(" · devices {}/{} busy", d.busy, d.connected))
+            .unwrap_or_default();
         bar.set_message(format!(
-            "✔ {} ✘ {}{llm}{running}",
+            "✔ {} ✘ {}{llm}{devices}{running}",
             stats.count(TaskStatus::Passed),
             stats.finished() - stats.count(TaskStatus::Passed)
         ));

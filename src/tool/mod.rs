@@ -5,5 +5,5 @@
 mod call;
 mod spec;
 
-pub(crate) use call::{ResultStatus, ToolCall, ToolResult};
+pub(crate) use call::{ResultStatus, ToolCall, ToolResult, ToolType};
 pub(crate) use spec::{ParamKind, ParamSpec, ToolSpec};

@@ -96,6 +96,21 @@ pub(crate) struct ToolSpec {
 }
 
 impl ToolSpec {
+    /// Stands for tools not known before the run (a remote device's): in a tool list,
+    /// it lets a plan call a tool the list does not name.
+    pub(crate) fn any() -> Self {
+        Self {
+            name: "*".into(),
+            description: "any tool a device offers".into(),
+            params: Vec::new(),
+        }
+    }
+
+    /// Whether this is [`ToolSpec::any`].
+    pub(crate) fn is_any(&self) -> bool {
+        self.name == "*"
+    }
+
     /// Checks `arguments` against the parameter list: required ones present, types
     /// right, no unknown names. Returns the first problem in words.
     pub(crate) fn check_arguments(&self, arguments: &Map<String, Value>) -> Result<(), String> {

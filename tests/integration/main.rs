@@ -11,6 +11,7 @@ mod containment;
 mod crash;
 mod desktop;
 mod desktop_agents;
+mod devices;
 mod documents;
 mod hostile_input;
 mod llm;

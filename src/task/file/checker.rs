@@ -86,7 +86,7 @@ impl Checker<'_> {
             source_hash: crate::hash::hex(text.as_bytes()),
             shape,
             request,
-            object_file: self.object(raw.object.as_deref()),
+            object_file: self.object(raw.object.as_deref(), &files),
             recorded: raw.recorded,
             app: raw.app,
             object: raw.object,
@@ -224,9 +224,32 @@ impl Checker<'_> {
         Some((shape, text.to_string()))
     }
 
-    fn object(&mut self, object: Option<&str>) -> Option<std::path::PathBuf> {
-        match crate::task::object::locate_object(self.file, object?) {
+    /// The file the task's `object` names. One the task's own `files` write into the
+    /// workspace needs none; a missing office document is a problem (its app opens it);
+    /// any other missing file is one the task may be about to make, and is told.
+    fn object(
+        &mut self,
+        object: Option<&str>,
+        files: &std::collections::BTreeMap<String, String>,
+    ) -> Option<std::path::PathBuf> {
+        let object = object?;
+        let name = std::path::Path::new(object.trim()).file_name()?;
+        let in_files = files
+            .keys()
+            .any(|f| std::path::Path::new(f).file_name() == Some(name));
+        let office = crate::desktop::app::Known::for_document(object).is_some_and(|k| {
+            k != crate::desktop::app::Known::Notepad
+                && !object.to_ascii_lowercase().ends_with(".csv")
+        });
+        match crate::task::object::locate_object(self.file, object) {
             Ok(found) => found,
+            Err(_) if in_files => None,
+            Err(e) if !office => {
+                self.warnings.push(format!(
+                    "{e}; the task starts without it (an office document must exist: its app opens it)"
+                ));
+                None
+            }
             Err(e) => {
                 self.problem(
                     "object",
@@ -277,6 +300,10 @@ impl Checker<'_> {
         for (i, action) in actions.iter().enumerate() {
             let at = format!("{list}[{i}]");
             let Some(spec) = tools.iter().find(|t| t.name == action.action) else {
+                if tools.iter().any(ToolSpec::is_any) {
+                    // A device's tool: the device says at run time.
+                    continue;
+                }
                 let names: Vec<&str> = tools.iter().map(|t| t.name.as_ref()).collect();
                 let message = format!("unknown tool `{}`", action.action);
                 self.problem(

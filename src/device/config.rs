@@ -1,0 +1,173 @@
+//! `[devices]` of the config file and `--devices ADDR` / `--devices-wait N`: where the
+//! run listens for UFO's device clients, the token they must present, how long a
+//! command and a wait for a free device may take, and the tool arguments the runner
+//! fills in from the environment.
+
+use std::collections::BTreeMap;
+use std::net::SocketAddr;
+use std::time::Duration;
+
+use serde::Deserialize;
+
+use crate::mcp::Injected;
+use crate::units::parse_duration;
+
+/// The environment variable the token is read from unless `token_env` names another.
+pub(crate) const DEFAULT_TOKEN_ENV: &str = "UFO_BATCH_DEVICE_TOKEN";
+
+/// `[devices]` of the config file; every key is optional.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct DevicesSection {
+    /// Where to listen (`0.0.0.0:5000`); `--devices` wins.
+    listen: Option<String>,
+    /// The environment variable holding the token devices must present.
+    token_env: Option<String>,
+    /// One command's limit.
+    command_timeout: Option<String>,
+    /// How long a task waits for a free device of its platform.
+    wait_for: Option<String>,
+    /// Devices to wait for before the first task starts; `--devices-wait` wins.
+    wait: Option<usize>,
+    /// Tool arguments filled in from the environment: `{ api_key = "UFO_MCP_API_KEY" }`.
+    #[serde(default)]
+    inject: BTreeMap<String, String>,
+    /// The largest frame a device may send, in MiB (UFO's clients allow 100).
+    max_message_mib: Option<usize>,
+}
+
+/// How the run serves devices.
+#[derive(Clone, Debug)]
+pub(crate) struct DeviceSettings {
+    /// Where it listens.
+    pub(crate) listen: SocketAddr,
+    /// The token a device must present (`?token=` in its URL).
+    pub(crate) token: String,
+    /// Where the token came from, for messages.
+    pub(crate) token_env: String,
+    /// One command's limit.
+    pub(crate) command_timeout: Duration,
+    /// How long a task waits for a free device.
+    pub(crate) wait_for: Duration,
+    /// Devices to wait for before the first task starts.
+    pub(crate) wait: usize,
+    /// Tool arguments the runner fills in.
+    pub(crate) inject: Vec<Injected>,
+    /// The largest message a device may send, in bytes.
+    pub(crate) max_message: usize,
+}
+
+impl DeviceSettings {
+    /// The settings from the flags and `section`, or `None` when devices are not used;
+    /// `env` reads the environment.
+    pub(crate) fn resolve(
+        listen: Option<String>,
+        wait: Option<usize>,
+        section: DevicesSection,
+        env: &dyn Fn(&str) -> Option<String>,
+    ) -> Result<Option<Self>, String> {
+        let Some(listen) = listen.or(section.listen) else {
+            if wait.is_some() {
+                return Err(
+                    "--devices-wait needs --devices ADDR (where to listen for devices)".into(),
+                );
+            }
+            return Ok(None);
+        };
+        let listen: SocketAddr = listen.parse().map_err(|_| {
+            format!(
+                "--devices {listen:?}: give an address and port to listen on, such as 0.0.0.0:5000"
+            )
+        })?;
+        let token_env = section
+            .token_env
+            .unwrap_or_else(|| DEFAULT_TOKEN_ENV.to_string());
+        let token = env(&token_env).filter(|t| !t.trim().is_empty()).ok_or_else(|| {
+            format!(
+                "devices must present a token, and ${token_env} is not set: export {token_env}=<a long random text> and give it to each device client (ws://HOST:PORT/ws?token=...)"
+            )
+        })?;
+        if token.trim().len() < 8 {
+            return Err(format!(
+                "${token_env} is too short for a token: use 8 characters or more"
+            ));
+        }
+        crate::secrets::register(&token);
+        let duration =
+            |text: Option<String>, key: &str, default: u64| -> Result<Duration, String> {
+                let d = match text {
+                    Some(t) => parse_duration(&t).map_err(|e| format!("[devices] {key}: {e}"))?,
+                    None => Duration::from_secs(default),
+                };
+                if d.is_zero() {
+                    return Err(format!("[devices] {key} must be more than 0"));
+                }
+                Ok(d)
+            };
+        let mut inject = Vec::new();
+        for (argument, var) in section.inject {
+            let value = env(&var).filter(|v| !v.is_empty()).ok_or_else(|| {
+                format!("[devices] inject.{argument} comes from ${var}, which is not set in the environment")
+            })?;
+            crate::secrets::register(&value);
+            inject.push(Injected { argument, value });
+        }
+        let max_mib = section.max_message_mib.unwrap_or(100);
+        if !(1..=1024).contains(&max_mib) {
+            return Err("[devices] max_message_mib must be from 1 to 1024".into());
+        }
+        Ok(Some(Self {
+            listen,
+            token,
+            token_env,
+            command_timeout: duration(section.command_timeout, "command_timeout", 60)?,
+            wait_for: duration(section.wait_for, "wait_for", 600)?,
+            wait: wait.or(section.wait).unwrap_or(0),
+            inject,
+            max_message: max_mib << 20,
+        }))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn env(name: &str) -> Option<String> {
+        match name {
+            "UFO_BATCH_DEVICE_TOKEN" => Some("a-good-long-token".into()),
+            "KEY" => Some("the-injected-key-0123".into()),
+            _ => None,
+        }
+    }
+
+    #[test]
+    fn devices_need_an_address_and_a_token() {
+        let none = DeviceSettings::resolve(None, None, DevicesSection::default(), &env).unwrap();
+        assert!(none.is_none());
+        let e =
+            DeviceSettings::resolve(None, Some(2), DevicesSection::default(), &env).unwrap_err();
+        assert!(e.contains("--devices-wait needs --devices"), "{e}");
+        let e = DeviceSettings::resolve(Some("5000".into()), None, DevicesSection::default(), &env)
+            .unwrap_err();
+        assert!(e.contains("such as 0.0.0.0:5000"), "{e}");
+        let section = DevicesSection {
+            token_env: Some("MISSING".into()),
+            ..DevicesSection::default()
+        };
+        let e =
+            DeviceSettings::resolve(Some("127.0.0.1:0".into()), None, section, &env).unwrap_err();
+        assert!(e.contains("$MISSING is not set"), "{e}");
+        let section = DevicesSection {
+            inject: BTreeMap::from([("api_key".into(), "KEY".into())]),
+            command_timeout: Some("5s".into()),
+            ..DevicesSection::default()
+        };
+        let s = DeviceSettings::resolve(Some("127.0.0.1:5000".into()), Some(3), section, &env)
+            .unwrap()
+            .unwrap();
+        assert_eq!((s.wait, s.command_timeout), (3, Duration::from_secs(5)));
+        assert_eq!(s.inject[0].argument, "api_key");
+        assert_eq!(s.max_message, 100 << 20);
+    }
+}

@@ -1,0 +1,368 @@
+//! The run's device server: it listens for UFO's device clients
+//! (`python -m ufo.client.client --ws --ws-server ws://HOST:PORT/ws?token=...`), checks
+//! each one's token in the WebSocket handshake, reads its registration, accepts it as
+//! UFO's server does (`heartbeat`/`ok`), asks it for its tools (`list_tools`) and puts it
+//! in the fleet; when its connection ends it leaves the fleet. Everything worth telling
+//! the user (a device connected, gone, refused, or sending what is not AIP) goes out as
+//! news, never as an error of the run.
+
+use std::net::SocketAddr;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use futures_util::{SinkExt, StreamExt};
+use tokio::net::{TcpListener, TcpStream};
+use tokio::sync::mpsc;
+use tokio_tungstenite::tungstenite::Message;
+use tokio_tungstenite::tungstenite::handshake::server::{ErrorResponse, Request, Response};
+use tokio_tungstenite::tungstenite::protocol::WebSocketConfig;
+
+use super::config::DeviceSettings;
+use super::fleet::{Fleet, Platform};
+use super::link::{self, CallError, Link};
+use super::protocol::{self, ClientFrame, Route};
+use super::tools::{DeviceTool, from_listing};
+use crate::event::Level;
+use crate::tool::ToolCall;
+
+/// How long a client has for the WebSocket handshake.
+const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(10);
+/// How long a connected client has to register.
+const REGISTER_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// Something about the devices worth a line in the run's output.
+#[derive(Clone, Debug)]
+pub(crate) struct DeviceNews {
+    /// How much it matters.
+    pub(crate) level: Level,
+    /// What happened.
+    pub(crate) text: String,
+}
+
+/// The device server of a run.
+pub(crate) struct DeviceHub {
+    /// The devices connected.
+    pub(crate) fleet: Arc<Fleet>,
+    /// How it serves them.
+    pub(crate) settings: DeviceSettings,
+    /// Where it listens.
+    pub(crate) addr: SocketAddr,
+    news: Mutex<Option<mpsc::UnboundedReceiver<DeviceNews>>>,
+    accept: tokio::task::AbortHandle,
+}
+
+impl DeviceHub {
+    /// Listens on `settings.listen`; `Err` when the address cannot be used.
+    pub(crate) async fn start(settings: DeviceSettings) -> Result<Arc<Self>, String> {
+        let listener = TcpListener::bind(settings.listen)
+            .await
+            .map_err(|e| format!("cannot listen for devices on {}: {e}", settings.listen))?;
+        let addr = listener
+            .local_addr()
+            .map_err(|e| format!("cannot listen for devices: {e}"))?;
+        let fleet = Arc::new(Fleet::default());
+        let (tell, news) = mpsc::unbounded_channel();
+        let accept = tokio::spawn(accept_loop(
+            listener,
+            settings.clone(),
+            Arc::clone(&fleet),
+            tell,
+        ))
+        .abort_handle();
+        Ok(Arc::new(Self {
+            fleet,
+            settings,
+            addr,
+            news: Mutex::new(Some(news)),
+            accept,
+        }))
+    }
+
+    /// The news, to be read once by whoever reports them.
+    pub(crate) fn take_news(&self) -> Option<mpsc::UnboundedReceiver<DeviceNews>> {
+        self.news.lock().unwrap_or_else(|e| e.into_inner()).take()
+    }
+}
+
+impl Drop for DeviceHub {
+    fn drop(&mut self) {
+        self.accept.abort();
+    }
+}
+
+type Tell = mpsc::UnboundedSender<DeviceNews>;
+
+fn tell(news: &Tell, level: Level, text: String) {
+    let _ = news.send(DeviceNews { level, text });
+}
+
+async fn accept_loop(
+    listener: TcpListener,
+    settings: DeviceSettings,
+    fleet: Arc<Fleet>,
+    news: Tell,
+) {
+    loop {
+        let Ok((stream, peer)) = listener.accept().await else {
+            tokio::time::sleep(Duration::from_millis(50)).await;
+            continue;
+        };
+        let _ = stream.set_nodelay(true);
+        tokio::spawn(serve_device(
+            stream,
+            peer,
+            settings.clone(),
+            Arc::clone(&fleet),
+            news.clone(),
+        ));
+    }
+}
+
+/// Whether `a` and `b` are equal, in a time that does not depend on where they differ.
+fn same_secret(a: &str, b: &str) -> bool {
+    a.len() == b.len()
+        && a.bytes()
+            .zip(b.bytes())
+            .fold(0u8, |acc, (x, y)| acc | (x ^ y))
+            == 0
+}
+
+/// The token of a handshake's URL (`?token=...`), decoded.
+fn token_of(request: &Request) -> Option<String> {
+    let query = request.uri().query()?;
+    query.split('&').find_map(|pair| {
+        let (k, v) = pair.split_once('=')?;
+        (k == "token").then(|| {
+            percent_encoding::percent_decode_str(v)
+                .decode_utf8_lossy()
+                .into_owned()
+        })
+    })
+}
+
+#[expect(
+    clippy::result_large_err,
+    reason = "tungstenite's handshake callback returns its own ErrorResponse"
+)]
+async fn serve_device(
+    stream: TcpStream,
+    peer: SocketAddr,
+    settings: DeviceSettings,
+    fleet: Arc<Fleet>,
+    news: Tell,
+) {
+    let refused: Arc<Mutex<Option<String>>> = Arc::default();
+    let why = Arc::clone(&refused);
+    let token = settings.token.clone();
+    let check = move |request: &Request, response: Response| -> Result<Response, ErrorResponse> {
+        let deny = |status: u16, reason: &str| {
+            *why.lock().unwrap_or_else(|e| e.into_inner()) = Some(reason.to_string());
+            let mut r = ErrorResponse::new(Some(reason.to_string()));
+            *r.status_mut() = tokio_tungstenite::tungstenite::http::StatusCode::from_u16(status)
+                .unwrap_or(tokio_tungstenite::tungstenite::http::StatusCode::FORBIDDEN);
+            Err(r)
+        };
+        match token_of(request) {
+            Some(t) if same_secret(&t, &token) => Ok(response),
+            Some(_) => deny(401, "wrong token"),
+            None => deny(401, "no token (give ?token=... in the URL)"),
+        }
+    };
+    let config = WebSocketConfig::default()
+        .max_message_size(Some(settings.max_message))
+        .max_frame_size(Some(settings.max_message));
+    let handshake = tokio_tungstenite::accept_hdr_async_with_config(stream, check, Some(config));
+    let mut ws = match tokio::time::timeout(HANDSHAKE_TIMEOUT, handshake).await {
+        Ok(Ok(ws)) => ws,
+        Ok(Err(e)) => {
+            let reason = refused
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .clone()
+                .unwrap_or_else(|| format!("not a WebSocket handshake ({e})"));
+            tell(
+                &news,
+                Level::Warn,
+                format!("refused a connection from {peer}: {reason}"),
+            );
+            return;
+        }
+        Err(_) => {
+            tell(
+                &news,
+                Level::Warn,
+                format!(
+                    "refused a connection from {peer}: no handshake within {}s",
+                    HANDSHAKE_TIMEOUT.as_secs()
+                ),
+            );
+            return;
+        }
+    };
+    let registration = match tokio::time::timeout(REGISTER_TIMEOUT, ws.next()).await {
+        Ok(Some(Ok(Message::Text(text)))) => ClientFrame::parse(&text),
+        Ok(Some(Ok(_))) => Err("its first frame is not JSON text".to_string()),
+        Ok(Some(Err(e))) => Err(format!("the connection failed: {e}")),
+        Ok(None) => Err("it closed the connection".to_string()),
+        Err(_) => Err(format!(
+            "it did not register within {}s",
+            REGISTER_TIMEOUT.as_secs()
+        )),
+    };
+    let (id, platform) = match registration {
+        Ok(f) if f.kind == "register" => match f.client_id.clone().filter(|c| !c.trim().is_empty())
+        {
+            Some(id) => (id, f.platform()),
+            None => {
+                refuse(&mut ws, &news, peer, "its registration has no client_id").await;
+                return;
+            }
+        },
+        Ok(f) => {
+            refuse(
+                &mut ws,
+                &news,
+                peer,
+                &format!("its first frame is `{}`, not `register`", f.kind),
+            )
+            .await;
+            return;
+        }
+        Err(e) => {
+            refuse(&mut ws, &news, peer, &e).await;
+            return;
+        }
+    };
+    let Some(platform) = platform.map(|p| Platform::named(&p)) else {
+        refuse(
+            &mut ws,
+            &news,
+            peer,
+            &format!("device {id} does not say its platform (metadata.platform)"),
+        )
+        .await;
+        return;
+    };
+    if ws
+        .send(Message::text(protocol::heartbeat_ok()))
+        .await
+        .is_err()
+    {
+        return;
+    }
+    let notice_news = news.clone();
+    let notice_id = id.clone();
+    let (link, task) = link::spawn(
+        ws,
+        Box::new(move |what| {
+            tell(
+                &notice_news,
+                Level::Warn,
+                format!("device {notice_id}: {what}"),
+            );
+        }),
+    );
+    let tools = list_tools(&link, &platform, &settings).await;
+    let count = tools.len();
+    let (generation, replaced) = fleet.register(&id, platform.clone(), link, tools);
+    let again = if replaced {
+        "reconnected (its old connection is closed)"
+    } else {
+        "connected"
+    };
+    tell(
+        &news,
+        Level::Info,
+        format!("device {id} {again} from {peer} ({platform}, {count} tools)"),
+    );
+    let why = task
+        .await
+        .unwrap_or_else(|e| format!("its connection's task failed: {e}"));
+    fleet.gone(&id, generation);
+    tell(
+        &news,
+        Level::Warn,
+        format!("device {id} disconnected: {why}"),
+    );
+}
+
+async fn refuse<S>(
+    ws: &mut tokio_tungstenite::WebSocketStream<S>,
+    news: &Tell,
+    peer: SocketAddr,
+    why: &str,
+) where
+    S: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin,
+{
+    let _ = ws.send(Message::text(protocol::error(why))).await;
+    let _ = ws.close(None).await;
+    tell(
+        news,
+        Level::Warn,
+        format!("refused a connection from {peer}: {why}"),
+    );
+}
+
+/// The agents whose tool sets a device of `platform` is asked for.
+fn routes(platform: &Platform) -> Vec<Route> {
+    let agents: &[&str] = match platform {
+        Platform::Windows => &["HostAgent", "AppAgent"],
+        _ => &["LinuxAgent"],
+    };
+    agents
+        .iter()
+        .map(|a| Route {
+            agent_name: (*a).to_string(),
+            ..Route::default()
+        })
+        .collect()
+}
+
+/// Asks the device for its tools through each agent it serves; an agent that does not
+/// answer (UFO's clients answer nothing for an agent they have no tools for) adds none.
+async fn list_tools(
+    link: &Link,
+    platform: &Platform,
+    settings: &DeviceSettings,
+) -> Vec<DeviceTool> {
+    let injected = |name: &str| settings.inject.iter().any(|i| i.argument == name);
+    let mut tools: Vec<DeviceTool> = Vec::new();
+    for route in routes(platform) {
+        let call = ToolCall::action("list_tools", serde_json::Map::new());
+        let action = protocol::action(&call, &serde_json::Map::new());
+        let response_id = format!("list-{}", call.call_id);
+        let frame = protocol::command(&route, &[action], "ufo-batch", "list_tools", &response_id);
+        match link
+            .call(frame, response_id, settings.command_timeout)
+            .await
+        {
+            Ok(results) => {
+                let listed = protocol::result_of(&call, &results).result;
+                for tool in from_listing(&listed, &route, &injected) {
+                    if !tools.iter().any(|t| t.spec.name == tool.spec.name) {
+                        tools.push(tool);
+                    }
+                }
+            }
+            Err(CallError::Timeout(_) | CallError::Gone(_)) => {}
+        }
+    }
+    tools
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tokens_are_compared_whole() {
+        assert!(same_secret("abc-123", "abc-123"));
+        assert!(!same_secret("abc-123", "abc-124"));
+        assert!(!same_secret("abc", "abc-123"));
+        let request = Request::builder()
+            .uri("/ws?x=1&token=a%20b")
+            .body(())
+            .unwrap();
+        assert_eq!(token_of(&request).as_deref(), Some("a b"));
+    }
+}

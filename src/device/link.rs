@@ -1,0 +1,172 @@
+//! One device's connection, from the server's side: a task of its own owns the
+//! WebSocket; others talk to it through a `Link`. It sends command frames, hands each
+//! `command_results` frame to the call waiting for it (by `prev_response_id`), answers
+//! heartbeats, and when the connection ends every call waiting on it fails as
+//! disconnected. A frame that is not AIP is told about, never fatal.
+
+use std::collections::HashMap;
+use std::time::Duration;
+
+use futures_util::{SinkExt, StreamExt};
+use serde_json::Value;
+use tokio::sync::{mpsc, oneshot};
+use tokio_tungstenite::WebSocketStream;
+use tokio_tungstenite::tungstenite::Message;
+
+use super::protocol::{ClientFrame, heartbeat_ok};
+
+/// What a call to a device can end in besides an answer.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) enum CallError {
+    /// No answer within the limit (UFO's clients answer nothing for a command they
+    /// cannot route).
+    Timeout(Duration),
+    /// The connection ended, with why.
+    Gone(String),
+}
+
+enum Order {
+    Call {
+        frame: String,
+        response_id: String,
+        reply: oneshot::Sender<Result<Value, CallError>>,
+    },
+    Close(String),
+}
+
+/// The handle of a device's connection.
+#[derive(Clone, Debug)]
+pub(crate) struct Link {
+    orders: mpsc::UnboundedSender<Order>,
+}
+
+impl std::fmt::Debug for Order {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::Call { response_id, .. } => write!(f, "Call({response_id})"),
+            Self::Close(why) => write!(f, "Close({why})"),
+        }
+    }
+}
+
+impl Link {
+    /// Sends `frame` (a command identified by `response_id`) and waits at most `limit`
+    /// for its `action_results`.
+    pub(crate) async fn call(
+        &self,
+        frame: String,
+        response_id: String,
+        limit: Duration,
+    ) -> Result<Value, CallError> {
+        let (reply, answer) = oneshot::channel();
+        self.orders
+            .send(Order::Call {
+                frame,
+                response_id,
+                reply,
+            })
+            .map_err(|_| CallError::Gone("the connection is closed".to_string()))?;
+        match tokio::time::timeout(limit, answer).await {
+            Ok(Ok(result)) => result,
+            Ok(Err(_)) => Err(CallError::Gone("the connection is closed".to_string())),
+            Err(_) => Err(CallError::Timeout(limit)),
+        }
+    }
+
+    /// Ends the connection, saying why.
+    pub(crate) fn close(&self, why: &str) {
+        let _ = self.orders.send(Order::Close(why.to_string()));
+    }
+
+    /// A link with no connection behind it (its calls fail at once).
+    #[cfg(test)]
+    pub(crate) fn detached() -> Self {
+        let (orders, _) = mpsc::unbounded_channel();
+        Self { orders }
+    }
+}
+
+/// What a connection tells the runner while it runs.
+pub(crate) type Notice = Box<dyn Fn(String) + Send + Sync>;
+
+/// Serves a registered device's connection until it ends; returns why it ended.
+/// `notice` hears what the device sent that was not AIP.
+pub(crate) fn spawn<S>(
+    ws: WebSocketStream<S>,
+    notice: Notice,
+) -> (Link, tokio::task::JoinHandle<String>)
+where
+    S: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + Send + 'static,
+{
+    let (orders, inbox) = mpsc::unbounded_channel();
+    let task = tokio::spawn(serve(ws, inbox, notice));
+    (Link { orders }, task)
+}
+
+async fn serve<S>(
+    mut ws: WebSocketStream<S>,
+    mut inbox: mpsc::UnboundedReceiver<Order>,
+    notice: Notice,
+) -> String
+where
+    S: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + Send + 'static,
+{
+    let mut waiting: HashMap<String, oneshot::Sender<Result<Value, CallError>>> = HashMap::new();
+    let why = loop {
+        tokio::select! {
+            order = inbox.recv() => match order {
+                Some(Order::Call { frame, response_id, reply }) => {
+                    // Calls given up on (their caller timed out) are forgotten.
+                    waiting.retain(|_, r| !r.is_closed());
+                    if let Err(e) = ws.send(Message::text(frame)).await {
+                        let _ = reply.send(Err(CallError::Gone(format!("cannot send to it: {e}"))));
+                        break format!("cannot send to it: {e}");
+                    }
+                    waiting.insert(response_id, reply);
+                }
+                Some(Order::Close(why)) => {
+                    let _ = ws.close(None).await;
+                    break why;
+                }
+                None => {
+                    let _ = ws.close(None).await;
+                    break "the run is over".to_string();
+                }
+            },
+            frame = ws.next() => match frame {
+                Some(Ok(Message::Text(text))) => match ClientFrame::parse(&text) {
+                    Ok(f) if f.kind == "command_results" => {
+                        let id = f.prev_response_id.unwrap_or_default();
+                        match waiting.remove(&id) {
+                            Some(reply) => {
+                                let _ = reply.send(Ok(f.action_results.unwrap_or(Value::Null)));
+                            }
+                            None => notice(format!(
+                                "an answer to no command waiting for one (prev_response_id {id:?}): a command that timed out, probably"
+                            )),
+                        }
+                    }
+                    Ok(f) if f.kind == "heartbeat" => {
+                        if ws.send(Message::text(heartbeat_ok())).await.is_err() {
+                            break "the connection dropped".to_string();
+                        }
+                    }
+                    Ok(f) if f.kind == "error" => notice(format!(
+                        "it reported an error: {}",
+                        f.error.unwrap_or_default()
+                    )),
+                    Ok(_) => {}
+                    Err(e) => notice(e),
+                },
+                Some(Ok(Message::Binary(_))) => notice("a binary frame (AIP frames are JSON text)".to_string()),
+                Some(Ok(Message::Close(_))) | None => break "it closed the connection".to_string(),
+                Some(Ok(_)) => {}
+                Some(Err(e)) => break format!("the connection failed: {e}"),
+            }
+        }
+    };
+    for (_, reply) in waiting.drain() {
+        let _ = reply.send(Err(CallError::Gone(why.clone())));
+    }
+    why
+}

@@ -1,0 +1,19 @@
+//! Remote devices: UFO's own device clients (its AIP protocol over a WebSocket) as the
+//! run's workers. The run listens (`hub`), each registered device is one slot of the
+//! `fleet`, an attempt leases a free device of its task's platform, and its commands go
+//! to the device (`executor`) as AIP `command` frames (`protocol`) over the device's
+//! connection (`link`), with the tool set the device listed (`tools`). How the run
+//! listens and what it injects is `config`.
+
+mod config;
+mod executor;
+mod fleet;
+mod hub;
+mod link;
+mod protocol;
+mod tools;
+
+pub(crate) use config::{DeviceSettings, DevicesSection};
+pub(crate) use executor::{DeviceExecutor, DeviceRun};
+pub(crate) use fleet::{FleetLoad, Platform};
+pub(crate) use hub::{DeviceHub, DeviceNews};

@@ -1,0 +1,453 @@
+//! UFO's device clients as the run's workers, over AIP on loopback: an AIP client of the
+//! tests' own (tests/devices/aip_client.py, Python on PyPI's websockets, following
+//! aip.md: registration, heartbeats, one command at a time, silence for what it cannot
+//! route, reconnects with back-off) connects to `ufo-batch run --devices`. A batch spread
+//! over three devices; a device killed mid-task and its task retried on another; a
+//! device that never answers; a device that comes back; a wrong token, garbage and an
+//! oversized frame; the injected key in no output byte. Skipped, saying why, when
+//! scripts/setup-mcp.sh has not installed the client's venv.
+
+use std::io::Write;
+use std::net::TcpListener;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::Duration;
+
+use serde_json::{Value, json};
+
+use crate::helpers::{Output, Project};
+
+/// The token devices present.
+const TOKEN: &str = "device-token-7c1e4b9a2f";
+/// The key the devices' tools check and the runner injects.
+const KEY: &str = "ufo-device-key-a8d3f61c0e2b";
+
+/// The tests' Python with websockets, or None (with a note) when it is not installed.
+fn python() -> Option<PathBuf> {
+    let python = Path::new(env!("CARGO_MANIFEST_DIR")).join("target/mcp/venv/bin/python");
+    let ok = python.is_file()
+        && Command::new(&python)
+            .args(["-c", "import websockets"])
+            .status()
+            .is_ok_and(|s| s.success());
+    if !ok {
+        eprintln!("skipped: the AIP test client's venv is not installed (scripts/setup-mcp.sh)");
+    }
+    ok.then_some(python)
+}
+
+fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+/// A device client, killed when dropped.
+struct Device {
+    child: Child,
+}
+
+impl Device {
+    fn start(python: &Path, port: u16, id: &str, flags: &[&str]) -> Self {
+        Self::start_with_token(python, port, id, TOKEN, flags)
+    }
+
+    fn start_with_token(python: &Path, port: u16, id: &str, token: &str, flags: &[&str]) -> Self {
+        let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/devices/aip_client.py");
+        let child = Command::new(python)
+            .arg(script)
+            .arg(format!("ws://127.0.0.1:{port}/ws?token={token}"))
+            .arg(id)
+            .args(["--backoff", "0.2"])
+            .args(flags)
+            .env("UFO_MCP_API_KEY", KEY)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        Self { child }
+    }
+
+    fn kill(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+impl Drop for Device {
+    fn drop(&mut self) {
+        self.kill();
+    }
+}
+
+fn project(extra: &str) -> Project {
+    let p = Project::new();
+    p.file(
+        "ufo-batch.toml",
+        &format!(
+            "[devices]\ninject = {{ api_key = \"UFO_MCP_API_KEY\" }}\ncommand_timeout = \"3s\"\n{extra}"
+        ),
+    );
+    p
+}
+
+fn env() -> [(&'static str, &'static str); 2] {
+    [("UFO_BATCH_DEVICE_TOKEN", TOKEN), ("UFO_MCP_API_KEY", KEY)]
+}
+
+fn command(cmd: &str, stdout: &str) -> Value {
+    json!({"action": "execute_command", "parameters": {"command": cmd}, "expect": {"stdout": stdout}})
+}
+
+/// Every byte under the run's folder and of its output: the key, or a long piece of
+/// it, must be in none of them.
+fn assert_no_key(dir: &Path, out: &Output) {
+    let printed = format!("{}{}", out.stdout, out.stderr);
+    let pieces = [KEY, &KEY[..8], &KEY[KEY.len() - 8..], TOKEN];
+    for piece in pieces {
+        assert!(
+            !printed.contains(piece),
+            "a secret in the output:\n{printed}"
+        );
+    }
+    for entry in walkdir::WalkDir::new(dir).into_iter().flatten() {
+        if entry.file_type().is_file() {
+            let text = String::from_utf8_lossy(&std::fs::read(entry.path()).unwrap()).into_owned();
+            for piece in pieces {
+                assert!(
+                    !text.contains(piece),
+                    "a secret in {}",
+                    entry.path().display()
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn a_batch_is_spread_over_three_devices_and_its_plans_replay_there() {
+    let Some(python) = python() else { return };
+    let p = project("");
+    for i in 0..9 {
+        p.task(
+            &format!("square{i}.json"),
+            json!({"request": format!("square {i}"), "actions": [
+                command(&format!("sleep 0.4; echo $(({i} * {i}))"), &format!("{}\n", i * i))]}),
+        );
+    }
+    // Files written on the device, a file checked there, a command check and a tool of
+    // the device's own (its api_key injected).
+    p.task(
+        "files.json",
+        json!({"request": "double the lines", "files": {"in/a.txt": "x\ny\n"},
+               "actions": [command("cat in/a.txt in/a.txt > out.txt && wc -l < out.txt", "4\n"),
+                           {"action": "get_system_info", "parameters": {}}],
+               "evaluate": [{"type": "file_equals", "path": "out.txt", "content": "x\ny\nx\ny\n"},
+                            {"type": "command", "run": "test -f in/a.txt"}]}),
+    );
+    let port = free_port();
+    let addr = format!("127.0.0.1:{port}");
+    let run = p.start_env(
+        &[
+            "run",
+            "tasks",
+            "--devices",
+            &addr,
+            "--devices-wait",
+            "3",
+            "--jobs",
+            "3",
+            "--progress",
+            "lines",
+        ],
+        &env(),
+    );
+    let _devices: Vec<Device> = (1..=3)
+        .map(|i| Device::start(&python, port, &format!("linux-{i}"), &[]))
+        .collect();
+    let out = run.wait_within(Duration::from_secs(120));
+    assert_eq!(out.code, 0, "{}\n{}", out.stdout, out.stderr);
+    let mut used = std::collections::BTreeSet::new();
+    for i in 0..9 {
+        let status = out.status(&format!("square{i}"));
+        assert_eq!(status["status"], "passed", "{status}");
+        used.insert(
+            status["attempts"][0]["device"]
+                .as_str()
+                .unwrap()
+                .to_string(),
+        );
+    }
+    assert_eq!(used.len(), 3, "the tasks went to every device: {used:?}");
+    let files = out.status("files");
+    assert_eq!(files["status"], "passed", "{files}");
+    assert!(
+        out.stderr.contains("DEVICE  device linux-1 connected"),
+        "{}",
+        out.stderr
+    );
+    assert!(
+        out.stderr.contains("tasks run on UFO device clients"),
+        "{}",
+        out.stderr
+    );
+    // The device's own tool answered with its facts; the key went in and never came out.
+    let log = out.task_file("files", "response.log");
+    assert!(log.contains("uname"), "{log}");
+    assert_no_key(&out.run_dir("proj"), &out);
+    // The task's folder on the device is gone.
+    let folder = out.task_file("files", "task.log");
+    let dir = folder
+        .lines()
+        .find_map(|l| l.split("the task's folder on the device: ").nth(1))
+        .unwrap()
+        .trim()
+        .to_string();
+    assert!(!Path::new(&dir).exists(), "{dir} was left");
+}
+
+#[test]
+fn a_device_killed_mid_task_has_its_task_retried_on_another() {
+    let Some(python) = python() else { return };
+    let p = project("");
+    p.task(
+        "t.json",
+        json!({"request": "survive", "actions": [command("echo survive-the-device", "survive-the-device\n")]}),
+    );
+    let port = free_port();
+    let addr = format!("127.0.0.1:{port}");
+    let run = p.start_env(
+        &[
+            "run",
+            "tasks",
+            "--devices",
+            &addr,
+            "--devices-wait",
+            "2",
+            "--jobs",
+            "1",
+            "--retries",
+            "1",
+            "--progress",
+            "lines",
+        ],
+        &env(),
+    );
+    // The first to register gets the task, and dies on it.
+    let _doomed = Device::start(&python, port, "doomed", &["--die-on", "survive-the-device"]);
+    std::thread::sleep(Duration::from_secs(2));
+    let _healthy = Device::start(&python, port, "healthy", &[]);
+    let out = run.wait_within(Duration::from_secs(90));
+    assert_eq!(out.code, 0, "{}\n{}", out.stdout, out.stderr);
+    let status = out.status("t");
+    assert_eq!(status["status"], "passed", "{status}");
+    let attempts = status["attempts"].as_array().unwrap();
+    assert_eq!(attempts.len(), 2, "{status}");
+    assert_eq!(attempts[0]["status"], "error");
+    assert_eq!(attempts[0]["device"], "doomed");
+    assert!(
+        attempts[0]["error"]
+            .as_str()
+            .unwrap()
+            .contains("device doomed disconnected"),
+        "{status}"
+    );
+    assert_eq!(attempts[1]["device"], "healthy");
+    assert!(
+        out.stderr
+            .contains("DEVICE  warning: device doomed disconnected"),
+        "{}",
+        out.stderr
+    );
+}
+
+#[test]
+fn a_device_that_never_answers_fails_the_command_and_one_that_comes_back_serves_again() {
+    let Some(python) = python() else { return };
+    let p = project("");
+    p.task(
+        "silent.json",
+        json!({"request": "r", "actions": [command("echo never-answered", "never-answered\n")]}),
+    );
+    let port = free_port();
+    let addr = format!("127.0.0.1:{port}");
+    let run = p.start_env(
+        &[
+            "run",
+            "tasks",
+            "--devices",
+            &addr,
+            "--devices-wait",
+            "1",
+            "--progress",
+            "lines",
+        ],
+        &env(),
+    );
+    let _mute = Device::start(&python, port, "mute", &["--mute-on", "never-answered"]);
+    let out = run.wait_within(Duration::from_secs(60));
+    assert_eq!(out.code, 1, "{}\n{}", out.stdout, out.stderr);
+    let status = out.status("silent");
+    assert_eq!(status["status"], "failed", "{status}");
+    assert!(
+        status["error"]
+            .as_str()
+            .unwrap()
+            .contains("device mute sent no result within 3s"),
+        "{status}"
+    );
+
+    // A device killed between tasks and started again with its id serves the rest.
+    let p = project("");
+    for i in 0..4 {
+        p.task(
+            &format!("t{i}.json"),
+            json!({"request": "r", "actions": [command("sleep 0.5; echo ok", "ok\n")]}),
+        );
+    }
+    let port = free_port();
+    let addr = format!("127.0.0.1:{port}");
+    let run = p.start_env(
+        &[
+            "run",
+            "tasks",
+            "--devices",
+            &addr,
+            "--devices-wait",
+            "1",
+            "--jobs",
+            "1",
+            "--retries",
+            "2",
+            "--progress",
+            "lines",
+        ],
+        &env(),
+    );
+    let mut first = Device::start(&python, port, "phoenix", &[]);
+    let done = |n: usize| {
+        crate::helpers::eventually(|| {
+            crate::helpers::count_status(&p.path().join("results/proj"), "passed") >= n
+        })
+    };
+    assert!(done(1), "a first task ends");
+    first.kill();
+    std::thread::sleep(Duration::from_millis(300));
+    let _again = Device::start(&python, port, "phoenix", &[]);
+    let out = run.wait_within(Duration::from_secs(90));
+    assert_eq!(out.code, 0, "{}\n{}", out.stdout, out.stderr);
+    assert!(
+        out.stderr
+            .contains("DEVICE  warning: device phoenix disconnected"),
+        "{}",
+        out.stderr
+    );
+    assert_eq!(
+        out.stderr
+            .matches("DEVICE  device phoenix connected")
+            .count(),
+        2,
+        "{}",
+        out.stderr
+    );
+}
+
+/// A raw WebSocket client of the test itself.
+fn raw_client(
+    port: u16,
+    token: &str,
+) -> Result<tungstenite::WebSocket<std::net::TcpStream>, tungstenite::Error> {
+    let stream = std::net::TcpStream::connect(("127.0.0.1", port)).unwrap();
+    stream
+        .set_read_timeout(Some(Duration::from_secs(10)))
+        .unwrap();
+    tungstenite::client(format!("ws://127.0.0.1:{port}/ws?token={token}"), stream)
+        .map(|(ws, _)| ws)
+        .map_err(|e| match e {
+            tungstenite::HandshakeError::Failure(e) => e,
+            tungstenite::HandshakeError::Interrupted(_) => tungstenite::Error::ConnectionClosed,
+        })
+}
+
+#[test]
+fn a_wrong_token_garbage_and_oversized_frames_are_refused_and_the_run_still_ends() {
+    let p = project("wait_for = \"3s\"\nmax_message_mib = 1\n");
+    p.task(
+        "t.json",
+        json!({"request": "r", "actions": [command("echo hi", "hi\n")]}),
+    );
+    let port = free_port();
+    let addr = format!("127.0.0.1:{port}");
+    let run = p.start_env(
+        &[
+            "run",
+            "tasks",
+            "--devices",
+            &addr,
+            "--devices-wait",
+            "1",
+            "--progress",
+            "lines",
+        ],
+        &env(),
+    );
+    assert!(crate::helpers::eventually(|| std::net::TcpStream::connect(
+        ("127.0.0.1", port)
+    )
+    .is_ok()));
+    // A wrong token: refused in the handshake.
+    match raw_client(port, "not-the-token") {
+        Err(tungstenite::Error::Http(response)) => assert_eq!(response.status(), 401),
+        other => panic!("a wrong token was let in: {:?}", other.map(|_| ())),
+    }
+    // Garbage in place of a registration: told why, and closed.
+    let mut ws = raw_client(port, TOKEN).unwrap();
+    ws.send(tungstenite::Message::text("hello?")).unwrap();
+    let answer = ws.read().unwrap();
+    assert!(
+        answer.to_text().unwrap().contains("not an AIP frame"),
+        "{answer}"
+    );
+    // A registered device that sends garbage, then a frame over the size limit.
+    let mut ws = raw_client(port, TOKEN).unwrap();
+    ws.send(tungstenite::Message::text(
+        json!({"type": "register", "status": "ok", "client_id": "odd", "metadata": {"platform": "plan9"}}).to_string(),
+    ))
+    .unwrap();
+    let accepted = ws.read().unwrap();
+    assert!(
+        accepted.to_text().unwrap().contains("\"heartbeat\""),
+        "{accepted}"
+    );
+    ws.send(tungstenite::Message::text("{not json")).unwrap();
+    // The server may close the connection before it has all of it.
+    let _ = ws.send(tungstenite::Message::text("x".repeat(2 << 20)));
+    let _ = ws.flush();
+    // No Linux device ever registers: the task waits its while, then the run stops.
+    let out = run.wait_within(Duration::from_secs(60));
+    assert_eq!(out.code, 1, "{}\n{}", out.stdout, out.stderr);
+    let status = out.status("t");
+    assert_eq!(status["status"], "error", "{status}");
+    assert!(
+        status["error"]
+            .as_str()
+            .unwrap()
+            .contains("no linux device was free within 3s"),
+        "{status}"
+    );
+    for needle in [
+        "refused a connection from 127.0.0.1",
+        ": wrong token",
+        "not an AIP frame",
+        "device odd connected",
+        "(plan9, 0 tools)",
+        "device odd: not an AIP frame",
+        "device odd disconnected: the connection failed",
+    ] {
+        assert!(out.stderr.contains(needle), "{needle}\n{}", out.stderr);
+    }
+    let _ = std::io::stderr().flush();
+}
