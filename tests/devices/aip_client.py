@@ -151,7 +151,6 @@ class Device:
                     r.update({"namespace": "BashExecutor", "call_id": call_id, "error": r.get("error")})
                     failed = r["status"] == "failure"
                     results.append(r)
-                    await asyncio.sleep(0.01)
             except Unroutable as e:
                 log("cannot route tool", e, "- no answer")
                 return
