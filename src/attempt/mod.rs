@@ -299,25 +299,32 @@ async fn on_device(
     } else {
         Platform::Linux
     };
+    // A retry goes to another device than the one the task last failed on, if one is free.
+    let avoid = hub.last_device(task.id.as_str());
     let lease = tokio::select! {
-        lease = hub.fleet.lease(&platform, hub.settings.wait_for) => lease,
-        () = stop.kill.cancelled() => {
-            let mut outcome = AttemptOutcome::infrastructure_error(String::new());
-            outcome.cancel(format!("cancelled while waiting for a free {platform} device"));
-            return Err(Box::new(outcome));
-        }
+        lease = hub.fleet.lease(&platform, hub.settings.wait_for, avoid.as_deref()) => lease,
+        () = stop.kill.cancelled() => Err(String::new()),
+        () = stop.stopping.cancelled() => Err(String::new()),
     };
     let lease = match lease {
         Ok(lease) => lease,
+        Err(why) if why.is_empty() => {
+            let mut outcome = AttemptOutcome::infrastructure_error(String::new());
+            outcome.cancel(format!(
+                "cancelled while waiting for a free {platform} device; it runs again when the run is resumed"
+            ));
+            return Err(Box::new(outcome));
+        }
         Err(why) => {
             events.log(crate::event::Level::Error, why.clone());
             let mut outcome = AttemptOutcome::infrastructure_error(why.clone());
-            if hub.fleet.load().connected == 0 {
-                outcome.fatal = Some(format!("no device is connected: {why}"));
+            if hub.fleet.count(&platform) == 0 {
+                outcome.fatal = Some(format!("no {platform} device is connected: {why}"));
             }
             return Err(Box::new(outcome));
         }
     };
+    hub.ran_on(task.id.as_str(), &lease.device.id);
     events.info(format!("on device {} ({platform})", lease.device.id));
     let name = settings
         .layout
@@ -347,15 +354,17 @@ async fn on_device(
         ),
         task_name: task.id.to_string(),
         local_workspace: settings.layout.task(&task.id).workspace(),
+        dir: settings.layout.task(&task.id),
     };
     let mut executor = DeviceExecutor::new(lease, run);
     match executor.make_workspace(&task.files).await {
-        Ok(Some(dir)) => events.info(format!("the task's folder on the device: {dir}")),
+        Ok(Some(note)) => events.info(note),
         Ok(None) => {}
-        Err(why) => {
-            events.log(crate::event::Level::Error, why.clone());
+        Err(e) => {
+            events.log(crate::event::Level::Error, e.why.clone());
             let _ = executor.shutdown().await;
-            let mut outcome = AttemptOutcome::infrastructure_error(why);
+            let mut outcome = AttemptOutcome::infrastructure_error(e.why);
+            outcome.retryable = e.retry;
             outcome.device = Some(executor.device().to_string());
             return Err(Box::new(outcome));
         }
@@ -416,6 +425,10 @@ async fn body(
                 };
             }
         };
+    if let Some(fault) = executor.fault() {
+        // The checks could not see what the task did (a device gone while they ran).
+        return Ended::Unprepared(format!("evaluation could not finish: {fault}"));
+    }
     if let Some(e) = &evaluation {
         events.info(format!(
             "evaluation ({:?}): complete={} ({})",

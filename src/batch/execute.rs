@@ -112,6 +112,9 @@ pub(crate) async fn execute<S: EventSink>(
         })
         .with_max_fail(config.max_fail);
     let stopped = pool.run(batch.work, stop.clone()).await;
+    if let Some(hub) = &batch.devices {
+        hub.close();
+    }
     for ticker in [ticker, device_news].into_iter().flatten() {
         ticker.abort();
         // Its last figures must not come after the end.

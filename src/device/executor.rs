@@ -16,14 +16,17 @@ use serde_json::{Map, Value};
 
 use super::fleet::{Lease, Platform};
 use super::link::CallError;
+use super::observe;
 use super::protocol;
 use super::tools::DeviceTool;
-use crate::executor::Executor;
+use crate::executor::{Executor, Listed, Scope, ScreenView, StepScreens};
 use crate::mcp::Injected;
-use crate::tool::{ResultStatus, ToolCall, ToolResult, ToolSpec};
+use crate::tool::{ResultStatus, ToolCall, ToolResult, ToolSpec, ToolType};
 
 /// The tool that runs shell commands on a Linux device (UFO's Linux MCP server's).
 const SHELL: &str = "execute_command";
+/// Its own time limit when a call gives none, in seconds.
+const UFO_TOOL_TIMEOUT: u64 = 30;
 
 /// What a device executor needs besides its device.
 #[derive(Clone, Debug)]
@@ -38,6 +41,8 @@ pub(crate) struct DeviceRun {
     pub(crate) task_name: String,
     /// The task's local workspace (where checked files are fetched to).
     pub(crate) local_workspace: PathBuf,
+    /// The task's folder (where a Windows device's screenshots are saved).
+    pub(crate) dir: crate::rundir::layout::TaskDir,
 }
 
 /// Runs one task's commands on one device.
@@ -49,6 +54,10 @@ pub(crate) struct DeviceExecutor {
     fault: Option<String>,
     /// Commands sent (each frame's `response_id` is unique).
     sent: u64,
+    /// A Windows device's windows as last listed (for `window_label`).
+    windows: Vec<crate::desktop::backend::AppWindow>,
+    /// A Windows device's controls as last listed (for `control_label`).
+    controls: Vec<crate::desktop::control::Control>,
 }
 
 /// `text` quoted for a POSIX shell.
@@ -65,6 +74,8 @@ impl DeviceExecutor {
             workspace: None,
             fault: None,
             sent: 0,
+            windows: Vec::new(),
+            controls: Vec::new(),
         }
     }
 
@@ -101,7 +112,7 @@ impl DeviceExecutor {
         );
         let limit = self.run.command_timeout;
         match self.lease.device.link.call(frame, response_id, limit).await {
-            Ok(results) => protocol::result_of(&call, &results),
+            Ok(results) => protocol::result_of(&call, &results).scrubbed(),
             Err(CallError::Timeout(d)) => ToolResult::failure(
                 &call,
                 protocol::NAMESPACE,
@@ -133,6 +144,126 @@ impl DeviceExecutor {
         Ok(self.send(&call, tool, parameters).await)
     }
 
+    /// Calls a data collection tool by name; `None` when the device lacks it, `Err` when
+    /// it failed.
+    async fn collect(
+        &mut self,
+        name: &str,
+        arguments: Map<String, Value>,
+    ) -> Option<Result<Value, String>> {
+        let tool = self.tool(name)?.clone();
+        let mut call = ToolCall::action(name, arguments.clone());
+        call.tool_type = ToolType::DataCollection;
+        let arguments = self.arguments(&tool, arguments);
+        let r = self.send(&call, tool, arguments).await;
+        Some(match r.status {
+            ResultStatus::Success => Ok(r.result),
+            _ => Err(format!("{name} failed: {}", r.error.unwrap_or_default())),
+        })
+    }
+
+    /// Observes a Windows device's screen for `scope` (UFO's data collection tools);
+    /// saves it as step `step`'s screenshots (the final ones without a step).
+    async fn observe(
+        &mut self,
+        step: Option<u32>,
+        scope: Scope,
+    ) -> Result<(String, ScreenView), String> {
+        let clock = std::time::Instant::now();
+        let mut answers = Vec::new();
+        for ask in observe::asks(scope) {
+            let answer = self
+                .collect(ask.tool, ask.arguments)
+                .await
+                .ok_or_else(|| {
+                    format!(
+                        "device {} has no `{}` to observe its screen with",
+                        self.device(),
+                        ask.tool
+                    )
+                })??;
+            answers.push(answer);
+        }
+        let view = observe::view(scope, &answers)?;
+        match &view.listed {
+            Listed::Windows(w) => self.windows = w.clone(),
+            Listed::Controls(c) => self.controls = c.clone(),
+        }
+        view.clean.save(&self.run.dir.screenshot(step, false))?;
+        view.annotated.save(&self.run.dir.screenshot(step, true))?;
+        let what = match &view.listed {
+            Listed::Windows(w) => format!("{} application windows", w.len()),
+            Listed::Controls(c) => format!("{} controls", c.len()),
+        };
+        let note = format!(
+            "observed {what} on device {} in {:.3}s",
+            self.device(),
+            clock.elapsed().as_secs_f64()
+        );
+        Ok((note, view))
+    }
+
+    /// UFO's Windows tools name a control by `control_label` and `control_text`, and a
+    /// window by `window_label`: a call that names them by `id`, `name` and
+    /// `control_type` (as recordings do) has them found by name in the last list (the
+    /// label only when the name finds none).
+    fn labelled(&self, tool: &DeviceTool, mut given: Map<String, Value>) -> Map<String, Value> {
+        let takes = |p: &str| tool.spec.params.iter().any(|x| x.name == p);
+        let text = |v: Option<&Value>| match v {
+            Some(Value::String(s)) => Some(s.clone()),
+            Some(Value::Number(n)) => Some(n.to_string()),
+            _ => None,
+        };
+        let id = text(given.get("id"));
+        let name = text(given.get("name"));
+        if takes("control_label")
+            && !given.contains_key("control_label")
+            && (id.is_some() || name.is_some())
+        {
+            let wanted = text(given.get("control_type"))
+                .and_then(|t| crate::desktop::control::ControlType::parse(&t));
+            let found = name.as_deref().and_then(|n| {
+                self.controls
+                    .iter()
+                    .find(|c| c.name == n && wanted.is_none_or(|t| t == c.control_type))
+            });
+            let label = found
+                .map(|c| c.id.clone())
+                .or_else(|| id.clone())
+                .unwrap_or_default();
+            let shown = found
+                .map(|c| c.name.clone())
+                .or_else(|| name.clone())
+                .unwrap_or_default();
+            for key in ["id", "name", "control_type"] {
+                if !takes(key) {
+                    given.remove(key);
+                }
+            }
+            given.insert("control_label".into(), Value::String(label));
+            given.insert("control_text".into(), Value::String(shown));
+        }
+        if takes("window_label")
+            && !given.contains_key("window_label")
+            && (id.is_some() || name.is_some())
+        {
+            let found = name.as_deref().and_then(|n| {
+                let n = n.to_lowercase();
+                self.windows
+                    .iter()
+                    .find(|w| w.name.to_lowercase().contains(&n))
+            });
+            let label = found.map(|w| w.id.clone()).or(id).unwrap_or_default();
+            for key in ["id", "name"] {
+                if !takes(key) {
+                    given.remove(key);
+                }
+            }
+            given.insert("window_label".into(), Value::String(label));
+        }
+        given
+    }
+
     /// `given` with the injected arguments `tool` takes, and the task's folder as the
     /// shell's working folder unless the call names one.
     fn arguments(&self, tool: &DeviceTool, mut given: Map<String, Value>) -> Map<String, Value> {
@@ -147,36 +278,66 @@ impl DeviceExecutor {
         {
             given.insert("cwd".into(), Value::String(ws.clone()));
         }
+        // A tool's own time limit ends its work before the runner gives up waiting for
+        // its answer: a device runs one command at a time, and one still running would
+        // hold up the next.
+        if tool.spec.params.iter().any(|p| p.name == "timeout") {
+            let cap = self.run.command_timeout.as_secs().saturating_sub(2).max(1);
+            let asked = given.get("timeout").and_then(Value::as_u64);
+            if asked.is_some_and(|t| t > cap) || (asked.is_none() && cap < UFO_TOOL_TIMEOUT) {
+                given.insert("timeout".into(), Value::from(cap));
+            }
+        }
         given
     }
 
-    /// Makes the task's folder on a Linux device and writes `files` into it; says where.
+    /// Makes the task's folder on a Linux device and writes `files` into it; says how
+    /// it went. UFO's own Linux tool refuses to make folders (it runs only allow-listed
+    /// read-only commands): then the task runs in the device's own working folder, and a
+    /// task with files to write cannot run there.
     pub(crate) async fn make_workspace(
         &mut self,
         files: &std::collections::BTreeMap<String, String>,
-    ) -> Result<Option<String>, String> {
+    ) -> Result<Option<String>, WorkspaceError> {
+        let refused = |why: String| WorkspaceError { retry: false, why };
         if self.lease.device.platform != Platform::Linux || self.tool(SHELL).is_none() {
             if !files.is_empty() {
-                return Err(format!(
+                return Err(refused(format!(
                     "the task has files to write, and device {} has no `{SHELL}` to write them with",
                     self.device()
-                ));
+                )));
             }
             return Ok(None);
         }
+        let failed = |why: String| WorkspaceError { retry: true, why };
         let dir = format!("/tmp/ufo-batch/{}", self.run.session_id);
+        // What an earlier invocation left (best effort: the folder is made fresh below).
+        let _ = self
+            .shell(&format!("rm -rf -- {}", quoted(&dir)))
+            .await
+            .map_err(failed)?;
+        if let Some(fault) = self.fault.clone() {
+            return Err(failed(fault));
+        }
         let made = self
-            .shell(&format!(
-                "rm -rf -- {d} && mkdir -p -- {d}",
-                d = quoted(&dir)
-            ))
-            .await?;
+            .shell(&format!("mkdir -p -- {}", quoted(&dir)))
+            .await
+            .map_err(failed)?;
+        if let Some(fault) = self.fault.clone() {
+            return Err(failed(fault));
+        }
         if made.status != ResultStatus::Success {
-            return Err(format!(
-                "cannot make the task's folder {dir} on device {}: {}",
-                self.device(),
-                made.error.unwrap_or_default()
-            ));
+            let why = made.error.unwrap_or_default();
+            if !files.is_empty() {
+                return Err(refused(format!(
+                    "device {} refused to make the task's folder ({why}), so the task's files cannot be written there",
+                    self.device()
+                )));
+            }
+            return Ok(Some(format!(
+                "device {} refused to make the task's folder ({why}): the task runs in the device's own working folder",
+                self.device()
+            )));
         }
         self.workspace = Some(dir.clone());
         for (path, content) in files {
@@ -197,17 +358,31 @@ impl DeviceExecutor {
                     quoted(&encoded),
                     quoted(path)
                 ))
-                .await?;
+                .await
+                .map_err(failed)?;
             if written.status != ResultStatus::Success {
-                return Err(format!(
-                    "cannot write {path} on device {}: {}",
-                    self.device(),
-                    written.error.unwrap_or_default()
-                ));
+                let fault = self.fault.is_some();
+                return Err(WorkspaceError {
+                    retry: fault,
+                    why: format!(
+                        "cannot write {path} on device {}: {}",
+                        self.device(),
+                        written.error.unwrap_or_default()
+                    ),
+                });
             }
         }
-        Ok(Some(dir))
+        Ok(Some(format!("the task's folder on the device: {dir}")))
     }
+}
+
+/// Why a task's folder could not be made on its device.
+#[derive(Clone, Debug)]
+pub(crate) struct WorkspaceError {
+    /// Whether another attempt (on another device) may do better.
+    pub(crate) retry: bool,
+    /// In words.
+    pub(crate) why: String,
 }
 
 #[async_trait]
@@ -245,8 +420,48 @@ impl Executor for DeviceExecutor {
                 Value::Null,
             );
         }
-        let parameters = self.arguments(&tool, command.parameters.clone());
+        if tool.spec.params.iter().any(|p| p.name == "window_label") {
+            // UFO's window selection picks from the last desktop listing: take one now.
+            let mut refresh = Map::new();
+            refresh.insert("refresh_app_windows".into(), Value::Bool(true));
+            if let Some(Ok(listed)) = self.collect("get_desktop_app_info", refresh).await {
+                self.windows = observe::windows(&listed);
+            }
+        }
+        let parameters = self.labelled(&tool, command.parameters.clone());
+        let parameters = self.arguments(&tool, parameters);
         self.send(command, tool, parameters).await
+    }
+
+    async fn begin_step(&mut self, step: u32, scope: Scope) -> Option<StepScreens> {
+        if self.lease.device.platform != Platform::Windows || self.fault.is_some() {
+            return None;
+        }
+        match self.observe(Some(step), scope).await {
+            Ok((note, view)) => {
+                let name = |annotated| {
+                    let path = self.run.dir.screenshot(Some(step), annotated);
+                    path.file_name().map(|n| n.to_string_lossy().into_owned())
+                };
+                Some(StepScreens {
+                    clean: name(false)?,
+                    annotated: name(true)?,
+                    note,
+                    view: std::sync::Arc::new(view),
+                })
+            }
+            Err(_) => None,
+        }
+    }
+
+    async fn end_session(&mut self) -> Option<String> {
+        if self.lease.device.platform != Platform::Windows || self.fault.is_some() {
+            return None;
+        }
+        Some(match self.observe(None, Scope::App).await {
+            Ok((note, _)) => format!("final screen {note}"),
+            Err(e) => format!("cannot take the final screenshot: {e}"),
+        })
     }
 
     fn fault(&self) -> Option<String> {

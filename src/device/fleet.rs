@@ -144,21 +144,40 @@ impl Fleet {
         }
     }
 
-    /// Leases a free device of `platform`, waiting at most `within` for one.
+    /// Devices of `platform` connected now.
+    pub(crate) fn count(&self, platform: &Platform) -> usize {
+        self.lock()
+            .iter()
+            .filter(|d| &d.platform == platform)
+            .count()
+    }
+
+    /// Ends every device's connection (the run is over).
+    pub(crate) fn close_all(&self, why: &str) {
+        for d in self.lock().iter() {
+            d.link.close(why);
+        }
+    }
+
+    /// Leases a free device of `platform`, waiting at most `within` for one; a device
+    /// other than `avoid` (where the last attempt failed) when one is free.
     pub(crate) async fn lease(
         self: &Arc<Self>,
         platform: &Platform,
         within: Duration,
+        avoid: Option<&str>,
     ) -> Result<Lease, String> {
         let deadline = tokio::time::Instant::now() + within;
         loop {
             let notified = self.changed.notified();
             {
                 let mut devices = self.lock();
-                if let Some(d) = devices
-                    .iter_mut()
-                    .find(|d| !d.busy && &d.platform == platform)
-                {
+                let free = |d: &Device| !d.busy && &d.platform == platform;
+                let pick = devices
+                    .iter()
+                    .position(|d| free(d) && Some(d.id.as_str()) != avoid)
+                    .or_else(|| devices.iter().position(free));
+                if let Some(d) = pick.map(|i| &mut devices[i]) {
                     d.busy = true;
                     let device = d.clone();
                     drop(devices);
@@ -217,12 +236,12 @@ mod tests {
         fleet.register("a", Platform::Linux, Link::detached(), Vec::new());
         fleet.register("w", Platform::Windows, Link::detached(), Vec::new());
         let first = fleet
-            .lease(&Platform::Linux, Duration::from_millis(50))
+            .lease(&Platform::Linux, Duration::from_millis(50), None)
             .await
             .unwrap();
         assert_eq!(first.device.id, "a");
         let e = fleet
-            .lease(&Platform::Linux, Duration::from_millis(50))
+            .lease(&Platform::Linux, Duration::from_millis(50), None)
             .await
             .err()
             .unwrap();
@@ -239,10 +258,33 @@ mod tests {
         );
         let waiting = {
             let fleet = Arc::clone(&fleet);
-            tokio::spawn(async move { fleet.lease(&Platform::Linux, Duration::from_secs(5)).await })
+            tokio::spawn(async move {
+                fleet
+                    .lease(&Platform::Linux, Duration::from_secs(5), None)
+                    .await
+            })
         };
         drop(first);
         assert_eq!(waiting.await.unwrap().unwrap().device.id, "a");
+    }
+
+    #[tokio::test]
+    async fn a_retry_goes_to_another_device_when_one_is_free() {
+        let fleet = Arc::new(Fleet::default());
+        fleet.register("a", Platform::Linux, Link::detached(), Vec::new());
+        fleet.register("b", Platform::Linux, Link::detached(), Vec::new());
+        let lease = fleet
+            .lease(&Platform::Linux, Duration::from_millis(50), Some("a"))
+            .await
+            .unwrap();
+        assert_eq!(lease.device.id, "b");
+        let only = fleet
+            .lease(&Platform::Linux, Duration::from_millis(50), Some("a"))
+            .await
+            .unwrap();
+        assert_eq!(only.device.id, "a", "the one avoided when no other is free");
+        assert_eq!(fleet.count(&Platform::Linux), 2);
+        assert_eq!(fleet.count(&Platform::Windows), 0);
     }
 
     #[tokio::test]
@@ -250,7 +292,7 @@ mod tests {
         let fleet = Arc::new(Fleet::default());
         let (old, _) = fleet.register("a", Platform::Linux, Link::detached(), Vec::new());
         let lease = fleet
-            .lease(&Platform::Linux, Duration::from_millis(50))
+            .lease(&Platform::Linux, Duration::from_millis(50), None)
             .await
             .unwrap();
         let (new, replaced) = fleet.register("a", Platform::Linux, Link::detached(), Vec::new());

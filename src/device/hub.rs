@@ -49,6 +49,8 @@ pub(crate) struct DeviceHub {
     pub(crate) addr: SocketAddr,
     news: Mutex<Option<mpsc::UnboundedReceiver<DeviceNews>>>,
     accept: tokio::task::AbortHandle,
+    /// The device each task last ran on (a retry prefers another).
+    last: Mutex<std::collections::HashMap<String, String>>,
 }
 
 impl DeviceHub {
@@ -75,7 +77,31 @@ impl DeviceHub {
             addr,
             news: Mutex::new(Some(news)),
             accept,
+            last: Mutex::default(),
         }))
+    }
+
+    /// Notes that `task` runs on `device`.
+    pub(crate) fn ran_on(&self, task: &str, device: &str) {
+        self.last
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(task.to_string(), device.to_string());
+    }
+
+    /// The device `task` last ran on.
+    pub(crate) fn last_device(&self, task: &str) -> Option<String> {
+        self.last
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(task)
+            .cloned()
+    }
+
+    /// Ends every device's connection, politely (the run is over).
+    pub(crate) fn close(&self) {
+        self.accept.abort();
+        self.fleet.close_all("the run is over");
     }
 
     /// The news, to be read once by whoever reports them.
@@ -102,30 +128,40 @@ async fn accept_loop(
     fleet: Arc<Fleet>,
     news: Tell,
 ) {
+    let handshakes = Arc::new(tokio::sync::Semaphore::new(HANDSHAKES));
     loop {
         let Ok((stream, peer)) = listener.accept().await else {
             tokio::time::sleep(Duration::from_millis(50)).await;
             continue;
         };
         let _ = stream.set_nodelay(true);
+        let Ok(permit) = Arc::clone(&handshakes).acquire_owned().await else {
+            return;
+        };
         tokio::spawn(serve_device(
             stream,
             peer,
             settings.clone(),
             Arc::clone(&fleet),
             news.clone(),
+            permit,
         ));
     }
 }
 
-/// Whether `a` and `b` are equal, in a time that does not depend on where they differ.
-fn same_secret(a: &str, b: &str) -> bool {
-    a.len() == b.len()
-        && a.bytes()
-            .zip(b.bytes())
-            .fold(0u8, |acc, (x, y)| acc | (x ^ y))
-            == 0
+/// Whether `given` is `secret`, in a time that depends on neither where they differ nor
+/// how long the secret is.
+fn same_secret(given: &str, secret: &str) -> bool {
+    let (g, s) = (given.as_bytes(), secret.as_bytes());
+    let mut differ = u8::from(g.len() != s.len());
+    for (i, &b) in g.iter().enumerate() {
+        differ |= b ^ s.get(i).copied().unwrap_or(!b);
+    }
+    differ == 0
 }
+
+/// Handshakes in progress at once; more wait (each may take `HANDSHAKE_TIMEOUT`).
+const HANDSHAKES: usize = 64;
 
 /// The token of a handshake's URL (`?token=...`), decoded.
 fn token_of(request: &Request) -> Option<String> {
@@ -150,6 +186,7 @@ async fn serve_device(
     settings: DeviceSettings,
     fleet: Arc<Fleet>,
     news: Tell,
+    permit: tokio::sync::OwnedSemaphorePermit,
 ) {
     let refused: Arc<Mutex<Option<String>>> = Arc::default();
     let why = Arc::clone(&refused);
@@ -250,6 +287,7 @@ async fn serve_device(
     {
         return;
     }
+    drop(permit);
     let notice_news = news.clone();
     let notice_id = id.clone();
     let (link, task) = link::spawn(
@@ -264,6 +302,22 @@ async fn serve_device(
     );
     let tools = list_tools(&link, &platform, &settings).await;
     let count = tools.len();
+    if count == 0 || task.is_finished() {
+        // A device with no tool would fail every task handed to it.
+        let refusal = if count == 0 {
+            "it lists no tools"
+        } else {
+            "its connection ended while it listed its tools"
+        };
+        link.close(refusal);
+        let why = task.await.unwrap_or_default();
+        tell(
+            &news,
+            Level::Warn,
+            format!("refused device {id} from {peer} ({platform}): {refusal} ({why})"),
+        );
+        return;
+    }
     let (generation, replaced) = fleet.register(&id, platform.clone(), link, tools);
     let again = if replaced {
         "reconnected (its old connection is closed)"
@@ -303,6 +357,14 @@ async fn refuse<S>(
     );
 }
 
+/// Tools a Windows device's HostAgent has that go through it even when its AppAgent
+/// lists them too.
+const HOST_ONLY: [&str; 3] = [
+    "select_application_window",
+    "get_desktop_app_info",
+    "capture_desktop_screenshot",
+];
+
 /// The agents whose tool sets a device of `platform` is asked for.
 fn routes(platform: &Platform) -> Vec<Route> {
     let agents: &[&str] = match platform {
@@ -339,8 +401,14 @@ async fn list_tools(
             Ok(results) => {
                 let listed = protocol::result_of(&call, &results).result;
                 for tool in from_listing(&listed, &route, &injected) {
-                    if !tools.iter().any(|t| t.spec.name == tool.spec.name) {
-                        tools.push(tool);
+                    match tools.iter_mut().find(|t| t.spec.name == tool.spec.name) {
+                        // A tool both agents list goes through the AppAgent, but the
+                        // HostAgent's own (window selection, the desktop's listing).
+                        Some(known) if !HOST_ONLY.contains(&known.spec.name.as_ref()) => {
+                            *known = tool
+                        }
+                        Some(_) => {}
+                        None => tools.push(tool),
                     }
                 }
             }
@@ -359,6 +427,8 @@ mod tests {
         assert!(same_secret("abc-123", "abc-123"));
         assert!(!same_secret("abc-123", "abc-124"));
         assert!(!same_secret("abc", "abc-123"));
+        assert!(!same_secret("abc-1234", "abc-123"));
+        assert!(!same_secret("", "abc-123"));
         let request = Request::builder()
             .uri("/ws?x=1&token=a%20b")
             .body(())

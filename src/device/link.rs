@@ -103,6 +103,12 @@ where
     (Link { orders }, task)
 }
 
+/// How often a connection is pinged (the client's WebSocket library answers).
+const PING_EVERY: Duration = Duration::from_secs(20);
+/// How long a connection may be silent (no frame, no answer to pings) before it is
+/// taken for dead: a device whose network went away sends no close.
+const SILENCE: Duration = Duration::from_secs(90);
+
 async fn serve<S>(
     mut ws: WebSocketStream<S>,
     mut inbox: mpsc::UnboundedReceiver<Order>,
@@ -112,8 +118,20 @@ where
     S: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + Send + 'static,
 {
     let mut waiting: HashMap<String, oneshot::Sender<Result<Value, CallError>>> = HashMap::new();
+    let mut ping = tokio::time::interval(PING_EVERY);
+    ping.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    let mut heard = tokio::time::Instant::now();
     let why = loop {
         tokio::select! {
+            _ = ping.tick() => {
+                if heard.elapsed() > SILENCE {
+                    let _ = ws.close(None).await;
+                    break format!("no sign of life for {}s (no frame, no answer to pings)", SILENCE.as_secs());
+                }
+                if ws.send(Message::Ping(Vec::new().into())).await.is_err() {
+                    break "the connection dropped".to_string();
+                }
+            }
             order = inbox.recv() => match order {
                 Some(Order::Call { frame, response_id, reply }) => {
                     // Calls given up on (their caller timed out) are forgotten.
@@ -133,7 +151,11 @@ where
                     break "the run is over".to_string();
                 }
             },
-            frame = ws.next() => match frame {
+            frame = ws.next() => {
+                if matches!(frame, Some(Ok(_))) {
+                    heard = tokio::time::Instant::now();
+                }
+                match frame {
                 Some(Ok(Message::Text(text))) => match ClientFrame::parse(&text) {
                     Ok(f) if f.kind == "command_results" => {
                         let id = f.prev_response_id.unwrap_or_default();
@@ -162,6 +184,7 @@ where
                 Some(Ok(Message::Close(_))) | None => break "it closed the connection".to_string(),
                 Some(Ok(_)) => {}
                 Some(Err(e)) => break format!("the connection failed: {e}"),
+                }
             }
         }
     };

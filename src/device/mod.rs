@@ -2,14 +2,16 @@
 //! run's workers. The run listens (`hub`), each registered device is one slot of the
 //! `fleet`, an attempt leases a free device of its task's platform, and its commands go
 //! to the device (`executor`) as AIP `command` frames (`protocol`) over the device's
-//! connection (`link`), with the tool set the device listed (`tools`). How the run
-//! listens and what it injects is `config`.
+//! connection (`link`), with the tool set the device listed (`tools`); a Windows
+//! device's screen is read for the desktop agents through UFO's data collection tools
+//! (`observe`). How the run listens and what it injects is `config`.
 
 mod config;
 mod executor;
 mod fleet;
 mod hub;
 mod link;
+mod observe;
 mod protocol;
 mod tools;
 

@@ -142,7 +142,11 @@ pub(crate) fn result_of(call: &ToolCall, action_results: &Value) -> ToolResult {
         .and_then(Value::as_str)
         .unwrap_or(NAMESPACE)
         .to_string();
-    let result = r.get("result").cloned().unwrap_or(Value::Null);
+    // A plain text answer (UFO's `texts`, a screenshot's base64) is the result's text.
+    let result = match r.get("result").cloned().unwrap_or(Value::Null) {
+        Value::String(text) => json!({ "text": text }),
+        other => other,
+    };
     let error = r
         .get("error")
         .and_then(|e| match e {

@@ -106,7 +106,7 @@ impl McpRouter {
                 return self.failed(command, &server.name, why);
             }
         };
-        scrubbed(result)
+        result.scrubbed()
     }
 
     /// A call that failed because its server did: the attempt is an infrastructure error.
@@ -119,17 +119,6 @@ impl McpRouter {
 
 /// `result` with every secret masked: a server may echo an injected value, and what a
 /// tool returns goes back to the model.
-fn scrubbed(mut result: ToolResult) -> ToolResult {
-    if let Some(e) = &result.error {
-        result.error = Some(crate::secrets::scrub(e).into_owned());
-    }
-    let text = result.result.to_string();
-    if let std::borrow::Cow::Owned(clean) = crate::secrets::scrub(&text) {
-        result.result = serde_json::from_str(&clean).unwrap_or(Value::String(clean));
-    }
-    result
-}
-
 #[async_trait]
 impl Executor for McpRouter {
     async fn execute(&mut self, command: &ToolCall) -> ToolResult {

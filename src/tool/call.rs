@@ -147,6 +147,19 @@ impl ToolResult {
         }
     }
 
+    /// The result with every registered secret masked (a tool that echoed an injected
+    /// key): what agents, expectations and files see.
+    pub(crate) fn scrubbed(mut self) -> Self {
+        if let Some(e) = &self.error {
+            self.error = Some(crate::secrets::scrub(e).into_owned());
+        }
+        let text = self.result.to_string();
+        if let std::borrow::Cow::Owned(clean) = crate::secrets::scrub(&text) {
+            self.result = serde_json::from_str(&clean).unwrap_or(Value::String(clean));
+        }
+        self
+    }
+
     /// The shell exit code carried in `result`, if any.
     pub(crate) fn exit_code(&self) -> Option<i64> {
         self.result.get("exit_code").and_then(Value::as_i64)

@@ -11,7 +11,16 @@ the same id.
 Its tools are the signatures of UFO's Linux MCP server: execute_command(command,
 api_key, timeout=30, cwd) and get_system_info(api_key), the key checked against
 $UFO_MCP_API_KEY; and UFO's meta tool list_tools. Unlike UFO's server, execute_command
-runs its command through a shell (the tests' plans use pipes and redirections).
+runs its command through a shell (the tests' plans use pipes and redirections). With
+--platform windows it offers instead the tools of UFO's Windows UI servers by agent
+(HostAgent: select_application_window(window_label), get_desktop_app_info,
+capture_desktop_screenshot; AppAgent: click_input, keyboard_input, texts with
+control_label/control_text, get_app_window_controls_info, get_app_window_info,
+capture_window_screenshot) on a fake desktop: one Notepad window with one edit
+control.
+
+With --ufo-allowlist, execute_command runs only what UFO's own Linux server allows
+(allow-listed read-only programs, no shell metacharacters, no redirections).
 
 Fault modes for the tests: --mute answers no command but list_tools, --mute-on TEXT no
 command that holds TEXT; --die-on TEXT exits the process (as if killed) when a command
@@ -68,6 +77,99 @@ TOOLS = [
 ]
 
 
+def tool(name, tool_type, namespace, properties, required=()):
+    return {"tool_key": f"{tool_type}::{name}", "tool_name": name, "title": name, "namespace": namespace,
+            "tool_type": tool_type, "description": f"UFO's {name}",
+            "tool_schema": {"type": "object", "properties": properties, "required": list(required)}}
+
+
+S = {"type": "string"}
+CONTROL = {"control_label": S, "control_text": S}
+# The tools of UFO's Windows UI servers (HostUIExecutor, AppUIExecutor, UICollector),
+# by agent, with their parameters.
+WINDOWS_TOOLS = {
+    "HostAgent": [
+        tool("select_application_window", "action", "HostUIExecutor", {"window_label": S}, ["window_label"]),
+        tool("get_desktop_app_info", "data_collection", "UICollector",
+             {"remove_empty": {"type": "boolean"}, "refresh_app_windows": {"type": "boolean"}}),
+        tool("capture_desktop_screenshot", "data_collection", "UICollector", {"all_screens": {"type": "boolean"}}),
+    ],
+    "AppAgent": [
+        tool("click_input", "action", "AppUIExecutor", dict(CONTROL, button=S, double={"type": "boolean"}),
+             ["control_label", "control_text"]),
+        tool("keyboard_input", "action", "AppUIExecutor", dict(CONTROL, keys=S, control_focus={"type": "boolean"}),
+             ["control_label", "control_text", "keys"]),
+        tool("texts", "action", "AppUIExecutor", CONTROL, ["control_label", "control_text"]),
+        tool("get_app_window_controls_info", "data_collection", "UICollector",
+             {"field_list": {"type": "array", "items": S}}, ["field_list"]),
+        tool("get_app_window_info", "data_collection", "UICollector",
+             {"field_list": {"type": "array", "items": S}}, ["field_list"]),
+        tool("capture_window_screenshot", "data_collection", "UICollector", {}),
+    ],
+}
+
+
+def png(width, height, rgb):
+    """A solid PNG, made with the standard library."""
+    import struct, zlib
+    def chunk(kind, data):
+        body = kind + data
+        return struct.pack(">I", len(data)) + body + struct.pack(">I", zlib.crc32(body) & 0xFFFFFFFF)
+    rows = b"".join(b"\x00" + bytes(rgb) * width for _ in range(height))
+    return (b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0))
+            + chunk(b"IDAT", zlib.compress(rows)) + chunk(b"IEND", b""))
+
+
+class FakeDesktop:
+    """A Windows desktop as UFO's UI servers show it: one Notepad window with one edit
+    control, which keyboard_input types into and texts reads."""
+
+    def __init__(self):
+        self.listed = None
+        self.selected = None
+        self.text = ""
+
+    def shot(self):
+        import base64
+        return "data:image/png;base64," + base64.b64encode(png(80, 60, (200, 220, 240))).decode()
+
+    def run(self, agent, name, params):
+        if name == "get_desktop_app_info":
+            self.listed = {"1": "notes - Notepad"}
+            return [{"label": "1", "control_text": "notes - Notepad", "control_type": "Window"}]
+        if name == "capture_desktop_screenshot":
+            return self.shot()
+        if name == "select_application_window":
+            if not self.listed:
+                raise ToolFailure("No application windows available. Please call get_desktop_app_info first.")
+            if params.get("window_label") not in self.listed:
+                raise ToolFailure(f"Window with label '{params.get('window_label')}' not found.")
+            self.selected = self.listed[params["window_label"]]
+            return {"root_name": "notepad.exe", "window_info": {"title": self.selected}}
+        if self.selected is None:
+            raise ToolFailure("No window is selected, please select a window first.")
+        if name == "get_app_window_controls_info":
+            return [{"label": "1", "control_text": "Text Editor", "control_type": "Edit", "control_rect": [10, 40, 790, 580]}]
+        if name == "get_app_window_info":
+            return {"control_text": self.selected, "control_rect": [0, 0, 800, 600]}
+        if name == "capture_window_screenshot":
+            return self.shot()
+        if params.get("control_label") != "1":
+            raise ToolFailure(f"Control with label {params.get('control_label')} not found.")
+        if name == "keyboard_input":
+            self.text += params.get("keys", "")
+            return {"status": "success"}
+        if name == "texts":
+            return self.text
+        if name == "click_input":
+            return {"status": "success"}
+        raise Unroutable(name)
+
+
+class ToolFailure(Exception):
+    """A tool that ran and failed (UFO's ToolError): a failure Result."""
+
+
 def now():
     return datetime.datetime.now(datetime.timezone.utc).isoformat()
 
@@ -80,6 +182,20 @@ class Unroutable(Exception):
     """A command UFO's client cannot route: it sends no answer at all."""
 
 
+# UFO's Linux MCP server runs only these programs, without a shell, and refuses shell
+# metacharacters and redirections (with --ufo-allowlist).
+ALLOWED = {"ls", "cat", "grep", "find", "ps", "df", "echo", "head", "tail", "wc", "uname", "whoami", "pwd", "test", "base64"}
+METACHARACTERS = set(";|&><`$")
+
+
+def allowed(command):
+    words = command.split()
+    return bool(words) and words[0] in ALLOWED and not (set(command) & METACHARACTERS)
+
+
+ALLOWLIST = False
+
+
 def run_tool(name, params):
     if name == "list_tools":
         return {"status": "success", "result": TOOLS}
@@ -89,6 +205,8 @@ def run_tool(name, params):
         return {"status": "success", "result": {"success": False, "error": "Invalid API key"}}
     if name == "get_system_info":
         return {"status": "success", "result": {"uname": " ".join(host_platform.uname()), "cpus": os.cpu_count()}}
+    if ALLOWLIST and not allowed(params["command"]):
+        return {"status": "success", "result": {"success": False, "error": f"Command not allowed: {params['command']}"}}
     timeout = max(1, min(120, int(params.get("timeout") or 30)))
     cwd = params.get("cwd") or None
     try:
@@ -107,6 +225,17 @@ class Device:
     def __init__(self, args):
         self.args = args
         self.lock = asyncio.Lock()
+        self.desktop = FakeDesktop()
+
+    def windows_tool(self, agent, name, params):
+        if name == "list_tools":
+            return {"status": "success", "result": WINDOWS_TOOLS.get(agent, [])}
+        if not any(t["tool_name"] == name for t in WINDOWS_TOOLS.get(agent, [])):
+            raise Unroutable(name)
+        try:
+            return {"status": "success", "result": self.desktop.run(agent, name, params)}
+        except ToolFailure as e:
+            return {"status": "failure", "error": str(e), "result": None}
 
     async def register(self, ws):
         await ws.send(json.dumps({
@@ -132,8 +261,10 @@ class Device:
             if (self.args.mute and not listing) or muted:
                 log("mute: not answering", frame.get("response_id"))
                 return
-            if frame.get("agent_name") != "LinuxAgent":
-                log("cannot route agent", frame.get("agent_name"), "- no answer")
+            agent = frame.get("agent_name")
+            windows = self.args.platform == "windows"
+            if (windows and agent not in WINDOWS_TOOLS) or (not windows and agent != "LinuxAgent"):
+                log("cannot route agent", agent, "- no answer")
                 return
             results, failed = [], False
             try:
@@ -147,7 +278,10 @@ class Device:
                     if self.args.die_on and self.args.die_on in json.dumps(params):
                         log("dying on", params)
                         os._exit(9)
-                    r = await asyncio.to_thread(run_tool, action.get("tool_name"), params)
+                    if windows:
+                        r = self.windows_tool(agent, action.get("tool_name"), params)
+                    else:
+                        r = await asyncio.to_thread(run_tool, action.get("tool_name"), params)
                     r.update({"namespace": "BashExecutor", "call_id": call_id, "error": r.get("error")})
                     failed = r["status"] == "failure"
                     results.append(r)
@@ -208,7 +342,11 @@ def main():
     p.add_argument("--mute-on")
     p.add_argument("--die-on")
     p.add_argument("--max-retries", type=int, default=0)
-    asyncio.run(Device(p.parse_args()).run())
+    p.add_argument("--ufo-allowlist", action="store_true")
+    args = p.parse_args()
+    global ALLOWLIST
+    ALLOWLIST = args.ufo_allowlist
+    asyncio.run(Device(args).run())
 
 
 if __name__ == "__main__":

@@ -15,7 +15,7 @@ use crate::mock_llm::{MockLlm, Reply, marker, verdict};
 
 /// The things the last user message of a request listed (windows or controls), each a
 /// JSON object with an `id`.
-fn listed(body: &Value) -> Vec<Value> {
+pub(crate) fn listed(body: &Value) -> Vec<Value> {
     let messages = body["messages"].as_array().cloned().unwrap_or_default();
     let last = messages
         .iter()

@@ -144,7 +144,8 @@ fn a_batch_is_spread_over_three_devices_and_its_plans_replay_there() {
         "files.json",
         json!({"request": "double the lines", "files": {"in/a.txt": "x\ny\n"},
                "actions": [command("cat in/a.txt in/a.txt > out.txt && wc -l < out.txt", "4\n"),
-                           {"action": "get_system_info", "parameters": {}}],
+                           {"action": "get_system_info", "parameters": {}},
+                           {"action": "execute_command", "parameters": {"command": "printenv UFO_MCP_API_KEY"}}],
                "evaluate": [{"type": "file_equals", "path": "out.txt", "content": "x\ny\nx\ny\n"},
                             {"type": "command", "run": "test -f in/a.txt"}]}),
     );
@@ -166,7 +167,14 @@ fn a_batch_is_spread_over_three_devices_and_its_plans_replay_there() {
         &env(),
     );
     let _devices: Vec<Device> = (1..=3)
-        .map(|i| Device::start(&python, port, &format!("linux-{i}"), &[]))
+        .map(|i| {
+            Device::start(
+                &python,
+                port,
+                &format!("linux-{i}"),
+                &["--heartbeat", "0.3"],
+            )
+        })
         .collect();
     let out = run.wait_within(Duration::from_secs(120));
     assert_eq!(out.code, 0, "{}\n{}", out.stdout, out.stderr);
@@ -197,6 +205,14 @@ fn a_batch_is_spread_over_three_devices_and_its_plans_replay_there() {
     // The device's own tool answered with its facts; the key went in and never came out.
     let log = out.task_file("files", "response.log");
     assert!(log.contains("uname"), "{log}");
+    assert!(
+        !log.contains("api_key"),
+        "the injected argument is not recorded: {log}"
+    );
+    assert!(
+        log.contains("***"),
+        "the key the device printed is masked: {log}"
+    );
     assert_no_key(&out.run_dir("proj"), &out);
     // The task's folder on the device is gone.
     let folder = out.task_file("files", "task.log");
@@ -442,12 +458,169 @@ fn a_wrong_token_garbage_and_oversized_frames_are_refused_and_the_run_still_ends
         "refused a connection from 127.0.0.1",
         ": wrong token",
         "not an AIP frame",
-        "device odd connected",
-        "(plan9, 0 tools)",
         "device odd: not an AIP frame",
-        "device odd disconnected: the connection failed",
+        "refused device odd from 127.0.0.1",
+        "(plan9): it lists no tools",
     ] {
         assert!(out.stderr.contains(needle), "{needle}\n{}", out.stderr);
     }
     let _ = std::io::stderr().flush();
+}
+
+#[test]
+fn on_ufos_own_linux_tool_a_task_runs_without_a_folder_and_one_with_files_is_refused() {
+    let Some(python) = python() else { return };
+    let p = project("");
+    p.task(
+        "plain.json",
+        json!({"request": "r", "actions": [command("echo allowed", "allowed\n")]}),
+    );
+    p.task(
+        "with_files.json",
+        json!({"request": "r", "files": {"a.txt": "x"}, "actions": [command("cat a.txt", "x")]}),
+    );
+    let port = free_port();
+    let addr = format!("127.0.0.1:{port}");
+    let run = p.start_env(
+        &[
+            "run",
+            "tasks",
+            "--devices",
+            &addr,
+            "--devices-wait",
+            "1",
+            "--retries",
+            "2",
+            "--progress",
+            "lines",
+        ],
+        &env(),
+    );
+    let _strict = Device::start(&python, port, "strict", &["--ufo-allowlist"]);
+    let out = run.wait_within(Duration::from_secs(60));
+    assert_eq!(out.code, 1, "{}\n{}", out.stdout, out.stderr);
+    assert_eq!(out.status_of("plain"), "passed");
+    assert!(
+        out.task_file("plain", "task.log")
+            .contains("refused to make the task's folder"),
+        "{}",
+        out.task_file("plain", "task.log")
+    );
+    let refused = out.status("with_files");
+    assert_eq!(refused["status"], "error", "{refused}");
+    assert_eq!(
+        refused["attempts"].as_array().unwrap().len(),
+        1,
+        "not retried: {refused}"
+    );
+    assert!(
+        refused["error"]
+            .as_str()
+            .unwrap()
+            .contains("the task's files cannot be written there"),
+        "{refused}"
+    );
+}
+
+#[test]
+fn desktop_tasks_run_on_a_windows_device_replayed_and_by_the_two_tier_agents() {
+    use crate::mock_llm::{MockLlm, Reply, marker, verdict};
+    let Some(python) = python() else { return };
+    let mock = MockLlm::start();
+    // The HostAgent picks the window the request listed; the AppAgent types into the
+    // control the request listed, with the device's own parameter names.
+    let listed = crate::desktop_agents::listed;
+    mock.script(
+        "win",
+        vec![
+            Reply::computed(move |body| {
+                let w = listed(body).into_iter().find(|w| w["name"] == "notes - Notepad").expect("the window is listed");
+                json!({"observation": "", "thought": "", "current_subtask": "Type hi", "message": [], "status": "ASSIGN",
+                       "plan": [], "function": "select_application_window", "arguments": {"id": w["id"], "name": w["name"]},
+                       "comment": ""})
+                .to_string()
+            }),
+            Reply::Content(
+                json!({"observation": "", "thought": "", "action": {"function": "keyboard_input",
+                       "arguments": {"control_label": "1", "control_text": "Text Editor", "keys": "hi"}, "status": "FINISH"},
+                       "plan": [], "comment": "typed"})
+                .to_string(),
+            ),
+            Reply::Content(
+                json!({"observation": "", "thought": "", "current_subtask": "", "message": [], "status": "FINISH",
+                       "plan": [], "function": "", "arguments": {}, "comment": "done"})
+                .to_string(),
+            ),
+        ],
+    )
+    .judge("win", vec![verdict("yes", "the note says hi")]);
+    let p = project(&format!(
+        "[llm]\nmodel = \"test-model\"\ntimeout = \"2s\"\nbase_url = \"{}\"\n",
+        mock.url()
+    ));
+    // One device, one task at a time, in id order: the device keeps its state between
+    // tasks (what `agents` typed is still there when `ui` types), as the README says.
+    p.task(
+        "ui.json",
+        json!({"request": "type into the note", "app": "notepad", "actions": [
+            {"action": "select_application_window", "parameters": {"name": "notes"}},
+            {"action": "keyboard_input", "parameters": {"name": "Text Editor", "control_type": "Edit", "keys": "hello"}},
+            {"action": "texts", "parameters": {"name": "Text Editor", "control_type": "Edit"}, "expect": {"text": "hihello"}}],
+               "recorded": {"status": "passed"}}),
+    );
+    p.task(
+        "agents.json",
+        json!({"task": format!("Type hi into the note {}", marker("win")), "app": "notepad"}),
+    );
+    let port = free_port();
+    let addr = format!("127.0.0.1:{port}");
+    let mut env = env().to_vec();
+    env.push(("OPENAI_API_KEY", "sk-test-not-a-real-key-000"));
+    let run = p.start_env(
+        &[
+            "run",
+            "tasks",
+            "--devices",
+            &addr,
+            "--devices-wait",
+            "1",
+            "--jobs",
+            "1",
+            "--progress",
+            "lines",
+        ],
+        &env,
+    );
+    let _win = Device::start(&python, port, "win-01", &["--platform", "windows"]);
+    let out = run.wait_within(Duration::from_secs(90));
+    assert_eq!(out.code, 0, "{}\n{}", out.stdout, out.stderr);
+    let ui = out.status("ui");
+    assert_eq!(
+        (ui["status"].as_str(), ui["attempts"][0]["device"].as_str()),
+        (Some("passed"), Some("win-01")),
+        "{ui}"
+    );
+    let agents = out.status("agents");
+    assert_eq!(agents["status"], "passed", "{agents}");
+    // The agents saw the device's screen: the windows for the HostAgent, the controls
+    // for the AppAgent, each with its screenshots; they are saved for the trajectory.
+    let requests = mock.received_for("win");
+    assert!(requests[0].body.to_string().contains("notes - Notepad"));
+    assert!(requests[1].body.to_string().contains("Text Editor"));
+    for r in &requests[..3] {
+        assert!(
+            r.body.to_string().contains("data:image/png;base64,"),
+            "{}",
+            r.body
+        );
+    }
+    let run_dir = out.run_dir("proj");
+    assert!(run_dir.join("agents/action_step1_annotated.png").exists());
+    assert!(run_dir.join("agents/action_step_final.png").exists());
+    assert!(
+        out.stderr.contains("device win-01 connected"),
+        "{}",
+        out.stderr
+    );
+    assert!(out.stderr.contains("(windows, 9 tools)"), "{}", out.stderr);
 }
