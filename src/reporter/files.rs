@@ -120,6 +120,20 @@ impl ResultFiles {
                     self.keep(result);
                 }
             }
+            Event::Devices {
+                news: Some(news), ..
+            } => {
+                let path = self.layout.file(crate::rundir::layout::DEVICES_LOG);
+                let line = format!(
+                    "{} {:<5} {}",
+                    crate::units::Timestamp::now(),
+                    news.level.as_str(),
+                    news.text
+                );
+                let result = crate::rundir::append_line(&path, &line)
+                    .map_err(|e| FileError::write(&path, e));
+                self.keep(result);
+            }
             Event::Stopping { .. } | Event::LlmLoad(_) | Event::Devices { .. } => {}
             Event::RunFinished(f) => {
                 self.lanes.flush();

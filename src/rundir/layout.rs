@@ -48,8 +48,13 @@ pub(crate) const DESKTOP_LOG: &str = "desktop.log";
 /// Earlier attempts' files, under `attempts/N/`.
 pub(crate) const ATTEMPTS: &str = "attempts";
 
-/// The run-level files of a run dir (each replaced atomically).
+/// What happened to the run's devices (`--devices`), a line each.
+pub(crate) const DEVICES_LOG: &str = "devices.log";
+
+/// The run-level files of a run dir (each replaced atomically, but `devices.log`, which
+/// grows a line at a time).
 pub(crate) const RUN_FILES: &[&str] = &[
+    DEVICES_LOG,
     RUN_JSON,
     SUMMARY_JSON,
     SUMMARY_CSV,

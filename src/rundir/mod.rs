@@ -11,7 +11,7 @@ mod records;
 mod resume;
 mod task_files;
 
-pub(crate) use atomic::{remove_stale_temps, write_atomic, write_json};
+pub(crate) use atomic::{append_line, remove_stale_temps, write_atomic, write_json};
 pub(crate) use error::{FileError, FileErrors};
 pub(crate) use layout::RunLayout;
 pub(crate) use lock::RunLock;
