@@ -121,7 +121,7 @@ impl Agent for LinuxAgent {
                 return step;
             }
         };
-        step.reasoning(&reply);
+        step.reasoning(&reply.words);
         let commands: Vec<ToolCall> = reply
             .actions
             .iter()

@@ -8,40 +8,20 @@ use serde_json::{Map, Value};
 
 use super::json_text::extract_object;
 use crate::record::AgentStatus;
+use crate::session::Words;
 use crate::tool::ToolSpec;
 
 /// A usable reply.
 #[derive(Clone, Debug, PartialEq)]
 pub(crate) struct Reply {
-    /// What the model saw.
-    pub(crate) observation: Option<String>,
-    /// Why it acts.
-    pub(crate) thought: Option<String>,
-    /// What it plans next.
-    pub(crate) plan: Option<Value>,
-    /// A remark (the final answer, on FINISH).
-    pub(crate) comment: Option<String>,
+    /// What the model said besides its actions.
+    pub(crate) words: Words,
     /// The tool calls, in order (empty: no action).
     pub(crate) actions: Vec<ReplyAction>,
     /// The step's status.
     pub(crate) status: AgentStatus,
     /// The AppAgent's `save_screenshot` (`{save, reason}`), as given.
     pub(crate) save_screenshot: Option<Value>,
-}
-
-impl crate::session::Reasoning for Reply {
-    fn observation(&self) -> Option<&str> {
-        self.observation.as_deref()
-    }
-    fn thought(&self) -> Option<&str> {
-        self.thought.as_deref()
-    }
-    fn plan(&self) -> Option<&Value> {
-        self.plan.as_ref()
-    }
-    fn comment(&self) -> Option<&str> {
-        self.comment.as_deref()
-    }
 }
 
 /// One tool call of a reply.
@@ -57,12 +37,6 @@ pub(crate) struct ReplyAction {
 pub(crate) fn parse_reply(text: &str, tools: &[ToolSpec]) -> Result<Reply, String> {
     let value = extract_object(text)?;
     let object = lowercase_keys(value.as_object().cloned().unwrap_or_default());
-    let text_field = |key: &str| match object.get(key) {
-        Some(Value::String(s)) if !s.trim().is_empty() => Some(s.clone()),
-        Some(Value::Null) | None => None,
-        Some(Value::String(_)) => None,
-        Some(other) => Some(other.to_string()),
-    };
     let (raw_actions, action_status) = raw_actions(&object)?;
     let mut actions = Vec::new();
     for (i, raw) in raw_actions.into_iter().enumerate() {
@@ -81,10 +55,7 @@ pub(crate) fn parse_reply(text: &str, tools: &[ToolSpec]) -> Result<Reply, Strin
         }
     };
     Ok(Reply {
-        observation: text_field("observation"),
-        thought: text_field("thought"),
-        plan: object.get("plan").filter(|p| !p.is_null()).cloned(),
-        comment: text_field("comment").or_else(|| text_field("result")),
+        words: words(&object),
         actions,
         status,
         save_screenshot: object
@@ -92,6 +63,21 @@ pub(crate) fn parse_reply(text: &str, tools: &[ToolSpec]) -> Result<Reply, Strin
             .filter(|v| !v.is_null())
             .cloned(),
     })
+}
+
+/// The words of a reply whose keys are lower case (`comment`, or else `result`).
+pub(super) fn words(object: &Map<String, Value>) -> Words {
+    let text = |key: &str| match object.get(key) {
+        Some(Value::String(s)) if !s.trim().is_empty() => Some(s.clone()),
+        Some(Value::String(_) | Value::Null) | None => None,
+        Some(other) => Some(other.to_string()),
+    };
+    Words {
+        observation: text("observation"),
+        thought: text("thought"),
+        plan: object.get("plan").filter(|p| !p.is_null()).cloned(),
+        comment: text("comment").or_else(|| text("result")),
+    }
 }
 
 fn lowercase_keys(object: Map<String, Value>) -> Map<String, Value> {
@@ -258,9 +244,9 @@ mod tests {
         .unwrap();
         assert_eq!(r.status, AgentStatus::Continue);
         assert_eq!(r.actions[0].function, "execute_command");
-        assert_eq!(r.thought.as_deref(), Some("list it"));
-        assert_eq!(r.comment, None);
-        assert_eq!(r.plan, Some(serde_json::json!(["look", "write"])));
+        assert_eq!(r.words.thought.as_deref(), Some("list it"));
+        assert_eq!(r.words.comment, None);
+        assert_eq!(r.words.plan, Some(serde_json::json!(["look", "write"])));
     }
 
     #[test]
@@ -268,7 +254,7 @@ mod tests {
         // Code fence, capitalised keys, lowercase status, no action.
         let r = parse("```json\n{\"Thought\": \"done\", \"Action\": {\"Function\": \"\", \"Status\": \"finish\"}, \"Comment\": \"all good\"}\n```").unwrap();
         assert_eq!(
-            (r.status, r.actions.len(), r.comment.as_deref()),
+            (r.status, r.actions.len(), r.words.comment.as_deref()),
             (AgentStatus::Finish, 0, Some("all good"))
         );
         // Legacy top-level keys, arguments as a JSON string.

@@ -438,18 +438,7 @@ impl Executor for DeviceExecutor {
             return None;
         }
         match self.observe(Some(step), scope).await {
-            Ok((note, view)) => {
-                let name = |annotated| {
-                    let path = self.run.dir.screenshot(Some(step), annotated);
-                    path.file_name().map(|n| n.to_string_lossy().into_owned())
-                };
-                Some(StepScreens {
-                    clean: name(false)?,
-                    annotated: name(true)?,
-                    note,
-                    view: std::sync::Arc::new(view),
-                })
-            }
+            Ok((note, view)) => StepScreens::saved(&self.run.dir, step, note, view),
             Err(_) => None,
         }
     }

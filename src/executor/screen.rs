@@ -33,6 +33,28 @@ pub(crate) struct StepScreens {
     pub(crate) view: Arc<ScreenView>,
 }
 
+impl StepScreens {
+    /// The screens of step `step` saved in the task folder `dir` (UFO's file names),
+    /// with what observing took and what the agent is shown.
+    pub(crate) fn saved(
+        dir: &crate::rundir::layout::TaskDir,
+        step: u32,
+        note: String,
+        view: ScreenView,
+    ) -> Option<Self> {
+        let name = |annotated| {
+            let path = dir.screenshot(Some(step), annotated);
+            path.file_name().map(|n| n.to_string_lossy().into_owned())
+        };
+        Some(Self {
+            clean: name(false)?,
+            annotated: name(true)?,
+            note,
+            view: Arc::new(view),
+        })
+    }
+}
+
 /// The screen as a step began, for the agent.
 #[derive(Clone, Debug)]
 pub(crate) struct ScreenView {

@@ -72,26 +72,27 @@ impl AgentStep {
     }
 }
 
-impl AgentStep {
-    /// Takes the model's words from its reply: what it saw, why, what next, a remark.
-    pub(crate) fn reasoning(&mut self, words: &impl Reasoning) {
-        self.observation = words.observation().map(str::to_string);
-        self.thought = words.thought().map(str::to_string);
-        self.plan = words.plan().cloned();
-        self.comment = words.comment().map(str::to_string);
-    }
+/// What a model says besides its actions: what it saw, why, what next, a remark.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub(crate) struct Words {
+    /// What it saw.
+    pub(crate) observation: Option<String>,
+    /// Why it acts.
+    pub(crate) thought: Option<String>,
+    /// What it plans next.
+    pub(crate) plan: Option<Value>,
+    /// A remark (the final answer, on FINISH).
+    pub(crate) comment: Option<String>,
 }
 
-/// A model's reply as far as the step record keeps its words.
-pub(crate) trait Reasoning {
-    /// What the model saw.
-    fn observation(&self) -> Option<&str>;
-    /// Why it acts.
-    fn thought(&self) -> Option<&str>;
-    /// What it plans next.
-    fn plan(&self) -> Option<&Value>;
-    /// A remark.
-    fn comment(&self) -> Option<&str>;
+impl AgentStep {
+    /// Takes the model's words from its reply.
+    pub(crate) fn reasoning(&mut self, words: &Words) {
+        self.observation = words.observation.clone();
+        self.thought = words.thought.clone();
+        self.plan = words.plan.clone();
+        self.comment = words.comment.clone();
+    }
 }
 
 /// Decides and carries out the steps of a session.

@@ -12,7 +12,7 @@ mod round;
 mod session;
 mod state;
 
-pub(crate) use agent::{Agent, AgentStep, Reasoning};
+pub(crate) use agent::{Agent, AgentStep, Words};
 pub(crate) use context::Context;
 pub(crate) use round::{Round, RoundEnd};
 pub(crate) use session::{Limits, Session, SessionEnd};

@@ -8,6 +8,7 @@ use serde_json::{Map, Value, json};
 
 use crate::agent::json_text::extract_object;
 use crate::record::AgentStatus;
+use crate::session::Words;
 
 /// The function the HostAgent calls.
 pub(super) const SELECT_WINDOW: &str = "select_application_window";
@@ -81,39 +82,18 @@ pub(super) fn correction_message(why: &str) -> String {
 /// A usable HostAgent reply.
 #[derive(Clone, Debug, PartialEq)]
 pub(super) struct HostReply {
-    /// What it saw.
-    pub(super) observation: Option<String>,
-    /// Why.
-    pub(super) thought: Option<String>,
+    /// What it said besides its move.
+    pub(super) words: Words,
     /// With ASSIGN: the subtask handed over.
     pub(super) current_subtask: Option<String>,
     /// Tips for the AppAgent.
     pub(super) message: Vec<String>,
     /// ASSIGN, CONTINUE, FINISH, FAIL or PENDING.
     pub(super) status: AgentStatus,
-    /// The subtasks it expects next.
-    pub(super) plan: Option<Value>,
     /// The window to select, when it selects one: its arguments (`id`, `name`).
     pub(super) select: Option<Map<String, Value>>,
-    /// A remark.
-    pub(super) comment: Option<String>,
     /// Questions it would ask (unanswered in unattended runs).
     pub(super) questions: Vec<String>,
-}
-
-impl crate::session::Reasoning for HostReply {
-    fn observation(&self) -> Option<&str> {
-        self.observation.as_deref()
-    }
-    fn thought(&self) -> Option<&str> {
-        self.thought.as_deref()
-    }
-    fn plan(&self) -> Option<&Value> {
-        self.plan.as_ref()
-    }
-    fn comment(&self) -> Option<&str> {
-        self.comment.as_deref()
-    }
 }
 
 /// Parses a HostAgent reply; `Err` is the message to send back.
@@ -167,14 +147,11 @@ pub(super) fn parse(text: &str) -> Result<HostReply, String> {
         return Err("status ASSIGN needs current_subtask: the subtask to hand over".to_string());
     }
     Ok(HostReply {
-        observation: field("observation"),
-        thought: field("thought"),
+        words: crate::agent::reply::words(&object),
         current_subtask,
         message: list("message"),
         status,
-        plan: object.get("plan").filter(|p| !p.is_null()).cloned(),
         select,
-        comment: field("comment").or_else(|| field("result")),
         questions: list("questions"),
     })
 }
@@ -248,7 +225,7 @@ mod tests {
             parse(r#"{"status": "FINISH", "function": "", "arguments": {}, "comment": "done"}"#)
                 .unwrap();
         assert_eq!(
-            (r.status, r.select, r.comment.as_deref()),
+            (r.status, r.select, r.words.comment.as_deref()),
             (AgentStatus::Finish, None, Some("done"))
         );
     }

@@ -240,7 +240,7 @@ impl DesktopAgents {
             Ok(reply) => reply,
             Err(e) => return self.failed(ctx, step, e),
         };
-        step.reasoning(&reply);
+        step.reasoning(&reply.words);
         step.subtask = reply.current_subtask.clone();
         let mut status = reply.status;
         let mut summary = format!("{status}");
@@ -299,7 +299,7 @@ impl DesktopAgents {
             }
             AgentStatus::Finish => Transition::EndRound,
             AgentStatus::Fail => {
-                step.error = Some(said_fail(HOST, reply.comment.as_deref()));
+                step.error = Some(said_fail(HOST, reply.words.comment.as_deref()));
                 Transition::Fail
             }
             _ => Transition::Continue,
@@ -346,7 +346,7 @@ impl DesktopAgents {
             Ok(reply) => reply,
             Err(e) => return self.failed(ctx, step, e),
         };
-        step.reasoning(&reply);
+        step.reasoning(&reply.words);
         let commands: Vec<ToolCall> = reply
             .actions
             .iter()
@@ -392,7 +392,7 @@ impl DesktopAgents {
             AgentStatus::Finish if self.steps.is_some() => Transition::EndRound,
             AgentStatus::Finish => {
                 let subtask = self.subtask.clone().unwrap_or_default();
-                let comment = reply.comment.clone().unwrap_or_default();
+                let comment = reply.words.comment.clone().unwrap_or_default();
                 self.host_news.push(format!(
                     "<Subtask report> The AppAgent finished \"{}\"{}",
                     subtask.trim(),
@@ -406,7 +406,7 @@ impl DesktopAgents {
                 Transition::Continue
             }
             AgentStatus::Fail => {
-                step.error = Some(said_fail(APP, reply.comment.as_deref()));
+                step.error = Some(said_fail(APP, reply.words.comment.as_deref()));
                 Transition::Fail
             }
             _ => Transition::Continue,

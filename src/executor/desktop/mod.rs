@@ -324,18 +324,7 @@ impl Executor for DesktopExecutor {
 
     async fn begin_step(&mut self, step: u32, scope: Scope) -> Option<StepScreens> {
         match self.observe(Some(step), scope).await {
-            Ok((note, view)) => {
-                let name = |annotated| {
-                    let path = self.dir.screenshot(Some(step), annotated);
-                    path.file_name().map(|n| n.to_string_lossy().into_owned())
-                };
-                Some(StepScreens {
-                    clean: name(false)?,
-                    annotated: name(true)?,
-                    note,
-                    view: std::sync::Arc::new(view),
-                })
-            }
+            Ok((note, view)) => StepScreens::saved(&self.dir, step, note, view),
             Err(e) => {
                 self.snapshot = None;
                 self.notes
