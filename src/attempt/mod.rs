@@ -410,6 +410,7 @@ async fn body(
         events.info(note);
     }
     progress.stage = Stage::Evaluation;
+    let faulted_before = executor.fault().is_some();
     let evaluation =
         match evaluate::evaluate(task, settings, &end, executor, &mut session.ctx).await {
             Ok(evaluation) => evaluation,
@@ -425,7 +426,7 @@ async fn body(
                 };
             }
         };
-    if let Some(fault) = executor.fault() {
+    if !faulted_before && let Some(fault) = executor.fault() {
         // The checks could not see what the task did (a device gone while they ran).
         return Ended::Unprepared(format!("evaluation could not finish: {fault}"));
     }

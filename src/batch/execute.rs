@@ -48,7 +48,7 @@ pub(crate) async fn execute<S: EventSink>(
             .into_iter()
             .chain(batch.devices.as_ref().map(|hub| {
                 format!(
-                    "tasks run on UFO device clients: python -m ufo.client.client --ws --ws-server \"ws://HOST:{}/ws?token=${}\" --client-id ID (listening on {})",
+                    "tasks run on UFO device clients: python -m ufo.client.client --ws --ws-server \"ws://HOST:{}/ws?token=${}\" --client-id ID --platform linux|windows (listening on {})",
                     hub.addr.port(),
                     hub.settings.token_env,
                     hub.addr
@@ -88,7 +88,9 @@ pub(crate) async fn execute<S: EventSink>(
         .clone()
         .map(|hub| tokio::spawn(report_devices(hub, events.clone())));
     if let Some(hub) = &batch.devices {
-        wait_for_devices(hub, &events).await;
+        // From here a signal stops the run the usual way (run.json says so).
+        stop.mark_started();
+        wait_for_devices(hub, &events, &stop).await;
     }
     let llm = settings.llm.clone();
     let ticker = llm
@@ -184,35 +186,41 @@ async fn report_devices(hub: Arc<DeviceHub>, events: EventSender) {
     }
 }
 
-/// Waits for the devices `--devices-wait` asks for (at most `wait_for`), saying so.
-async fn wait_for_devices(hub: &DeviceHub, events: &EventSender) {
+/// Waits for the devices `--devices-wait` asks for (at most `wait_for`, or until the
+/// run is stopped), saying so; with none at all by then, the run stops.
+async fn wait_for_devices(hub: &DeviceHub, events: &EventSender, stop: &StopTokens) {
     let wanted = hub.settings.wait;
     if wanted == 0 {
         return;
     }
-    let load = hub.fleet.load();
     let say = |level, text: String| {
         events.send(Event::Devices {
             news: Some(DeviceNews { level, text }),
             load: hub.fleet.load(),
         });
     };
+    let within = hub.settings.wait_for.as_secs();
     say(
         Level::Info,
         format!(
-            "waiting for {wanted} devices ({} connected; at most {}s)",
-            load.connected,
-            hub.settings.wait_for.as_secs()
+            "waiting for {} to connect (at most {within}s)",
+            crate::text::plural(wanted, "device")
         ),
     );
-    if let Err(connected) = hub.fleet.wait_for(wanted, hub.settings.wait_for).await {
-        say(
-            Level::Warn,
-            format!(
-                "{connected} of the {wanted} devices waited for connected within {}s; starting with them",
-                hub.settings.wait_for.as_secs()
+    tokio::select! {
+        waited = hub.fleet.wait_for(wanted, hub.settings.wait_for) => match waited {
+            Ok(()) => {}
+            Err(0) => {
+                let why = format!("no device connected within {within}s");
+                say(Level::Error, format!("{why}: the run stops"));
+                stop.stop(why);
+            }
+            Err(connected) => say(
+                Level::Warn,
+                format!("only {connected} of the {wanted} devices waited for connected within {within}s; starting with them"),
             ),
-        );
+        },
+        () = stop.drain.cancelled() => {}
     }
 }
 

@@ -84,7 +84,7 @@ impl DeviceSettings {
             .unwrap_or_else(|| DEFAULT_TOKEN_ENV.to_string());
         let token = env(&token_env).filter(|t| !t.trim().is_empty()).ok_or_else(|| {
             format!(
-                "devices must present a token, and ${token_env} is not set: export {token_env}=<a long random text> and give it to each device client (ws://HOST:PORT/ws?token=...)"
+                "devices must present a token, and ${token_env} is not set (or empty): export {token_env}=<a long random text> and give it to each device client (ws://HOST:PORT/ws?token=...)"
             )
         })?;
         if token.trim().len() < 8 {

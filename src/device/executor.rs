@@ -58,6 +58,11 @@ pub(crate) struct DeviceExecutor {
     windows: Vec<crate::desktop::backend::AppWindow>,
     /// A Windows device's controls as last listed (for `control_label`).
     controls: Vec<crate::desktop::control::Control>,
+    /// A command's answer was waited for when the task ended (it was stopped): the
+    /// device is still busy with it.
+    pending: bool,
+    /// A command got no answer in time.
+    unanswered: bool,
 }
 
 /// `text` quoted for a POSIX shell.
@@ -76,6 +81,8 @@ impl DeviceExecutor {
             sent: 0,
             windows: Vec::new(),
             controls: Vec::new(),
+            pending: false,
+            unanswered: false,
         }
     }
 
@@ -111,7 +118,13 @@ impl DeviceExecutor {
             &response_id,
         );
         let limit = self.run.command_timeout;
-        match self.lease.device.link.call(frame, response_id, limit).await {
+        self.pending = true;
+        let answer = self.lease.device.link.call(frame, response_id, limit).await;
+        self.pending = false;
+        if matches!(answer, Err(CallError::Timeout(_))) {
+            self.unanswered = true;
+        }
+        match answer {
             Ok(results) => protocol::result_of(&call, &results).scrubbed(),
             Err(CallError::Timeout(d)) => ToolResult::failure(
                 &call,
@@ -325,6 +338,13 @@ impl DeviceExecutor {
             .map_err(failed)?;
         if let Some(fault) = self.fault.clone() {
             return Err(failed(fault));
+        }
+        if self.unanswered {
+            return Err(failed(format!(
+                "device {} does not answer: {}",
+                self.device(),
+                made.error.unwrap_or_default()
+            )));
         }
         if made.status != ResultStatus::Success {
             let why = made.error.unwrap_or_default();

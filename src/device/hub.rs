@@ -119,6 +119,7 @@ impl Drop for DeviceHub {
 type Tell = mpsc::UnboundedSender<DeviceNews>;
 
 fn tell(news: &Tell, level: Level, text: String) {
+    let text = printable(&text, 600);
     let _ = news.send(DeviceNews { level, text });
 }
 
@@ -162,6 +163,26 @@ fn same_secret(given: &str, secret: &str) -> bool {
 
 /// Handshakes in progress at once; more wait (each may take `HANDSHAKE_TIMEOUT`).
 const HANDSHAKES: usize = 64;
+/// The longest device id.
+const MAX_ID: usize = 128;
+
+/// Text a device sent, fit for one line of the run's output: control characters
+/// escaped (a device must not write lines or terminal codes of its own), at most `max`
+/// characters.
+fn printable(text: &str, max: usize) -> String {
+    let escaped: String = text
+        .chars()
+        .flat_map(|c| {
+            let shown: Vec<char> = if c.is_control() {
+                c.escape_default().collect()
+            } else {
+                vec![c]
+            };
+            shown
+        })
+        .collect();
+    crate::text::shorten(&escaped, max)
+}
 
 /// The token of a handshake's URL (`?token=...`), decoded.
 fn token_of(request: &Request) -> Option<String> {
@@ -217,38 +238,45 @@ async fn serve_device(
                 .unwrap_or_else(|e| e.into_inner())
                 .clone()
                 .unwrap_or_else(|| format!("not a WebSocket handshake ({e})"));
-            tell(
-                &news,
-                Level::Warn,
-                format!("refused a connection from {peer}: {reason}"),
-            );
+            tell_refusal(&news, peer, &reason);
             return;
         }
         Err(_) => {
-            tell(
-                &news,
-                Level::Warn,
-                format!(
-                    "refused a connection from {peer}: no handshake within {}s",
-                    HANDSHAKE_TIMEOUT.as_secs()
-                ),
-            );
+            let why = format!("no handshake within {}s", HANDSHAKE_TIMEOUT.as_secs());
+            tell_refusal(&news, peer, &why);
             return;
         }
     };
-    let registration = match tokio::time::timeout(REGISTER_TIMEOUT, ws.next()).await {
-        Ok(Some(Ok(Message::Text(text)))) => ClientFrame::parse(&text),
-        Ok(Some(Ok(_))) => Err("its first frame is not JSON text".to_string()),
-        Ok(Some(Err(e))) => Err(format!("the connection failed: {e}")),
-        Ok(None) => Err("it closed the connection".to_string()),
-        Err(_) => Err(format!(
+    let registration = tokio::time::timeout(REGISTER_TIMEOUT, async {
+        loop {
+            // Pings and pongs before the registration are the client library's own.
+            match ws.next().await {
+                Some(Ok(Message::Text(text))) => return ClientFrame::parse(&text),
+                Some(Ok(Message::Ping(_) | Message::Pong(_))) => continue,
+                Some(Ok(_)) => return Err("its first frame is not JSON text".to_string()),
+                Some(Err(e)) => return Err(format!("the connection failed: {e}")),
+                None => return Err("it closed the connection".to_string()),
+            }
+        }
+    })
+    .await
+    .unwrap_or_else(|_| {
+        Err(format!(
             "it did not register within {}s",
             REGISTER_TIMEOUT.as_secs()
-        )),
-    };
+        ))
+    });
     let (id, platform) = match registration {
         Ok(f) if f.kind == "register" => match f.client_id.clone().filter(|c| !c.trim().is_empty())
         {
+            Some(id) if id.len() > MAX_ID || id.chars().any(char::is_control) => {
+                let why = format!(
+                    "its client_id {} is not an id (at most {MAX_ID} characters, none of them control characters)",
+                    printable(&id, 200)
+                );
+                refuse(&mut ws, &news, peer, &why).await;
+                return;
+            }
             Some(id) => (id, f.platform()),
             None => {
                 refuse(&mut ws, &news, peer, "its registration has no client_id").await;
@@ -305,22 +333,27 @@ async fn serve_device(
     if count == 0 || task.is_finished() {
         // A device with no tool would fail every task handed to it.
         let refusal = if count == 0 {
-            "it lists no tools"
+            "it lists no tools (no answer to list_tools, or an empty list)"
         } else {
             "its connection ended while it listed its tools"
         };
         link.close(refusal);
-        let why = task.await.unwrap_or_default();
+        let ended = task.await.unwrap_or_default();
+        let why = if ended == refusal {
+            String::new()
+        } else {
+            format!("; {ended}")
+        };
         tell(
             &news,
             Level::Warn,
-            format!("refused device {id} from {peer} ({platform}): {refusal} ({why})"),
+            format!("refused device {id} from {peer} ({platform}): {refusal}{why}"),
         );
         return;
     }
     let (generation, replaced) = fleet.register(&id, platform.clone(), link, tools);
     let again = if replaced {
-        "reconnected (its old connection is closed)"
+        "connected while its old connection was still open, which is now closed (a reconnect; if it happens again and again, two machines share the id: give each its own --client-id)"
     } else {
         "connected"
     };
@@ -350,10 +383,58 @@ async fn refuse<S>(
 {
     let _ = ws.send(Message::text(protocol::error(why))).await;
     let _ = ws.close(None).await;
+    tell_refusal(news, peer, why);
+}
+
+/// How often refusals of one address are told (a flood of bad handshakes must not
+/// flood the run's output).
+const REFUSALS_EVERY: Duration = Duration::from_secs(10);
+
+/// A kind of refusal of one address: the address and the reason's first words.
+type RefusalKind = (std::net::IpAddr, String);
+
+/// When a kind of refusal was last told, and how many were not told since.
+#[derive(Default)]
+struct Told {
+    at: Option<std::time::Instant>,
+    untold: u64,
+}
+
+/// Kinds of refusal remembered at most (beyond, the memory starts afresh: many
+/// addresses must not grow it without bound).
+const REFUSALS_KEPT: usize = 4096;
+
+/// Each kind of refusal's last telling.
+static REFUSALS: Mutex<Option<std::collections::HashMap<RefusalKind, Told>>> = Mutex::new(None);
+
+/// Tells that a connection from `peer` was refused, each kind of refusal of an address
+/// at most once every `REFUSALS_EVERY` (the next line counts those left untold).
+fn tell_refusal(news: &Tell, peer: SocketAddr, why: &str) {
+    let mut guard = REFUSALS.lock().unwrap_or_else(|e| e.into_inner());
+    let seen = guard.get_or_insert_with(Default::default);
+    if seen.len() >= REFUSALS_KEPT {
+        seen.clear();
+    }
+    let kind = (peer.ip(), why.chars().take(24).collect::<String>());
+    let entry = seen.entry(kind).or_default();
+    if entry.at.is_some_and(|told| told.elapsed() < REFUSALS_EVERY) {
+        entry.untold += 1;
+        return;
+    }
+    let untold = std::mem::take(&mut entry.untold);
+    entry.at = Some(std::time::Instant::now());
+    drop(guard);
+    let more = match untold {
+        0 => String::new(),
+        n => format!(
+            " ({n} more from {} refused since, not each told)",
+            peer.ip()
+        ),
+    };
     tell(
         news,
         Level::Warn,
-        format!("refused a connection from {peer}: {why}"),
+        format!("refused a connection from {peer}: {why}{more}"),
     );
 }
 

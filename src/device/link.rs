@@ -164,7 +164,7 @@ where
                                 let _ = reply.send(Ok(f.action_results.unwrap_or(Value::Null)));
                             }
                             None => notice(format!(
-                                "an answer to no command waiting for one (prev_response_id {id:?}): a command that timed out, probably"
+                                "an answer to a command given up on (prev_response_id {id:?}: it timed out, or its task was stopped)"
                             )),
                         }
                     }

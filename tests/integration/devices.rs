@@ -15,7 +15,7 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 
-use crate::helpers::{Output, Project};
+use crate::helpers::{Output, Project, read_json};
 
 /// The token devices present.
 const TOKEN: &str = "device-token-7c1e4b9a2f";
@@ -357,10 +357,12 @@ fn a_wrong_token_garbage_and_oversized_frames_are_refused_and_the_run_still_ends
         ("127.0.0.1", port)
     )
     .is_ok()));
-    // A wrong token: refused in the handshake.
-    match raw_client(port, "not-the-token") {
-        Err(tungstenite::Error::Http(response)) => assert_eq!(response.status(), 401),
-        other => panic!("a wrong token was let in: {:?}", other.map(|_| ())),
+    // Wrong tokens: refused in the handshake; a flood of them is told once.
+    for _ in 0..5 {
+        match raw_client(port, "not-the-token") {
+            Err(tungstenite::Error::Http(response)) => assert_eq!(response.status(), 401),
+            other => panic!("a wrong token was let in: {:?}", other.map(|_| ())),
+        }
     }
     // Garbage in place of a registration: told why, and closed.
     let mut ws = raw_client(port, TOKEN).unwrap();
@@ -370,44 +372,83 @@ fn a_wrong_token_garbage_and_oversized_frames_are_refused_and_the_run_still_ends
         answer.to_text().unwrap().contains("not an AIP frame"),
         "{answer}"
     );
-    // A registered device that sends garbage, then a frame over the size limit.
+    // An id that would write lines and terminal codes of its own into the output.
     let mut ws = raw_client(port, TOKEN).unwrap();
+    let forged = "a\u{1b}[2J\n2026-01-01T00:00:00Z INFO  device fake connected";
+    ws.send(tungstenite::Message::text(
+        json!({"type": "register", "status": "ok", "client_id": forged, "metadata": {"platform": "linux"}}).to_string(),
+    ))
+    .unwrap();
+    let answer = ws.read().unwrap();
+    assert!(
+        answer.to_text().unwrap().contains("is not an id"),
+        "{answer}"
+    );
+    // A client whose library pings first; then garbage, then a frame over the limit.
+    let mut ws = raw_client(port, TOKEN).unwrap();
+    ws.send(tungstenite::Message::Ping(Vec::new().into()))
+        .unwrap();
     ws.send(tungstenite::Message::text(
         json!({"type": "register", "status": "ok", "client_id": "odd", "metadata": {"platform": "plan9"}}).to_string(),
     ))
     .unwrap();
-    let accepted = ws.read().unwrap();
-    assert!(
-        accepted.to_text().unwrap().contains("\"heartbeat\""),
-        "{accepted}"
-    );
+    let accepted = loop {
+        match ws.read().unwrap() {
+            tungstenite::Message::Text(t) => break t,
+            _ => continue,
+        }
+    };
+    assert!(accepted.contains("\"heartbeat\""), "{accepted}");
     ws.send(tungstenite::Message::text("{not json")).unwrap();
     // The server may close the connection before it has all of it.
     let _ = ws.send(tungstenite::Message::text("x".repeat(2 << 20)));
     let _ = ws.flush();
-    // No Linux device ever registers: the task waits its while, then the run stops.
+    // No device is there after the wait: the run stops, and says so.
     let out = run.wait_within(Duration::from_secs(60));
     assert_eq!(out.code, 1, "{}\n{}", out.stdout, out.stderr);
-    let status = out.status("t");
-    assert_eq!(status["status"], "error", "{status}");
-    assert!(
-        status["error"]
-            .as_str()
-            .unwrap()
-            .contains("no linux device was free within 3s"),
-        "{status}"
-    );
+    assert_ne!(out.status_of("t"), "passed");
     for needle in [
         "refused a connection from 127.0.0.1",
         ": wrong token",
         "not an AIP frame",
+        "is not an id",
         "device odd: not an AIP frame",
         "refused device odd from 127.0.0.1",
         "(plan9): it lists no tools",
+        "no device connected within 3s: the run stops",
     ] {
         assert!(out.stderr.contains(needle), "{needle}\n{}", out.stderr);
     }
+    assert_eq!(
+        out.stderr.matches(": wrong token").count(),
+        1,
+        "{}",
+        out.stderr
+    );
+    assert!(
+        !out.stderr
+            .contains("\n2026-01-01T00:00:00Z INFO  device fake"),
+        "{}",
+        out.stderr
+    );
+    assert!(!out.stderr.contains('\u{1b}'), "{}", out.stderr);
     let _ = std::io::stderr().flush();
+}
+
+#[test]
+fn ctrl_c_while_waiting_for_devices_ends_the_run_as_interrupted() {
+    let p = project("");
+    p.task(
+        "t.json",
+        json!({"request": "r", "actions": [command("echo hi", "hi\n")]}),
+    );
+    let (_, run) = start(&p, &["--devices-wait", "2"], &env());
+    std::thread::sleep(Duration::from_millis(800));
+    run.signal(libc::SIGINT);
+    let out = run.wait_within(Duration::from_secs(30));
+    assert_eq!(out.code, 130, "{}\n{}", out.stdout, out.stderr);
+    let run_json = read_json(&out.run_dir("proj").join("run.json"));
+    assert_eq!(run_json["state"], "interrupted", "{run_json}");
 }
 
 #[test]
