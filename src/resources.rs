@@ -10,6 +10,9 @@ pub(crate) struct Resources {
     pub(crate) cpu_s: f64,
     /// Peak resident memory of the runner process, in KiB.
     pub(crate) peak_rss_kb: u64,
+    /// Syncs of files, folders or file systems the runner asked for (each `fsync` or
+    /// `syncfs`).
+    pub(crate) disk_syncs: u64,
 }
 
 impl Resources {
@@ -25,6 +28,7 @@ impl Resources {
         Some(Self {
             cpu_s: secs(usage.ru_utime) + secs(usage.ru_stime),
             peak_rss_kb: usage.ru_maxrss as u64,
+            disk_syncs: crate::rundir::disk_syncs(),
         })
     }
 

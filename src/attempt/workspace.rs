@@ -6,45 +6,69 @@ use std::path::Path;
 
 /// Makes `workspace` fresh for the next attempt. When earlier attempts ran, the old
 /// workspace moves to `archive/<previous_attempts>/workspace` so it can be inspected.
+/// (One blocking job for all of it: a file operation each would cost a thread hand-off.)
 pub(super) async fn prepare(
     workspace: &Path,
     archive: &Path,
     previous_attempts: u32,
     files: &BTreeMap<String, String>,
 ) -> std::io::Result<()> {
-    if tokio::fs::try_exists(workspace).await? {
+    let (workspace, archive, files) = (workspace.to_owned(), archive.to_owned(), files.clone());
+    blocking(move || prepare_now(&workspace, &archive, previous_attempts, &files)).await
+}
+
+fn prepare_now(
+    workspace: &Path,
+    archive: &Path,
+    previous_attempts: u32,
+    files: &BTreeMap<String, String>,
+) -> std::io::Result<()> {
+    if std::fs::exists(workspace)? {
         if previous_attempts > 0 {
             let kept = archive.join(previous_attempts.to_string());
-            tokio::fs::create_dir_all(&kept).await?;
+            std::fs::create_dir_all(&kept)?;
             let target = kept.join("workspace");
-            if tokio::fs::try_exists(&target).await? {
-                tokio::fs::remove_dir_all(&target).await?;
+            if std::fs::exists(&target)? {
+                std::fs::remove_dir_all(&target)?;
             }
-            tokio::fs::rename(workspace, &target).await?;
+            std::fs::rename(workspace, &target)?;
         } else {
-            tokio::fs::remove_dir_all(workspace).await?;
+            std::fs::remove_dir_all(workspace)?;
         }
     }
-    tokio::fs::create_dir_all(workspace).await?;
+    std::fs::create_dir_all(workspace)?;
     for (relative, content) in files {
         // Validated at load time; normalising again keeps this function safe on its own.
         let relative = crate::relpath::normalize_relative(relative, false)
             .map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidInput, e.to_string()))?;
         let path = workspace.join(relative);
         if let Some(parent) = path.parent() {
-            tokio::fs::create_dir_all(parent).await?;
+            std::fs::create_dir_all(parent)?;
         }
-        tokio::fs::write(&path, content).await?;
+        std::fs::write(&path, content)?;
     }
     Ok(())
 }
 
 /// An empty folder at `dir` (whatever was there is removed).
 pub(super) async fn fresh_dir(dir: &Path) -> std::io::Result<()> {
-    if tokio::fs::try_exists(dir).await? {
-        tokio::fs::remove_dir_all(dir).await?;
-    }
-    tokio::fs::create_dir_all(dir).await
+    let dir = dir.to_owned();
+    blocking(move || {
+        if std::fs::exists(&dir)? {
+            std::fs::remove_dir_all(&dir)?;
+        }
+        std::fs::create_dir_all(&dir)
+    })
+    .await
+}
+
+/// Runs file work on tokio's blocking threads.
+async fn blocking(
+    work: impl FnOnce() -> std::io::Result<()> + Send + 'static,
+) -> std::io::Result<()> {
+    tokio::task::spawn_blocking(work)
+        .await
+        .unwrap_or_else(|e| Err(std::io::Error::other(e)))
 }
 
 /// Copies the task's object file (found when the task loaded, see `task::object`) into

@@ -15,20 +15,23 @@ use crate::record::TaskRecord;
 use crate::render::{log_line, task_pages, tasks_status, totals, write_summaries};
 use crate::rundir::layout::RUN_FILES;
 use crate::rundir::{
-    FileError, FileErrors, FinalFiles, RunLayout, TaskFiles, remove_stale_temps, write_json,
+    Committer, FileError, FileErrors, FinalFiles, RunLayout, TaskFiles, remove_stale_temps,
+    write_json,
 };
 use crate::task::TaskId;
 use crate::units::Timestamp;
 
 /// How often `tasks_status.json` is rewritten while a run goes on.
 const TASKS_STATUS_EVERY: Duration = Duration::from_secs(1);
-/// Writer lanes: enough to overlap fsyncs; the work is waiting, not computing.
-const LANES: usize = 4;
+/// Writer lanes: the work is small writes (the disk is waited for by the committer).
+const LANES: usize = 2;
 
 /// Writes a run's result files as its events arrive.
 pub(crate) struct ResultFiles {
     layout: RunLayout,
     lanes: Lanes,
+    /// Puts finished tasks' `status.json` in place once their files are durable.
+    committer: Arc<Committer>,
     run: Option<RunStarted>,
     records: BTreeMap<TaskId, TaskRecord>,
     tasks_status_written: Option<Instant>,
@@ -41,6 +44,7 @@ impl ResultFiles {
         Self {
             layout,
             lanes: Lanes::new(LANES),
+            committer: Arc::new(Committer::start()),
             run: None,
             records: BTreeMap::new(),
             tasks_status_written: None,
@@ -52,6 +56,7 @@ impl ResultFiles {
     pub(crate) fn errors(&self) -> Vec<String> {
         let mut all = self.errors.clone();
         all.extend(self.lanes.errors());
+        all.extend(self.committer.errors());
         all
     }
 
@@ -107,15 +112,22 @@ impl ResultFiles {
                 self.records.insert(f.record.id.clone(), f.record.clone());
                 let files = self.task_files(&f.record.id);
                 let f = Arc::clone(f);
+                let committer = Arc::clone(&self.committer);
                 self.lanes.submit(
                     &f.record.id.clone(),
-                    Box::new(move || task_finished(&files, &f)),
+                    Box::new(move || {
+                        let (pending, written) = task_finished(&files, &f);
+                        if let Some(pending) = pending {
+                            committer.commit(pending);
+                        }
+                        written
+                    }),
                 );
                 if self
                     .tasks_status_written
                     .is_none_or(|t| t.elapsed() >= TASKS_STATUS_EVERY)
                 {
-                    self.lanes.flush();
+                    self.flush();
                     let result = self.write_tasks_status();
                     self.keep(result);
                 }
@@ -136,11 +148,18 @@ impl ResultFiles {
             }
             Event::Stopping { .. } | Event::LlmLoad(_) | Event::Devices { .. } => {}
             Event::RunFinished(f) => {
-                self.lanes.flush();
+                self.flush();
                 let result = self.run_finished(f);
                 self.keep(result);
             }
         }
+    }
+
+    /// Waits until every task file queued so far is written and committed, so that the
+    /// run-level files written next claim no more than the tasks' own.
+    fn flush(&self) {
+        self.lanes.flush();
+        self.committer.flush();
     }
 
     fn keep<E: ToString>(&mut self, result: Result<(), E>) {
@@ -174,7 +193,13 @@ impl ResultFiles {
         if let Err(e) = write_summaries(&self.layout, &name, run.as_ref(), &records) {
             errors.extend(e);
         }
-        errors.keep(self.write_run_json(Some(f)));
+        // The runner's syncs counted to the end: the last commits and summaries, and
+        // the two of `run.json` itself.
+        let mut f = f.clone();
+        if let Some(runner) = &mut f.runner {
+            runner.disk_syncs = crate::rundir::disk_syncs() + 2;
+        }
+        errors.keep(self.write_run_json(Some(&f)));
         errors.into_result()
     }
 
@@ -227,8 +252,11 @@ fn run_json(
 }
 
 /// A task's final files: its problems (for a task file that could not run), its
-/// evaluation, plan and trajectory, then its record.
-fn task_finished(files: &TaskFiles, f: &TaskFinished) -> Result<(), FileErrors> {
+/// evaluation, plan and trajectory, and its record staged to be committed.
+fn task_finished(
+    files: &TaskFiles,
+    f: &TaskFinished,
+) -> (Option<crate::rundir::Pending>, Result<(), FileErrors>) {
     let problem_lines: Vec<String> = f
         .problems
         .iter()

@@ -1,12 +1,28 @@
-//! File writing for results. Whole files are replaced atomically and durably (temp
-//! file, fsync, rename, fsync of the folder), so a crash or a power cut leaves the old
-//! or the new version, never a torn one. Log lines are appended with one write each, so
+//! File writing for results. Whole files are replaced atomically (a temporary file
+//! renamed over the old one), so a crash leaves the old or the new version, never a torn
+//! one; run-level files also durably (fsync of the file and of its folder), a finished
+//! task's through the group commit of `durable`. Log lines are appended with one write each, so
 //! a killed runner never leaves half a line.
 
 use std::io::Write;
-use std::path::Path;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use crate::secrets::scrub_bytes;
+
+/// Syncs of files, folders or file systems the runner has asked for (for `run.json`
+/// and benchmarks).
+static DISK_SYNCS: AtomicU64 = AtomicU64::new(0);
+
+/// Counts `n` syncs.
+pub(super) fn count_syncs(n: u64) {
+    DISK_SYNCS.fetch_add(n, Ordering::Relaxed);
+}
+
+/// Syncs asked for so far by this process.
+pub(crate) fn disk_syncs() -> u64 {
+    DISK_SYNCS.load(Ordering::Relaxed)
+}
 
 /// Replaces `path` with `bytes` atomically and durably.
 pub(crate) fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
@@ -17,31 +33,80 @@ pub(crate) fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     std::fs::create_dir_all(parent)?;
     let mut file = atomic_write_file::AtomicWriteFile::open(path)?;
     file.write_all(&scrub_bytes(bytes))?;
+    // The file, then (on Unix) its folder.
+    count_syncs(if cfg!(unix) { 2 } else { 1 });
     file.commit()
 }
 
-/// Replaces `path`, a file that can be rebuilt from the others (a page), with `bytes`:
-/// atomically (a temporary file renamed over it) but without waiting for the disk, so
-/// it costs a task no fsync. After a power cut it may be missing; `report` rebuilds it.
-pub(crate) fn write_derived(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+/// Replaces `path` with `bytes` atomically (a temporary file renamed over it) but
+/// without waiting for the disk: for a file that can be rebuilt from the others (a
+/// page), one whose loss loses nothing (a task's `running` status), or one a later
+/// barrier makes durable (see `durable`).
+pub(crate) fn write_unsynced(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    stage(path, bytes)?.commit()
+}
+
+/// `bytes` written to a temporary file beside `path`, not yet in its place; removed if
+/// dropped before [`Staged::commit`].
+pub(crate) struct Staged {
+    temp: PathBuf,
+    path: PathBuf,
+    committed: bool,
+}
+
+/// Writes `bytes` for `path` to a temporary file beside it (`.NAME.xxxxxxxx`); the
+/// folder must exist.
+pub(crate) fn stage(path: &Path, bytes: &[u8]) -> std::io::Result<Staged> {
     let name = path
         .file_name()
         .ok_or_else(|| std::io::Error::other("no file name"))?
         .to_string_lossy();
-    let temp = path.with_file_name(format!(".{name}.{:08x}", fastrand::u32(..)));
-    let written =
-        std::fs::write(&temp, scrub_bytes(bytes)).and_then(|()| std::fs::rename(&temp, path));
-    if written.is_err() {
-        let _ = std::fs::remove_file(&temp);
+    let staged = Staged {
+        temp: path.with_file_name(format!(".{name}.{:08x}", fastrand::u32(..))),
+        path: path.to_path_buf(),
+        committed: false,
+    };
+    std::fs::write(&staged.temp, scrub_bytes(bytes))?;
+    Ok(staged)
+}
+
+impl Staged {
+    /// The temporary file.
+    pub(crate) fn temp(&self) -> &Path {
+        &self.temp
     }
-    written
+
+    /// Where it goes.
+    pub(crate) fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Puts the file in its place.
+    pub(crate) fn commit(mut self) -> std::io::Result<()> {
+        std::fs::rename(&self.temp, &self.path)?;
+        self.committed = true;
+        Ok(())
+    }
+}
+
+impl Drop for Staged {
+    fn drop(&mut self) {
+        if !self.committed {
+            let _ = std::fs::remove_file(&self.temp);
+        }
+    }
+}
+
+/// `value` as pretty JSON with a final newline.
+pub(crate) fn json_bytes(value: &impl serde::Serialize) -> std::io::Result<Vec<u8>> {
+    let mut bytes = serde_json::to_vec_pretty(value).map_err(std::io::Error::other)?;
+    bytes.push(b'\n');
+    Ok(bytes)
 }
 
 /// Replaces `path` with `value` as pretty JSON, atomically.
 pub(crate) fn write_json(path: &Path, value: &impl serde::Serialize) -> std::io::Result<()> {
-    let mut bytes = serde_json::to_vec_pretty(value).map_err(std::io::Error::other)?;
-    bytes.push(b'\n');
-    write_atomic(path, &bytes)
+    write_atomic(path, &json_bytes(value)?)
 }
 
 /// Removes temporary files that a write killed half-way left in `dir` (`.NAME.xxxxxx`

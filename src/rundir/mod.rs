@@ -4,6 +4,7 @@
 //! nothing else spells a file name of design.md §5.
 
 mod atomic;
+mod durable;
 mod error;
 pub(crate) mod layout;
 mod lock;
@@ -11,7 +12,8 @@ mod records;
 mod resume;
 mod task_files;
 
-pub(crate) use atomic::{append_line, remove_stale_temps, write_atomic, write_json};
+pub(crate) use atomic::{append_line, disk_syncs, remove_stale_temps, write_atomic, write_json};
+pub(crate) use durable::{Committer, Pending};
 pub(crate) use error::{FileError, FileErrors};
 pub(crate) use layout::RunLayout;
 pub(crate) use lock::RunLock;

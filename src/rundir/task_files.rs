@@ -1,10 +1,19 @@
 //! One task's files (design.md §5) over its attempts: `status.json` at every state
 //! change, `task.log` and `response.log` line by line, and `output.md`, `task.html`,
-//! `plan.json`, `evaluation.log` at the end. When a task finishes, `status.json` is written last, so
-//! a task is final on disk only once all its other files are. What goes into the files
-//! is decided by the caller; this module decides where and how they are written.
+//! `plan.json`, `evaluation.log` at the end. What goes into the files is decided by the
+//! caller; this module decides where and how they are written.
+//!
+//! Every file is replaced atomically, none waits for the disk but a final
+//! `status.json`: when a task finishes, its other files are written and its new
+//! `status.json` is staged, and the caller hands it to the group commit (`durable`),
+//! which puts it in place once all of them are on disk. So a task is final on disk only
+//! once all its other files are. A `running` status needs no sync: losing it to a power
+//! cut loses nothing (the task was not final and runs again).
 
-use super::atomic::{append_line, remove_stale_temps, write_atomic, write_derived, write_json};
+use super::atomic::{
+    append_line, json_bytes, remove_stale_temps, stage, write_json, write_unsynced,
+};
+use super::durable::Pending;
 use super::error::{FileError, FileErrors};
 use super::layout::{
     ATOMIC_TASK_FILES, ATTEMPT_FILES, EVALUATION_LOG, OUTPUT_MD, PLAN_JSON, RESPONSE_LOG,
@@ -36,7 +45,12 @@ impl TaskFiles {
     /// first attempt's are cleared), and `status.json` says `running`.
     pub(crate) fn attempt_started(&self, record: &TaskRecord) -> Result<(), FileError> {
         let dir = self.0.path();
-        std::fs::create_dir_all(dir).map_err(|e| FileError::write(dir, e))?;
+        match std::fs::create_dir(dir) {
+            // A new folder: nothing of an earlier attempt to move or clear.
+            Ok(()) => return self.status(record),
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
+            Err(_) => std::fs::create_dir_all(dir).map_err(|e| FileError::write(dir, e))?,
+        }
         remove_stale_temps(dir, ATOMIC_TASK_FILES);
         // The page of the result this attempt replaces (the moved files keep the rest).
         let _ = std::fs::remove_file(self.0.file(TASK_HTML));
@@ -75,8 +89,16 @@ impl TaskFiles {
         append_line(&path, line).map_err(|e| FileError::write(&path, e))
     }
 
-    /// `status.json`.
+    /// `status.json` of a task that is not final (running, or waiting for a retry).
     pub(crate) fn status(&self, record: &TaskRecord) -> Result<(), FileError> {
+        let path = self.0.status();
+        json_bytes(record)
+            .and_then(|bytes| write_unsynced(&path, &bytes))
+            .map_err(|e| FileError::write(&path, e))
+    }
+
+    /// A final `status.json`, alone, durably (outside a run: `merge`).
+    pub(crate) fn final_status(&self, record: &TaskRecord) -> Result<(), FileError> {
         let path = self.0.status();
         write_json(&path, record).map_err(|e| FileError::write(&path, e))
     }
@@ -87,22 +109,29 @@ impl TaskFiles {
         // Both pages are rebuilt from the task's durable files (`report` does it): they
         // are replaced atomically but cost no fsync.
         let path = self.0.file(OUTPUT_MD);
-        let md = write_derived(&path, pages.md.as_bytes()).map_err(|e| FileError::write(&path, e));
+        let md = write_unsynced(&path, pages.md.as_bytes()).map_err(|e| FileError::write(&path, e));
         let path = self.0.file(TASK_HTML);
         let html = match &pages.html {
             Ok(html) => {
-                write_derived(&path, html.as_bytes()).map_err(|e| FileError::write(&path, e))
+                write_unsynced(&path, html.as_bytes()).map_err(|e| FileError::write(&path, e))
             }
             Err(e) => Err(FileError::Render(format!("{}: {e}", path.display()))),
         };
         md.and(html)
     }
 
-    /// A task's final files, `status.json` last.
-    pub(crate) fn finished(&self, f: &FinalFiles<'_>) -> Result<(), FileErrors> {
-        let dir = self.0.path();
-        std::fs::create_dir_all(dir).map_err(|e| FileError::write(dir, e))?;
+    /// A task's final files but `status.json`, and its new `status.json` staged for the
+    /// caller to commit (`Committer::commit`), with the files that could not be written
+    /// (the status is staged all the same, as the record is what makes a task final;
+    /// a status that cannot be staged leaves the task unfinished on disk).
+    pub(crate) fn finished(&self, f: &FinalFiles<'_>) -> (Option<Pending>, Result<(), FileErrors>) {
         let mut errors = FileErrors::default();
+        let dir = self.0.path();
+        if let Err(e) = std::fs::create_dir_all(dir) {
+            errors.keep(Err(FileError::write(dir, e)));
+            return (None, errors.into_result());
+        }
+        let mut written = Vec::new();
         if !f.problem_lines.is_empty() {
             for name in ATTEMPT_FILES {
                 let _ = std::fs::remove_file(self.0.file(name));
@@ -111,18 +140,33 @@ impl TaskFiles {
                 errors.keep(self.log_line(line));
             }
         }
+        let mut unsynced = |name: &str, bytes: std::io::Result<Vec<u8>>| {
+            let path = self.0.file(name);
+            let result = bytes.and_then(|bytes| write_unsynced(&path, &bytes));
+            errors.keep(result.map_err(|e| FileError::write(&path, e)));
+            written.push(path);
+        };
         if let Some(line) = &f.evaluation_line {
-            let path = self.0.file(EVALUATION_LOG);
-            let text = format!("{line}\n");
-            errors
-                .keep(write_atomic(&path, text.as_bytes()).map_err(|e| FileError::write(&path, e)));
+            unsynced(EVALUATION_LOG, Ok(format!("{line}\n").into_bytes()));
         }
         if let Some(plan) = f.plan {
-            let path = self.0.file(PLAN_JSON);
-            errors.keep(write_json(&path, plan).map_err(|e| FileError::write(&path, e)));
+            unsynced(PLAN_JSON, json_bytes(plan));
         }
         errors.keep(self.pages(f.pages));
-        errors.keep(self.status(f.record));
-        errors.into_result()
+        let path = self.0.status();
+        let staged = json_bytes(f.record)
+            .and_then(|bytes| stage(&path, &bytes))
+            .map_err(|e| FileError::write(&path, e));
+        let pending = match staged {
+            Ok(staged) => {
+                written.extend([TASK_LOG, RESPONSE_LOG].map(|n| self.0.file(n)));
+                Some(Pending { staged, written })
+            }
+            Err(e) => {
+                errors.keep(Err(e));
+                None
+            }
+        };
+        (pending, errors.into_result())
     }
 }

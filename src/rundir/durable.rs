@@ -1,0 +1,309 @@
+//! Group commit of finished tasks. A finished task's files are written without waiting
+//! for the disk and its new `status.json` is staged beside the old one; the
+//! [`Committer`] then makes everything written so far durable with one barrier and only
+//! after it moves each staged `status.json` into its place. Tasks that finish while a
+//! barrier runs share the next one, so a task costs at most one sync, and far less when
+//! many finish together.
+//!
+//! On Linux the barrier is one `syncfs` of each file system holding a staged file
+//! (its data and metadata, everything written before it). Elsewhere each written file
+//! and the staged file are synced, then, after the move, the folder (on Unix).
+//!
+//! So after a crash or a power cut a task is either final with every file of its
+//! result, or not final and runs again on resume.
+
+use std::path::{Path, PathBuf};
+use std::sync::mpsc;
+use std::sync::{Arc, Mutex};
+use std::thread::JoinHandle;
+
+use super::atomic::{Staged, count_syncs};
+
+/// A staged final `status.json` and the files of its task written before it.
+pub(crate) struct Pending {
+    /// The staged file.
+    pub(crate) staged: Staged,
+    /// The task's other files written for this result, or that it may have written
+    /// (synced one by one where there is no `syncfs`; one that is not there is skipped).
+    #[cfg_attr(target_os = "linux", allow(dead_code))]
+    pub(crate) written: Vec<PathBuf>,
+}
+
+enum Message {
+    Commit(Pending),
+    Flush(mpsc::SyncSender<()>),
+}
+
+/// A thread that commits finished tasks in groups.
+pub(crate) struct Committer {
+    tx: Option<mpsc::Sender<Message>>,
+    handle: Option<JoinHandle<()>>,
+    errors: Arc<Mutex<Vec<String>>>,
+}
+
+impl Committer {
+    /// Starts the committing thread.
+    pub(crate) fn start() -> Self {
+        let (tx, rx) = mpsc::channel::<Message>();
+        let errors = Arc::new(Mutex::new(Vec::new()));
+        let kept = Arc::clone(&errors);
+        let handle = std::thread::Builder::new()
+            .name("committer".into())
+            .spawn(move || serve(&rx, &kept))
+            .expect("spawning the committer thread");
+        Self {
+            tx: Some(tx),
+            handle: Some(handle),
+            errors,
+        }
+    }
+
+    /// Queues `pending` to be put in place once it is durable.
+    pub(crate) fn commit(&self, pending: Pending) {
+        let queued = self
+            .tx
+            .as_ref()
+            .is_some_and(|tx| tx.send(Message::Commit(pending)).is_ok());
+        if !queued {
+            self.error("the committer stopped: a finished task stays unfinished on disk".into());
+        }
+    }
+
+    /// Waits until everything queued so far is in place.
+    pub(crate) fn flush(&self) {
+        let (tx, rx) = mpsc::sync_channel(1);
+        if self
+            .tx
+            .as_ref()
+            .is_some_and(|t| t.send(Message::Flush(tx)).is_ok())
+        {
+            let _ = rx.recv();
+        }
+    }
+
+    /// Commits that failed, in words.
+    pub(crate) fn errors(&self) -> Vec<String> {
+        self.errors
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
+    }
+
+    fn error(&self, e: String) {
+        self.errors
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .push(e);
+    }
+}
+
+impl Drop for Committer {
+    /// Commits what is queued, then ends the thread.
+    fn drop(&mut self) {
+        self.tx = None;
+        if let Some(handle) = self.handle.take() {
+            let _ = handle.join();
+        }
+    }
+}
+
+/// The committing thread: takes every message waiting, commits the batch, answers the
+/// flushes.
+fn serve(rx: &mpsc::Receiver<Message>, errors: &Mutex<Vec<String>>) {
+    while let Ok(first) = rx.recv() {
+        let mut batch = Vec::new();
+        let mut flushes = Vec::new();
+        for message in std::iter::once(first).chain(rx.try_iter()) {
+            match message {
+                Message::Commit(p) => batch.push(p),
+                Message::Flush(done) => flushes.push(done),
+            }
+        }
+        let (failed, synced) = commit_all(batch);
+        count_syncs(synced);
+        if !failed.is_empty() {
+            errors
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .extend(failed);
+        }
+        for done in flushes {
+            let _ = done.send(());
+        }
+    }
+}
+
+/// Makes `batch` durable and puts each staged file in place; returns what failed and
+/// how many syncs it took.
+fn commit_all(batch: Vec<Pending>) -> (Vec<String>, u64) {
+    let mut failed = Vec::new();
+    let mut synced = 0;
+    #[cfg(target_os = "linux")]
+    let batch = {
+        let (ready, errors, count) = linux::sync_file_systems(batch);
+        failed.extend(errors);
+        synced += count;
+        ready
+    };
+    for pending in batch {
+        #[cfg(not(target_os = "linux"))]
+        {
+            synced += 1;
+            if let Err(e) = sync_files(&pending) {
+                failed.push(not_durable(pending.staged.path(), &e));
+                continue;
+            }
+        }
+        let path = pending.staged.path().to_path_buf();
+        if let Err(e) = pending.staged.commit() {
+            failed.push(format!("cannot write {}: {e}", path.display()));
+            continue;
+        }
+        #[cfg(all(unix, not(target_os = "linux")))]
+        if let Some(dir) = path.parent() {
+            let _ = std::fs::File::open(dir).and_then(|d| d.sync_all());
+        }
+    }
+    (failed, synced)
+}
+
+/// Why a task stays unfinished on disk.
+fn not_durable(path: &Path, e: &std::io::Error) -> String {
+    format!(
+        "cannot make {} durable ({e}); the task stays unfinished on disk and runs again on resume",
+        path.display()
+    )
+}
+
+/// Syncs a task's written files and its staged file, one by one.
+#[cfg(not(target_os = "linux"))]
+fn sync_files(pending: &Pending) -> std::io::Result<()> {
+    for file in pending
+        .written
+        .iter()
+        .map(PathBuf::as_path)
+        .chain([pending.staged.temp()])
+    {
+        match std::fs::File::open(file) {
+            Ok(opened) => opened.sync_all()?,
+            // A log the task never wrote.
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(())
+}
+
+#[cfg(target_os = "linux")]
+mod linux {
+    use std::os::fd::AsRawFd;
+    use std::os::unix::fs::MetadataExt;
+
+    use super::{Pending, not_durable};
+
+    /// One `syncfs` per file system of `batch`; returns what was synced, the
+    /// failures, and how many syncs ran.
+    pub(super) fn sync_file_systems(batch: Vec<Pending>) -> (Vec<Pending>, Vec<String>, u64) {
+        let mut ready = Vec::with_capacity(batch.len());
+        let mut failed = Vec::new();
+        // Each file system's outcome, by device number.
+        let mut done: Vec<(u64, Result<(), String>)> = Vec::new();
+        let mut syncs = 0;
+        for pending in batch {
+            let device = match std::fs::metadata(pending.staged.temp()) {
+                Ok(meta) => meta.dev(),
+                Err(e) => {
+                    failed.push(not_durable(pending.staged.path(), &e));
+                    continue;
+                }
+            };
+            let outcome = match done.iter().find(|(d, _)| *d == device) {
+                Some((_, outcome)) => outcome.clone(),
+                None => {
+                    syncs += 1;
+                    let outcome = syncfs(pending.staged.temp()).map_err(|e| e.to_string());
+                    done.push((device, outcome.clone()));
+                    outcome
+                }
+            };
+            match outcome {
+                Ok(()) => ready.push(pending),
+                Err(e) => failed.push(not_durable(
+                    pending.staged.path(),
+                    &std::io::Error::other(e),
+                )),
+            }
+        }
+        (ready, failed, syncs)
+    }
+
+    /// Syncs the file system that holds `file`.
+    fn syncfs(file: &std::path::Path) -> std::io::Result<()> {
+        let file = std::fs::File::open(file)?;
+        // SAFETY: `file` is an open descriptor for the whole call.
+        if unsafe { libc::syncfs(file.as_raw_fd()) } == 0 {
+            Ok(())
+        } else {
+            Err(std::io::Error::last_os_error())
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::rundir::atomic::stage;
+
+    #[test]
+    fn staged_files_take_their_place_in_groups_and_flush_waits_for_them() {
+        let dir = tempfile::tempdir().unwrap();
+        let committer = Committer::start();
+        for i in 0..20 {
+            let path = dir.path().join(format!("t{i}/status.json"));
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            std::fs::write(&path, "old").unwrap();
+            let staged = stage(&path, b"new").unwrap();
+            committer.commit(Pending {
+                staged,
+                written: Vec::new(),
+            });
+        }
+        committer.flush();
+        for i in 0..20 {
+            let path = dir.path().join(format!("t{i}/status.json"));
+            assert_eq!(std::fs::read_to_string(path).unwrap(), "new");
+        }
+        assert!(committer.errors().is_empty());
+        // No staged file is left behind.
+        for i in 0..20 {
+            let left = std::fs::read_dir(dir.path().join(format!("t{i}")))
+                .unwrap()
+                .count();
+            assert_eq!(left, 1);
+        }
+    }
+
+    #[test]
+    fn a_staged_file_whose_folder_went_is_an_error_and_the_rest_commit() {
+        let dir = tempfile::tempdir().unwrap();
+        let committer = Committer::start();
+        let gone = dir.path().join("gone/status.json");
+        std::fs::create_dir_all(gone.parent().unwrap()).unwrap();
+        let staged = stage(&gone, b"x").unwrap();
+        std::fs::remove_dir_all(gone.parent().unwrap()).unwrap();
+        committer.commit(Pending {
+            staged,
+            written: Vec::new(),
+        });
+        let kept = dir.path().join("status.json");
+        committer.commit(Pending {
+            staged: stage(&kept, b"y").unwrap(),
+            written: Vec::new(),
+        });
+        committer.flush();
+        assert_eq!(std::fs::read_to_string(&kept).unwrap(), "y");
+        let errors = committer.errors();
+        assert_eq!(errors.len(), 1, "{errors:?}");
+        assert!(errors[0].contains("gone/status.json"), "{errors:?}");
+    }
+}
