@@ -51,6 +51,7 @@ mod hash;
 mod jail;
 mod llm;
 mod mcp;
+mod parallel;
 mod pool;
 mod record;
 mod regular_file;

@@ -67,21 +67,26 @@ pub(crate) fn previous_record(layout: &RunLayout, id: &TaskId) -> Option<TaskRec
 /// Every task record stored under `run_dir`, sorted by id, and the files that could
 /// not be read (with why).
 pub(crate) fn load_records(run_dir: &Path) -> (Vec<StoredTask>, Vec<String>) {
+    // Anything named `status.json` is read, so that a FIFO or a device in its place is
+    // reported (read_text refuses it without blocking) rather than skipped.
+    let paths: Vec<std::path::PathBuf> = result_files(run_dir)
+        .flatten()
+        .filter(|e| e.depth() > 0 && !e.file_type().is_dir() && e.file_name() == STATUS_JSON)
+        .map(walkdir::DirEntry::into_path)
+        .collect();
+    let parsed = crate::parallel::map(&paths, |path| {
+        read_text(path, STORED_FILE_LIMIT)
+            .map_err(|e| e.to_string())
+            .and_then(|text| serde_json::from_str::<TaskRecord>(&text).map_err(|e| e.to_string()))
+    });
     let mut found = Vec::new();
     let mut problems = Vec::new();
-    for entry in result_files(run_dir).flatten() {
-        // Anything named `status.json` is read, so that a FIFO or a device in its place
-        // is reported (read_text refuses it without blocking) rather than skipped.
-        if entry.depth() == 0 || entry.file_type().is_dir() || entry.file_name() != STATUS_JSON {
-            continue;
-        }
-        let path = entry.path();
-        let dir = TaskDir::at(path.parent().unwrap_or(run_dir));
-        let parsed = read_text(path, STORED_FILE_LIMIT)
-            .map_err(|e| e.to_string())
-            .and_then(|text| serde_json::from_str::<TaskRecord>(&text).map_err(|e| e.to_string()));
+    for (path, parsed) in paths.iter().zip(parsed) {
         match parsed {
-            Ok(record) => found.push(StoredTask { record, dir }),
+            Ok(record) => found.push(StoredTask {
+                record,
+                dir: TaskDir::at(path.parent().unwrap_or(run_dir)),
+            }),
             Err(e) => problems.push(format!("{}: {e}", path.display())),
         }
     }

@@ -97,8 +97,13 @@ pub(crate) fn plan_resume(
     let mut kept = Vec::new();
     let mut work = Vec::new();
     let mut rerun = BTreeMap::new();
-    for (task, inputs) in tasks {
-        match decide(&inputs, previous_record(layout, &task.id), mode) {
+    // Reading each stored record is independent of the others.
+    let decided = crate::parallel::map_owned(tasks, |(task, inputs)| {
+        let decision = decide(&inputs, previous_record(layout, &task.id), mode);
+        (task, inputs, decision)
+    });
+    for (task, inputs, decision) in decided {
+        match decision {
             Decision::Keep(record) => kept.push(record),
             Decision::Run(previous, why) => {
                 if let Some(why) = why {

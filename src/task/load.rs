@@ -64,25 +64,11 @@ pub(crate) fn load_files(
     tools: &[ToolSpec],
     reserved: ReservedNames<'_>,
 ) -> LoadedTasks {
-    // Reading and parsing are independent per file: spread them over a few threads
-    // (reads wait on the disk; on a cold cache several outstanding reads help most).
-    let threads = std::thread::available_parallelism()
-        .map_or(2, |n| n.get())
-        .clamp(2, 8)
-        * 2;
-    let chunk = files.len().div_ceil(threads).max(64);
-    let loaded: Vec<Loaded> = std::thread::scope(|scope| {
-        let workers: Vec<_> = files
-            .chunks(chunk)
-            .map(|part| {
-                scope.spawn(move || part.iter().map(|f| load_one(f, tools)).collect::<Vec<_>>())
-            })
-            .collect();
-        workers
-            .into_iter()
-            .zip(files.chunks(chunk))
-            .flat_map(|(w, part)| w.join().unwrap_or_else(|_| lost(part)))
-            .collect()
+    // Reading and parsing are independent per file. A file whose loading panics is an
+    // error of its own, never silently gone.
+    let loaded: Vec<Loaded> = crate::parallel::map(files, |f| {
+        std::panic::catch_unwind(AssertUnwindSafe(|| load_one(f, tools)))
+            .unwrap_or_else(|_| lost(f))
     });
     let mut tasks = Vec::new();
     let mut invalid = Vec::new();
@@ -96,18 +82,14 @@ pub(crate) fn load_files(
     LoadedTasks { tasks, invalid }
 }
 
-/// The files of a loader thread that died: each is an error, never silently gone.
-fn lost(part: &[FoundFile]) -> Vec<Loaded> {
-    part.iter()
-        .map(|f| {
-            let problem = Problem::new(
-                &f.path,
-                "internal error: the loader stopped while reading this file",
-            )
-            .fix("this is a bug in ufo-batch; please report it with the file");
-            Loaded::Invalid(pending_invalid(f, None, String::new(), vec![problem]))
-        })
-        .collect()
+/// A file whose loading failed unexpectedly: an error, never silently gone.
+fn lost(f: &FoundFile) -> Loaded {
+    let problem = Problem::new(
+        &f.path,
+        "internal error: the loader stopped while reading this file",
+    )
+    .fix("this is a bug in ufo-batch; please report it with the file");
+    Loaded::Invalid(pending_invalid(f, None, String::new(), vec![problem]))
 }
 
 /// One file, read and parsed.

@@ -1,0 +1,57 @@
+//! Work spread over threads where it is CPU-bound or waits on file reads, not async:
+//! loading task files, reading a run's stored records back. One rayon pool for the
+//! process, with more threads than CPUs, as reads from a cold cache wait on the disk
+//! and several outstanding help most. Results keep the order of the input.
+
+use std::sync::OnceLock;
+
+use rayon::prelude::*;
+
+/// The pool, made on first use; `None` when no thread could be started (then the work
+/// runs on the caller's thread).
+fn pool() -> Option<&'static rayon::ThreadPool> {
+    static POOL: OnceLock<Option<rayon::ThreadPool>> = OnceLock::new();
+    POOL.get_or_init(|| {
+        let threads = std::thread::available_parallelism()
+            .map_or(2, |n| n.get())
+            .clamp(2, 8)
+            * 2;
+        rayon::ThreadPoolBuilder::new()
+            .num_threads(threads)
+            .thread_name(|i| format!("reader-{i}"))
+            .build()
+            .ok()
+    })
+    .as_ref()
+}
+
+/// `f` of every item of `items`, in order.
+pub(crate) fn map<T: Sync, R: Send>(items: &[T], f: impl Fn(&T) -> R + Sync + Send) -> Vec<R> {
+    match pool() {
+        Some(pool) => pool.install(|| items.par_iter().map(f).collect()),
+        None => items.iter().map(f).collect(),
+    }
+}
+
+/// `f` of every item of `items`, taken, in order.
+pub(crate) fn map_owned<T: Send, R: Send>(
+    items: Vec<T>,
+    f: impl Fn(T) -> R + Sync + Send,
+) -> Vec<R> {
+    match pool() {
+        Some(pool) => pool.install(|| items.into_par_iter().map(f).collect()),
+        None => items.into_iter().map(f).collect(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn results_keep_the_order_of_the_input() {
+        let items: Vec<u32> = (0..10_000).collect();
+        let doubled = super::map(&items, |i| i * 2);
+        assert!(doubled.iter().enumerate().all(|(i, d)| *d == i as u32 * 2));
+        let names = super::map_owned(items, |i| i.to_string());
+        assert_eq!(names[9_999], "9999");
+    }
+}
