@@ -30,7 +30,7 @@ def fresh(out, name):
     charge one run's deletions to the next. bench.sh deletes them all at the end."""
     global RUNS
     RUNS += 1
-    return f"{name}-{RUNS}"
+    return f"{name}-{os.getpid()}-{RUNS}"
 
 
 def timed(argv, **kw):

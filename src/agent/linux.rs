@@ -12,9 +12,7 @@ use super::AgentSettings;
 use super::act;
 use super::ask::{Ask, Asker};
 use super::conversation::Conversation;
-use super::prompt::{
-    RoundBrief, correction_message, reply_schema, results_message, round_message, system_prompt,
-};
+use super::prompt::{RoundBrief, correction_message, prompt_for, results_message, round_message};
 use super::reply::{Reply, parse_reply};
 use crate::event::Level;
 use crate::executor::Executor;
@@ -30,8 +28,8 @@ pub(crate) struct LinuxAgent {
     llm: Arc<LlmClient>,
     tools: Vec<ToolSpec>,
     settings: AgentSettings,
-    system: String,
-    schema: Value,
+    system: Arc<str>,
+    schema: Arc<Value>,
     object: Option<String>,
     /// A step plan's steps (follower sessions), one round each.
     steps: Option<Vec<String>>,
@@ -49,9 +47,10 @@ impl LinuxAgent {
         steps: Option<Vec<String>>,
     ) -> Self {
         let history_steps = settings.history_steps as usize;
+        let (system, schema) = prompt_for(&tools);
         Self {
-            system: system_prompt(&tools),
-            schema: reply_schema(&tools),
+            system,
+            schema,
             llm,
             tools,
             settings,

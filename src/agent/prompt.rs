@@ -5,10 +5,33 @@
 use std::fmt::Write;
 use std::path::Path;
 
+use std::sync::{Arc, Mutex};
+
 use serde_json::{Value, json};
 
 use crate::tool::{ParamKind, ToolSpec};
 use crate::tool::{ResultStatus, ToolResult};
+
+/// The system prompt and the reply schema for `tools`, made once per tool set for the
+/// process: every task of a run has the same tools, and building them is a measurable
+/// share of a short task's own CPU.
+pub(super) fn prompt_for(tools: &[ToolSpec]) -> (Arc<str>, Arc<Value>) {
+    /// Tool sets remembered (a run has one, or one per kind of device).
+    const KEPT: usize = 8;
+    type Made = (Vec<ToolSpec>, Arc<str>, Arc<Value>);
+    static MADE: Mutex<Vec<Made>> = Mutex::new(Vec::new());
+    let mut made = MADE.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some((_, system, schema)) = made.iter().find(|(t, _, _)| t.as_slice() == tools) {
+        return (Arc::clone(system), Arc::clone(schema));
+    }
+    let system: Arc<str> = system_prompt(tools).into();
+    let schema = Arc::new(reply_schema(tools));
+    if made.len() >= KEPT {
+        made.remove(0);
+    }
+    made.push((tools.to_vec(), Arc::clone(&system), Arc::clone(&schema)));
+    (system, schema)
+}
 
 /// The system prompt for an agent with `tools`.
 pub(super) fn system_prompt(tools: &[ToolSpec]) -> String {

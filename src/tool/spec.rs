@@ -70,7 +70,7 @@ fn type_matches(name: &str, value: &Value) -> bool {
 }
 
 /// One parameter of a tool.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize)]
 pub(crate) struct ParamSpec {
     /// Parameter name.
     pub(crate) name: Cow<'static, str>,
@@ -85,7 +85,7 @@ pub(crate) struct ParamSpec {
 
 /// A tool an executor offers: used to validate recorded actions at load time and to
 /// describe the tools to an LLM agent.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize)]
 pub(crate) struct ToolSpec {
     /// Tool name as called (an MCP server's tools are `SERVER.TOOL`).
     pub(crate) name: Cow<'static, str>,
