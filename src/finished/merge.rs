@@ -222,7 +222,7 @@ fn missing_record(id: &TaskId, shards: &[(PathBuf, Option<Shard>)]) -> TaskRecor
 
 fn write_missing(layout: &RunLayout, record: &TaskRecord) -> Result<(), FileError> {
     let files = TaskFiles(layout.task(&record.id));
-    files.final_status(record)?;
+    files.status_durably(record)?;
     files.pages(&task_pages(record, &[], None, &[]))
 }
 

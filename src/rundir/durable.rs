@@ -7,7 +7,9 @@
 //!
 //! On Linux the barrier is one `syncfs` of each file system holding a staged file
 //! (its data and metadata, everything written before it). Elsewhere each written file
-//! and the staged file are synced, then, after the move, the folder (on Unix).
+//! and the staged file are synced, then the folder (on Unix). The moves themselves are
+//! made durable before a flush is answered (a flush comes before the run-level files,
+//! which count the tasks as final): one more `syncfs`, or a sync of the folder.
 //!
 //! So after a crash or a power cut a task is either final with every file of its
 //! result, or not final and runs again on resume.
@@ -110,6 +112,9 @@ impl Drop for Committer {
 /// The committing thread: takes every message waiting, commits the batch, answers the
 /// flushes.
 fn serve(rx: &mpsc::Receiver<Message>, errors: &Mutex<Vec<String>>) {
+    // A status moved into place since the last sync: its move is made durable before a
+    // flush is answered (the run-level files written next count it as final).
+    let mut unsettled: Option<PathBuf> = None;
     while let Ok(first) = rx.recv() {
         let mut batch = Vec::new();
         let mut flushes = Vec::new();
@@ -119,8 +124,18 @@ fn serve(rx: &mpsc::Receiver<Message>, errors: &Mutex<Vec<String>>) {
                 Message::Flush(done) => flushes.push(done),
             }
         }
-        let (failed, synced) = commit_all(batch);
-        count_syncs(synced);
+        let (mut failed, moved) = commit_all(batch);
+        unsettled = moved.or(unsettled);
+        if !flushes.is_empty()
+            && let Some(path) = unsettled.take()
+        {
+            count_syncs(1);
+            if let Err(e) = settle(&path) {
+                failed.push(format!(
+                    "cannot make the moves of the last finished tasks' status.json durable ({e}); after a power cut they may run again on resume"
+                ));
+            }
+        }
         if !failed.is_empty() {
             errors
                 .lock()
@@ -134,37 +149,55 @@ fn serve(rx: &mpsc::Receiver<Message>, errors: &Mutex<Vec<String>>) {
 }
 
 /// Makes `batch` durable and puts each staged file in place; returns what failed and
-/// how many syncs it took.
-fn commit_all(batch: Vec<Pending>) -> (Vec<String>, u64) {
+/// the last file put in place.
+fn commit_all(batch: Vec<Pending>) -> (Vec<String>, Option<PathBuf>) {
     let mut failed = Vec::new();
-    let mut synced = 0;
+    let mut moved = None;
     #[cfg(target_os = "linux")]
     let batch = {
         let (ready, errors, count) = linux::sync_file_systems(batch);
         failed.extend(errors);
-        synced += count;
+        count_syncs(count);
         ready
     };
     for pending in batch {
         #[cfg(not(target_os = "linux"))]
-        {
-            synced += 1;
-            if let Err(e) = sync_files(&pending) {
-                failed.push(not_durable(pending.staged.path(), &e));
-                continue;
-            }
+        if let Err(e) = sync_files(&pending) {
+            failed.push(not_durable(pending.staged.path(), &e));
+            continue;
         }
         let path = pending.staged.path().to_path_buf();
         if let Err(e) = pending.staged.commit() {
             failed.push(format!("cannot write {}: {e}", path.display()));
             continue;
         }
-        #[cfg(all(unix, not(target_os = "linux")))]
-        if let Some(dir) = path.parent() {
-            let _ = std::fs::File::open(dir).and_then(|d| d.sync_all());
-        }
+        moved = Some(path);
     }
-    (failed, synced)
+    (failed, moved)
+}
+
+/// Makes the moves into `path`'s folder durable: on Linux with a `syncfs` (its file
+/// system's every folder), on other Unix systems with a sync of the folder; Windows has
+/// no folder sync (NTFS journals the rename).
+fn settle(path: &Path) -> std::io::Result<()> {
+    #[cfg(target_os = "linux")]
+    return linux::syncfs(path);
+    #[cfg(all(unix, not(target_os = "linux")))]
+    return sync_folder(path);
+    #[cfg(not(unix))]
+    {
+        let _ = path;
+        Ok(())
+    }
+}
+
+/// Syncs the folder holding `path`.
+#[cfg(all(unix, not(target_os = "linux")))]
+fn sync_folder(path: &Path) -> std::io::Result<()> {
+    match path.parent() {
+        Some(dir) => std::fs::File::open(dir)?.sync_all(),
+        None => Ok(()),
+    }
 }
 
 /// Why a task stays unfinished on disk.
@@ -175,7 +208,10 @@ fn not_durable(path: &Path, e: &std::io::Error) -> String {
     )
 }
 
-/// Syncs a task's written files and its staged file, one by one.
+/// Syncs a task's written files and its staged file one by one, then (on Unix) their
+/// folder, so that the moves that put the written files in place are durable before
+/// the status says the task is final. Each file is opened for writing: Windows flushes
+/// only a handle with write access.
 #[cfg(not(target_os = "linux"))]
 fn sync_files(pending: &Pending) -> std::io::Result<()> {
     for file in pending
@@ -184,12 +220,18 @@ fn sync_files(pending: &Pending) -> std::io::Result<()> {
         .map(PathBuf::as_path)
         .chain([pending.staged.temp()])
     {
-        match std::fs::File::open(file) {
+        count_syncs(1);
+        match std::fs::OpenOptions::new().write(true).open(file) {
             Ok(opened) => opened.sync_all()?,
             // A log the task never wrote.
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
             Err(e) => return Err(e),
         }
+    }
+    #[cfg(unix)]
+    {
+        count_syncs(1);
+        sync_folder(pending.staged.temp())?;
     }
     Ok(())
 }
@@ -238,7 +280,7 @@ mod linux {
     }
 
     /// Syncs the file system that holds `file`.
-    fn syncfs(file: &std::path::Path) -> std::io::Result<()> {
+    pub(super) fn syncfs(file: &std::path::Path) -> std::io::Result<()> {
         let file = std::fs::File::open(file)?;
         // SAFETY: `file` is an open descriptor for the whole call.
         if unsafe { libc::syncfs(file.as_raw_fd()) } == 0 {

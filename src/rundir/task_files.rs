@@ -60,9 +60,13 @@ impl TaskFiles {
             .filter_map(|e| e.ok()?.file_name().into_string().ok())
             .filter(|name| is_attempt_entry(name))
             .collect();
+        // Earlier files moved away: the status that replaces theirs must be on disk
+        // before anything else is, or a power cut could leave their final status with
+        // its files gone.
+        let moved = !entries.is_empty();
         for name in entries {
             let path = self.0.file(&name);
-            let moved = if previous > 0 {
+            let gone = if previous > 0 {
                 let kept = self.0.attempt(previous);
                 std::fs::create_dir_all(&kept)
                     .and_then(|()| std::fs::rename(&path, kept.join(&name)))
@@ -71,10 +75,14 @@ impl TaskFiles {
             } else {
                 std::fs::remove_file(&path)
             };
-            moved.map_err(|e| FileError::write(&path, e))?;
+            gone.map_err(|e| FileError::write(&path, e))?;
         }
         // Journaled before the attempt runs: a crash at any later moment finds it.
-        self.status(record)
+        if moved {
+            self.status_durably(record)
+        } else {
+            self.status(record)
+        }
     }
 
     /// A line of `task.log`.
@@ -97,8 +105,9 @@ impl TaskFiles {
             .map_err(|e| FileError::write(&path, e))
     }
 
-    /// A final `status.json`, alone, durably (outside a run: `merge`).
-    pub(crate) fn final_status(&self, record: &TaskRecord) -> Result<(), FileError> {
+    /// `status.json`, synced with its folder (a final one outside a run, by `merge`; one
+    /// that replaces a moved attempt's).
+    pub(crate) fn status_durably(&self, record: &TaskRecord) -> Result<(), FileError> {
         let path = self.0.status();
         write_json(&path, record).map_err(|e| FileError::write(&path, e))
     }
@@ -159,7 +168,8 @@ impl TaskFiles {
             .map_err(|e| FileError::write(&path, e));
         let pending = match staged {
             Ok(staged) => {
-                written.extend([TASK_LOG, RESPONSE_LOG].map(|n| self.0.file(n)));
+                written
+                    .extend([TASK_LOG, RESPONSE_LOG, OUTPUT_MD, TASK_HTML].map(|n| self.0.file(n)));
                 Some(Pending { staged, written })
             }
             Err(e) => {
