@@ -23,10 +23,10 @@
 //! reporter       live reporters: statistics, result files, the terminal
 //! finished       commands over finished run dirs (report, compare, merge)
 //! render         the text of every derived file
-//! rundir         the on-disk layout: paths, atomic writes, records, resume
+//! rundir         the on-disk layout: paths, atomic writes, the group commit, records, resume
 //! record         the persisted schema (status.json, response.log, evaluation.log)
 //! tool           tool calls, results and specs
-//! units, text, hash, relpath, backoff, shard, resources   leaves
+//! units, text, hash, relpath, backoff, shard, resources, parallel   leaves
 //! ```
 //!
 //! The core (everything above `event`) never prints; reporters and `app` do.
