@@ -292,6 +292,11 @@ impl Jail {
         left
     }
 
+    /// The jail's own process (every process of the jail is below it), while it runs.
+    pub(crate) fn pid(&self) -> Option<u32> {
+        self.process.id()
+    }
+
     /// True once the jail is gone (killed, or its init died).
     pub(crate) fn gone(&self) -> Option<String> {
         self.waiters().gone.clone()

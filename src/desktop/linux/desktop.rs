@@ -12,6 +12,7 @@ use async_trait::async_trait;
 use zbus::Connection;
 
 use super::atspi::{self, Node, ObjectId};
+use super::idle;
 use super::processes::{APP, DISPLAY, Processes, SESSION_BUS, find_program, tail};
 use super::x11::Display;
 use crate::desktop::app::Launch;
@@ -30,6 +31,9 @@ const UP_TIMEOUT: Duration = Duration::from_secs(20);
 const CLOSE_TIMEOUT: Duration = Duration::from_secs(5);
 /// How long one accessibility call may take (a wedged app must not hold the task).
 const BUS_TIMEOUT: Duration = Duration::from_secs(15);
+/// The longest wait for the desktop to do what it was sent (an app that never rests,
+/// such as one playing an animation, is not waited for longer).
+const SETTLE_LIMIT: Duration = Duration::from_secs(3);
 /// The launcher of the accessibility bus.
 const AT_SPI_LAUNCHER: &str = "/usr/libexec/at-spi-bus-launcher";
 
@@ -125,6 +129,13 @@ impl LinuxDesktop {
                 processes.end().await;
                 Err(e)
             }
+        }
+    }
+
+    /// Waits (a while at most) until the desktop has done what it was sent.
+    async fn settle(&self) {
+        if let Some(root) = self.processes.root() {
+            idle::settle(root, SETTLE_LIMIT).await;
         }
     }
 
@@ -261,6 +272,7 @@ impl Backend for LinuxDesktop {
     }
 
     async fn snapshot(&mut self) -> Result<Snapshot, String> {
+        self.settle().await;
         let Some((app, name)) = self.app.clone() else {
             self.nodes.clear();
             return Ok(Snapshot::default());
@@ -273,6 +285,7 @@ impl Backend for LinuxDesktop {
     }
 
     async fn windows(&mut self) -> Result<Vec<AppWindow>, String> {
+        self.settle().await;
         let apps = match atspi::applications(&self.a11y).await {
             Ok(apps) => apps,
             Err(e) => return Err(self.processes.ended(APP).unwrap_or(e)),
@@ -344,7 +357,22 @@ impl Backend for LinuxDesktop {
     }
 
     async fn keys(&mut self, keys: Vec<KeyAction>) -> Result<(), String> {
-        self.display.keys(keys).await
+        // A run of characters goes at once; after a key that acts, the app is given
+        // the time it takes to act (see `idle`) before the next key can overtake it.
+        let mut run = Vec::new();
+        for key in keys {
+            let acts = key.acts();
+            run.push(key);
+            if acts {
+                self.display.keys(std::mem::take(&mut run)).await?;
+                self.settle().await;
+            }
+        }
+        if !run.is_empty() {
+            self.display.keys(run).await?;
+            self.settle().await;
+        }
+        Ok(())
     }
 
     async fn texts(&mut self, control: &Control) -> Result<String, String> {
@@ -378,6 +406,7 @@ impl Backend for LinuxDesktop {
     }
 
     async fn screenshot(&mut self) -> Result<Image, String> {
+        self.settle().await;
         self.display.screenshot().await
     }
 

@@ -4,6 +4,7 @@
 
 mod atspi;
 mod desktop;
+mod idle;
 mod processes;
 mod x11;
 

@@ -281,6 +281,11 @@ impl Processes {
         false
     }
 
+    /// The jail's own process, every program of the desktop below it.
+    pub(super) fn root(&self) -> Option<u32> {
+        self.jail.as_ref()?.pid()
+    }
+
     /// Ends the jail and everything in it; how many processes were still running.
     pub(super) async fn end(&mut self) -> Option<u32> {
         Some(self.jail.take()?.end().await)
