@@ -86,14 +86,6 @@ impl KeyAction {
     }
 }
 
-impl KeyAction {
-    /// Whether the app may do more with this key than insert a character (move, act,
-    /// open something): anything but a plain character.
-    pub(crate) fn acts(&self) -> bool {
-        !matches!(self, Self::Tap { key: Key::Char(_), held } if held.is_empty())
-    }
-}
-
 /// Why a key string cannot be read.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) struct KeyError {

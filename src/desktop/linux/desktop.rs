@@ -18,7 +18,7 @@ use super::x11::Display;
 use crate::desktop::app::Launch;
 use crate::desktop::backend::{AppWindow, Backend, Snapshot};
 use crate::desktop::control::Control;
-use crate::desktop::keys::{KeyAction, Modifier};
+use crate::desktop::keys::{Key, KeyAction, Modifier};
 use crate::desktop::screenshot::Image;
 use crate::desktop::tools::Button;
 use crate::jail::{Jail, JailOptions};
@@ -357,11 +357,13 @@ impl Backend for LinuxDesktop {
     }
 
     async fn keys(&mut self, keys: Vec<KeyAction>) -> Result<(), String> {
-        // A run of characters goes at once; after a key that acts, the app is given
-        // the time it takes to act (see `idle`) before the next key can overtake it.
+        // A run of plain characters goes at once; after a key that may act (move, open,
+        // anything but insert a character), the app is given the time it takes to act
+        // (see `idle`) before the next key can overtake it.
         let mut run = Vec::new();
         for key in keys {
-            let acts = key.acts();
+            let acts =
+                !matches!(&key, KeyAction::Tap { key: Key::Char(_), held } if held.is_empty());
             run.push(key);
             if acts {
                 self.display.keys(std::mem::take(&mut run)).await?;
