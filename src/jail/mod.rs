@@ -6,12 +6,12 @@
 //!
 //! One background task reads the jail's events and hands each to whoever waits for it.
 
+mod factory;
 mod protocol;
 
 use std::collections::HashMap;
 use std::os::fd::{AsRawFd, OwnedFd};
 use std::path::{Path, PathBuf};
-use std::process::Stdio;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -19,6 +19,8 @@ use tokio::io::Interest;
 use tokio::net::UnixStream;
 use tokio::sync::oneshot;
 
+use factory::JailProcess;
+pub(crate) use factory::close as close_factory;
 use protocol::{Event, Inbox, Request, frame, recv_with_fds, send_with_fds};
 
 /// The jail binary's name, found beside the runner's.
@@ -71,6 +73,27 @@ pub(crate) struct JailOptions {
     pub(crate) desktop: bool,
 }
 
+impl JailOptions {
+    /// The jail binary's arguments for these options.
+    fn args(&self) -> Vec<String> {
+        let mut args = Vec::new();
+        let path = |p: &PathBuf| p.to_string_lossy().into_owned();
+        for dir in &self.writable {
+            args.extend(["--rw".to_string(), path(dir)]);
+        }
+        if let Some(tmp) = &self.tmp {
+            args.extend(["--tmp".to_string(), path(tmp)]);
+        }
+        for dir in &self.hidden {
+            args.extend(["--hide".to_string(), path(dir)]);
+        }
+        if self.desktop {
+            args.push("--desktop".to_string());
+        }
+        args
+    }
+}
+
 /// Waiters for the jail's events.
 #[derive(Default)]
 struct Waiters {
@@ -89,7 +112,7 @@ struct Shared {
 /// A running jail.
 pub(crate) struct Jail {
     shared: Arc<Shared>,
-    process: tokio::process::Child,
+    process: JailProcess,
     reader: tokio::task::JoinHandle<()>,
     next_id: u64,
 }
@@ -112,7 +135,8 @@ pub(crate) fn jail_binary() -> Option<PathBuf> {
         .find(|p| p.is_file())
 }
 
-/// Checks that a jail can be made here: starts one on a scratch folder and ends it.
+/// Checks that a jail can be made here: has the factory make one on a scratch folder,
+/// and ends it.
 pub(crate) fn probe(binary: &Path) -> Result<(), String> {
     use std::io::{Read, Write};
     let scratch = std::env::temp_dir().join(format!(".ufo-batch-probe-{}", std::process::id()));
@@ -120,15 +144,8 @@ pub(crate) fn probe(binary: &Path) -> Result<(), String> {
         .map_err(|e| format!("cannot make {}: {e}", scratch.display()))?;
     let (mut ours, theirs) =
         std::os::unix::net::UnixStream::pair().map_err(|e| format!("cannot make a socket: {e}"))?;
-    let mut child = std::process::Command::new(binary)
-        .arg("--rw")
-        .arg(&scratch)
-        .env_clear()
-        .stdin(Stdio::from(OwnedFd::from(theirs)))
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .map_err(|e| format!("cannot start {}: {e}", binary.display()))?;
+    let args = ["--rw".to_string(), scratch.to_string_lossy().into_owned()];
+    let child = factory::make(binary, &args, OwnedFd::from(theirs))?;
     let deadline = std::time::Instant::now() + START_TIMEOUT;
     let mut inbox = Inbox::default();
     let mut buf = [0u8; 4096];
@@ -160,7 +177,7 @@ pub(crate) fn probe(binary: &Path) -> Result<(), String> {
     };
     let _ = ours.write_all(&frame(&Request::End.encode()));
     drop(ours);
-    let _ = child.wait();
+    child.wait_blocking(START_TIMEOUT);
     let _ = std::fs::remove_dir(&scratch);
     match event {
         Some(Ok(Event::Ready)) => Ok(()),
@@ -184,27 +201,13 @@ impl Jail {
     pub(crate) async fn start_with(binary: &Path, options: &JailOptions) -> Result<Jail, String> {
         let (ours, theirs) = std::os::unix::net::UnixStream::pair()
             .map_err(|e| format!("cannot make a socket: {e}"))?;
-        let mut command = tokio::process::Command::new(binary);
-        for dir in &options.writable {
-            command.arg("--rw").arg(dir);
-        }
-        if let Some(tmp) = &options.tmp {
-            command.arg("--tmp").arg(tmp);
-        }
-        for dir in &options.hidden {
-            command.arg("--hide").arg(dir);
-        }
-        if options.desktop {
-            command.arg("--desktop");
-        }
-        let process = command
-            .env_clear()
-            .stdin(Stdio::from(OwnedFd::from(theirs)))
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .kill_on_drop(true)
-            .spawn()
-            .map_err(|e| format!("cannot start {}: {e}", binary.display()))?;
+        let args = options.args();
+        let binary = binary.to_path_buf();
+        let process = tokio::task::spawn_blocking(move || {
+            factory::make(&binary, &args, OwnedFd::from(theirs))
+        })
+        .await
+        .map_err(|e| format!("cannot start a jail: {e}"))??;
         ours.set_nonblocking(true)
             .map_err(|e| format!("cannot use the jail's socket: {e}"))?;
         let socket =
@@ -275,7 +278,7 @@ impl Jail {
 
     /// Ends the jail and everything in it; returns how many processes were still
     /// running (those commands left behind).
-    pub(crate) async fn end(mut self) -> u32 {
+    pub(crate) async fn end(self) -> u32 {
         let (tx, rx) = oneshot::channel();
         self.waiters().ended = Some(tx);
         let left = match self.send(&Request::End, &[]).await {
@@ -286,15 +289,15 @@ impl Jail {
                 .unwrap_or(0),
             Err(_) => 0,
         };
-        let _ = self.process.start_kill();
-        let _ = self.process.wait().await;
+        self.process.kill();
+        self.process.wait(Duration::from_secs(10)).await;
         self.reader.abort();
         left
     }
 
     /// The jail's own process (every process of the jail is below it), while it runs.
     pub(crate) fn pid(&self) -> Option<u32> {
-        self.process.id()
+        Some(self.process.pid())
     }
 
     /// True once the jail is gone (killed, or its init died).
@@ -392,6 +395,7 @@ async fn read_events(shared: Arc<Shared>, ready: oneshot::Sender<Result<(), Stri
                         let _ = tx.send(left);
                     }
                 }
+                Event::Made { .. } => {}
             }
         }
     };

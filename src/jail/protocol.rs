@@ -42,6 +42,12 @@ pub(crate) enum Request {
     },
     /// Kill everything and end the jail.
     End,
+    /// To the jail factory (`--zygote`): make a jail with these arguments (as the jail
+    /// binary takes them), whose control socket is the descriptor sent with it.
+    Make {
+        /// The jail's arguments.
+        args: Vec<Vec<u8>>,
+    },
 }
 
 /// What the jail tells.
@@ -79,6 +85,12 @@ pub(crate) enum Event {
     Ended {
         /// Processes killed.
         left: u32,
+    },
+    /// From the jail factory: the jail asked for is process `pid`, whose pidfd comes
+    /// with this frame.
+    Made {
+        /// Its process id.
+        pid: u32,
     },
 }
 
@@ -175,6 +187,11 @@ impl Request {
                 put_u64(&mut out, *id);
             }
             Self::End => out.push(3),
+            Self::Make { args } => {
+                out.push(4);
+                put_u64(&mut out, args.len() as u64);
+                args.iter().for_each(|a| put(&mut out, a));
+            }
         }
         out
     }
@@ -194,6 +211,7 @@ impl Request {
             },
             2 => Self::Kill { id: r.u64()? },
             3 => Self::End,
+            4 => Self::Make { args: r.list()? },
             _ => return Err(bad("an unknown request")),
         })
     }
@@ -228,6 +246,10 @@ impl Event {
                 out.push(6);
                 put_u64(&mut out, u64::from(*left));
             }
+            Self::Made { pid } => {
+                out.push(7);
+                put_u64(&mut out, u64::from(*pid));
+            }
         }
         out
     }
@@ -250,6 +272,9 @@ impl Event {
             },
             6 => Self::Ended {
                 left: r.u64()? as u32,
+            },
+            7 => Self::Made {
+                pid: r.u64()? as u32,
             },
             _ => return Err(bad("an unknown event")),
         })

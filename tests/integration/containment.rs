@@ -7,7 +7,9 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 
-use crate::helpers::{Project, commands_running, eventually, processes_running, read_json};
+use crate::helpers::{
+    Project, commands_running, eventually, processes_running, processes_working_in, read_json,
+};
 
 const KEY: &str = "sk-test-CONTAINMENT-0123456789abcdef";
 
@@ -191,6 +193,13 @@ fn nothing_outlives_a_runner_killed_with_sigkill() {
         eventually(|| processes_running("sleep 304.").is_empty()),
         "survivors: {:?}",
         processes_running("sleep 304.")
+    );
+    // Nor does the runner's jail factory, or a jail it made: they work where the
+    // runner was started.
+    assert!(
+        eventually(|| processes_working_in(p.path()).is_empty()),
+        "survivors: {:?}",
+        processes_working_in(p.path())
     );
     // The next run resumes: the three tasks were interrupted, not lost.
     let out = p.cmd_within(

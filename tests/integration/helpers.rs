@@ -183,6 +183,17 @@ pub(crate) fn processes_running(needle: &str) -> Vec<i32> {
     processes_matching(|cmdline| cmdline.contains(needle))
 }
 
+/// The pids of live processes whose working folder is `dir` or below it (a runner's
+/// helpers, such as its jail factory, work where the runner was started).
+pub(crate) fn processes_working_in(dir: &Path) -> Vec<i32> {
+    processes_matching(|_| true)
+        .into_iter()
+        .filter(|pid| {
+            std::fs::read_link(format!("/proc/{pid}/cwd")).is_ok_and(|cwd| cwd.starts_with(dir))
+        })
+        .collect()
+}
+
 /// Processes (not zombies) whose command line (arguments joined by spaces) `fits`.
 fn processes_matching(fits: impl Fn(&str) -> bool) -> Vec<i32> {
     std::fs::read_dir("/proc")

@@ -1,6 +1,7 @@
-//! `ufo-batch-jail`: one task's jail. The runner starts it once per task (a small binary,
-//! so the start costs little) with its control socket as standard input and the folders
-//! the task may write as `--rw DIR`. It then:
+//! `ufo-batch-jail`: one task's jail, made with its control socket as standard input and
+//! the folders the task may write as `--rw DIR`: by the runner's jail factory (`zygote`,
+//! the binary started once with `--zygote`, which forks one per task), or by starting the
+//! binary itself. It then:
 //!
 //! 1. enters new user, mount, IPC and PID namespaces (the network stays shared: tasks may
 //!    need it) and forks the task's init, PID 1 of the new PID namespace (`setup`);
@@ -26,10 +27,17 @@ mod harden;
 mod serve;
 #[cfg(target_os = "linux")]
 mod setup;
+#[cfg(target_os = "linux")]
+mod zygote;
 
 #[cfg(target_os = "linux")]
 fn main() -> std::process::ExitCode {
-    setup::main()
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    if args.first().map(String::as_str) == Some("--zygote") {
+        zygote::main()
+    } else {
+        setup::main(args)
+    }
 }
 
 #[cfg(not(target_os = "linux"))]

@@ -89,7 +89,7 @@ pub(crate) fn serve() -> Result<Infallible, String> {
                             }
                         }
                     }
-                    Ok(Request::End) | Err(_) => end_all(true),
+                    Ok(Request::End | Request::Make { .. }) | Err(_) => end_all(true),
                 }
             }
         }

@@ -47,7 +47,7 @@ pub(crate) struct Options {
 /// jail (`/var/run` is a link to `/run`).
 const SOCKET_FOLDERS: &[&str] = &["/run", "/var/tmp"];
 
-fn options() -> Result<Options, String> {
+fn options(args: Vec<String>) -> Result<Options, String> {
     let real = |dir: &str| {
         std::fs::canonicalize(dir)
             .map(|p| p.to_string_lossy().into_owned())
@@ -59,7 +59,7 @@ fn options() -> Result<Options, String> {
         desktop: false,
         hidden: Vec::new(),
     };
-    let mut args = std::env::args().skip(1);
+    let mut args = args.into_iter();
     while let Some(arg) = args.next() {
         match arg.as_str() {
             "--desktop" => options.desktop = true,
@@ -128,8 +128,9 @@ pub(crate) fn check(ret: libc::c_long, what: &str) -> Result<(), String> {
     if ret < 0 { Err(os_error(what)) } else { Ok(()) }
 }
 
-pub(crate) fn main() -> ExitCode {
-    let options = match options() {
+/// Becomes the jail `args` (the binary's arguments) describe; returns when it ends.
+pub(crate) fn main(args: Vec<String>) -> ExitCode {
+    let options = match options(args) {
         Ok(o) => o,
         Err(e) => return fatal(e),
     };

@@ -1,0 +1,187 @@
+//! `ufo-batch-jail --zygote`: the runner's jail factory. The runner starts one, with its
+//! socket as standard input, and asks it for every task's jail instead of starting the
+//! jail binary each time: a fork of this small process that is already running costs a
+//! fraction of a new program's start (its loading, linking and the CPU probing of the C
+//! library, which traps to the hypervisor on a virtual machine: about 1 ms of CPU per
+//! jail here, a sixth of a short task's).
+//!
+//! Each request carries the jail's arguments and its control socket. The child becomes
+//! that jail exactly as if the binary had been started with them (`setup::main`); the
+//! factory sends back the child's pid and a pidfd, through which the runner kills it and
+//! waits for it without racing pid reuse, and reaps it when it ends. The factory ends
+//! when the runner's socket closes (the runner ended, even by `kill -9`); the jails it
+//! made go on until their own sockets close, as every jail does.
+
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
+use std::process::ExitCode;
+
+use crate::protocol::{Event, Inbox, Request, frame, recv_with_fds, send_with_fds};
+use crate::setup::{self, os_error};
+
+/// The runner's socket: the factory's standard input.
+const RUNNER: RawFd = 0;
+
+/// Signals a scheduler sends to every process of a job: the factory ignores them (the
+/// runner decides when things end); its jails start with them as a fresh program would.
+const JOB_SIGNALS: [libc::c_int; 4] = [libc::SIGTERM, libc::SIGINT, libc::SIGHUP, libc::SIGQUIT];
+
+pub(crate) fn main() -> ExitCode {
+    let children = match child_signals() {
+        Ok(fd) => fd,
+        Err(e) => {
+            eprintln!("ufo-batch-jail --zygote: {e}");
+            return ExitCode::from(1);
+        }
+    };
+    // SAFETY: changes only this process's dispositions.
+    unsafe {
+        for signal in JOB_SIGNALS {
+            libc::signal(signal, libc::SIG_IGN);
+        }
+    }
+    let mut inbox = Inbox::default();
+    let mut buf = vec![0u8; 64 * 1024];
+    loop {
+        let mut fds = [
+            libc::pollfd {
+                fd: RUNNER,
+                events: libc::POLLIN,
+                revents: 0,
+            },
+            libc::pollfd {
+                fd: children.as_raw_fd(),
+                events: libc::POLLIN,
+                revents: 0,
+            },
+        ];
+        // SAFETY: poll reads and writes the array it is given.
+        if unsafe { libc::poll(fds.as_mut_ptr(), 2, -1) } < 0 {
+            continue; // EINTR
+        }
+        if fds[1].revents != 0 {
+            reap(&children);
+        }
+        if fds[0].revents == 0 {
+            continue;
+        }
+        let mut received = Vec::new();
+        match recv_with_fds(RUNNER, &mut buf, &mut received) {
+            Ok(0) | Err(_) => {
+                // The runner is done: the jails that ended are reaped, so that their
+                // time counts as the factory's children's when the runner reaps it.
+                reap(&children);
+                return ExitCode::SUCCESS;
+            }
+            Ok(n) => inbox.push(&buf[..n], received),
+        }
+        loop {
+            let payload = match inbox.next_frame() {
+                Ok(Some(payload)) => payload,
+                Ok(None) => break,
+                Err(_) => return ExitCode::from(1),
+            };
+            let reply = match (Request::decode(&payload), inbox.fds.pop_front()) {
+                (Ok(Request::Make { args }), Some(control)) => make(args, control),
+                _ => Err("the factory was sent something other than a jail to make".to_string()),
+            };
+            let (event, pidfd) = match reply {
+                Ok((pid, pidfd)) => (Event::Made { pid }, Some(pidfd)),
+                Err(message) => (Event::Fatal { message }, None),
+            };
+            let fds: Vec<RawFd> = pidfd.iter().map(AsRawFd::as_raw_fd).collect();
+            if send(&frame(&event.encode()), &fds).is_err() {
+                return ExitCode::SUCCESS;
+            }
+        }
+    }
+}
+
+/// Sends a whole frame to the runner.
+fn send(bytes: &[u8], fds: &[RawFd]) -> std::io::Result<()> {
+    let mut sent = send_with_fds(RUNNER, bytes, fds)?;
+    while sent < bytes.len() {
+        match send_with_fds(RUNNER, &bytes[sent..], &[])? {
+            0 => return Err(std::io::ErrorKind::WriteZero.into()),
+            n => sent += n,
+        }
+    }
+    Ok(())
+}
+
+/// Forks the jail: the child becomes it, on `control`; returns its pid and a pidfd.
+fn make(args: Vec<Vec<u8>>, control: OwnedFd) -> Result<(u32, OwnedFd), String> {
+    let args = args
+        .into_iter()
+        .map(|a| String::from_utf8(a).map_err(|_| "a jail argument is not UTF-8".to_string()))
+        .collect::<Result<Vec<String>, String>>()?;
+    // SAFETY: fork in a single-threaded process; the child continues in plain Rust.
+    let pid = unsafe { libc::fork() };
+    if pid < 0 {
+        return Err(os_error("cannot fork a jail"));
+    }
+    if pid == 0 {
+        // SAFETY: the child sets itself up as a freshly started jail would be: its
+        // control socket as standard input (replacing the runner's socket) and no other
+        // descriptor of the factory's (other jails' sockets waiting in the inbox among
+        // them), no signal blocked, default dispositions for the signals the factory
+        // ignores.
+        unsafe {
+            libc::dup2(control.as_raw_fd(), setup::CONTROL);
+            libc::syscall(libc::SYS_close_range, 3, libc::c_uint::MAX, 0);
+            let mut none: libc::sigset_t = std::mem::zeroed();
+            libc::sigemptyset(&mut none);
+            libc::sigprocmask(libc::SIG_SETMASK, &none, std::ptr::null_mut());
+            for signal in JOB_SIGNALS {
+                libc::signal(signal, libc::SIG_DFL);
+            }
+        }
+        let code = setup::main(args);
+        // Flushes nothing and runs no destructor of the factory's.
+        // SAFETY: ends this child.
+        unsafe { libc::_exit(if code == ExitCode::SUCCESS { 0 } else { 1 }) };
+    }
+    drop(control);
+    // SAFETY: pidfd_open on our own child, which cannot have been reaped yet (we reap).
+    let fd = unsafe { libc::syscall(libc::SYS_pidfd_open, pid, 0) };
+    if fd < 0 {
+        let why = os_error("cannot open a pidfd for the jail");
+        // SAFETY: the child we just made, unusable without its pidfd.
+        unsafe { libc::kill(pid, libc::SIGKILL) };
+        return Err(why);
+    }
+    // SAFETY: a descriptor pidfd_open just made, owned from here.
+    Ok((pid as u32, unsafe { OwnedFd::from_raw_fd(fd as RawFd) }))
+}
+
+/// A signalfd for SIGCHLD (blocked, so that it is read there).
+fn child_signals() -> Result<OwnedFd, String> {
+    // SAFETY: plain signal-mask calls; the set is initialised before use.
+    unsafe {
+        let mut set: libc::sigset_t = std::mem::zeroed();
+        libc::sigemptyset(&mut set);
+        libc::sigaddset(&mut set, libc::SIGCHLD);
+        libc::sigprocmask(libc::SIG_BLOCK, &set, std::ptr::null_mut());
+        let fd = libc::signalfd(-1, &set, libc::SFD_CLOEXEC | libc::SFD_NONBLOCK);
+        if fd < 0 {
+            return Err(os_error("cannot watch for ended jails"));
+        }
+        Ok(OwnedFd::from_raw_fd(fd))
+    }
+}
+
+/// Reads the pending SIGCHLDs and reaps every jail that ended.
+fn reap(children: &OwnedFd) {
+    let mut info = [0u8; 128];
+    // SAFETY: reads into a buffer of the signalfd record's size; non-blocking.
+    while unsafe {
+        libc::read(
+            children.as_raw_fd(),
+            info.as_mut_ptr() as *mut libc::c_void,
+            info.len(),
+        )
+    } > 0
+    {}
+    let mut status = 0;
+    // SAFETY: reaps our own children without waiting.
+    while unsafe { libc::waitpid(-1, &mut status, libc::WNOHANG) } > 0 {}
+}
