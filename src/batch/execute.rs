@@ -115,6 +115,7 @@ pub(crate) async fn execute<S: EventSink>(
         .with_max_fail(config.max_fail);
     let stopped = pool.run(batch.work, stop.clone()).await;
     // Every jail has ended with its task: the factory that made them goes too.
+    #[cfg(target_os = "linux")]
     let _ = tokio::task::spawn_blocking(crate::jail::close_factory).await;
     if let Some(hub) = &batch.devices {
         hub.close();
