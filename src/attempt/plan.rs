@@ -13,31 +13,41 @@ use crate::record::{ActionRecord, StepRecord};
 use crate::task::{Action, App, Check, Expect, ExpectControl, RecordedVerdict, Task};
 use crate::tool::ResultStatus;
 
-/// The parameters an action replays with: a desktop action names the control (or
-/// window) it resolved to by `name` and `control_type` as well as by the label it was
-/// given, since a label is only good for the screen it was read from.
-fn replayable_parameters(action: &ActionRecord) -> serde_json::Map<String, serde_json::Value> {
+/// The call an action replays as: a desktop action names the control (or window) it
+/// resolved to by `name` and `control_type` as well as by the label it was given, since
+/// a label is only good for the screen it was read from. UFO's documented
+/// `click_element`, which names a control by a label alone, replays as the `click_input`
+/// of the control it clicked.
+fn replayable(action: &ActionRecord) -> (String, serde_json::Map<String, serde_json::Value>) {
     use serde_json::Value;
+    let mut function = action.function.clone();
     let mut parameters = action.arguments.clone();
     if action.result.status != ResultStatus::Success {
-        return parameters;
+        return (function, parameters);
     }
     let result = &action.result.result;
     if action.function == "select_application_window" {
         if let Some(window) = result.get("window").and_then(Value::as_str) {
             parameters.insert("name".into(), Value::String(window.to_string()));
         }
-        return parameters;
+        return (function, parameters);
     }
     let Some(control) = result.get("control").and_then(Value::as_object) else {
-        return parameters;
+        return (function, parameters);
     };
+    if function == "click_element" {
+        function = "click_input".to_string();
+        parameters.remove("label");
+        if let Some(id) = control.get("id").filter(|v| v.is_string()) {
+            parameters.insert("id".to_string(), id.clone());
+        }
+    }
     for key in ["name", "control_type"] {
         if let Some(v) = control.get(key).filter(|v| v.is_string()) {
             parameters.insert(key.to_string(), v.clone());
         }
     }
-    parameters
+    (function, parameters)
 }
 
 /// Recorded stdout longer than this is left out of `expect` (it rarely replays exactly).
@@ -127,10 +137,11 @@ fn recorded_action(step: &StepRecord, action: &ActionRecord) -> Action {
     });
     let agent = (step.agent_name != step.agent_type || step.agent_type != "ReplayAgent")
         .then(|| step.agent_name.clone());
+    let (function, parameters) = replayable(action);
     Action {
         agent,
-        action: action.function.clone(),
-        parameters: replayable_parameters(action),
+        action: function,
+        parameters,
         expect: Some(Expect {
             status: Some(result.status),
             exit_code: result.exit_code(),

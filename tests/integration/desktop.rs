@@ -123,6 +123,36 @@ fn the_sample_ui_plans_replay_on_real_apps() {
     // The documents were really saved in their formats.
     let note = std::fs::read_to_string(run.join("text_editor_note/workspace/note.txt")).unwrap();
     assert_eq!(note, "Shopping list\nBuy milk\nCall Ada\n");
+
+    // The run's recordings replay as they are (UFO's `click_element` by label among
+    // them, recorded as the click of the control it found).
+    let documented = read_json(&run.join("ufo_documented_plan/plan.json"));
+    assert_eq!(
+        documented["actions"][1]["action"], "click_input",
+        "{documented}"
+    );
+    assert_eq!(documented["actions"][1]["parameters"]["name"], "File");
+    let replay = run_binary(
+        out_dir.path(),
+        &[
+            "run",
+            "results/desktop",
+            "--out",
+            "replays",
+            "--jobs",
+            "3",
+            "--progress",
+            "lines",
+        ],
+        &[],
+    );
+    assert_eq!(replay.code, 0, "{}\n{}", replay.stdout, replay.stderr);
+    assert!(
+        replay.stderr.contains("4 tasks: 4 passed"),
+        "{}\n{}",
+        replay.stdout,
+        replay.stderr
+    );
 }
 
 fn editor_task(p: &Project, name: &str, file: &str, actions: serde_json::Value, timeout: u32) {
