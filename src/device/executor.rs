@@ -409,6 +409,9 @@ pub(crate) struct WorkspaceError {
 impl Executor for DeviceExecutor {
     async fn execute(&mut self, command: &ToolCall) -> ToolResult {
         let Some(tool) = self.tool(&command.tool_name).cloned() else {
+            // An agent is given the device's own tools, so only a recorded plan calls one
+            // the device lacks: the device cannot run this task (another may), which is
+            // no verdict on the task.
             let names: Vec<&str> = self
                 .lease
                 .device
@@ -416,17 +419,14 @@ impl Executor for DeviceExecutor {
                 .iter()
                 .map(|t| t.spec.name.as_ref())
                 .collect();
-            return ToolResult::failure(
-                command,
-                protocol::NAMESPACE,
-                format!(
-                    "device {} offers no tool `{}` (it has: {})",
-                    self.device(),
-                    command.tool_name,
-                    names.join(", ")
-                ),
-                Value::Null,
+            let why = format!(
+                "device {} offers no tool `{}` (it has: {}), so it cannot run this task",
+                self.device(),
+                command.tool_name,
+                names.join(", ")
             );
+            self.fault.get_or_insert_with(|| why.clone());
+            return ToolResult::failure(command, protocol::NAMESPACE, why, Value::Null);
         };
         if let Some(given) = tool
             .injected

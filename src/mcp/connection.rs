@@ -115,7 +115,7 @@ impl Connection {
             Ok(Ok(result)) => Ok(result),
             Ok(Err(ServiceError::McpError(e))) => Err(CallError::Refused(e.message.to_string())),
             Ok(Err(ServiceError::Timeout { timeout })) => Err(CallError::Timeout(timeout)),
-            Ok(Err(e)) => Err(CallError::Gone(e.to_string())),
+            Ok(Err(e)) => Err(CallError::Gone(plain(&e.to_string()))),
         }
     }
 
@@ -126,10 +126,53 @@ impl Connection {
 }
 
 /// A transport error without the client library's type names: what follows its last
-/// `Client error: ` (an HTTP client's own words), or the whole text.
+/// `Client error: ` (an HTTP client's own words), or the text without the bracketed
+/// type names (`Transport [rmcp::transport::worker::WorkerTransport<...>] error`).
 fn plain(error: &str) -> String {
-    match error.rfind("Client error: ") {
-        Some(i) => error[i + "Client error: ".len()..].to_string(),
-        None => error.to_string(),
+    if let Some(i) = error.rfind("Client error: ") {
+        return error[i + "Client error: ".len()..].to_string();
+    }
+    let mut out = String::with_capacity(error.len());
+    let mut rest = error;
+    while let Some(open) = rest.find('[') {
+        let mut depth = 0;
+        let close = rest[open..].char_indices().find_map(|(i, c)| {
+            match c {
+                '[' => depth += 1,
+                ']' => depth -= 1,
+                _ => {}
+            }
+            (depth == 0).then_some(open + i)
+        });
+        let Some(close) = close else { break };
+        let inside = &rest[open + 1..close];
+        if inside.contains("::") {
+            out.push_str(rest[..open].trim_end());
+        } else {
+            out.push_str(&rest[..=close]);
+        }
+        rest = &rest[close + 1..];
+    }
+    out.push_str(rest);
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::plain;
+
+    #[test]
+    fn transport_errors_lose_the_libraries_type_names() {
+        let long = "Transport send error: Transport [rmcp::transport::worker::WorkerTransport<rmcp::transport::streamable_http_client::StreamableHttpClientWorker<reqwest::Client>>] error: Client error: error sending request for url (http://127.0.0.1:8010/mcp)";
+        assert_eq!(
+            plain(long),
+            "error sending request for url (http://127.0.0.1:8010/mcp)"
+        );
+        assert_eq!(
+            plain("Transport closed: Transport [rmcp::transport::Child<x>] error: pipe broke"),
+            "Transport closed: Transport error: pipe broke"
+        );
+        assert_eq!(plain("a [plain] bracket"), "a [plain] bracket");
+        assert_eq!(plain("unbalanced [rmcp::x"), "unbalanced [rmcp::x");
     }
 }

@@ -463,6 +463,12 @@ fn on_ufos_own_linux_tool_a_task_runs_without_a_folder_and_one_with_files_is_ref
         "with_files.json",
         json!({"request": "r", "files": {"a.txt": "x"}, "actions": [command("cat a.txt", "x")]}),
     );
+    // A plan recorded locally calls a built-in tool this device does not offer.
+    p.task(
+        "local_tool.json",
+        json!({"request": "r", "actions": [command("echo allowed", "allowed\n"),
+               {"action": "read_file", "parameters": {"path": "a.txt"}}]}),
+    );
     let (port, run) = start(&p, &["--devices-wait", "1", "--retries", "2"], &env());
     let _strict = Device::start(&python, port, "strict", &["--ufo-allowlist"]);
     let out = run.wait_within(Duration::from_secs(60));
@@ -487,6 +493,16 @@ fn on_ufos_own_linux_tool_a_task_runs_without_a_folder_and_one_with_files_is_ref
             .unwrap()
             .contains("the task's files cannot be written there"),
         "{refused}"
+    );
+    // No verdict on the task: the device cannot run it (retried, as another might).
+    let mismatch = out.status("local_tool");
+    assert_eq!(mismatch["status"], "error", "{mismatch}");
+    assert!(
+        mismatch["error"]
+            .as_str()
+            .unwrap()
+            .contains("offers no tool `read_file`"),
+        "{mismatch}"
     );
 }
 
