@@ -11,8 +11,12 @@ pub(super) fn report(args: &ReportArgs) -> Result<u8, Error> {
         eprintln!("problem: {p}");
     }
     let t = &done.totals;
+    let unfinished = match t.unfinished {
+        0 => String::new(),
+        n => format!(", {n} unfinished (running the run again resumes them)"),
+    };
     println!(
-        "re-rendered {} ({} tasks, {} trajectories): {} passed, {} failed, {} error, {} timeout, {} cancelled",
+        "re-rendered {} ({} tasks, {} trajectories): {} passed, {} failed, {} error, {} timeout, {} cancelled{unfinished}",
         args.run_dir.display(),
         done.tasks,
         done.trajectories,

@@ -7,6 +7,17 @@ use crate::rundir::{FileError, FileErrors};
 /// A run dir that cannot be read or written as asked.
 #[derive(Debug, thiserror::Error)]
 pub(crate) enum FinishedError {
+    /// A runner is working in the run dir (its files change under a re-render).
+    #[error(
+        "{holder} is running in {}: its files are still being written; run report once it has ended",
+        dir.display()
+    )]
+    Busy {
+        /// The run dir.
+        dir: PathBuf,
+        /// Who holds it, in words.
+        holder: String,
+    },
     /// The folder is not a ufo-batch run dir.
     #[error("{} is not a ufo-batch run dir (no run.json)", .0.display())]
     NotRunDir(PathBuf),

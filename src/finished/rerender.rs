@@ -11,13 +11,13 @@ use std::collections::BTreeSet;
 use super::FinishedError;
 use super::missing::missing;
 use crate::record::ShapeName;
-use crate::record::{Evaluation, StepRecord, TaskRecord};
+use crate::record::{Evaluation, StepRecord, TaskRecord, TaskStatus};
 use crate::regular_file::read_text;
 use crate::render::{Totals, task_pages, totals, write_summaries};
 use crate::rundir::layout::{EVALUATION_LOG, RESPONSE_LOG};
 use crate::rundir::{
-    FileError, RunLayout, STORED_FILE_LIMIT, StoredTask, TaskFiles, load_records, read_run_json,
-    read_selection, write_json,
+    FileError, RunDirError, RunLayout, RunLock, STORED_FILE_LIMIT, StoredTask, TaskFiles,
+    load_records, read_run_json, read_selection, write_json,
 };
 use crate::task::TaskId;
 use crate::units::Timestamp;
@@ -35,13 +35,37 @@ pub(crate) struct Rerendered {
     pub(crate) totals: Totals,
 }
 
-/// Re-renders the run dir at `run_dir`.
+/// What a task that is not final says when no runner works on its run any more.
+const INTERRUPTED: &str = "interrupted: the runner stopped (killed, or its machine went down) before this task ended; running the run again resumes it";
+/// What a task of a run cut short says when it never started.
+const NOT_STARTED: &str = "not started: the runner stopped (killed, or its machine went down) before this task began; running the run again resumes it";
+
+/// Re-renders the run dir at `run_dir`: refused while a runner works in it.
 pub(crate) fn rerender(run_dir: &Path) -> Result<Rerendered, FinishedError> {
     let Some(mut run) = read_run_json(run_dir) else {
         return Err(FinishedError::NotRunDir(run_dir.to_path_buf()));
     };
     let layout = RunLayout::new(run_dir);
-    let (stored, mut problems) = load_records(run_dir);
+    let _lock = RunLock::acquire(&layout).map_err(|e| match e {
+        RunDirError::Locked { dir, holder } => FinishedError::Busy { dir, holder },
+        other => FinishedError::Read {
+            path: run_dir.to_path_buf(),
+            source: std::io::Error::other(other.to_string()),
+        },
+    })?;
+    // With the lock ours, no runner works here: a run that never wrote its end was cut
+    // short, and what it had not finished is unfinished (a resume runs it), not running.
+    let cut_short = run["state"] == "running";
+    if cut_short {
+        run["state"] = "interrupted".into();
+    }
+    let (mut stored, mut problems) = load_records(run_dir);
+    for task in &mut stored {
+        if !task.record.status.is_final() {
+            task.record.status = TaskStatus::Pending;
+            task.record.error = Some(INTERRUPTED.to_string());
+        }
+    }
     let mut trajectories = 0;
     for task in &stored {
         match rerender_trajectory(task) {
@@ -59,14 +83,22 @@ pub(crate) fn rerender(run_dir: &Path) -> Result<Rerendered, FinishedError> {
         .iter()
         .filter(|id| !found.contains(id))
         .map(|id| {
-            missing(
-                id,
-                "missing: the run dir has no result for this task (it never finished, or its status.json is gone)".to_string(),
-            )
+            if cut_short {
+                let mut record = missing(id, NOT_STARTED.to_string());
+                record.status = TaskStatus::Pending;
+                record
+            } else {
+                missing(
+                    id,
+                    "missing: the run dir has no result for this task (it never finished, or its status.json is gone)".to_string(),
+                )
+            }
         })
         .collect();
     for record in &absent {
-        problems.push(format!("{}: no result", record.id));
+        if !cut_short {
+            problems.push(format!("{}: no result", record.id));
+        }
         // Its row in report.html links its page, which says so.
         let dir = layout.task(&record.id);
         let written = std::fs::create_dir_all(dir.path())

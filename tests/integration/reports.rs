@@ -348,3 +348,53 @@ fn report_refuses_fifos_and_devices_in_place_of_a_runs_files_without_blocking() 
     assert_eq!(summary["totals"]["passed"], 2, "{summary}");
     assert!(dir.join("t0/task.html").is_file());
 }
+
+#[test]
+fn report_waits_for_a_live_runner_and_tells_a_killed_ones_tasks_as_unfinished() {
+    let p = Project::new();
+    for i in 0..3 {
+        p.task(
+            &format!("t{i}.json"),
+            json!({"request": "r", "actions": [{"action": "execute_command",
+                   "parameters": {"command": "sleep 30"}}]}),
+        );
+    }
+    let run = p.start(&["run", "tasks", "--jobs", "1", "--progress", "lines"]);
+    let started = p.path().join("results/proj/t0/status.json");
+    assert!(crate::helpers::eventually(|| started.is_file()));
+    // While the runner works, its files are its own.
+    let busy = p.cmd(&["report", "results/proj"]);
+    busy.expect_code(2);
+    assert!(
+        busy.stderr.contains("is running in") && busy.stderr.contains("once it has ended"),
+        "{}",
+        busy.stderr
+    );
+    run.signal(libc::SIGKILL);
+    let _ = run.wait_within(Duration::from_secs(10));
+    // Killed: nothing runs, nothing failed; the three are unfinished, and say why.
+    let out = p.cmd(&["report", "results/proj"]);
+    out.expect_code(0);
+    assert!(
+        out.stdout
+            .contains("0 passed, 0 failed, 0 error, 0 timeout, 0 cancelled, 3 unfinished"),
+        "{}",
+        out.stdout
+    );
+    let dir = p.path().join("results/proj");
+    let csv = std::fs::read_to_string(dir.join("summary.csv")).unwrap();
+    assert!(
+        !csv.contains(",running,") && !csv.contains(",error,"),
+        "{csv}"
+    );
+    assert!(csv.contains("interrupted: the runner stopped"), "{csv}");
+    assert!(csv.contains("not started: the runner stopped"), "{csv}");
+    assert_eq!(read_json(&dir.join("run.json"))["state"], "interrupted");
+    // And running it again resumes them.
+    let again = p.cmd_within(
+        &["run", "tasks", "--progress", "lines", "--timeout", "1s"],
+        Duration::from_secs(60),
+    );
+    again.expect_code(1);
+    assert_eq!(again.summary()["totals"]["timeout"], 3);
+}
