@@ -88,6 +88,15 @@ pub(super) fn llm_config(
     c.adaptive = f.adaptive.unwrap_or(c.adaptive);
     c.give_up_after =
         duration_option(named(f.give_up_after, "[llm] give_up_after"))?.unwrap_or(c.give_up_after);
+    for (model, price) in &f.prices {
+        for (side, usd) in [("input", price.input), ("output", price.output)] {
+            if !usd.is_finite() || usd < 0.0 {
+                return Err(ConfigError::Invalid(format!(
+                    "[llm.prices.\"{model}\"] {side} is {usd}: a price is USD per 1k tokens, 0 or more"
+                )));
+            }
+        }
+    }
     c.prices = f.prices;
     Ok(Some(c))
 }

@@ -89,3 +89,13 @@ fn a_fifo_named_as_the_config_is_refused_at_once() {
         assert_eq!(why, "it is a FIFO, not a regular file", "{e}");
     }
 }
+
+#[test]
+fn a_price_below_zero_is_refused() {
+    let file: ConfigFile =
+        toml::from_str("[llm]\nmodel = \"m\"\n[llm.prices.m]\ninput = -1\noutput = 0.01").unwrap();
+    let e = resolve(overrides(&["plans"]), file, None)
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("[llm.prices.\"m\"] input is -1"), "{e}");
+}

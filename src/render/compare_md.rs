@@ -43,9 +43,9 @@ pub(crate) fn compare_md(c: &Comparison) -> String {
         ),
         (
             "task time",
-            format!("{:.1} s", a.task_seconds),
-            format!("{:.1} s", b.task_seconds),
-            format!("{:+.1} s", b.task_seconds - a.task_seconds),
+            seconds(a.task_seconds, false),
+            seconds(b.task_seconds, false),
+            seconds(b.task_seconds - a.task_seconds, true),
         ),
     ];
     for (label, x, y, change) in rows {
@@ -109,4 +109,15 @@ fn section(md: &mut String, title: &str, changes: &[Change], with_reason: bool) 
         md.push('\n');
     }
     md.push('\n');
+}
+
+/// Seconds with as many decimals as tell short runs apart (0.118 s and 0.065 s are not
+/// both "0.1 s"), a sign when `signed`.
+pub(crate) fn seconds(s: f64, signed: bool) -> String {
+    let decimals = if s.abs() < 10.0 { 2 } else { 1 };
+    if signed {
+        format!("{s:+.decimals$} s")
+    } else {
+        format!("{s:.decimals$} s")
+    }
 }

@@ -98,10 +98,10 @@ fn summary(md: &mut String, r: &TaskRecord, steps: &[StepRecord]) {
         let _ = writeln!(md, "- **Cost**: {cost}");
     }
     if !r.tags.is_empty() {
-        let _ = writeln!(md, "- **Tags**: {}", r.tags.join(", "));
+        let _ = writeln!(md, "- **Tags**: {}", one_paragraph(&r.tags.join(", ")));
     }
     for w in &r.warnings {
-        let _ = writeln!(md, "- **Warning**: {w}");
+        let _ = writeln!(md, "- **Warning**: {}", one_paragraph(w));
     }
     if r.attempts.len() > 1 {
         md.push_str("- **Earlier attempts**:\n");
@@ -109,7 +109,7 @@ fn summary(md: &mut String, r: &TaskRecord, steps: &[StepRecord]) {
             let why = a
                 .error
                 .as_deref()
-                .map(|e| format!(": {e}"))
+                .map(|e| format!(": {}", one_paragraph(e)))
                 .unwrap_or_default();
             let _ = writeln!(
                 md,
@@ -286,9 +286,16 @@ fn code_block(text: &str) -> String {
     out
 }
 
-/// Text on one markdown list line.
+/// Text on one markdown list line, with HTML's special characters escaped: a task's
+/// words (a request, a model's thought, an error) are shown, never rendered as markup
+/// by a markdown viewer.
 fn one_paragraph(text: &str) -> String {
-    text.trim().replace("\r\n", "\n").replace('\n', " ⏎ ")
+    text.trim()
+        .replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+        .replace("\r\n", "\n")
+        .replace('\n', " ⏎ ")
 }
 
 fn complete_mark(c: Complete) -> &'static str {
@@ -310,6 +317,14 @@ fn result_mark(status: &str) -> &'static str {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn words_with_markup_are_shown_not_rendered() {
+        assert_eq!(
+            one_paragraph("<img src=x onerror=alert(1)> & co\nnext"),
+            "&lt;img src=x onerror=alert(1)&gt; &amp; co ⏎ next"
+        );
+    }
 
     #[test]
     fn fences_survive_backticks_in_output() {

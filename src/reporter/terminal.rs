@@ -149,12 +149,17 @@ impl Terminal {
             env!("CARGO_PKG_VERSION"),
             plural(r.total, "task"),
             r.dir.display(),
-            r.jobs,
+            r.jobs.min(r.to_run.max(1)),
             r.sandbox
         );
         if kept > 0 {
+            let (have, are) = if kept == 1 {
+                ("has", "is")
+            } else {
+                ("have", "are")
+            };
             line.push_str(&format!(
-                "; {kept} already have a result and are kept (--rerun-failed or --fresh to run them again)"
+                "; {kept} already {have} a result and {are} kept (--rerun-failed or --fresh to run them again)"
             ));
         }
         for (why, n) in &r.rerun {

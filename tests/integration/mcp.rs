@@ -706,7 +706,7 @@ fn a_resume_runs_again_the_tasks_whose_mcp_servers_changed() {
     assert!(
         changed
             .stderr
-            .contains("1 already have a result and are kept"),
+            .contains("1 already has a result and is kept"),
         "{}",
         changed.stderr
     );

@@ -79,7 +79,7 @@ fn side(label: &'static str, s: &Side) -> SideView {
         pass_rate: percent(s.pass_rate),
         cost: cost_text(s.cost_usd),
         tokens: s.tokens,
-        task_seconds: format!("{:.1} s", s.task_seconds),
+        task_seconds: crate::render::compare_md::seconds(s.task_seconds, false),
     }
 }
 
