@@ -18,6 +18,35 @@ pub struct Cli {
     pub(crate) command: Subcommand,
 }
 
+impl Cli {
+    /// A note for an error `message` about a flag that was not on the command line but
+    /// whose environment variable is set (`UFO_BATCH_JOBS=abc` fails as `--jobs`): where
+    /// the value really came from.
+    pub fn env_note(message: &str) -> Option<String> {
+        use clap::CommandFactory;
+        let given: Vec<String> = std::env::args().skip(1).collect();
+        let command = Self::command();
+        command
+            .get_subcommands()
+            .flat_map(|sub| sub.get_arguments())
+            .filter_map(|arg| Some((arg.get_long()?, arg.get_env()?)))
+            .find(|(long, env)| {
+                let flag = format!("--{long}");
+                message.contains(&flag)
+                    && std::env::var_os(env).is_some()
+                    && !given
+                        .iter()
+                        .any(|g| *g == flag || g.starts_with(&format!("{flag}=")))
+            })
+            .map(|(long, env)| {
+                format!(
+                    "note: --{long} was not given: its value comes from the environment variable {}",
+                    env.to_string_lossy()
+                )
+            })
+    }
+}
+
 /// The subcommands.
 #[derive(Debug, clap::Subcommand)]
 pub(crate) enum Subcommand {

@@ -7,7 +7,18 @@ use clap::Parser;
 use tracing_subscriber::EnvFilter;
 
 fn main() -> ExitCode {
-    let cli = ufo_batch::cli::Cli::parse();
+    let cli = match ufo_batch::cli::Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => {
+            let _ = e.print();
+            if e.use_stderr()
+                && let Some(note) = ufo_batch::cli::Cli::env_note(&e.to_string())
+            {
+                eprintln!("{note}");
+            }
+            return ExitCode::from(u8::try_from(e.exit_code()).unwrap_or(2));
+        }
+    };
     tracing_subscriber::fmt()
         .with_env_filter(
             EnvFilter::try_from_default_env()
@@ -20,7 +31,11 @@ fn main() -> ExitCode {
     match ufo_batch::execute(cli) {
         Ok(code) => ExitCode::from(code),
         Err(e) => {
-            eprintln!("{}", e.render());
+            let text = e.render();
+            eprintln!("{text}");
+            if let Some(note) = ufo_batch::cli::Cli::env_note(&text) {
+                eprintln!("{note}");
+            }
             ExitCode::from(e.exit_code())
         }
     }

@@ -450,7 +450,22 @@ impl Executor for DeviceExecutor {
         }
         let parameters = self.labelled(&tool, command.parameters.clone());
         let parameters = self.arguments(&tool, parameters);
-        self.send(command, tool, parameters).await
+        let capped = parameters
+            .get("timeout")
+            .filter(|t| command.parameters.get("timeout") != Some(*t))
+            .and_then(Value::as_u64);
+        let mut result = self.send(command, tool, parameters).await;
+        if let Some(cap) = capped
+            && result.status == ResultStatus::Failure
+            && let Some(error) = &mut result.error
+            && (error.contains("imeout") || error.contains("timed out"))
+        {
+            // A device's own words ("Timeout after 1s.") do not say why so short.
+            error.push_str(&format!(
+                " (the runner gave the command {cap}s on the device: [devices] command_timeout less 2 s, so that it ends before the runner stops waiting)"
+            ));
+        }
+        result
     }
 
     async fn begin_step(&mut self, step: u32, scope: Scope) -> Option<StepScreens> {

@@ -272,10 +272,23 @@ fn a_device_that_never_answers_fails_the_command_and_one_that_comes_back_serves_
         "silent.json",
         json!({"request": "r", "actions": [command("echo never-answered", "never-answered\n")]}),
     );
+    // A command longer than the time the runner gives it there (command_timeout 3s).
+    p.task(
+        "slow.json",
+        json!({"request": "r", "actions": [command("sleep 2; echo late", "late\n")]}),
+    );
     let (port, run) = start(&p, &["--devices-wait", "1"], &env());
     let _mute = Device::start(&python, port, "mute", &["--mute-on", "never-answered"]);
     let out = run.wait_within(Duration::from_secs(60));
     assert_eq!(out.code, 1, "{}\n{}", out.stdout, out.stderr);
+    let slow = out.status("slow");
+    assert_eq!(slow["status"], "failed", "{slow}");
+    assert!(
+        slow["error"].as_str().unwrap().contains(
+            "(the runner gave the command 1s on the device: [devices] command_timeout less 2 s"
+        ),
+        "{slow}"
+    );
     let status = out.status("silent");
     assert_eq!(status["status"], "failed", "{status}");
     assert!(

@@ -156,6 +156,22 @@ fn bad_options_and_config_exit_2_with_the_reason() {
         "{}",
         out.stderr
     );
+    assert!(!out.stderr.contains("environment"), "{}", out.stderr);
+    // A bad value from the environment is traced to its variable.
+    for (var, value, flag) in [
+        ("UFO_BATCH_JOBS", "abc", "--jobs"),
+        ("UFO_BATCH_TIMEOUT", "-5s", "--timeout"),
+    ] {
+        let out = p.cmd_env(&["run", "tasks"], &[(var, value)]);
+        out.expect_code(2);
+        assert!(
+            out.stderr.contains(&format!(
+                "note: {flag} was not given: its value comes from the environment variable {var}"
+            )),
+            "{}",
+            out.stderr
+        );
+    }
     p.file("ufo-batch.toml", "[run]\njobs = \"many\"\n");
     let out = p.run(&[]);
     out.expect_code(2);

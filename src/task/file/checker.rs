@@ -328,7 +328,7 @@ impl Checker<'_> {
                 self.problem(
                     &format!("{at}.parameters"),
                     e,
-                    "see the tool list in the README",
+                    "`ufo-batch tools` lists every tool with its parameters (arguments the config injects, such as an MCP server's api_key, are not among them: the runner fills them in)",
                 );
             }
         }
