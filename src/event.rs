@@ -72,6 +72,9 @@ pub(crate) enum Event {
         /// Devices connected and busy.
         load: crate::device::FleetLoad,
     },
+    /// A second went by: reporters that hold things back (a task's log lines) write
+    /// them out.
+    Tick,
     /// No new task will be started.
     Stopping {
         /// Why, in words.

@@ -96,6 +96,7 @@ pub(crate) async fn execute<S: EventSink>(
     let ticker = llm
         .clone()
         .map(|client| tokio::spawn(report_llm_load(client, events.clone())));
+    let clock = tokio::spawn(tick(events.clone()));
     let mut pool = SessionPool::new(config.jobs.get(), Arc::new(settings), events.clone());
     if let Some(max_usd) = config.max_cost {
         pool = pool.with_budget(Budget {
@@ -120,7 +121,7 @@ pub(crate) async fn execute<S: EventSink>(
     if let Some(hub) = &batch.devices {
         hub.close();
     }
-    for ticker in [ticker, device_news].into_iter().flatten() {
+    for ticker in [ticker, device_news, Some(clock)].into_iter().flatten() {
         ticker.abort();
         // Its last figures must not come after the end.
         let _ = ticker.await;
@@ -141,6 +142,17 @@ pub(crate) async fn execute<S: EventSink>(
     batch.discarding.finish();
     drop(batch.lock);
     sink
+}
+
+/// Tells the reporters that a second went by, every second, until aborted.
+async fn tick(events: EventSender) {
+    let mut tick = tokio::time::interval(std::time::Duration::from_secs(1));
+    tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
+    tick.tick().await;
+    loop {
+        tick.tick().await;
+        events.send(Event::Tick);
+    }
 }
 
 /// Tells the reporters about the LLM calls in flight and the provider's rate limits,

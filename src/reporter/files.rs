@@ -21,6 +21,13 @@ use crate::rundir::{
 use crate::task::TaskId;
 use crate::units::Timestamp;
 
+/// The lines of a task's `task.log` and `response.log` not written yet.
+#[derive(Default)]
+struct Lines {
+    log: Vec<String>,
+    steps: Vec<Arc<crate::record::StepRecord>>,
+}
+
 /// How often `tasks_status.json` is rewritten while a run goes on.
 const TASKS_STATUS_EVERY: Duration = Duration::from_secs(1);
 /// Writer lanes: the work is small writes (the disk is waited for by the committer).
@@ -34,6 +41,9 @@ pub(crate) struct ResultFiles {
     committer: Arc<Committer>,
     run: Option<RunStarted>,
     records: BTreeMap<TaskId, TaskRecord>,
+    /// Lines held back per task: written together with the task's next file (its end,
+    /// a retry) or at the next tick, so that a task's lines cost one job, not one each.
+    lines: std::collections::HashMap<TaskId, Lines>,
     tasks_status_written: Option<Instant>,
     errors: Vec<String>,
 }
@@ -47,6 +57,7 @@ impl ResultFiles {
             committer: Arc::new(Committer::start()),
             run: None,
             records: BTreeMap::new(),
+            lines: std::collections::HashMap::new(),
             tasks_status_written: None,
             errors: Vec::new(),
         }
@@ -79,44 +90,59 @@ impl ResultFiles {
             Event::TaskStarted(record) => {
                 self.records.insert(record.id.clone(), (**record).clone());
                 let (files, record) = (self.task_files(&record.id), (**record).clone());
+                // Lines still held belong to the attempt before (its files move now).
+                let lines = self.lines.remove(&record.id);
                 self.lanes.submit(
                     &record.id.clone(),
-                    Box::new(move || Ok(files.attempt_started(&record)?)),
-                );
-            }
-            Event::TaskLog { id, line } => {
-                let (files, line) = (self.task_files(id), log_line(line));
-                self.lanes
-                    .submit(id, Box::new(move || Ok(files.log_line(&line)?)));
-            }
-            Event::StepFinished { id, step } => {
-                let files = self.task_files(id);
-                let step = Arc::clone(step);
-                self.lanes.submit(
-                    id,
                     Box::new(move || {
-                        let line = serde_json::to_string(&*step)
-                            .map_err(|e| FileError::Render(e.to_string()))?;
-                        Ok(files.step_line(&line)?)
+                        write_lines(&files, lines)?;
+                        Ok(files.attempt_started(&record)?)
                     }),
                 );
             }
+            Event::TaskLog { id, line } => {
+                self.lines
+                    .entry(id.clone())
+                    .or_default()
+                    .log
+                    .push(log_line(line));
+            }
+            Event::StepFinished { id, step } => {
+                self.lines
+                    .entry(id.clone())
+                    .or_default()
+                    .steps
+                    .push(Arc::clone(step));
+            }
             Event::TaskRetrying { record, .. } => {
                 let (files, record) = (self.task_files(&record.id), (**record).clone());
+                let lines = self.lines.remove(&record.id);
                 self.lanes.submit(
                     &record.id.clone(),
-                    Box::new(move || Ok(files.status(&record)?)),
+                    Box::new(move || {
+                        write_lines(&files, lines)?;
+                        Ok(files.status(&record)?)
+                    }),
                 );
             }
             Event::TaskFinished(f) => {
                 self.records.insert(f.record.id.clone(), f.record.clone());
                 let files = self.task_files(&f.record.id);
+                let lines = self.lines.remove(&f.record.id);
                 let f = Arc::clone(f);
                 let committer = Arc::clone(&self.committer);
                 self.lanes.submit(
                     &f.record.id.clone(),
                     Box::new(move || {
+                        let mut errors = FileErrors::default();
+                        if let Err(e) = write_lines(&files, lines) {
+                            errors.extend(e);
+                        }
                         let (pending, written) = task_finished(&files, &f);
+                        if let Err(e) = written {
+                            errors.extend(e);
+                        }
+                        let written = errors.into_result();
                         if let Some(pending) = pending {
                             committer.commit(pending);
                         }
@@ -146,12 +172,23 @@ impl ResultFiles {
                     .map_err(|e| FileError::write(&path, e));
                 self.keep(result);
             }
+            Event::Tick => self.write_held_lines(),
             Event::Stopping { .. } | Event::LlmLoad(_) | Event::Devices { .. } => {}
             Event::RunFinished(f) => {
+                self.write_held_lines();
                 self.flush();
                 let result = self.run_finished(f);
                 self.keep(result);
             }
+        }
+    }
+
+    /// Hands every task's held-back lines to its lane.
+    fn write_held_lines(&mut self) {
+        for (id, lines) in std::mem::take(&mut self.lines) {
+            let files = self.task_files(&id);
+            self.lanes
+                .submit(&id, Box::new(move || write_lines(&files, Some(lines))));
         }
     }
 
@@ -249,6 +286,26 @@ fn run_json(
         "llm": finished.and_then(|f| f.llm),
         "config": run.config,
     })
+}
+
+/// Appends a task's held-back lines to its `task.log` and `response.log`.
+fn write_lines(files: &TaskFiles, lines: Option<Lines>) -> Result<(), FileErrors> {
+    let Some(lines) = lines else { return Ok(()) };
+    let mut errors = FileErrors::default();
+    if !lines.log.is_empty() {
+        errors.keep(files.log_lines(&lines.log));
+    }
+    if !lines.steps.is_empty() {
+        let rendered: Result<Vec<String>, FileError> = lines
+            .steps
+            .iter()
+            .map(|step| {
+                serde_json::to_string(&**step).map_err(|e| FileError::Render(e.to_string()))
+            })
+            .collect();
+        errors.keep(rendered.and_then(|lines| files.step_lines(&lines)));
+    }
+    errors.into_result()
 }
 
 /// A task's final files: its problems (for a task file that could not run), its

@@ -105,6 +105,7 @@ impl RunStats {
                 self.elapsed = self.started.map(|s| s.elapsed()).unwrap_or_default();
             }
             Event::TaskStarted(_)
+            | Event::Tick
             | Event::TaskLog { .. }
             | Event::StepFinished { .. }
             | Event::TaskRetrying { .. } => {}

@@ -133,10 +133,16 @@ pub(crate) fn remove_stale_temps(dir: &Path, names: &[&str]) -> usize {
 
 /// Appends one line (a newline is added) in a single write.
 pub(crate) fn append_line(path: &Path, line: &str) -> std::io::Result<()> {
-    let line = scrub_bytes(line.as_bytes());
-    let mut buf = Vec::with_capacity(line.len() + 1);
-    buf.extend_from_slice(&line);
-    buf.push(b'\n');
+    append_lines(path, &[line])
+}
+
+/// Appends lines (a newline added to each) in a single write.
+pub(crate) fn append_lines<S: AsRef<str>>(path: &Path, lines: &[S]) -> std::io::Result<()> {
+    let mut buf = Vec::new();
+    for line in lines {
+        buf.extend_from_slice(&scrub_bytes(line.as_ref().as_bytes()));
+        buf.push(b'\n');
+    }
     let mut file = std::fs::OpenOptions::new()
         .create(true)
         .append(true)

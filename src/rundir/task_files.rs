@@ -11,7 +11,7 @@
 //! cut loses nothing (the task was not final and runs again).
 
 use super::atomic::{
-    append_line, json_bytes, remove_stale_temps, stage, write_json, write_unsynced,
+    append_lines, json_bytes, remove_stale_temps, stage, write_json, write_unsynced,
 };
 use super::durable::Pending;
 use super::error::{FileError, FileErrors};
@@ -87,14 +87,19 @@ impl TaskFiles {
 
     /// A line of `task.log`.
     pub(crate) fn log_line(&self, line: &str) -> Result<(), FileError> {
-        let path = self.0.file(TASK_LOG);
-        append_line(&path, line).map_err(|e| FileError::write(&path, e))
+        self.log_lines(&[line])
     }
 
-    /// A line of `response.log`.
-    pub(crate) fn step_line(&self, line: &str) -> Result<(), FileError> {
+    /// Lines of `task.log`, appended together.
+    pub(crate) fn log_lines<S: AsRef<str>>(&self, lines: &[S]) -> Result<(), FileError> {
+        let path = self.0.file(TASK_LOG);
+        append_lines(&path, lines).map_err(|e| FileError::write(&path, e))
+    }
+
+    /// Lines of `response.log`, appended together.
+    pub(crate) fn step_lines<S: AsRef<str>>(&self, lines: &[S]) -> Result<(), FileError> {
         let path = self.0.file(RESPONSE_LOG);
-        append_line(&path, line).map_err(|e| FileError::write(&path, e))
+        append_lines(&path, lines).map_err(|e| FileError::write(&path, e))
     }
 
     /// `status.json` of a task that is not final (running, or waiting for a retry).

@@ -166,3 +166,33 @@ fn without_the_jail_binary_auto_says_why_it_confines_more_weakly() {
     );
     assert!(!p.path().join("outside-alone.txt").exists(), "{stderr}");
 }
+
+/// A run folder on a memory file system in `/dev/shm` (a fast scratch place): the
+/// jail's own `/dev` covers the machine's, and the task's folders must stay in sight.
+#[test]
+fn a_run_folder_in_dev_shm_is_jailed_like_any_other() {
+    let shm = std::path::Path::new("/dev/shm");
+    if !shm.is_dir() {
+        eprintln!("skipped: no /dev/shm here");
+        return;
+    }
+    let out_dir = tempfile::tempdir_in(shm).unwrap();
+    let beside = out_dir.path().join("escaped.txt");
+    let p = Project::new();
+    p.task(
+        "write.json",
+        json!({"request": "write", "actions": [
+            {"action": "execute_command", "parameters": {"command": "echo in > inside.txt && cat inside.txt"},
+             "expect": {"stdout": "in\n"}},
+            // The task's /dev/shm is its own: what it writes there stays there.
+            {"action": "execute_command", "parameters": {"command": format!("echo out > {} || true", beside.display())}}
+        ]}),
+    );
+    let out = p.run(&["--out", out_dir.path().to_str().unwrap()]);
+    assert!(out.stderr.contains("sandbox jail"), "{}", out.stderr);
+    let status = read_json(&out_dir.path().join("proj/write/status.json"));
+    assert_eq!(status["status"], "passed", "{status}");
+    let inside = out_dir.path().join("proj/write/workspace/inside.txt");
+    assert_eq!(std::fs::read_to_string(inside).unwrap(), "in\n");
+    assert!(!beside.exists(), "a task wrote outside its folders");
+}

@@ -291,8 +291,9 @@ fn build_view(options: &Options) -> Result<(), String> {
         );
     }
     covers.extend(options.hidden.iter().map(|h| (h.as_str(), None)));
-    // Writable folders under a cover would vanish with it: keep a handle on each, and
-    // bind them again at their paths once everything is covered.
+    // Writable folders under a cover would vanish with it (the task's own `/dev`
+    // covers the machine's, and a run folder in `/dev/shm` with it): keep a handle on
+    // each, and bind them again at their paths once everything is covered.
     let under = |dir: &str, cover: &str| {
         dir.strip_prefix(cover.trim_end_matches('/'))
             .is_some_and(|rest| rest.starts_with('/'))
@@ -301,7 +302,7 @@ fn build_view(options: &Options) -> Result<(), String> {
     for dir in options
         .dirs
         .iter()
-        .filter(|d| covers.iter().any(|(c, _)| under(d, c)))
+        .filter(|d| under(d, "/dev") || covers.iter().any(|(c, _)| under(d, c)))
     {
         let path = cstring(dir)?;
         // SAFETY: opens a path for reference only, closed below.
@@ -326,6 +327,7 @@ fn build_view(options: &Options) -> Result<(), String> {
             )?,
         }
     }
+    private_dev()?;
     for (dir, fd) in kept {
         std::fs::create_dir_all(dir).map_err(|e| format!("cannot make {dir}: {e}"))?;
         let from = format!("/proc/self/fd/{fd}");
@@ -333,7 +335,6 @@ fn build_view(options: &Options) -> Result<(), String> {
         // SAFETY: the descriptor is ours and no longer needed.
         unsafe { libc::close(fd) };
     }
-    private_dev()?;
     set_attributes("/", true, MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID, 0)?;
     for dir in writable.into_iter().chain(["/dev/shm"]) {
         set_attributes(
