@@ -28,8 +28,13 @@ struct Lines {
     steps: Vec<Arc<crate::record::StepRecord>>,
 }
 
-/// How often `tasks_status.json` is rewritten while a run goes on.
+/// How often, at most, `tasks_status.json` is rewritten while a run goes on.
 const TASKS_STATUS_EVERY: Duration = Duration::from_secs(1);
+/// How many times as long as its last rewrite took (waiting for the tasks' files, then
+/// writing one entry per task) `tasks_status.json` waits before the next: in a large run
+/// it is rewritten less often, so that it never costs the reporter more than a twentieth
+/// of its time.
+const TASKS_STATUS_SPACING: u32 = 20;
 /// Writer lanes: the work is small writes (the disk is waited for by the committer).
 const LANES: usize = 2;
 
@@ -44,7 +49,8 @@ pub(crate) struct ResultFiles {
     /// Lines held back per task: written together with the task's next file (its end,
     /// a retry) or at the next tick, so that a task's lines cost one job, not one each.
     lines: std::collections::HashMap<TaskId, Lines>,
-    tasks_status_written: Option<Instant>,
+    /// When `tasks_status.json` may be rewritten next.
+    tasks_status_due: Option<Instant>,
     errors: Vec<String>,
 }
 
@@ -58,7 +64,7 @@ impl ResultFiles {
             run: None,
             records: BTreeMap::new(),
             lines: std::collections::HashMap::new(),
-            tasks_status_written: None,
+            tasks_status_due: None,
             errors: Vec::new(),
         }
     }
@@ -149,13 +155,13 @@ impl ResultFiles {
                         written
                     }),
                 );
-                if self
-                    .tasks_status_written
-                    .is_none_or(|t| t.elapsed() >= TASKS_STATUS_EVERY)
-                {
+                if self.tasks_status_due.is_none_or(|t| Instant::now() >= t) {
+                    let began = Instant::now();
                     self.flush();
                     let result = self.write_tasks_status();
                     self.keep(result);
+                    let spacing = began.elapsed() * TASKS_STATUS_SPACING;
+                    self.tasks_status_due = Some(began + spacing.max(TASKS_STATUS_EVERY));
                 }
             }
             Event::Devices {
@@ -240,8 +246,7 @@ impl ResultFiles {
         errors.into_result()
     }
 
-    fn write_tasks_status(&mut self) -> Result<(), FileError> {
-        self.tasks_status_written = Some(Instant::now());
+    fn write_tasks_status(&self) -> Result<(), FileError> {
         let path = self.layout.tasks_status();
         write_json(&path, &tasks_status(self.records.values()))
             .map_err(|e| FileError::write(&path, e))
