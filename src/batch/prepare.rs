@@ -86,7 +86,7 @@ pub(crate) async fn prepare(config: &RunSettings) -> Result<Prepared, BatchError
         load_tasks(&config.paths, Some(&config.out_root), &tools)?
     };
     add_requests(&mut loaded, &config.requests);
-    let selection = all_ids(&loaded);
+    let selection = all_ids(&loaded, config.repeat.unwrap_or(1));
     if let Some(shard) = config.shard {
         loaded.tasks.retain(|t| shard.contains(&t.id));
         loaded.invalid.retain(|t| shard.contains(&t.id));
@@ -216,12 +216,16 @@ async fn client(
     Ok(Some(Arc::new(client)))
 }
 
-/// Every id of the batch, valid and invalid, sorted.
-fn all_ids(loaded: &LoadedTasks) -> Vec<TaskId> {
+/// Every id of the batch, valid and invalid, sorted: with `--repeat K`, the K
+/// repetitions of each valid task (they are what the run dir holds).
+fn all_ids(loaded: &LoadedTasks, repeat: u32) -> Vec<TaskId> {
     let mut ids: Vec<TaskId> = loaded
         .tasks
         .iter()
-        .map(|t| t.id.clone())
+        .flat_map(|t| match repeat {
+            0 | 1 => vec![t.id.clone()],
+            k => (1..=k).map(|n| t.id.repetition(n)).collect(),
+        })
         .chain(loaded.invalid.iter().map(|t| t.id.clone()))
         .collect();
     ids.sort();

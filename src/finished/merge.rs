@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 use serde_json::{Value, json};
 
 use super::FinishedError;
-use super::missing::missing;
+use super::missing::{answered, missing};
 use crate::record::TaskRecord;
 use crate::render::{Totals, task_pages, totals, write_summaries};
 use crate::rundir::layout::STATUS_JSON;
@@ -106,9 +106,10 @@ pub(crate) fn merge(out: &Path, inputs: &[PathBuf]) -> Result<MergeReport, Finis
             merged.insert(task.record.id.clone(), (task.record, from.to_path_buf()));
         }
     }
+    let found = answered(merged.values().map(|(r, _)| r));
     let absent: Vec<TaskId> = expected
         .iter()
-        .filter(|id| !merged.contains_key(*id))
+        .filter(|id| !found.contains(*id))
         .cloned()
         .collect();
     for id in &absent {

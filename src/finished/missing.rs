@@ -18,3 +18,19 @@ pub(super) fn missing(id: &TaskId, why: String) -> TaskRecord {
     record.error = Some(why);
     record
 }
+
+/// The ids of the batch that `records` answer for: each record's own and, for a
+/// repetition (`ID/rep-N`), its task's: a run dir's `selection.json` written by an
+/// earlier version named the task, not its repetitions.
+pub(super) fn answered<'a>(
+    records: impl IntoIterator<Item = &'a TaskRecord>,
+) -> std::collections::BTreeSet<TaskId> {
+    let mut ids = std::collections::BTreeSet::new();
+    for r in records {
+        if r.repeat.is_some() {
+            ids.insert(r.base_id());
+        }
+        ids.insert(r.id.clone());
+    }
+    ids
+}

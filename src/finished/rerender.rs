@@ -6,10 +6,8 @@
 
 use std::path::Path;
 
-use std::collections::BTreeSet;
-
 use super::FinishedError;
-use super::missing::missing;
+use super::missing::{answered, missing};
 use crate::record::ShapeName;
 use crate::record::{Evaluation, StepRecord, TaskRecord, TaskStatus};
 use crate::regular_file::read_text;
@@ -19,7 +17,6 @@ use crate::rundir::{
     FileError, RunDirError, RunLayout, RunLock, STORED_FILE_LIMIT, StoredTask, TaskFiles,
     load_records, read_run_json, read_selection, write_json,
 };
-use crate::task::TaskId;
 use crate::units::Timestamp;
 
 /// What `report` did.
@@ -78,7 +75,7 @@ pub(crate) fn rerender(run_dir: &Path) -> Result<Rerendered, FinishedError> {
     let selected = read_selection(run_dir)
         .map(|(_, ids)| ids)
         .unwrap_or_default();
-    let found: BTreeSet<&TaskId> = stored.iter().map(|t| &t.record.id).collect();
+    let found = answered(stored.iter().map(|t| &t.record));
     let absent: Vec<TaskRecord> = selected
         .iter()
         .filter(|id| !found.contains(id))

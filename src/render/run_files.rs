@@ -23,11 +23,7 @@ pub(crate) fn write_summaries(
         let path = layout.file(file);
         write_atomic(&path, bytes).map_err(|e| FileError::write(&path, e))
     };
-    errors.keep(json(
-        layout,
-        SUMMARY_JSON,
-        &summary::summary_json(records.iter().copied()),
-    ));
+    errors.keep(json(layout, SUMMARY_JSON, &summary::summary_json(records)));
     errors.keep(match summary::summary_csv(records.iter().copied()) {
         Ok(csv) => bytes(SUMMARY_CSV, &csv),
         Err(e) => Err(FileError::write(

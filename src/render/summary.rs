@@ -128,22 +128,46 @@ pub(crate) fn totals<'a>(records: impl IntoIterator<Item = &'a TaskRecord>) -> T
 }
 
 /// `summary.json`: totals, then one row per task.
-pub(crate) fn summary_json<'a>(
-    records: impl IntoIterator<Item = &'a TaskRecord> + Clone,
-) -> serde_json::Value {
-    let rows: Vec<SummaryRow> = records.clone().into_iter().map(SummaryRow::of).collect();
-    let mut summary = serde_json::json!({
-        "totals": totals(records.clone()),
-        "tasks": rows,
+pub(crate) fn summary_json<'a>(records: &'a [&'a TaskRecord]) -> SummaryJson<'a> {
+    let repeats = super::repeats::has_repeats(records.iter().copied()).then(|| {
+        let tasks = super::repeats::rates(records.iter().copied());
+        Repeats {
+            totals: super::repeats::repeat_totals(&tasks),
+            tasks,
+        }
     });
-    if super::repeats::has_repeats(records.clone()) {
-        let rates = super::repeats::rates(records);
-        summary["repeats"] = serde_json::json!({
-            "totals": super::repeats::repeat_totals(&rates),
-            "tasks": rates,
-        });
+    SummaryJson {
+        totals: totals(records.iter().copied()),
+        tasks: Rows(records),
+        repeats,
     }
-    summary
+}
+
+/// `summary.json`, serialized as it is written: a row is made for each task as the
+/// file is written, not all of them first (at a million tasks, a tree of them all
+/// would be the runner's largest allocation).
+#[derive(Serialize)]
+pub(crate) struct SummaryJson<'a> {
+    totals: Totals,
+    tasks: Rows<'a>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    repeats: Option<Repeats>,
+}
+
+/// The `tasks` of `summary.json`: a row per record, made while serializing.
+struct Rows<'a>(&'a [&'a TaskRecord]);
+
+impl Serialize for Rows<'_> {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.collect_seq(self.0.iter().map(|r| SummaryRow::of(r)))
+    }
+}
+
+/// The `repeats` of `summary.json`, for `--repeat` runs.
+#[derive(Serialize)]
+struct Repeats {
+    totals: super::repeats::RepeatTotals,
+    tasks: Vec<super::repeats::TaskRate>,
 }
 
 /// `summary.csv` as bytes (with a header even when there are no tasks).

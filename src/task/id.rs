@@ -136,6 +136,11 @@ impl TaskId {
         Self(format!("{}{suffix}", self.0))
     }
 
+    /// The id of repetition `n` of this task (`--repeat`): `ID/rep-n`.
+    pub(crate) fn repetition(&self, n: u32) -> Self {
+        Self::parse(&format!("{}/rep-{n}", self.0)).unwrap_or_else(|_| self.clone())
+    }
+
     /// The id's folder segments, outermost first.
     pub(crate) fn segments(&self) -> impl Iterator<Item = &str> {
         self.0.split('/')

@@ -110,10 +110,8 @@ impl Task {
 
     /// Repetition `n` of this task: id `ID/rep-n`.
     pub(crate) fn repetition(&self, n: u32) -> Task {
-        let id = super::TaskId::parse(&format!("{}/rep-{n}", self.id))
-            .unwrap_or_else(|_| self.id.clone());
         Task {
-            id,
+            id: self.id.repetition(n),
             repeat: Some(n),
             ..self.clone()
         }

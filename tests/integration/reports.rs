@@ -254,6 +254,19 @@ fn repeats_measure_pass_rates_and_flakiness() {
     );
     let md = out.task_file(".", "report.md");
     assert!(md.contains("| flaky | 2/3 | 67% | ⚠️ flaky |"), "{md}");
+    // Re-rendered, the run is the same: its batch is the repetitions, not the task files
+    // (it once counted each file as a task with no result).
+    let report = p.cmd(&["report", "results/proj"]);
+    report.expect_code(0);
+    assert!(
+        report.stdout.starts_with(
+            "re-rendered results/proj (6 tasks, 6 trajectories): 5 passed, 1 failed, 0 error"
+        ),
+        "{}",
+        report.stdout
+    );
+    assert!(!report.stderr.contains("no result"), "{}", report.stderr);
+    assert_eq!(out.summary()["totals"]["total"], 6);
     // A second run compared with the first: per-task pass rates.
     let again = p.run(&["--repeat", "3", "--name", "again"]);
     again.expect_code(1);

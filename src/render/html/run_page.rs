@@ -79,7 +79,7 @@ struct Page {
     rows: Vec<Row>,
     /// Tasks not among `rows`.
     more: usize,
-    /// Every task as JSON (see [`Data`]), safe inside a `<script>` element.
+    /// Every task as JSON (see [`DataRows`]), safe inside a `<script>` element.
     data: String,
     page_rows: usize,
 }
@@ -87,17 +87,29 @@ struct Page {
 /// A task in the page's JSON: `[id, status, folder (index into the folders),
 /// tags, duration in seconds, steps, cost in USD or null, attempts, reason]`. Arrays,
 /// not objects: the keys would be a third of a 10,000-task page.
-type Data<'a> = (
-    &'a str,
-    &'a str,
-    usize,
-    &'a [String],
-    f64,
-    u32,
-    Option<f64>,
-    usize,
-    &'a str,
-);
+struct DataRows<'a> {
+    sorted: &'a [&'a TaskRecord],
+    folders: &'a [String],
+}
+
+impl Serialize for DataRows<'_> {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.collect_seq(self.sorted.iter().map(|r| {
+            let r = row(r);
+            (
+                r.id,
+                r.status,
+                self.folders.binary_search(&r.folder).unwrap_or_default(),
+                r.tags,
+                (r.duration * 1000.0).round() / 1000.0,
+                r.steps,
+                r.cost,
+                r.attempts,
+                r.reason,
+            )
+        }))
+    }
+}
 
 /// The page of a run named `name`, from its records and its `run.json` (`run`, when
 /// there is one).
@@ -129,11 +141,12 @@ pub(crate) fn report_html(
     });
     let mut sorted: Vec<&TaskRecord> = records.to_vec();
     sorted.sort_by(|a, b| (order(a.status), &a.id).cmp(&(order(b.status), &b.id)));
-    let all: Vec<Row> = sorted.iter().map(|r| row(r)).collect();
-    let statuses: BTreeSet<String> = all.iter().map(|r| r.status.clone()).collect();
-    let folders: Vec<String> = all
+    // A row is made for each task as the data is written, and kept only for the first
+    // HTML_ROWS: at a million tasks, rows for all would be the largest allocation.
+    let statuses: BTreeSet<String> = sorted.iter().map(|r| name_of(&r.status)).collect();
+    let folders: Vec<String> = sorted
         .iter()
-        .map(|r| r.folder.clone())
+        .map(|r| folder_of(r))
         .collect::<BTreeSet<_>>()
         .into_iter()
         .collect();
@@ -141,26 +154,15 @@ pub(crate) fn report_html(
         .iter()
         .flat_map(|r| r.tags.iter().cloned())
         .collect();
-    let data: Vec<Data> = all
-        .iter()
-        .map(|r| {
-            (
-                r.id.as_str(),
-                r.status.as_str(),
-                folders.binary_search(&r.folder).unwrap_or_default(),
-                r.tags.as_slice(),
-                (r.duration * 1000.0).round() / 1000.0,
-                r.steps,
-                r.cost,
-                r.attempts,
-                r.reason.as_str(),
-            )
-        })
-        .collect();
-    let data = script_json(&(&folders, &data))?;
-    let more = all.len().saturating_sub(HTML_ROWS);
-    let mut rows = all;
-    rows.truncate(HTML_ROWS);
+    let data = script_json(&(
+        &folders,
+        DataRows {
+            sorted: &sorted,
+            folders: &folders,
+        },
+    ))?;
+    let more = sorted.len().saturating_sub(HTML_ROWS);
+    let rows: Vec<Row> = sorted.iter().take(HTML_ROWS).map(|r| row(r)).collect();
     let page = Page {
         run: run_view(name, run),
         pass_rate: percent(t.pass_rate),
@@ -201,14 +203,17 @@ fn order(status: TaskStatus) -> u8 {
     }
 }
 
-fn row(r: &TaskRecord) -> Row {
-    let id = r.id.to_string();
-    // A repetition (`x/rep-2`) belongs to the folder of its task.
-    let base = r.base_id();
-    let folder = match base.group() {
+/// The folder a task is listed under: a repetition (`x/rep-2`) belongs to its task's.
+fn folder_of(r: &TaskRecord) -> String {
+    match r.base_id().group() {
         "" => ".".to_string(),
         group => group.to_string(),
-    };
+    }
+}
+
+fn row(r: &TaskRecord) -> Row {
+    let id = r.id.to_string();
+    let folder = folder_of(r);
     Row {
         href: format!("{}/{TASK_HTML}", url_path(&id)),
         status: name_of(&r.status),
