@@ -26,7 +26,7 @@ use crate::units::Timestamp;
 /// sink once it has handled the last event.
 pub(crate) async fn execute<S: EventSink>(
     config: &RunSettings,
-    batch: Prepared,
+    mut batch: Prepared,
     sink: S,
     stop: StopTokens,
 ) -> Result<S, BatchError> {
@@ -67,6 +67,8 @@ pub(crate) async fn execute<S: EventSink>(
     // run.json must be on disk before the first task folder is: a runner killed in
     // between would leave a folder that a resume refuses as not a run folder.
     events.handled().await;
+    // The run has started: an old run dir that `--fresh` set aside can go now.
+    batch.discarding.start();
     let settings = AttemptSettings {
         layout: batch.layout,
         shell: ShellSettings {

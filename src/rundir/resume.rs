@@ -123,16 +123,55 @@ pub(crate) fn plan_resume(
     })
 }
 
-/// An old run dir being deleted in the background (`--fresh`), so the new run need not
-/// wait for thousands of files to go. Call `finish` before exiting.
+/// An old run dir set aside by `--fresh`, and run dirs an earlier `--fresh` left
+/// half-deleted. Nothing is deleted until the run starts ([`Discarding::start`]): a run
+/// refused before that (an LLM that cannot be reached, a missing key) puts the old run
+/// dir back when this is dropped. Once started, they are deleted in the background so
+/// that the new run need not wait for thousands of files to go; call `finish` before
+/// exiting.
 #[derive(Debug, Default)]
-pub(crate) struct Discarding(Option<std::thread::JoinHandle<()>>);
+pub(crate) struct Discarding {
+    /// Folders to delete.
+    trash: Vec<PathBuf>,
+    /// The old run dir: where it was set aside, and where it goes back if the run is
+    /// refused.
+    set_aside: Option<(PathBuf, PathBuf)>,
+    deleting: Option<std::thread::JoinHandle<()>>,
+}
 
 impl Discarding {
-    /// Waits until the old run dir is gone.
-    pub(crate) fn finish(self) {
-        if let Some(handle) = self.0 {
+    /// The run has started: the old run dirs go, in the background.
+    pub(crate) fn start(&mut self) {
+        let mut trash = std::mem::take(&mut self.trash);
+        trash.extend(self.set_aside.take().map(|(aside, _)| aside));
+        if trash.is_empty() {
+            return;
+        }
+        self.deleting = std::thread::Builder::new()
+            .name("discard".into())
+            .spawn(move || {
+                for dir in trash {
+                    let _ = std::fs::remove_dir_all(dir);
+                }
+            })
+            .ok();
+    }
+
+    /// Waits until the old run dirs are gone.
+    pub(crate) fn finish(mut self) {
+        if let Some(handle) = self.deleting.take() {
             let _ = handle.join();
+        }
+    }
+}
+
+impl Drop for Discarding {
+    fn drop(&mut self) {
+        // Not started: the run was refused, and the old run dir is still the user's.
+        if let Some((aside, root)) = self.set_aside.take()
+            && !root.exists()
+        {
+            let _ = std::fs::rename(aside, root);
         }
     }
 }
@@ -151,7 +190,8 @@ fn prepare_run_dir(layout: &RunLayout, mode: ResumeMode) -> Result<(u32, Discard
         .unwrap_or(Path::new("."))
         .to_path_buf();
     // Old run dirs that a killed `--fresh` left half-deleted.
-    let mut trash = leftovers(&parent);
+    let trash = leftovers(&parent);
+    let mut set_aside = None;
     let mut invocations = 0;
     if root.exists() {
         let run_json = read_run_json(root);
@@ -160,14 +200,21 @@ fn prepare_run_dir(layout: &RunLayout, mode: ResumeMode) -> Result<(u32, Discard
             None if !empty => return Err(RunDirError::NotOurs(root.display().to_string())),
             None => {}
             Some(_) if mode == ResumeMode::Fresh => {
-                trash.push(move_aside(root, &parent).map_err(io)?)
+                set_aside = Some((move_aside(root, &parent).map_err(io)?, root.to_path_buf()))
             }
             Some(run) => {
                 invocations = run.get("invocation").and_then(|v| v.as_u64()).unwrap_or(1) as u32
             }
         }
     }
-    Ok((invocations, delete_in_background(trash)))
+    Ok((
+        invocations,
+        Discarding {
+            trash,
+            set_aside,
+            deleting: None,
+        },
+    ))
 }
 
 /// Hidden siblings named `.NAME.deleting-...`.
@@ -196,21 +243,6 @@ fn move_aside(root: &Path, parent: &Path) -> std::io::Result<PathBuf> {
     let trash = parent.join(format!(".{name}.deleting-{}-{stamp}", std::process::id()));
     std::fs::rename(root, &trash)?;
     Ok(trash)
-}
-
-fn delete_in_background(trash: Vec<PathBuf>) -> Discarding {
-    if trash.is_empty() {
-        return Discarding::default();
-    }
-    let handle = std::thread::Builder::new()
-        .name("discard".into())
-        .spawn(move || {
-            for dir in trash {
-                let _ = std::fs::remove_dir_all(dir);
-            }
-        })
-        .ok();
-    Discarding(handle)
 }
 
 /// Whether a task with `inputs` runs again, given its stored record. A result is kept

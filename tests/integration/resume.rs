@@ -93,6 +93,36 @@ fn an_edited_task_runs_again_and_fresh_starts_over() {
 }
 
 #[test]
+fn fresh_refused_before_it_starts_keeps_the_old_results() {
+    let p = project();
+    p.run(&[]).expect_code(1);
+    // Refused before anything runs: no model can be reached.
+    let out = p.run(&[
+        "--fresh",
+        "--model",
+        "gpt-4o",
+        "--llm-base-url",
+        "http://127.0.0.1:9/v1",
+    ]);
+    out.expect_code(2);
+    let left: Vec<String> = std::fs::read_dir(p.path().join("results"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|name| name.contains("deleting"))
+        .collect();
+    assert!(left.is_empty(), "{left:?}");
+    // The old results are still there, and a run resumes them.
+    let out = p.run(&[]);
+    out.expect_code(1);
+    assert_eq!(attempts(&out, "pass"), 1);
+    let run: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(p.path().join("results/proj/run.json")).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(run["invocation"], 2, "{run}");
+}
+
+#[test]
 fn a_folder_that_is_not_a_run_is_never_touched() {
     let p = project();
     p.file("results/proj/precious.txt", "keep me");
