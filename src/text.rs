@@ -36,10 +36,15 @@ pub(crate) fn json_type(v: &Value) -> &'static str {
     }
 }
 
-/// `n thing` / `n things`.
+/// `n thing` / `n things` (`n trajectories`, `n classes`).
 pub(crate) fn plural(n: usize, thing: &str) -> String {
+    let consonant_y = thing
+        .strip_suffix('y')
+        .filter(|stem| !stem.ends_with(['a', 'e', 'o', 'u']));
     if n == 1 {
         format!("1 {thing}")
+    } else if let Some(stem) = consonant_y {
+        format!("{n} {stem}ies")
     } else if thing.ends_with('s') {
         format!("{n} {thing}es")
     } else {
@@ -98,5 +103,9 @@ mod tests {
     fn plurals() {
         assert_eq!(plural(1, "task"), "1 task");
         assert_eq!(plural(0, "task"), "0 tasks");
+        assert_eq!(plural(2, "trajectory"), "2 trajectories");
+        assert_eq!(plural(1, "trajectory"), "1 trajectory");
+        assert_eq!(plural(2, "day"), "2 days");
+        assert_eq!(plural(3, "pass"), "3 passes");
     }
 }

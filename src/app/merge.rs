@@ -31,15 +31,11 @@ fn merge_summary(out: &Path, inputs: &[PathBuf], r: &MergeReport) -> String {
     let t = r.totals.as_ref();
     let _ = writeln!(
         text,
-        "merged {} run dirs into {}: {} tasks, {} passed, {} failed, {} error, {} timeout, {} cancelled",
+        "merged {} run dirs into {}: {} tasks, {}",
         inputs.len(),
         out.display(),
         r.tasks,
-        t.map_or(0, |t| t.passed),
-        t.map_or(0, |t| t.failed),
-        t.map_or(0, |t| t.error),
-        t.map_or(0, |t| t.timeout),
-        t.map_or(0, |t| t.cancelled)
+        t.map_or_else(|| crate::render::Totals::default().counts(), |t| t.counts())
     );
     for p in &r.problems {
         let _ = writeln!(text, "problem: {p}");

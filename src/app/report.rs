@@ -11,20 +11,17 @@ pub(super) fn report(args: &ReportArgs) -> Result<u8, Error> {
         eprintln!("problem: {p}");
     }
     let t = &done.totals;
-    let unfinished = match t.unfinished {
-        0 => String::new(),
-        n => format!(", {n} unfinished (running the run again resumes them)"),
+    let resume = if t.unfinished > 0 {
+        " (running the run, or its shard, again resumes the unfinished)"
+    } else {
+        ""
     };
     println!(
-        "re-rendered {} ({} tasks, {} trajectories): {} passed, {} failed, {} error, {} timeout, {} cancelled{unfinished}",
+        "re-rendered {} ({} tasks, {}): {}{resume}",
         args.run_dir.display(),
         done.tasks,
-        done.trajectories,
-        t.passed,
-        t.failed,
-        t.error,
-        t.timeout,
-        t.cancelled
+        crate::text::plural(done.trajectories, "trajectory"),
+        t.counts()
     );
     Ok(if done.problems.is_empty() { 0 } else { 1 })
 }

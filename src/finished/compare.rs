@@ -6,7 +6,7 @@ use std::path::Path;
 use super::FinishedError;
 use crate::record::TaskRecord;
 use crate::render::{Comparison, comparison};
-use crate::rundir::{StoredTask, load_records, read_run_json};
+use crate::rundir::{StoredTask, load_batch, read_run_json};
 
 /// Compares the run dirs `a` (baseline) and `b`.
 pub(crate) fn compare(a: &Path, b: &Path) -> Result<Comparison, FinishedError> {
@@ -24,7 +24,7 @@ fn stored(dir: &Path) -> Result<Vec<StoredTask>, FinishedError> {
     if read_run_json(dir).is_none() {
         return Err(FinishedError::NotRunDir(dir.to_path_buf()));
     }
-    let (stored, problems) = load_records(dir);
+    let (stored, problems, _) = load_batch(dir);
     if let Some(first) = problems.first() {
         return Err(FinishedError::Unreadable {
             dir: dir.to_path_buf(),

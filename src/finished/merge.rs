@@ -10,12 +10,12 @@ use std::path::{Path, PathBuf};
 use serde_json::{Value, json};
 
 use super::FinishedError;
-use super::missing::{answered, missing};
+use super::missing::{answered, mark_interrupted, missing};
 use crate::record::TaskRecord;
 use crate::render::{Totals, task_pages, totals, write_summaries};
 use crate::rundir::layout::STATUS_JSON;
 use crate::rundir::{
-    FileError, RunLayout, TaskFiles, load_records, read_run_json, read_selection, write_json,
+    FileError, RunLayout, TaskFiles, load_batch, read_run_json, read_selection, write_json,
 };
 use crate::shard::Shard;
 use crate::task::TaskId;
@@ -64,10 +64,10 @@ pub(crate) fn merge(out: &Path, inputs: &[PathBuf]) -> Result<MergeReport, Finis
         };
         runs.push(run);
         let selection = read_selection(input);
-        shards.push((input.clone(), selection.as_ref().and_then(|s| s.0)));
-        if let Some((_, ids)) = selection {
-            selections.push(ids.len());
-            expected.extend(ids);
+        shards.push((input.clone(), selection.as_ref().and_then(|s| s.shard)));
+        if let Some(selection) = selection {
+            selections.push(selection.ids.len());
+            expected.extend(selection.ids);
         }
     }
     if selections.windows(2).any(|w| w[0] != w[1]) {
@@ -81,13 +81,14 @@ pub(crate) fn merge(out: &Path, inputs: &[PathBuf]) -> Result<MergeReport, Finis
     std::fs::create_dir_all(out).map_err(|e| FileError::write(out, e))?;
     let mut merged: BTreeMap<TaskId, (TaskRecord, PathBuf)> = BTreeMap::new();
     for input in inputs {
-        let (stored, unreadable) = load_records(input);
+        let (stored, unreadable, _) = load_batch(input);
         report.problems.extend(
             unreadable
                 .into_iter()
                 .map(|p| format!("unreadable {STATUS_JSON}: {p}")),
         );
-        for task in stored {
+        for mut task in stored {
+            mark_interrupted(&mut task.record);
             if let Some((_, first)) = merged.get(&task.record.id) {
                 report.duplicates.push((
                     task.record.id.clone(),

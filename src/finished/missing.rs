@@ -4,6 +4,18 @@
 use crate::record::{SessionType, ShapeName, TaskRecord, TaskStatus};
 use crate::task::TaskId;
 
+/// What a task that is not final says when no runner works on its run any more.
+const INTERRUPTED: &str = "interrupted: the runner stopped (killed, or its machine went down) before this task ended; running the run (or its shard) again resumes it";
+
+/// A record that is not final, read where no runner works any more: the task is
+/// unfinished (`pending`, with why), not `running`.
+pub(super) fn mark_interrupted(record: &mut TaskRecord) {
+    if !record.status.is_final() {
+        record.status = TaskStatus::Pending;
+        record.error = Some(INTERRUPTED.to_string());
+    }
+}
+
 /// An `error` record for `id`, saying `why`.
 pub(super) fn missing(id: &TaskId, why: String) -> TaskRecord {
     let mut record = TaskRecord::new(

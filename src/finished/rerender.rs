@@ -7,7 +7,7 @@
 use std::path::Path;
 
 use super::FinishedError;
-use super::missing::{answered, missing};
+use super::missing::{answered, mark_interrupted, missing};
 use crate::record::ShapeName;
 use crate::record::{Evaluation, StepRecord, TaskRecord, TaskStatus};
 use crate::regular_file::read_text;
@@ -15,7 +15,7 @@ use crate::render::{Totals, task_pages, totals, write_summaries};
 use crate::rundir::layout::{EVALUATION_LOG, RESPONSE_LOG};
 use crate::rundir::{
     FileError, RunDirError, RunLayout, RunLock, STORED_FILE_LIMIT, StoredTask, TaskFiles,
-    load_records, read_run_json, read_selection, write_json,
+    load_batch, read_run_json, write_json,
 };
 use crate::units::Timestamp;
 
@@ -32,10 +32,8 @@ pub(crate) struct Rerendered {
     pub(crate) totals: Totals,
 }
 
-/// What a task that is not final says when no runner works on its run any more.
-const INTERRUPTED: &str = "interrupted: the runner stopped (killed, or its machine went down) before this task ended; running the run again resumes it";
 /// What a task of a run cut short says when it never started.
-const NOT_STARTED: &str = "not started: the runner stopped (killed, or its machine went down) before this task began; running the run again resumes it";
+const NOT_STARTED: &str = "not started: the runner stopped (killed, or its machine went down) before this task began; running the run (or its shard) again resumes it";
 
 /// Re-renders the run dir at `run_dir`: refused while a runner works in it.
 pub(crate) fn rerender(run_dir: &Path) -> Result<Rerendered, FinishedError> {
@@ -56,12 +54,9 @@ pub(crate) fn rerender(run_dir: &Path) -> Result<Rerendered, FinishedError> {
     if cut_short {
         run["state"] = "interrupted".into();
     }
-    let (mut stored, mut problems) = load_records(run_dir);
+    let (mut stored, mut problems, selection) = load_batch(run_dir);
     for task in &mut stored {
-        if !task.record.status.is_final() {
-            task.record.status = TaskStatus::Pending;
-            task.record.error = Some(INTERRUPTED.to_string());
-        }
+        mark_interrupted(&mut task.record);
     }
     let mut trajectories = 0;
     for task in &stored {
@@ -72,12 +67,10 @@ pub(crate) fn rerender(run_dir: &Path) -> Result<Rerendered, FinishedError> {
         }
     }
     // A task of the batch with no record still counts: an error, said in the summaries.
-    let selected = read_selection(run_dir)
-        .map(|(_, ids)| ids)
-        .unwrap_or_default();
     let found = answered(stored.iter().map(|t| &t.record));
-    let absent: Vec<TaskRecord> = selected
+    let absent: Vec<TaskRecord> = selection
         .iter()
+        .flat_map(|s| s.members())
         .filter(|id| !found.contains(id))
         .map(|id| {
             if cut_short {

@@ -40,10 +40,11 @@ impl TaskStatus {
         !matches!(self, Self::Pending | Self::Running)
     }
 
-    /// True once the task needs no more running: final and not `cancelled` (a
-    /// cancelled task runs again when the run is resumed).
+    /// True once the task needs no more running: a verdict (`passed`, `failed`,
+    /// `timeout`). A `cancelled` task and an infrastructure `error` run again when the
+    /// run is resumed; UFO's `tasks_status.json` says `true` of these alone.
     pub(crate) fn is_done(self) -> bool {
-        self.is_final() && self != Self::Cancelled
+        self.is_final() && !matches!(self, Self::Cancelled | Self::Error)
     }
 
     /// The name used in files.

@@ -153,7 +153,7 @@ fn side(dir: &Path, records: &[&TaskRecord]) -> (Vec<TaskRate>, Side) {
         pass_rate: rates.iter().map(|r| r.pass_rate).sum::<f64>() / n,
         cost_usd: rates.iter().try_fold(0.0, |s, r| r.cost_usd.map(|c| s + c)),
         tokens: rates.iter().map(|r| r.tokens).sum(),
-        task_seconds: rates.iter().map(|r| r.duration_s).sum(),
+        task_seconds: (rates.iter().map(|r| r.duration_s).sum::<f64>() * 1000.0).round() / 1000.0,
         repeats: has_repeats(records.iter().copied()),
     };
     (rates, side)

@@ -1,13 +1,14 @@
 //! `junit.xml`: one testcase per task for CI dashboards (GitHub, GitLab, Jenkins). The
 //! classname is the task's folder; `failed` is a failure carrying the evaluation's
 //! reason, `error` and `timeout` are errors carrying the message, `cancelled` is
-//! skipped; a task that passed after retries lists its failed attempts as flaky runs.
+//! skipped; a task that passed after retries lists its failed attempts as flaky runs
+//! (not those the runner's own stop cut short).
 
 use std::time::Duration;
 
 use quick_junit::{NonSuccessKind, Report, TestCase, TestCaseStatus, TestRerun, TestSuite};
 
-use crate::record::{TaskRecord, TaskStatus};
+use crate::record::{AttemptStatus, TaskRecord, TaskStatus};
 use crate::rundir::layout::OUTPUT_MD;
 
 /// The JUnit XML of a run named `name`.
@@ -59,8 +60,16 @@ fn status(r: &TaskRecord) -> TestCaseStatus {
     };
     match r.status {
         TaskStatus::Passed => {
+            // An attempt the runner's own stop cut short (interrupted, cancelled) says
+            // nothing of the task: it is not a flaky run.
             let flaky_runs = r.attempts[..r.attempts.len().saturating_sub(1)]
                 .iter()
+                .filter(|a| {
+                    !matches!(
+                        a.status,
+                        AttemptStatus::Interrupted | AttemptStatus::Cancelled
+                    )
+                })
                 .map(|a| {
                     let mut run = TestRerun::new(NonSuccessKind::Error);
                     run.set_message(a.error.clone().unwrap_or_else(|| a.status.to_string()));
@@ -80,5 +89,47 @@ fn status(r: &TaskRecord) -> TestCaseStatus {
             s.set_message(reason.clone());
             s
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::record::{AttemptRecord, SessionType, ShapeName};
+    use crate::task::TaskId;
+    use crate::units::Timestamp;
+
+    fn attempt(attempt: u32, status: AttemptStatus, error: &str) -> AttemptRecord {
+        AttemptRecord {
+            attempt,
+            started: Timestamp::now(),
+            finished: None,
+            status,
+            error: Some(error.to_string()),
+            device: None,
+        }
+    }
+
+    #[test]
+    fn attempts_cut_short_by_the_runner_are_not_flaky_runs() {
+        let mut r = TaskRecord::new(
+            TaskId::parse("t").unwrap(),
+            String::new(),
+            String::new(),
+            ShapeName::RecordedPlan,
+            SessionType::FollowerSession,
+            "r".to_string(),
+        );
+        r.status = TaskStatus::Passed;
+        r.attempts = vec![
+            attempt(1, AttemptStatus::Interrupted, "the runner stopped"),
+            attempt(2, AttemptStatus::Cancelled, "the run was stopped"),
+            attempt(3, AttemptStatus::Error, "the disk was full"),
+            attempt(4, AttemptStatus::Passed, ""),
+        ];
+        let xml = junit_xml("run", [&r]).unwrap();
+        assert_eq!(xml.matches("<flakyError").count(), 1, "{xml}");
+        assert!(xml.contains("the disk was full"), "{xml}");
+        assert!(!xml.contains("the runner stopped"), "{xml}");
     }
 }

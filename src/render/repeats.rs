@@ -19,6 +19,7 @@ pub(crate) struct TaskRate {
     /// Repetitions that passed.
     pub(crate) passed: u32,
     /// passed / runs.
+    #[serde(serialize_with = "four_places")]
     pub(crate) pass_rate: f64,
     /// Passed at least once in `runs` tries (pass@k with k = runs).
     pub(crate) pass_at_k: bool,
@@ -65,7 +66,8 @@ pub(crate) fn rates<'a>(records: impl IntoIterator<Item = &'a TaskRecord>) -> Ve
                 pass_at_k: passed > 0,
                 pass_all_k: passed == n && n > 0,
                 flaky: passed > 0 && passed < n,
-                duration_s: runs.iter().map(|r| r.duration_s).sum(),
+                duration_s: (runs.iter().map(|r| r.duration_s).sum::<f64>() * 1000.0).round()
+                    / 1000.0,
                 cost_usd,
                 tokens: runs.iter().map(|r| r.usage.total()).sum(),
                 reason: runs
@@ -113,6 +115,11 @@ pub(crate) fn repeat_totals(rates: &[TaskRate]) -> RepeatTotals {
             .map(|r| r.id.clone())
             .collect(),
     }
+}
+
+/// A rate as written: to four decimal places (`0.6667`, not `0.6666666666666666`).
+fn four_places<S: serde::Serializer>(rate: &f64, serializer: S) -> Result<S::Ok, S::Error> {
+    serializer.serialize_f64((rate * 10_000.0).round() / 10_000.0)
 }
 
 #[cfg(test)]

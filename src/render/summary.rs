@@ -58,7 +58,7 @@ impl SummaryRow {
 }
 
 /// Totals over all tasks.
-#[derive(Clone, Debug, Serialize, PartialEq)]
+#[derive(Clone, Debug, Default, Serialize, PartialEq)]
 pub(crate) struct Totals {
     /// Tasks selected.
     pub(crate) total: usize,
@@ -84,6 +84,22 @@ pub(crate) struct Totals {
     pub(crate) completion_tokens: u64,
     /// Total cost; null when some task's cost is unknown.
     pub(crate) cost_usd: Option<f64>,
+}
+
+impl Totals {
+    /// The counts by status in words, for a printed line: `3 passed, 1 failed, 0 error,
+    /// 0 timeout, 0 cancelled`, and `, 2 unfinished` when some are; they add up to the
+    /// total.
+    pub(crate) fn counts(&self) -> String {
+        let mut text = format!(
+            "{} passed, {} failed, {} error, {} timeout, {} cancelled",
+            self.passed, self.failed, self.error, self.timeout, self.cancelled
+        );
+        if self.unfinished > 0 {
+            text.push_str(&format!(", {} unfinished", self.unfinished));
+        }
+        text
+    }
 }
 
 /// Totals of `records`.

@@ -158,8 +158,13 @@ impl Terminal {
             } else {
                 ("have", "are")
             };
+            let again = if r.config["resume"] == "rerun_failed" {
+                "--fresh"
+            } else {
+                "--rerun-failed or --fresh"
+            };
             line.push_str(&format!(
-                "; {kept} already {have} a result and {are} kept (--rerun-failed or --fresh to run them again)"
+                "; {kept} already {have} a result and {are} kept ({again} to run them again)"
             ));
         }
         for (why, n) in &r.rerun {

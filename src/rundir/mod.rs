@@ -10,6 +10,7 @@ pub(crate) mod layout;
 mod lock;
 mod records;
 mod resume;
+mod selection;
 mod task_files;
 
 pub(crate) use atomic::{append_line, disk_syncs, remove_stale_temps, write_atomic, write_json};
@@ -18,8 +19,8 @@ pub(crate) use error::{FileError, FileErrors};
 pub(crate) use layout::RunLayout;
 pub(crate) use lock::RunLock;
 pub(crate) use records::{
-    STORED_FILE_LIMIT, StoredTask, is_run_dir, load_records, read_run_json, read_selection,
-    recorded_plans,
+    STORED_FILE_LIMIT, StoredTask, is_run_dir, load_batch, read_run_json, recorded_plans,
 };
 pub(crate) use resume::{Discarding, ResumeMode, RunDirError, plan_resume};
+pub(crate) use selection::read_selection;
 pub(crate) use task_files::{FinalFiles, TaskFiles};

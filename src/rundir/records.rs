@@ -1,5 +1,4 @@
-//! Reading a run dir back: whether a folder is a run dir, its `run.json` and
-//! `selection.json`, and every task's stored record or recorded plan. Searches never
+//! Reading a run dir back: whether a folder is a run dir, its `run.json`, and every task's stored record or recorded plan. Searches never
 //! enter a task's workspace, temporary folder or earlier attempts.
 
 use std::path::Path;
@@ -7,9 +6,9 @@ use std::path::Path;
 use serde_json::Value;
 
 use super::layout::{PLAN_JSON, RUN_JSON, RunLayout, STATUS_JSON, TASK_SUBFOLDERS, TaskDir};
+use super::selection::{Selection, read_selection};
 use crate::record::TaskRecord;
 use crate::regular_file::read_text;
-use crate::shard::Shard;
 use crate::task::{FoundFile, TaskId};
 
 /// The largest file of a run dir read back (`status.json`, `response.log`): anything
@@ -36,19 +35,6 @@ pub(crate) fn read_run_json(dir: &Path) -> Option<Value> {
 /// True when `dir` is a ufo-batch run dir.
 pub(crate) fn is_run_dir(dir: &Path) -> bool {
     read_run_json(dir).is_some()
-}
-
-/// The shard of a run dir and every task id of its batch, from `selection.json`.
-pub(crate) fn read_selection(dir: &Path) -> Option<(Option<Shard>, Vec<TaskId>)> {
-    let text = read_text(&RunLayout::new(dir).selection(), STORED_FILE_LIMIT).ok()?;
-    let v: Value = serde_json::from_str(&text).ok()?;
-    let shard = v["shard"].as_str().and_then(|s| Shard::parse(s).ok());
-    let ids = v["tasks"]
-        .as_array()?
-        .iter()
-        .filter_map(|i| i.as_str().and_then(|s| TaskId::parse(s).ok()))
-        .collect();
-    Some((shard, ids))
 }
 
 /// The stored record of a task, if it has a readable one.
@@ -92,6 +78,18 @@ pub(crate) fn load_records(run_dir: &Path) -> (Vec<StoredTask>, Vec<String>) {
     }
     found.sort_by(|a, b| a.record.id.cmp(&b.record.id));
     (found, problems)
+}
+
+/// The records of the tasks a run dir answers for (see [`Selection::holds`]): a folder
+/// left from a task no longer in the batch (its file deleted, a lower `--repeat`) is
+/// not counted. Also the files that could not be read, and the selection.
+pub(crate) fn load_batch(run_dir: &Path) -> (Vec<StoredTask>, Vec<String>, Option<Selection>) {
+    let (mut stored, problems) = load_records(run_dir);
+    let selection = read_selection(run_dir);
+    if let Some(selection) = &selection {
+        stored.retain(|t| selection.holds(&t.record.id));
+    }
+    (stored, problems, selection)
 }
 
 /// The `plan.json` of every task of an earlier run (`ufo-batch run results/RUN/`), with

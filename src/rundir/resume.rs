@@ -254,7 +254,7 @@ fn decide(inputs: &Inputs, previous: Option<TaskRecord>, mode: ResumeMode) -> De
     };
     let keepable = record.shape != ShapeName::Invalid
         && match mode {
-            ResumeMode::Resume => record.status.is_done() && record.status != TaskStatus::Error,
+            ResumeMode::Resume => record.status.is_done(),
             ResumeMode::RerunFailed => record.status == TaskStatus::Passed,
             ResumeMode::Fresh => false,
         };

@@ -276,6 +276,36 @@ fn repeats_measure_pass_rates_and_flakiness() {
 }
 
 #[test]
+fn a_task_whose_file_is_gone_is_not_counted_again_by_report_or_compare() {
+    let p = Project::new();
+    p.task("a.json", crate::helpers::shell_plan("a", &["true"]))
+        .task("b.json", crate::helpers::shell_plan("b", &["false"]))
+        .task("c.json", crate::helpers::shell_plan("c", &["true"]));
+    p.run(&[]).expect_code(1);
+    p.cmd(&["report", "results/proj"]).expect_code(0);
+    std::fs::remove_file(p.path().join("tasks/b.json")).unwrap();
+    // The run is now a and c; b's folder is left from before.
+    let out = p.run(&[]);
+    out.expect_code(0);
+    let totals =
+        |p: &Project| read_json(&p.path().join("results/proj/summary.json"))["totals"].clone();
+    assert_eq!(totals(&p)["total"], 2);
+    let report = p.cmd(&["report", "results/proj"]);
+    report.expect_code(0);
+    assert!(
+        report
+            .stdout
+            .starts_with("re-rendered results/proj (2 tasks"),
+        "{}",
+        report.stdout
+    );
+    assert_eq!(totals(&p)["total"], 2);
+    assert_eq!(totals(&p)["failed"], 0);
+    let cmp = p.cmd(&["compare", "results/proj", "results/proj"]);
+    assert!(cmp.stdout.contains("| tasks | 2 | 2 |"), "{}", cmp.stdout);
+}
+
+#[test]
 fn summary_json_is_one_line_on_stdout() {
     let p = Project::new();
     p.task("a.json", crate::helpers::shell_plan("a", &["true"]));

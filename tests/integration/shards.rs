@@ -45,6 +45,13 @@ fn shards_partition_the_batch_and_merge_back() {
     }
     assert_eq!(seen.len(), 12, "{seen:?}");
     assert!(seen.values().all(|n| *n == 1), "{seen:?}");
+    // A shard re-rendered is the same shard: the other shards' tasks are not its own
+    // (they were once counted as errors with no result).
+    let summary = |run: &str| read_json(&p.path().join("results").join(run).join("summary.json"));
+    let before = summary("proj-shard-1-of-3")["totals"].clone();
+    let out = p.cmd(&["report", "results/proj-shard-1-of-3"]);
+    assert!(!out.stderr.contains("no result"), "{}", out.stderr);
+    assert_eq!(summary("proj-shard-1-of-3")["totals"], before);
     let out = run_binary(
         p.path(),
         &[
