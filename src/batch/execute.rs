@@ -30,6 +30,9 @@ pub(crate) async fn execute<S: EventSink>(
     sink: S,
     stop: StopTokens,
 ) -> Result<S, BatchError> {
+    // The run starts: the old run dir that `--fresh` replaces goes now, before anything
+    // of this run is written (refused before this point, it is left as it was).
+    batch.discarding.start()?;
     let (events, sink) = spawn_sink(sink);
     let total = batch.work.len() + batch.kept.len() + batch.invalid.len();
     events.send(Event::RunStarted(Box::new(RunStarted {
@@ -67,8 +70,6 @@ pub(crate) async fn execute<S: EventSink>(
     // run.json must be on disk before the first task folder is: a runner killed in
     // between would leave a folder that a resume refuses as not a run folder.
     events.handled().await;
-    // The run has started: an old run dir that `--fresh` set aside can go now.
-    batch.discarding.start();
     let settings = AttemptSettings {
         layout: batch.layout,
         shell: ShellSettings {

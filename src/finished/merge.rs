@@ -55,7 +55,8 @@ pub(crate) fn merge(out: &Path, inputs: &[PathBuf]) -> Result<MergeReport, Finis
     }
     let mut report = MergeReport::default();
     let mut shards = Vec::new();
-    let mut expected: BTreeSet<TaskId> = BTreeSet::new();
+    // Every task of the batch, with which repetition it is (`--repeat`).
+    let mut expected: BTreeMap<TaskId, Option<u32>> = BTreeMap::new();
     let mut selections: Vec<usize> = Vec::new();
     let mut runs: Vec<Value> = Vec::new();
     for input in inputs {
@@ -67,7 +68,9 @@ pub(crate) fn merge(out: &Path, inputs: &[PathBuf]) -> Result<MergeReport, Finis
         shards.push((input.clone(), selection.as_ref().and_then(|s| s.shard)));
         if let Some(selection) = selection {
             selections.push(selection.ids.len());
-            expected.extend(selection.ids);
+            for id in &selection.ids {
+                expected.insert(id.clone(), selection.repetition(id));
+            }
         }
     }
     if selections.windows(2).any(|w| w[0] != w[1]) {
@@ -108,13 +111,12 @@ pub(crate) fn merge(out: &Path, inputs: &[PathBuf]) -> Result<MergeReport, Finis
         }
     }
     let found = answered(merged.values().map(|(r, _)| r));
-    let absent: Vec<TaskId> = expected
-        .iter()
-        .filter(|id| !found.contains(*id))
-        .cloned()
+    let absent: Vec<(TaskId, Option<u32>)> = expected
+        .into_iter()
+        .filter(|(id, _)| !found.contains(id))
         .collect();
-    for id in &absent {
-        let record = missing_record(id, &shards);
+    for (id, repeat) in &absent {
+        let record = missing_record(id, *repeat, &shards);
         write_missing(&layout, &record)?;
         report.missing.push(id.clone());
         merged.insert(id.clone(), (record, PathBuf::new()));
@@ -208,16 +210,26 @@ fn shard_problems(shards: &[(PathBuf, Option<Shard>)]) -> Vec<String> {
 }
 
 /// The `error` record of a task no input has.
-fn missing_record(id: &TaskId, shards: &[(PathBuf, Option<Shard>)]) -> TaskRecord {
+fn missing_record(
+    id: &TaskId,
+    repeat: Option<u32>,
+    shards: &[(PathBuf, Option<Shard>)],
+) -> TaskRecord {
+    // Shards are drawn on tasks, before their repetitions are made.
+    let task = match repeat {
+        Some(_) => TaskId::parse(id.group()).unwrap_or_else(|_| id.clone()),
+        None => id.clone(),
+    };
     let owner = shards
         .iter()
         .find_map(|(_, s)| *s)
-        .and_then(|s| Shard::of(id, s.count));
+        .and_then(|s| Shard::of(&task, s.count));
     let whose = owner
         .map(|s| format!(" (it belongs to shard {s})"))
         .unwrap_or_default();
     missing(
         id,
+        repeat,
         format!("missing: no merged run dir has a result for this task{whose}"),
     )
 }

@@ -16,8 +16,9 @@ pub(super) fn mark_interrupted(record: &mut TaskRecord) {
     }
 }
 
-/// An `error` record for `id`, saying `why`.
-pub(super) fn missing(id: &TaskId, why: String) -> TaskRecord {
+/// An `error` record for `id` (repetition `repeat` of its task, with `--repeat`),
+/// saying `why`.
+pub(super) fn missing(id: &TaskId, repeat: Option<u32>, why: String) -> TaskRecord {
     let mut record = TaskRecord::new(
         id.clone(),
         String::new(),
@@ -28,6 +29,7 @@ pub(super) fn missing(id: &TaskId, why: String) -> TaskRecord {
     );
     record.status = TaskStatus::Error;
     record.error = Some(why);
+    record.repeat = repeat;
     record
 }
 

@@ -70,16 +70,17 @@ pub(crate) fn rerender(run_dir: &Path) -> Result<Rerendered, FinishedError> {
     let found = answered(stored.iter().map(|t| &t.record));
     let absent: Vec<TaskRecord> = selection
         .iter()
-        .flat_map(|s| s.members())
-        .filter(|id| !found.contains(id))
-        .map(|id| {
+        .flat_map(|s| s.members().map(move |id| (id, s.repetition(id))))
+        .filter(|(id, _)| !found.contains(id))
+        .map(|(id, repeat)| {
             if cut_short {
-                let mut record = missing(id, NOT_STARTED.to_string());
+                let mut record = missing(id, repeat, NOT_STARTED.to_string());
                 record.status = TaskStatus::Pending;
                 record
             } else {
                 missing(
                     id,
+                    repeat,
                     "missing: the run dir has no result for this task (it never finished, or its status.json is gone)".to_string(),
                 )
             }

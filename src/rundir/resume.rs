@@ -99,7 +99,12 @@ pub(crate) fn plan_resume(
     let mut rerun = BTreeMap::new();
     // Reading each stored record is independent of the others.
     let decided = crate::parallel::map_owned(tasks, |(task, inputs)| {
-        let decision = decide(&inputs, previous_record(layout, &task.id), mode);
+        // A fresh run starts over: nothing of the old run dir is read.
+        let previous = match mode {
+            ResumeMode::Fresh => None,
+            _ => previous_record(layout, &task.id),
+        };
+        let decision = decide(&inputs, previous, mode);
         (task, inputs, decision)
     });
     for (task, inputs, decision) in decided {
@@ -123,29 +128,36 @@ pub(crate) fn plan_resume(
     })
 }
 
-/// An old run dir set aside by `--fresh`, and run dirs an earlier `--fresh` left
-/// half-deleted. Nothing is deleted until the run starts ([`Discarding::start`]): a run
-/// refused before that (an LLM that cannot be reached, a missing key) puts the old run
-/// dir back when this is dropped. Once started, they are deleted in the background so
-/// that the new run need not wait for thousands of files to go; call `finish` before
-/// exiting.
+/// The old run dir that `--fresh` replaces, and run dirs of the same name that an
+/// earlier `--fresh` left half-deleted. Nothing is touched until the run starts
+/// ([`Discarding::start`]): a run refused or interrupted before that (an LLM that cannot
+/// be reached, a missing key, Ctrl-C) leaves the old results as they were. Once started,
+/// the old run dir is moved aside at once and deleted in the background, so that the new
+/// run need not wait for thousands of files to go; call `finish` before exiting.
 #[derive(Debug, Default)]
 pub(crate) struct Discarding {
     /// Folders to delete.
     trash: Vec<PathBuf>,
-    /// The old run dir: where it was set aside, and where it goes back if the run is
-    /// refused.
-    set_aside: Option<(PathBuf, PathBuf)>,
+    /// The old run dir, to move aside when the run starts.
+    old: Option<PathBuf>,
     deleting: Option<std::thread::JoinHandle<()>>,
 }
 
 impl Discarding {
-    /// The run has started: the old run dirs go, in the background.
-    pub(crate) fn start(&mut self) {
-        let mut trash = std::mem::take(&mut self.trash);
-        trash.extend(self.set_aside.take().map(|(aside, _)| aside));
+    /// The run starts: the old run dir is moved aside (before anything of the new run is
+    /// written) and the old run dirs go, in the background.
+    pub(crate) fn start(&mut self) -> Result<(), RunDirError> {
+        if let Some(root) = self.old.take() {
+            let parent = parent_of(&root);
+            let aside = move_aside(&root, &parent).map_err(|source| RunDirError::Io {
+                path: root.display().to_string(),
+                source,
+            })?;
+            self.trash.push(aside);
+        }
+        let trash = std::mem::take(&mut self.trash);
         if trash.is_empty() {
-            return;
+            return Ok(());
         }
         self.deleting = std::thread::Builder::new()
             .name("discard".into())
@@ -155,6 +167,7 @@ impl Discarding {
                 }
             })
             .ok();
+        Ok(())
     }
 
     /// Waits until the old run dirs are gone.
@@ -165,33 +178,26 @@ impl Discarding {
     }
 }
 
-impl Drop for Discarding {
-    fn drop(&mut self) {
-        // Not started: the run was refused, and the old run dir is still the user's.
-        if let Some((aside, root)) = self.set_aside.take()
-            && !root.exists()
-        {
-            let _ = std::fs::rename(aside, root);
-        }
-    }
+/// The folder `root` is in.
+fn parent_of(root: &Path) -> PathBuf {
+    root.parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."))
+        .to_path_buf()
 }
 
-/// Checks the run dir is ours (or new), moves it aside for `--fresh` (deleting it in the
-/// background), and returns how many invocations of it came before.
+/// Checks the run dir is ours (or new), notes it for `--fresh` to discard once the run
+/// starts, and returns how many invocations of it came before.
 fn prepare_run_dir(layout: &RunLayout, mode: ResumeMode) -> Result<(u32, Discarding), RunDirError> {
     let root = layout.root();
     let io = |source| RunDirError::Io {
         path: root.display().to_string(),
         source,
     };
-    let parent = root
-        .parent()
-        .filter(|p| !p.as_os_str().is_empty())
-        .unwrap_or(Path::new("."))
-        .to_path_buf();
-    // Old run dirs that a killed `--fresh` left half-deleted.
-    let trash = leftovers(&parent);
-    let mut set_aside = None;
+    // Old run dirs that a killed `--fresh` left half-deleted (a run dir is moved aside
+    // only once its run has started, never to come back).
+    let trash = leftovers(root);
+    let mut old = None;
     let mut invocations = 0;
     if root.exists() {
         let run_json = read_run_json(root);
@@ -199,9 +205,7 @@ fn prepare_run_dir(layout: &RunLayout, mode: ResumeMode) -> Result<(u32, Discard
         match run_json {
             None if !empty => return Err(RunDirError::NotOurs(root.display().to_string())),
             None => {}
-            Some(_) if mode == ResumeMode::Fresh => {
-                set_aside = Some((move_aside(root, &parent).map_err(io)?, root.to_path_buf()))
-            }
+            Some(_) if mode == ResumeMode::Fresh => old = Some(root.to_path_buf()),
             Some(run) => {
                 invocations = run.get("invocation").and_then(|v| v.as_u64()).unwrap_or(1) as u32
             }
@@ -211,15 +215,15 @@ fn prepare_run_dir(layout: &RunLayout, mode: ResumeMode) -> Result<(u32, Discard
         invocations,
         Discarding {
             trash,
-            set_aside,
+            old,
             deleting: None,
         },
     ))
 }
 
-/// Hidden siblings named `.NAME.deleting-...`.
-fn leftovers(parent: &Path) -> Vec<PathBuf> {
-    std::fs::read_dir(parent)
+/// Hidden siblings of `root` named `.NAME.deleting-...`.
+fn leftovers(root: &Path) -> Vec<PathBuf> {
+    std::fs::read_dir(parent_of(root))
         .into_iter()
         .flatten()
         .flatten()

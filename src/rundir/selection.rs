@@ -41,6 +41,12 @@ impl Selection {
             .filter(|id| self.in_shard(id, self.task_of(id).as_ref()))
     }
 
+    /// Which repetition `id` is (`ID/rep-N`: N), in a `--repeat` run.
+    pub(crate) fn repetition(&self, id: &TaskId) -> Option<u32> {
+        self.task_of(id)?;
+        id.segments().last()?.strip_prefix("rep-")?.parse().ok()
+    }
+
     fn listed(&self, id: &TaskId) -> bool {
         self.ids.binary_search(id).is_ok()
     }

@@ -267,6 +267,19 @@ fn repeats_measure_pass_rates_and_flakiness() {
     );
     assert!(!report.stderr.contains("no result"), "{}", report.stderr);
     assert_eq!(out.summary()["totals"]["total"], 6);
+    // A repetition with no result is still one of its task's runs, not a task of its own.
+    std::fs::remove_dir_all(p.path().join("results/proj/steady/rep-3")).unwrap();
+    p.cmd(&["report", "results/proj"]);
+    let summary = out.summary();
+    let ids: Vec<&str> = summary["repeats"]["tasks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["id"].as_str().unwrap())
+        .collect();
+    assert_eq!(ids, ["flaky", "steady"], "{summary}");
+    assert_eq!(summary["repeats"]["tasks"][1]["runs"], 3, "{summary}");
+    assert_eq!(summary["totals"]["error"], 1, "{summary}");
     // A second run compared with the first: per-task pass rates.
     let again = p.run(&["--repeat", "3", "--name", "again"]);
     again.expect_code(1);
