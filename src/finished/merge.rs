@@ -91,7 +91,7 @@ pub(crate) fn merge(out: &Path, inputs: &[PathBuf]) -> Result<MergeReport, Finis
                 .map(|p| format!("unreadable {STATUS_JSON}: {p}")),
         );
         for mut task in stored {
-            mark_interrupted(&mut task.record);
+            let interrupted = mark_interrupted(&mut task.record);
             if let Some((_, first)) = merged.get(&task.record.id) {
                 report.duplicates.push((
                     task.record.id.clone(),
@@ -107,6 +107,10 @@ pub(crate) fn merge(out: &Path, inputs: &[PathBuf]) -> Result<MergeReport, Finis
                     source,
                 }
             })?;
+            if interrupted {
+                // The copy says what the summaries say.
+                TaskFiles(layout.task(&task.record.id)).status_durably(&task.record)?;
+            }
             merged.insert(task.record.id.clone(), (task.record, from.to_path_buf()));
         }
     }

@@ -8,12 +8,14 @@ use crate::task::TaskId;
 const INTERRUPTED: &str = "interrupted: the runner stopped (killed, or its machine went down) before this task ended; running the run (or its shard) again resumes it";
 
 /// A record that is not final, read where no runner works any more: the task is
-/// unfinished (`pending`, with why), not `running`.
-pub(super) fn mark_interrupted(record: &mut TaskRecord) {
-    if !record.status.is_final() {
+/// unfinished (`pending`, with why), not `running`. True when it was not final.
+pub(super) fn mark_interrupted(record: &mut TaskRecord) -> bool {
+    let unfinished = !record.status.is_final();
+    if unfinished {
         record.status = TaskStatus::Pending;
         record.error = Some(INTERRUPTED.to_string());
     }
+    unfinished
 }
 
 /// An `error` record for `id` (repetition `repeat` of its task, with `--repeat`),

@@ -225,3 +225,56 @@ fn scheduler_indexes_pick_the_shard() {
         slurm.stderr
     );
 }
+
+#[test]
+fn a_killed_shards_unfinished_task_is_merged_as_unfinished() {
+    let p = Project::new();
+    for i in 0..4 {
+        p.task(
+            &format!("t{i}.json"),
+            crate::helpers::shell_plan("t", &["true"]),
+        );
+    }
+    for i in 1..=2 {
+        p.run(&["--shard", &format!("{i}/2")]).expect_code(0);
+    }
+    // As if shard 1's runner had been killed while its first task ran.
+    let shard = p.path().join("results/proj-shard-1-of-2");
+    let first = ids_of(&p, "proj-shard-1-of-2")[0].clone();
+    let status = shard.join(&first).join("status.json");
+    let mut record = read_json(&status);
+    record["status"] = json!("running");
+    std::fs::write(&status, record.to_string()).unwrap();
+    let out = run_binary(
+        p.path(),
+        &[
+            "merge",
+            "results/all",
+            "results/proj-shard-1-of-2",
+            "results/proj-shard-2-of-2",
+        ],
+        &[],
+    );
+    assert!(
+        out.stdout.contains(", 1 unfinished"),
+        "the line adds up: {}",
+        out.stdout
+    );
+    let merged = read_json(
+        &p.path()
+            .join("results/all")
+            .join(&first)
+            .join("status.json"),
+    );
+    assert_eq!(merged["status"], "pending", "{merged}");
+    assert!(
+        merged["error"].as_str().unwrap().starts_with("interrupted"),
+        "{merged}"
+    );
+    let summary = read_json(&p.path().join("results/all/summary.json"));
+    assert_eq!(summary["totals"]["unfinished"], 1, "{summary}");
+    assert_eq!(
+        read_json(&p.path().join("results/all/tasks_status.json"))[first.as_str()],
+        false
+    );
+}
