@@ -197,13 +197,7 @@ impl Factory {
                 Ok(n) => self.inbox.push(&buf[..n], fds),
                 // A signal the runner handles (a child's SIGCHLD) interrupts the read;
                 // the read's own timeout ends in the deadline above.
-                Err(e)
-                    if matches!(
-                        e.kind(),
-                        std::io::ErrorKind::Interrupted
-                            | std::io::ErrorKind::WouldBlock
-                            | std::io::ErrorKind::TimedOut
-                    ) => {}
+                Err(e) if super::read_again(&e) => {}
                 Err(e) => return Err(gone(e)),
             }
         }

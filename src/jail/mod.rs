@@ -125,6 +125,18 @@ pub(crate) struct JailedCommand {
     pub(crate) exit: oneshot::Receiver<JailExit>,
 }
 
+/// True when a read of a socket with a timeout failed only for now: a signal the process
+/// handles interrupted it (SA_RESTART does not apply to such reads), or its timeout
+/// passed (the caller's deadline decides).
+fn read_again(e: &std::io::Error) -> bool {
+    matches!(
+        e.kind(),
+        std::io::ErrorKind::Interrupted
+            | std::io::ErrorKind::WouldBlock
+            | std::io::ErrorKind::TimedOut
+    )
+}
+
 /// The jail binary beside the current executable (or one folder up: unit tests run from
 /// `target/debug/deps`).
 pub(crate) fn jail_binary() -> Option<PathBuf> {
@@ -165,13 +177,7 @@ pub(crate) fn probe(binary: &Path) -> Result<(), String> {
             Ok(n) => inbox.push(&buf[..n], Vec::new()),
             // A socket with a read timeout is interrupted by any signal the process
             // handles (SA_RESTART does not apply), such as another child's SIGCHLD.
-            Err(e)
-                if matches!(
-                    e.kind(),
-                    std::io::ErrorKind::Interrupted
-                        | std::io::ErrorKind::WouldBlock
-                        | std::io::ErrorKind::TimedOut
-                ) => {}
+            Err(e) if read_again(&e) => {}
             Err(e) => break Some(Err(format!("cannot read the jail's socket: {e}"))),
         }
     };

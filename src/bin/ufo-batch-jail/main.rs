@@ -22,6 +22,8 @@
 mod protocol;
 
 #[cfg(target_os = "linux")]
+mod children;
+#[cfg(target_os = "linux")]
 mod harden;
 #[cfg(target_os = "linux")]
 mod serve;

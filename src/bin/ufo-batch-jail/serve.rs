@@ -8,36 +8,26 @@ use std::convert::Infallible;
 use std::ffi::CString;
 use std::os::fd::{AsRawFd, OwnedFd};
 
+use crate::children::ChildSignals;
 use crate::protocol::{Event, Inbox, Request, recv_with_fds};
 use crate::setup::{CONTROL, os_error, tell};
 
 pub(crate) fn serve() -> Result<Infallible, String> {
-    let children = child_signals()?;
+    let children = ChildSignals::open()?;
+    // SAFETY: changes only this process's disposition: a runner gone away is an error
+    // to the write, not our death.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_IGN);
+    }
     let mut inbox = Inbox::default();
     let mut running: HashMap<libc::pid_t, u64> = HashMap::new();
     let mut buf = vec![0u8; 64 * 1024];
     loop {
-        let mut fds = [
-            libc::pollfd {
-                fd: CONTROL,
-                events: libc::POLLIN,
-                revents: 0,
-            },
-            libc::pollfd {
-                fd: children.as_raw_fd(),
-                events: libc::POLLIN,
-                revents: 0,
-            },
-        ];
-        // SAFETY: poll reads and writes the array it is given.
-        if unsafe { libc::poll(fds.as_mut_ptr(), 2, -1) } < 0 {
-            continue; // EINTR
-        }
-        if fds[1].revents != 0 {
-            drain_signals(&children);
+        let ready = children.wait(CONTROL);
+        if ready.children {
             reap(&mut running);
         }
-        if fds[0].revents != 0 {
+        if ready.control {
             let mut received = Vec::new();
             match recv_with_fds(CONTROL, &mut buf, &mut received) {
                 Ok(0) | Err(_) => end_all(false),
@@ -211,37 +201,6 @@ impl Command {
         }
         Ok(pid)
     }
-}
-
-/// SIGCHLD as a descriptor to poll.
-fn child_signals() -> Result<OwnedFd, String> {
-    // SAFETY: blocks SIGCHLD for this process and opens a signalfd for it; SIGPIPE is
-    // ignored so that a runner gone away is an error to the write, not our death.
-    unsafe {
-        let mut set: libc::sigset_t = std::mem::zeroed();
-        libc::sigemptyset(&mut set);
-        libc::sigaddset(&mut set, libc::SIGCHLD);
-        libc::sigprocmask(libc::SIG_BLOCK, &set, std::ptr::null_mut());
-        libc::signal(libc::SIGPIPE, libc::SIG_IGN);
-        let fd = libc::signalfd(-1, &set, libc::SFD_CLOEXEC | libc::SFD_NONBLOCK);
-        if fd < 0 {
-            return Err(os_error("cannot watch child processes"));
-        }
-        Ok(std::os::fd::FromRawFd::from_raw_fd(fd))
-    }
-}
-
-fn drain_signals(fd: &OwnedFd) {
-    let mut info = [0u8; 128];
-    // SAFETY: reads whole signalfd records into a buffer of one record's size.
-    while unsafe {
-        libc::read(
-            fd.as_raw_fd(),
-            info.as_mut_ptr() as *mut libc::c_void,
-            info.len(),
-        )
-    } > 0
-    {}
 }
 
 /// Reaps every process that has ended; tells the runner about its commands.

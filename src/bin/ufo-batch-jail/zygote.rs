@@ -15,6 +15,7 @@
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 use std::process::ExitCode;
 
+use crate::children::ChildSignals;
 use crate::protocol::{Event, Inbox, Request, frame, recv_with_fds, send_with_fds};
 use crate::setup::{self, os_error};
 
@@ -26,7 +27,7 @@ const RUNNER: RawFd = 0;
 const JOB_SIGNALS: [libc::c_int; 4] = [libc::SIGTERM, libc::SIGINT, libc::SIGHUP, libc::SIGQUIT];
 
 pub(crate) fn main() -> ExitCode {
-    let children = match child_signals() {
+    let children = match ChildSignals::open() {
         Ok(fd) => fd,
         Err(e) => {
             eprintln!("ufo-batch-jail --zygote: {e}");
@@ -42,26 +43,11 @@ pub(crate) fn main() -> ExitCode {
     let mut inbox = Inbox::default();
     let mut buf = vec![0u8; 64 * 1024];
     loop {
-        let mut fds = [
-            libc::pollfd {
-                fd: RUNNER,
-                events: libc::POLLIN,
-                revents: 0,
-            },
-            libc::pollfd {
-                fd: children.as_raw_fd(),
-                events: libc::POLLIN,
-                revents: 0,
-            },
-        ];
-        // SAFETY: poll reads and writes the array it is given.
-        if unsafe { libc::poll(fds.as_mut_ptr(), 2, -1) } < 0 {
-            continue; // EINTR
+        let ready = children.wait(RUNNER);
+        if ready.children {
+            reap();
         }
-        if fds[1].revents != 0 {
-            reap(&children);
-        }
-        if fds[0].revents == 0 {
+        if !ready.control {
             continue;
         }
         let mut received = Vec::new();
@@ -69,7 +55,8 @@ pub(crate) fn main() -> ExitCode {
             Ok(0) | Err(_) => {
                 // The runner is done: the jails that ended are reaped, so that their
                 // time counts as the factory's children's when the runner reaps it.
-                reap(&children);
+                children.drain();
+                reap();
                 return ExitCode::SUCCESS;
             }
             Ok(n) => inbox.push(&buf[..n], received),
@@ -153,34 +140,8 @@ fn make(args: Vec<Vec<u8>>, control: OwnedFd) -> Result<(u32, OwnedFd), String> 
     Ok((pid as u32, unsafe { OwnedFd::from_raw_fd(fd as RawFd) }))
 }
 
-/// A signalfd for SIGCHLD (blocked, so that it is read there).
-fn child_signals() -> Result<OwnedFd, String> {
-    // SAFETY: plain signal-mask calls; the set is initialised before use.
-    unsafe {
-        let mut set: libc::sigset_t = std::mem::zeroed();
-        libc::sigemptyset(&mut set);
-        libc::sigaddset(&mut set, libc::SIGCHLD);
-        libc::sigprocmask(libc::SIG_BLOCK, &set, std::ptr::null_mut());
-        let fd = libc::signalfd(-1, &set, libc::SFD_CLOEXEC | libc::SFD_NONBLOCK);
-        if fd < 0 {
-            return Err(os_error("cannot watch for ended jails"));
-        }
-        Ok(OwnedFd::from_raw_fd(fd))
-    }
-}
-
-/// Reads the pending SIGCHLDs and reaps every jail that ended.
-fn reap(children: &OwnedFd) {
-    let mut info = [0u8; 128];
-    // SAFETY: reads into a buffer of the signalfd record's size; non-blocking.
-    while unsafe {
-        libc::read(
-            children.as_raw_fd(),
-            info.as_mut_ptr() as *mut libc::c_void,
-            info.len(),
-        )
-    } > 0
-    {}
+/// Reaps every jail that ended.
+fn reap() {
     let mut status = 0;
     // SAFETY: reaps our own children without waiting.
     while unsafe { libc::waitpid(-1, &mut status, libc::WNOHANG) } > 0 {}
