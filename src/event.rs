@@ -114,8 +114,8 @@ pub(crate) struct RunStarted {
     /// The shard this run is, if sharded.
     pub(crate) shard: Option<crate::shard::Shard>,
     /// Every task id of the batch before sharding, so that `merge` can tell which
-    /// tasks no shard ran.
-    pub(crate) selection: Vec<TaskId>,
+    /// tasks no shard ran (shared: a large batch's is not copied).
+    pub(crate) selection: std::sync::Arc<[TaskId]>,
 }
 
 /// A task's final result and everything needed to write its files.

@@ -66,6 +66,69 @@ pub(crate) fn scrub_bytes(bytes: &[u8]) -> Cow<'_, [u8]> {
     out
 }
 
+/// How much a [`ScrubbingWriter`] gathers before it passes some on.
+const HOLD: usize = 64 << 10;
+
+/// A writer that masks every registered secret in what goes through it, for files too
+/// large to build in memory first. It passes text on a line at a time (whole lines,
+/// when it holds more than [`HOLD`]): no secret spans a line break, so none is cut in
+/// two. (A secret that holds a line break makes it hold everything until
+/// [`ScrubbingWriter::finish`].)
+pub(crate) struct ScrubbingWriter<W: std::io::Write> {
+    inner: W,
+    held: Vec<u8>,
+}
+
+impl<W: std::io::Write> ScrubbingWriter<W> {
+    /// A writer passing masked text on to `inner`.
+    pub(crate) fn new(inner: W) -> Self {
+        Self {
+            inner,
+            held: Vec::new(),
+        }
+    }
+
+    /// Passes on what it still holds, flushes, and hands `inner` back.
+    pub(crate) fn finish(mut self) -> std::io::Result<W> {
+        self.pass_on(self.held.len())?;
+        self.inner.flush()?;
+        Ok(self.inner)
+    }
+
+    fn pass_on(&mut self, upto: usize) -> std::io::Result<()> {
+        self.inner.write_all(&scrub_bytes(&self.held[..upto]))?;
+        self.held.drain(..upto);
+        Ok(())
+    }
+
+    /// Where what is held may be cut: after its last line break, when no secret holds
+    /// one.
+    fn safe_cut(&self) -> Option<usize> {
+        let patterns = PATTERNS.read().unwrap_or_else(|e| e.into_inner());
+        if patterns.iter().any(|p| p.contains(&b'\n')) {
+            return None;
+        }
+        memchr::memrchr(b'\n', &self.held).map(|i| i + 1)
+    }
+}
+
+impl<W: std::io::Write> std::io::Write for ScrubbingWriter<W> {
+    fn write(&mut self, data: &[u8]) -> std::io::Result<usize> {
+        self.held.extend_from_slice(data);
+        if self.held.len() >= HOLD
+            && let Some(cut) = self.safe_cut()
+        {
+            self.pass_on(cut)?;
+        }
+        Ok(data.len())
+    }
+
+    /// Passes on nothing: what it holds may end in part of a secret (see `finish`).
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
 /// `text` with every registered secret masked.
 pub(crate) fn scrub(text: &str) -> Cow<'_, str> {
     match scrub_bytes(text.as_bytes()) {
@@ -107,5 +170,30 @@ mod tests {
         );
         assert!(out.ends_with(", short"), "{out}");
         assert!(matches!(scrub("nothing here"), Cow::Borrowed(_)));
+    }
+
+    #[test]
+    fn a_streamed_file_is_masked_even_where_a_secret_meets_a_chunk_boundary() {
+        use std::io::Write;
+        let secret = "sk-stream-0123456789abcdefghij";
+        register(secret);
+        let mut text = String::new();
+        for i in 0..20_000 {
+            text.push_str(&format!("line {i} {secret} and more\n"));
+        }
+        let mut writer = ScrubbingWriter::new(Vec::new());
+        // Odd-sized writes, so secrets straddle every boundary.
+        for piece in text.as_bytes().chunks(7) {
+            writer.write_all(piece).unwrap();
+        }
+        let out = String::from_utf8(writer.finish().unwrap()).unwrap();
+        assert!(!out.contains("sk-stream") && !out.contains("cdefghij"));
+        assert_eq!(out.lines().count(), 20_000);
+        assert_eq!(out, scrub(&text));
+        assert!(
+            out.ends_with("line 19999 *** and more\n"),
+            "{}",
+            &out[out.len() - 40..]
+        );
     }
 }

@@ -59,7 +59,7 @@ pub(crate) async fn execute<S: EventSink>(
             }))
             .collect(),
         shard: config.shard,
-        selection: batch.selection,
+        selection: batch.selection.into(),
     })));
     for bad in batch.invalid {
         events.send(Event::TaskFinished(Arc::new(invalid_result(bad))));

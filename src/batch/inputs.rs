@@ -3,7 +3,8 @@
 //! LLM's settings count only for a task that talks to the LLM (an agent or the judge),
 //! the MCP servers only for one that can call their tools.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashSet};
+use std::sync::{Arc, Mutex};
 
 use humantime::format_duration;
 
@@ -27,8 +28,26 @@ pub(super) fn uses_llm(task: &Task, config: &RunSettings) -> bool {
     agent || judged
 }
 
-/// The inputs of `task`'s result under `config`.
-pub(super) fn inputs_of(task: &Task, config: &RunSettings) -> Inputs {
+/// The settings maps of a batch's inputs, one of each: a batch's tasks share a few.
+#[derive(Default)]
+pub(super) struct SharedSettings(Mutex<HashSet<Arc<BTreeMap<String, String>>>>);
+
+impl SharedSettings {
+    /// `map`, or the equal one already shared.
+    fn share(&self, map: BTreeMap<String, String>) -> Arc<BTreeMap<String, String>> {
+        let mut maps = self.0.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(shared) = maps.get(&map) {
+            return Arc::clone(shared);
+        }
+        let shared = Arc::new(map);
+        maps.insert(Arc::clone(&shared));
+        shared
+    }
+}
+
+/// The inputs of `task`'s result under `config`, with its settings map shared through
+/// `shared`.
+pub(super) fn inputs_of(task: &Task, config: &RunSettings, shared: &SharedSettings) -> Inputs {
     let mut settings = BTreeMap::new();
     let mut set = |name: &str, value: String| {
         settings.insert(name.to_string(), value);
@@ -95,6 +114,6 @@ pub(super) fn inputs_of(task: &Task, config: &RunSettings) -> Inputs {
                     .unwrap_or_else(|e| e.to_string()),
             }
         }),
-        settings,
+        settings: shared.share(settings),
     }
 }

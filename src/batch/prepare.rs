@@ -4,10 +4,11 @@
 //! Everything that can be refused is refused here, before a task starts.
 
 use std::collections::BTreeMap;
+use std::path::Path;
 use std::sync::Arc;
 
-use super::inputs::{inputs_of, uses_llm};
-use super::sources::load_tasks;
+use super::inputs::{SharedSettings, inputs_of, uses_llm};
+use super::sources::load_tasks_as;
 use super::{BatchError, RunSettings};
 use crate::device::DeviceHub;
 use crate::executor::all_tools;
@@ -15,9 +16,11 @@ use crate::executor::sandbox::{self, Sandbox};
 use crate::llm::{ApiKey, LlmClient, LlmConfig, Spend};
 use crate::mcp::McpHub;
 use crate::pool::Scheduled;
-use crate::record::TaskRecord;
-use crate::rundir::{Discarding, RunLayout, RunLock, plan_resume};
-use crate::task::{InvalidTask, LoadedTasks, Task, TaskId, TaskShape};
+use crate::record::{Inputs, TaskRecord};
+use crate::rundir::{Discarding, Resumable, RunLayout, RunLock, plan_resume};
+use crate::task::{
+    Identified, InvalidTask, LoadedTasks, REQUEST_SOURCE, Task, TaskId, TaskShape, TaskSource,
+};
 use crate::text::without_userinfo;
 use crate::tool::ToolSpec;
 
@@ -55,6 +58,59 @@ pub(crate) struct Prepared {
     pub(crate) devices: Option<Arc<DeviceHub>>,
 }
 
+/// A valid task as the batch holds it until it runs: by its file, with what its result
+/// will depend on and what it needs of the LLM.
+struct Queued {
+    source: TaskSource,
+    inputs: Inputs,
+    /// It talks to the LLM (an agent or the judge).
+    uses_llm: bool,
+    /// It needs an LLM agent (it is not a recorded plan).
+    agent: bool,
+}
+
+impl Queued {
+    fn of(
+        task: Task,
+        config: &RunSettings,
+        tools: &Arc<[ToolSpec]>,
+        shared: &SharedSettings,
+    ) -> Self {
+        Self {
+            inputs: inputs_of(&task, config, shared),
+            uses_llm: uses_llm(&task, config),
+            agent: !matches!(task.shape, TaskShape::RecordedPlan { .. }),
+            source: TaskSource::of(task, tools),
+        }
+    }
+
+    fn repetition(&self, n: u32) -> Self {
+        Self {
+            source: self.source.repetition(n),
+            inputs: self.inputs.clone(),
+            ..*self
+        }
+    }
+}
+
+impl Identified for Queued {
+    fn id(&self) -> &TaskId {
+        self.source.id()
+    }
+    fn source(&self) -> &Path {
+        self.source.path()
+    }
+    fn source_hash(&self) -> String {
+        self.source.source_hash()
+    }
+}
+
+impl Resumable for Queued {
+    fn inputs(&self) -> &Inputs {
+        &self.inputs
+    }
+}
+
 /// Prepares the batch `config` describes.
 pub(crate) async fn prepare(config: &RunSettings) -> Result<Prepared, BatchError> {
     register_keys(config);
@@ -80,15 +136,22 @@ pub(crate) async fn prepare(config: &RunSettings) -> Result<Prepared, BatchError
         // A device's tools are known once it connects: a plan may call any of them.
         tools.push(ToolSpec::any());
     }
+    let tools: Arc<[ToolSpec]> = tools.into();
+    // Each task is kept by its file once its inputs are known: a batch never holds
+    // every task's parsed plan.
+    let shared = SharedSettings::default();
+    let keep = |task: Task| Queued::of(task, config, &tools, &shared);
     let mut loaded = if config.paths.is_empty() {
         LoadedTasks::default()
     } else {
-        load_tasks(&config.paths, Some(&config.out_root), &tools)?
+        load_tasks_as(&config.paths, Some(&config.out_root), &tools, keep)?
     };
-    add_requests(&mut loaded, &config.requests);
+    loaded
+        .tasks
+        .extend(request_tasks(&config.requests).into_iter().map(keep));
     let selection = all_ids(&loaded, config.repeat.unwrap_or(1));
     if let Some(shard) = config.shard {
-        loaded.tasks.retain(|t| shard.contains(&t.id));
+        loaded.tasks.retain(|t| shard.contains(t.id()));
         loaded.invalid.retain(|t| shard.contains(&t.id));
     }
     if let Some(k) = config.repeat.filter(|k| *k > 1) {
@@ -102,32 +165,24 @@ pub(crate) async fn prepare(config: &RunSettings) -> Result<Prepared, BatchError
     let (sandbox, sandbox_warning) =
         sandbox::resolve(config.sandbox, shim.as_deref()).map_err(BatchError::Refused)?;
     let layout = RunLayout::new(&config.run_dir);
-    let tasks = loaded
-        .tasks
-        .into_iter()
-        .map(|task| {
-            let inputs = inputs_of(&task, config);
-            (task, inputs)
-        })
-        .collect();
-    let resumed = plan_resume(&layout, tasks, config.resume)?;
-    let work: Vec<Scheduled> = resumed
-        .work
-        .into_iter()
-        .map(|(task, inputs, previous)| Scheduled {
-            task,
-            inputs,
-            previous,
-        })
-        .collect();
+    let resumed = plan_resume(&layout, loaded.tasks, config.resume)?;
     let spend = Arc::new(Spend::default());
     let llm = match &config.llm {
-        Some(c) => client(c, &work, config, spend.clone()).await?,
+        Some(c) => client(c, &resumed.work, spend.clone()).await?,
         None => {
-            refuse_agents_without_llm(&work)?;
+            refuse_agents_without_llm(&resumed.work)?;
             None
         }
     };
+    let work: Vec<Scheduled> = resumed
+        .work
+        .into_iter()
+        .map(|(queued, previous)| Scheduled {
+            task: queued.source,
+            inputs: queued.inputs,
+            previous,
+        })
+        .collect();
     Ok(Prepared {
         layout,
         selection,
@@ -171,11 +226,11 @@ fn register_keys(config: &RunSettings) {
 
 /// Tasks that need an LLM agent when none is configured: refused before any task runs
 /// (each would only end in the same error).
-fn refuse_agents_without_llm(work: &[Scheduled]) -> Result<(), BatchError> {
+fn refuse_agents_without_llm(work: &[(Queued, Option<TaskRecord>)]) -> Result<(), BatchError> {
     let needing: Vec<&str> = work
         .iter()
-        .filter(|s| !matches!(s.task.shape, TaskShape::RecordedPlan { .. }))
-        .map(|s| s.task.id.as_str())
+        .filter(|(q, _)| q.agent)
+        .map(|(q, _)| q.source.id().as_str())
         .collect();
     let Some(first) = needing.first() else {
         return Ok(());
@@ -195,12 +250,11 @@ fn refuse_agents_without_llm(work: &[Scheduled]) -> Result<(), BatchError> {
 /// anything runs.
 async fn client(
     c: &LlmConfig,
-    work: &[Scheduled],
-    config: &RunSettings,
+    work: &[(Queued, Option<TaskRecord>)],
     spend: Arc<Spend>,
 ) -> Result<Option<Arc<LlmClient>>, BatchError> {
     let key = ApiKey::from_env(&c.api_key_env);
-    let needed = work.iter().any(|s| uses_llm(&s.task, config));
+    let needed = work.iter().any(|(q, _)| q.uses_llm);
     if !needed {
         return Ok(LlmClient::new(c.clone(), key, spend).map(Arc::new).ok());
     }
@@ -218,13 +272,13 @@ async fn client(
 
 /// Every id of the batch, valid and invalid, sorted: with `--repeat K`, the K
 /// repetitions of each valid task (they are what the run dir holds).
-fn all_ids(loaded: &LoadedTasks, repeat: u32) -> Vec<TaskId> {
+fn all_ids(loaded: &LoadedTasks<Queued>, repeat: u32) -> Vec<TaskId> {
     let mut ids: Vec<TaskId> = loaded
         .tasks
         .iter()
         .flat_map(|t| match repeat {
-            0 | 1 => vec![t.id.clone()],
-            k => (1..=k).map(|n| t.id.repetition(n)).collect(),
+            0 | 1 => vec![t.id().clone()],
+            k => (1..=k).map(|n| t.id().repetition(n)).collect(),
         })
         .chain(loaded.invalid.iter().map(|t| t.id.clone()))
         .collect();
@@ -233,19 +287,18 @@ fn all_ids(loaded: &LoadedTasks, repeat: u32) -> Vec<TaskId> {
 }
 
 /// Tasks for `--request` texts: ids `request`, `request-2`, ...
-fn add_requests(loaded: &mut LoadedTasks, requests: &[String]) {
-    for (i, text) in requests.iter().enumerate() {
-        let id = if i == 0 {
-            "request".to_string()
-        } else {
-            format!("request-{}", i + 1)
-        };
-        let id = TaskId::parse(&id).expect("request ids are valid");
-        loaded.tasks.push(Task::new(
-            id,
-            "--request",
-            TaskShape::SeedRequest,
-            text.clone(),
-        ));
-    }
+fn request_tasks(requests: &[String]) -> Vec<Task> {
+    requests
+        .iter()
+        .enumerate()
+        .map(|(i, text)| {
+            let id = if i == 0 {
+                "request".to_string()
+            } else {
+                format!("request-{}", i + 1)
+            };
+            let id = TaskId::parse(&id).expect("request ids are valid");
+            Task::new(id, REQUEST_SOURCE, TaskShape::SeedRequest, text.clone())
+        })
+        .collect()
 }

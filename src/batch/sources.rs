@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 
 use crate::rundir::layout::RESERVED_NAMES;
 use crate::rundir::{is_run_dir, recorded_plans};
-use crate::task::{FoundFile, LoadError, LoadedTasks, discover, load_files};
+use crate::task::{FoundFile, Identified, LoadError, LoadedTasks, Task, discover, load_files_as};
 use crate::tool::ToolSpec;
 
 /// Every task file under `paths`, loaded and checked against `tools`; bad files are kept
@@ -16,8 +16,18 @@ pub(crate) fn load_tasks(
     exclude: Option<&Path>,
     tools: &[ToolSpec],
 ) -> Result<LoadedTasks, LoadError> {
+    load_tasks_as(paths, exclude, tools, |task| task)
+}
+
+/// [`load_tasks`], keeping of each valid task what `keep` makes of it.
+pub(crate) fn load_tasks_as<T: Identified + Send>(
+    paths: &[PathBuf],
+    exclude: Option<&Path>,
+    tools: &[ToolSpec],
+    keep: impl Fn(Task) -> T + Sync + Send,
+) -> Result<LoadedTasks<T>, LoadError> {
     let files = find_task_files(paths, exclude)?;
-    Ok(load_files(&files, tools, RESERVED_NAMES))
+    Ok(load_files_as(&files, tools, RESERVED_NAMES, keep))
 }
 
 /// The task files under `paths`, in the order given, each path's sorted by path. A file

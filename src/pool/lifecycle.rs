@@ -5,7 +5,7 @@ use crate::attempt::AttemptOutcome;
 use crate::record::{
     AttemptRecord, AttemptStatus, Inputs, SessionType, ShapeName, TaskRecord, TaskStatus,
 };
-use crate::task::Task;
+use crate::task::{Task, TaskSource};
 use crate::units::{Timestamp, seconds};
 
 /// A task's first record.
@@ -109,6 +109,31 @@ pub(super) fn not_started(
     refresh_from_task(&mut record, task, inputs);
     record.status = TaskStatus::Cancelled;
     record.error = Some(format!("not started: {reason}"));
+    record
+}
+
+/// The record of a task whose file could not be read again when it was to start (or
+/// to be recorded as not started): an `error` saying why, with no attempt made.
+pub(super) fn unreadable(
+    source: &TaskSource,
+    inputs: &Inputs,
+    previous: Option<TaskRecord>,
+    why: String,
+) -> TaskRecord {
+    let mut record = previous.unwrap_or_else(|| {
+        TaskRecord::new(
+            source.id().clone(),
+            source.path().display().to_string(),
+            source.source_hash(),
+            ShapeName::Invalid,
+            SessionType::None,
+            String::new(),
+        )
+    });
+    record.inputs = Some(inputs.clone());
+    record.status = TaskStatus::Error;
+    record.complete = None;
+    record.error = Some(why);
     record
 }
 

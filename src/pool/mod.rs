@@ -24,14 +24,14 @@ pub(crate) use stop::StopTokens;
 use crate::attempt::{AttemptOutcome, AttemptRunner, AttemptStop};
 use crate::event::{Event, EventSender, TaskFinished};
 use crate::record::{Inputs, TaskRecord};
-use crate::task::Task;
+use crate::task::TaskSource;
 use crate::units::Timestamp;
 use rules::FailLimit;
 
 /// A task to run, with its record from an earlier invocation if there is one.
 pub(crate) struct Scheduled {
-    /// The task.
-    pub(crate) task: Task,
+    /// The task, or its file (read when it starts).
+    pub(crate) task: TaskSource,
     /// What its result will depend on (recorded with it).
     pub(crate) inputs: Inputs,
     /// Its last record in this run dir (attempts continue from it).
@@ -40,7 +40,8 @@ pub(crate) struct Scheduled {
 
 /// A task in the pool's hands.
 struct Item {
-    task: Arc<Task>,
+    /// Held by its file until its first attempt starts, then loaded.
+    task: TaskSource,
     inputs: Arc<Inputs>,
     previous: Option<TaskRecord>,
     /// Retries already made in this invocation.
@@ -101,7 +102,7 @@ impl SessionPool {
         let mut queue: VecDeque<Item> = work
             .into_iter()
             .map(|s| Item {
-                task: Arc::new(s.task),
+                task: s.task,
                 inputs: Arc::new(s.inputs),
                 previous: s.previous,
                 retries: 0,
@@ -116,8 +117,9 @@ impl SessionPool {
                 let Some(item) = take_due(&mut waiting).or_else(|| queue.pop_front()) else {
                     break;
                 };
-                let (id, entry) = self.start(&mut set, item, &stop);
-                running.insert(id, entry);
+                if let Some((id, entry)) = self.start(&mut set, item, &stop) {
+                    running.insert(id, entry);
+                }
             }
             if set.is_empty() && (stopping || waiting.is_empty()) {
                 break;
@@ -145,12 +147,15 @@ impl SessionPool {
         }
         let reason = stop.reason();
         for item in waiting.into_iter().map(|(_, item)| item).chain(queue) {
-            let record = lifecycle::not_started(
-                &item.task,
-                &item.inputs,
-                item.previous,
-                reason.as_deref().unwrap_or("the run stopped"),
-            );
+            let record = match item.task.load() {
+                Ok(task) => lifecycle::not_started(
+                    &task,
+                    &item.inputs,
+                    item.previous,
+                    reason.as_deref().unwrap_or("the run stopped"),
+                ),
+                Err(why) => lifecycle::unreadable(&item.task, &item.inputs, item.previous, why),
+            };
             self.events
                 .send(Event::TaskFinished(Arc::new(TaskFinished::without_run(
                     record,
@@ -178,31 +183,43 @@ impl SessionPool {
         *stopping
     }
 
+    /// Starts an attempt at `item`; a task whose file can no longer be read ends at once,
+    /// as an `error`.
     fn start(
         &self,
         set: &mut JoinSet<AttemptOutcome>,
         mut item: Item,
         stop: &StopTokens,
-    ) -> (tokio::task::Id, Running) {
-        let record = lifecycle::open_attempt(
-            &item.task,
-            &item.inputs,
-            item.previous.take(),
-            Timestamp::now(),
-        );
+    ) -> Option<(tokio::task::Id, Running)> {
+        let task = match item.task.load() {
+            Ok(task) => task,
+            Err(why) => {
+                let record =
+                    lifecycle::unreadable(&item.task, &item.inputs, item.previous.take(), why);
+                self.events
+                    .send(Event::TaskFinished(Arc::new(TaskFinished::without_run(
+                        record,
+                        Vec::new(),
+                    ))));
+                return None;
+            }
+        };
+        // A retry needs no second reading.
+        item.task = TaskSource::Loaded(Arc::clone(&task));
+        let record =
+            lifecycle::open_attempt(&task, &item.inputs, item.previous.take(), Timestamp::now());
         let previous_attempts = record.attempt_count() - 1;
         self.events
             .send(Event::TaskStarted(Box::new(record.clone())));
-        let events = self.events.for_task(item.task.id.clone());
+        let events = self.events.for_task(task.id.clone());
         let runner = Arc::clone(&self.runner);
         let stop = AttemptStop {
             kill: stop.kill.clone(),
             stopping: stop.drain.clone(),
         };
-        let task = Arc::clone(&item.task);
         let handle =
             set.spawn(async move { runner.run(&task, previous_attempts, events, stop).await });
-        (handle.id(), Running { item, record })
+        Some((handle.id(), Running { item, record }))
     }
 
     /// An attempt ended: either the task is final, or it waits for a retry (returned

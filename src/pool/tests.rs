@@ -6,6 +6,7 @@ use std::time::Duration;
 use super::*;
 use crate::event::{EventReceiver, TaskEvents};
 use crate::record::TaskStatus;
+use crate::task::Task;
 use crate::testutil::task;
 
 /// Counts how many attempts run at once; panics on the task named `boom`.
@@ -41,7 +42,7 @@ fn work(ids: &[&str]) -> Vec<Scheduled> {
     ids.iter()
         .map(|id| Scheduled {
             inputs: Default::default(),
-            task: task(id),
+            task: TaskSource::Loaded(Arc::new(task(id))),
             previous: None,
         })
         .collect()

@@ -4,6 +4,7 @@
 //! when it would be made the same way again, and says what changed when not.
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 
@@ -15,9 +16,10 @@ pub(crate) struct Inputs {
     /// Hash of the object file copied in, if any.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) object: Option<String>,
-    /// Settings that change an outcome, by name (`model`, `eval`, `timeout`, ...).
+    /// Settings that change an outcome, by name (`model`, `eval`, `timeout`, ...):
+    /// shared by the tasks that have the same (most of a batch).
     #[serde(default)]
-    pub(crate) settings: BTreeMap<String, String>,
+    pub(crate) settings: Arc<BTreeMap<String, String>>,
 }
 
 impl Inputs {
@@ -50,7 +52,7 @@ mod tests {
         Inputs {
             task_file: "h".into(),
             object: None,
-            settings: BTreeMap::from([("model".into(), model.into())]),
+            settings: Arc::new(BTreeMap::from([("model".into(), model.into())])),
         }
     }
 
@@ -68,7 +70,7 @@ mod tests {
             "its task file changed"
         );
         let mut judged = inputs("a");
-        judged.settings.insert("eval".into(), "llm".into());
+        Arc::make_mut(&mut judged.settings).insert("eval".into(), "llm".into());
         assert_eq!(
             inputs("a").change_to(&judged).unwrap(),
             "eval changed (none) → llm"

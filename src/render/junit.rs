@@ -12,10 +12,24 @@ use crate::record::{AttemptStatus, TaskRecord, TaskStatus};
 use crate::rundir::layout::OUTPUT_MD;
 
 /// The JUnit XML of a run named `name`.
+#[cfg(test)]
 pub(crate) fn junit_xml<'a>(
     name: &str,
     records: impl IntoIterator<Item = &'a TaskRecord>,
 ) -> Result<String, quick_junit::SerializeError> {
+    junit_report(name, records).to_string()
+}
+
+/// Writes the JUnit XML of a run named `name` to `out`.
+pub(crate) fn write_junit<'a>(
+    out: &mut dyn std::io::Write,
+    name: &str,
+    records: impl IntoIterator<Item = &'a TaskRecord>,
+) -> Result<(), quick_junit::SerializeError> {
+    junit_report(name, records).serialize(out)
+}
+
+fn junit_report<'a>(name: &str, records: impl IntoIterator<Item = &'a TaskRecord>) -> Report {
     let mut report = Report::new(format!("ufo-batch {name}"));
     let mut suite = TestSuite::new(name);
     let mut total = 0.0;
@@ -38,7 +52,7 @@ pub(crate) fn junit_xml<'a>(
     suite.set_time(Duration::from_secs_f64(total));
     report.add_test_suite(suite);
     report.set_time(Duration::from_secs_f64(total));
-    report.to_string()
+    report
 }
 
 fn case_name(r: &TaskRecord) -> String {

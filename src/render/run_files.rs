@@ -8,7 +8,9 @@ use crate::record::TaskRecord;
 use crate::rundir::layout::{
     JUNIT_XML, REPORT_HTML, REPORT_MD, SUMMARY_CSV, SUMMARY_JSON, TASKS_STATUS_JSON,
 };
-use crate::rundir::{FileError, FileErrors, RunLayout, write_atomic, write_json};
+use crate::rundir::{
+    FileError, FileErrors, RunLayout, write_atomic, write_atomic_with, write_json,
+};
 
 /// Writes every run-level file derived from the records of a run named `name` (and its
 /// `run.json`, which the page's header shows).
@@ -24,13 +26,13 @@ pub(crate) fn write_summaries(
         write_atomic(&path, bytes).map_err(|e| FileError::write(&path, e))
     };
     errors.keep(json(layout, SUMMARY_JSON, &summary::summary_json(records)));
-    errors.keep(match summary::summary_csv(records.iter().copied()) {
-        Ok(csv) => bytes(SUMMARY_CSV, &csv),
-        Err(e) => Err(FileError::write(
-            &layout.file(SUMMARY_CSV),
-            std::io::Error::other(e),
-        )),
-    });
+    let streamed = |file: &str, fill: &dyn Fn(&mut dyn std::io::Write) -> std::io::Result<()>| {
+        let path = layout.file(file);
+        write_atomic_with(&path, fill).map_err(|e| FileError::write(&path, e))
+    };
+    errors.keep(streamed(SUMMARY_CSV, &|out| {
+        summary::write_summary_csv(out, records.iter().copied()).map_err(std::io::Error::other)
+    }));
     errors.keep(json(
         layout,
         TASKS_STATUS_JSON,
@@ -44,14 +46,117 @@ pub(crate) fn write_summaries(
         Ok(page) => bytes(REPORT_HTML, page.as_bytes()),
         Err(e) => Err(FileError::Render(e)),
     });
-    errors.keep(match junit::junit_xml(name, records.iter().copied()) {
-        Ok(xml) => bytes(JUNIT_XML, xml.as_bytes()),
-        Err(e) => Err(FileError::Render(format!("cannot write {JUNIT_XML}: {e}"))),
-    });
+    errors.keep(streamed(JUNIT_XML, &|out| {
+        junit::write_junit(out, name, records.iter().copied()).map_err(std::io::Error::other)
+    }));
     errors.into_result()
 }
 
 fn json(layout: &RunLayout, file: &str, value: &impl serde::Serialize) -> Result<(), FileError> {
     let path = layout.file(file);
     write_json(&path, value).map_err(|e| FileError::write(&path, e))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::record::{
+        AttemptRecord, AttemptStatus, Complete, Inputs, SessionType, ShapeName, TaskStatus,
+    };
+    use crate::rundir::layout::{
+        JUNIT_XML, REPORT_HTML, REPORT_MD, SUMMARY_CSV, SUMMARY_JSON, TASKS_STATUS_JSON,
+    };
+    use crate::task::TaskId;
+    use crate::units::{Timestamp, Usage};
+
+    /// Records of every kind the run-level files tell apart, with every field set.
+    fn records() -> Vec<TaskRecord> {
+        let attempt = |n, status, error: Option<&str>| AttemptRecord {
+            attempt: n,
+            started: Timestamp::now(),
+            finished: Some(Timestamp::now()),
+            status,
+            error: error.map(str::to_string),
+            device: Some("dev".into()),
+        };
+        let mut all = Vec::new();
+        for (i, (id, status)) in [
+            ("a/pass", TaskStatus::Passed),
+            ("a/fail", TaskStatus::Failed),
+            ("b/err", TaskStatus::Error),
+            ("b/slow", TaskStatus::Timeout),
+            ("c/cut", TaskStatus::Cancelled),
+            ("c/run", TaskStatus::Running),
+            ("r/rep-1", TaskStatus::Passed),
+            ("r/rep-2", TaskStatus::Failed),
+        ]
+        .into_iter()
+        .enumerate()
+        {
+            let mut r = TaskRecord::new(
+                TaskId::parse(id).unwrap(),
+                format!("/tasks/{id}.json"),
+                "0123456789abcdef".into(),
+                ShapeName::RecordedPlan,
+                SessionType::FollowerSession,
+                format!("request <b>{id}</b>"),
+            );
+            r.inputs = Some(Inputs {
+                task_file: "0123456789abcdef".into(),
+                object: Some("obj".into()),
+                settings: Default::default(),
+            });
+            r.status = status;
+            r.tags = vec![format!("tag{}", i % 3)];
+            r.repeat = id.starts_with("r/").then(|| i as u32 - 5);
+            r.complete = (i % 2 == 0).then_some(Complete::No);
+            r.error = (status != TaskStatus::Passed).then(|| format!("why {id}"));
+            r.attempts = vec![
+                attempt(1, AttemptStatus::Error, Some("flaky")),
+                attempt(2, status.into(), r.error.as_deref()),
+            ];
+            r.started = Some(Timestamp::now());
+            r.finished = Some(Timestamp::now());
+            r.duration_s = 1.5 * i as f64;
+            r.rounds = 2;
+            r.steps = i as u32;
+            r.round_steps = vec![1, i as u32];
+            r.usage = Usage {
+                prompt_tokens: 100 * i as u64,
+                completion_tokens: 7,
+            };
+            r.cost_usd = (i != 3).then_some(0.25);
+            r.llm.calls = 3;
+            r.warnings = vec!["w".into()];
+            all.push(r);
+        }
+        all
+    }
+
+    #[test]
+    fn records_kept_for_summaries_render_every_run_level_file_as_the_whole_ones_do() {
+        let whole = records();
+        let slim: Vec<TaskRecord> = whole.iter().map(TaskRecord::for_summaries).collect();
+        let run = serde_json::json!({"name": "n", "started": "2026-01-01T00:00:00Z"});
+        let render = |records: &[TaskRecord]| {
+            let dir = tempfile::tempdir().unwrap();
+            let layout = RunLayout::new(dir.path());
+            let refs: Vec<&TaskRecord> = records.iter().collect();
+            write_summaries(&layout, "n", Some(&run), &refs).unwrap();
+            [
+                SUMMARY_JSON,
+                SUMMARY_CSV,
+                TASKS_STATUS_JSON,
+                REPORT_MD,
+                REPORT_HTML,
+                JUNIT_XML,
+            ]
+            .map(|file| std::fs::read_to_string(layout.file(file)).unwrap())
+        };
+        let (from_whole, from_slim) = (render(&whole), render(&slim));
+        for (a, b) in from_whole.iter().zip(&from_slim) {
+            assert!(a.contains("a/fail"));
+            assert_eq!(a, b);
+        }
+    }
 }

@@ -186,30 +186,31 @@ struct Repeats {
     tasks: Vec<super::repeats::TaskRate>,
 }
 
-/// `summary.csv` as bytes (with a header even when there are no tasks).
-pub(crate) fn summary_csv<'a>(
+/// Writes `summary.csv` to `out`, a row at a time (with a header even when there are no
+/// tasks).
+pub(crate) fn write_summary_csv<'a>(
+    out: &mut dyn std::io::Write,
     records: impl IntoIterator<Item = &'a TaskRecord>,
-) -> Result<Vec<u8>, csv::Error> {
-    let mut writer = csv::Writer::from_writer(Vec::new());
+) -> Result<(), csv::Error> {
+    let mut records = records.into_iter().peekable();
+    if records.peek().is_none() {
+        out.write_all(b"id,session,status,complete,attempts,rounds,steps,duration_s,prompt_tokens,completion_tokens,cost_usd,error\n")?;
+        return Ok(());
+    }
+    let mut writer = csv::Writer::from_writer(out);
     for r in records {
         writer.serialize(SummaryRow::of(r))?;
     }
     writer.flush()?;
-    let bytes = writer
-        .into_inner()
-        .map_err(|e| csv::Error::from(e.into_error()))?;
-    if bytes.is_empty() {
-        return Ok(b"id,session,status,complete,attempts,rounds,steps,duration_s,prompt_tokens,completion_tokens,cost_usd,error\n".to_vec());
-    }
-    Ok(bytes)
+    Ok(())
 }
 
 /// UFO's `tasks_status.json`: `{task_id: true}` once a task is done.
 pub(crate) fn tasks_status<'a>(
     records: impl IntoIterator<Item = &'a TaskRecord>,
-) -> BTreeMap<String, bool> {
+) -> BTreeMap<&'a str, bool> {
     records
         .into_iter()
-        .map(|r| (r.id.to_string(), r.status.is_done()))
+        .map(|r| (r.id.as_str(), r.status.is_done()))
         .collect()
 }

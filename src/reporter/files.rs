@@ -44,7 +44,9 @@ pub(crate) struct ResultFiles {
     lanes: Lanes,
     /// Puts finished tasks' `status.json` in place once their files are durable.
     committer: Arc<Committer>,
+    /// The run as started.
     run: Option<RunStarted>,
+    /// Each task's latest record, as the run-level files read it.
     records: BTreeMap<TaskId, TaskRecord>,
     /// Lines held back per task: written together with the task's next file (its end,
     /// a retry) or at the next tick, so that a task's lines cost one job, not one each.
@@ -91,10 +93,12 @@ impl ResultFiles {
                 self.keep(result);
             }
             Event::TaskSkipped(record) => {
-                self.records.insert(record.id.clone(), (**record).clone());
+                self.records
+                    .insert(record.id.clone(), record.for_summaries());
             }
             Event::TaskStarted(record) => {
-                self.records.insert(record.id.clone(), (**record).clone());
+                self.records
+                    .insert(record.id.clone(), record.for_summaries());
                 let (files, record) = (self.task_files(&record.id), (**record).clone());
                 // Lines still held belong to the attempt before (its files move now).
                 let lines = self.lines.remove(&record.id);
@@ -132,7 +136,8 @@ impl ResultFiles {
                 );
             }
             Event::TaskFinished(f) => {
-                self.records.insert(f.record.id.clone(), f.record.clone());
+                self.records
+                    .insert(f.record.id.clone(), f.record.for_summaries());
                 let files = self.task_files(&f.record.id);
                 let lines = self.lines.remove(&f.record.id);
                 let f = Arc::clone(f);

@@ -8,7 +8,7 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use crate::secrets::scrub_bytes;
+use crate::secrets::{ScrubbingWriter, scrub_bytes};
 
 /// Syncs of files, folders or file systems the runner has asked for (for `run.json`
 /// and benchmarks).
@@ -26,13 +26,24 @@ pub(crate) fn disk_syncs() -> u64 {
 
 /// Replaces `path` with `bytes` atomically and durably.
 pub(crate) fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    write_atomic_with(path, |out| out.write_all(bytes))
+}
+
+/// Replaces `path`, atomically and durably, with what `fill` writes: a large file is
+/// written as it is made, never held whole in memory.
+pub(crate) fn write_atomic_with(
+    path: &Path,
+    fill: impl FnOnce(&mut dyn Write) -> std::io::Result<()>,
+) -> std::io::Result<()> {
     let parent = path
         .parent()
         .filter(|p| !p.as_os_str().is_empty())
         .unwrap_or(Path::new("."));
     std::fs::create_dir_all(parent)?;
-    let mut file = atomic_write_file::AtomicWriteFile::open(path)?;
-    file.write_all(&scrub_bytes(bytes))?;
+    let file = atomic_write_file::AtomicWriteFile::open(path)?;
+    let mut out = ScrubbingWriter::new(std::io::BufWriter::new(file));
+    fill(&mut out)?;
+    let file = out.finish()?.into_inner().map_err(|e| e.into_error())?;
     // The file, then (on Unix) its folder.
     count_syncs(if cfg!(unix) { 2 } else { 1 });
     file.commit()
@@ -104,9 +115,12 @@ pub(crate) fn json_bytes(value: &impl serde::Serialize) -> std::io::Result<Vec<u
     Ok(bytes)
 }
 
-/// Replaces `path` with `value` as pretty JSON, atomically.
+/// Replaces `path` with `value` as pretty JSON, atomically (written as it is made).
 pub(crate) fn write_json(path: &Path, value: &impl serde::Serialize) -> std::io::Result<()> {
-    write_atomic(path, &json_bytes(value)?)
+    write_atomic_with(path, |out| {
+        serde_json::to_writer_pretty(&mut *out, value).map_err(std::io::Error::other)?;
+        out.write_all(b"\n")
+    })
 }
 
 /// Removes temporary files that a write killed half-way left in `dir` (`.NAME.xxxxxx`

@@ -13,7 +13,9 @@ mod resume;
 mod selection;
 mod task_files;
 
-pub(crate) use atomic::{append_line, disk_syncs, remove_stale_temps, write_atomic, write_json};
+pub(crate) use atomic::{
+    append_line, disk_syncs, remove_stale_temps, write_atomic, write_atomic_with, write_json,
+};
 pub(crate) use durable::{Committer, Pending};
 pub(crate) use error::{FileError, FileErrors};
 pub(crate) use layout::RunLayout;
@@ -21,6 +23,6 @@ pub(crate) use lock::RunLock;
 pub(crate) use records::{
     STORED_FILE_LIMIT, StoredTask, is_run_dir, load_batch, read_run_json, recorded_plans,
 };
-pub(crate) use resume::{Discarding, ResumeMode, RunDirError, plan_resume};
+pub(crate) use resume::{Discarding, Resumable, ResumeMode, RunDirError, plan_resume};
 pub(crate) use selection::read_selection;
 pub(crate) use task_files::{FinalFiles, TaskFiles};

@@ -14,7 +14,14 @@ use super::lock::RunLock;
 use super::records::{previous_record, read_run_json};
 use crate::record::ShapeName;
 use crate::record::{Inputs, TaskRecord, TaskStatus};
-use crate::task::Task;
+use crate::task::Identified;
+
+/// A task a run may keep the earlier result of: which it is, and what its result now
+/// depends on.
+pub(crate) trait Resumable: Identified + Send {
+    /// What its result would be made from now.
+    fn inputs(&self) -> &Inputs;
+}
 
 /// What to do with results already in the run dir.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
@@ -70,15 +77,16 @@ enum Decision {
 
 /// What a run does with the run dir and each of its tasks.
 #[derive(Debug)]
-pub(crate) struct Resumption {
+pub(crate) struct Resumption<T> {
     /// How many invocations of this run dir came before this one.
     pub(crate) previous_invocations: u32,
     /// An old run dir being deleted (`--fresh`); finish it before exiting.
     pub(crate) discarding: Discarding,
-    /// Final results kept from earlier invocations.
+    /// Final results kept from earlier invocations, as the run-level files read them
+    /// ([`TaskRecord::for_summaries`]).
     pub(crate) kept: Vec<TaskRecord>,
-    /// Tasks to run, each with its inputs and its earlier record if it has one.
-    pub(crate) work: Vec<(Task, Inputs, Option<TaskRecord>)>,
+    /// Tasks to run, each with its earlier record if it has one.
+    pub(crate) work: Vec<(T, Option<TaskRecord>)>,
     /// Why results that would have been kept run again (what changed), with how many.
     pub(crate) rerun: BTreeMap<String, usize>,
     /// This runner's hold on the run dir; keep it until the run ends.
@@ -87,34 +95,34 @@ pub(crate) struct Resumption {
 
 /// Opens the run dir of `layout` for a run of `tasks` (see [`prepare_run_dir`]) and
 /// decides, task by task, what is kept and what runs.
-pub(crate) fn plan_resume(
+pub(crate) fn plan_resume<T: Resumable>(
     layout: &RunLayout,
-    tasks: Vec<(Task, Inputs)>,
+    tasks: Vec<T>,
     mode: ResumeMode,
-) -> Result<Resumption, RunDirError> {
+) -> Result<Resumption<T>, RunDirError> {
     let lock = RunLock::acquire(layout)?;
     let (previous_invocations, discarding) = prepare_run_dir(layout, mode)?;
     let mut kept = Vec::new();
     let mut work = Vec::new();
     let mut rerun = BTreeMap::new();
     // Reading each stored record is independent of the others.
-    let decided = crate::parallel::map_owned(tasks, |(task, inputs)| {
+    let decided = crate::parallel::map_owned(tasks, |task| {
         // A fresh run starts over: nothing of the old run dir is read.
         let previous = match mode {
             ResumeMode::Fresh => None,
-            _ => previous_record(layout, &task.id),
+            _ => previous_record(layout, task.id()),
         };
-        let decision = decide(&inputs, previous, mode);
-        (task, inputs, decision)
+        let decision = decide(task.inputs(), previous, mode);
+        (task, decision)
     });
-    for (task, inputs, decision) in decided {
+    for (task, decision) in decided {
         match decision {
             Decision::Keep(record) => kept.push(record),
             Decision::Run(previous, why) => {
                 if let Some(why) = why {
                     *rerun.entry(why).or_default() += 1;
                 }
-                work.push((task, inputs, previous));
+                work.push((task, previous));
             }
         }
     }
@@ -270,7 +278,8 @@ fn decide(inputs: &Inputs, previous: Option<TaskRecord>, mode: ResumeMode) -> De
         Some(earlier) => earlier.change_to(inputs),
     };
     match change {
-        None => Decision::Keep(record),
+        // Only the run-level files read a kept record again.
+        None => Decision::Keep(record.for_summaries()),
         Some(why) => Decision::Run(Some(record), Some(why)),
     }
 }

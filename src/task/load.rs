@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use super::discover::FoundFile;
 use super::file::parse_task;
 use super::id::relative_id_text;
-use super::unique::{ReservedNames, unique_ids};
+use super::unique::{Identified, ReservedNames, unique_ids};
 use super::{Problem, Task, TaskId};
 use crate::regular_file::{FileAccessError, read_bounded};
 use crate::tool::ToolSpec;
@@ -31,26 +31,36 @@ pub(crate) struct InvalidTask {
 
 impl InvalidTask {
     /// A loaded task that cannot run after all, for `problem`.
-    pub(crate) fn of(task: &Task, problem: Problem) -> Self {
+    pub(crate) fn of(task: &impl Identified, problem: Problem) -> Self {
         Self {
-            id: task.id.clone(),
-            source: task.source.clone(),
-            source_hash: task.source_hash.clone(),
+            id: task.id().clone(),
+            source: task.source().to_path_buf(),
+            source_hash: task.source_hash(),
             problems: vec![problem],
         }
     }
 }
 
-/// All task files under the given paths.
-#[derive(Debug, Default)]
-pub(crate) struct LoadedTasks {
+/// All task files under the given paths: the tasks as loaded, or as the loader was
+/// asked to keep them (see [`load_files_as`]).
+#[derive(Debug)]
+pub(crate) struct LoadedTasks<T = Task> {
     /// Tasks ready to run, in path order.
-    pub(crate) tasks: Vec<Task>,
+    pub(crate) tasks: Vec<T>,
     /// Files that cannot run, in path order.
     pub(crate) invalid: Vec<InvalidTask>,
 }
 
-impl LoadedTasks {
+impl<T> Default for LoadedTasks<T> {
+    fn default() -> Self {
+        Self {
+            tasks: Vec::new(),
+            invalid: Vec::new(),
+        }
+    }
+}
+
+impl<T> LoadedTasks<T> {
     /// How many files were found.
     pub(crate) fn len(&self) -> usize {
         self.tasks.len() + self.invalid.len()
@@ -59,22 +69,37 @@ impl LoadedTasks {
 
 /// Loads the given files (already discovered), in order. `tools` are the tools recorded
 /// actions may call; `reserved` are the run dir's names, which ids must keep clear of.
+#[cfg(test)]
 pub(crate) fn load_files(
     files: &[FoundFile],
     tools: &[ToolSpec],
     reserved: ReservedNames<'_>,
 ) -> LoadedTasks {
+    load_files_as(files, tools, reserved, |task| task)
+}
+
+/// Loads the given files as [`load_files`] does, keeping of each valid task what `keep`
+/// makes of it (as soon as it is loaded: the parsed tasks are never all held at once).
+pub(crate) fn load_files_as<T: Identified + Send>(
+    files: &[FoundFile],
+    tools: &[ToolSpec],
+    reserved: ReservedNames<'_>,
+    keep: impl Fn(Task) -> T + Sync + Send,
+) -> LoadedTasks<T> {
     // Reading and parsing are independent per file. A file whose loading panics is an
     // error of its own, never silently gone.
-    let loaded: Vec<Loaded> = crate::parallel::map(files, |f| {
-        std::panic::catch_unwind(AssertUnwindSafe(|| load_one(f, tools)))
-            .unwrap_or_else(|_| lost(f))
+    let loaded: Vec<Loaded<T>> = crate::parallel::map(files, |f| {
+        std::panic::catch_unwind(AssertUnwindSafe(|| match load_one(f, tools) {
+            Loaded::Task(task) => Loaded::Task(keep(task)),
+            Loaded::Invalid(bad) => Loaded::Invalid(bad),
+        }))
+        .unwrap_or_else(|_| lost(f))
     });
     let mut tasks = Vec::new();
     let mut invalid = Vec::new();
     for one in loaded {
         match one {
-            Loaded::Task(task) => tasks.push(*task),
+            Loaded::Task(task) => tasks.push(task),
             Loaded::Invalid(bad) => invalid.push(bad),
         }
     }
@@ -83,7 +108,7 @@ pub(crate) fn load_files(
 }
 
 /// A file whose loading failed unexpectedly: an error, never silently gone.
-fn lost(f: &FoundFile) -> Loaded {
+fn lost<T>(f: &FoundFile) -> Loaded<T> {
     let problem = Problem::new(
         &f.path,
         "internal error: the loader stopped while reading this file",
@@ -93,12 +118,12 @@ fn lost(f: &FoundFile) -> Loaded {
 }
 
 /// One file, read and parsed.
-enum Loaded {
-    Task(Box<Task>),
+enum Loaded<T> {
+    Task(T),
     Invalid(InvalidTask),
 }
 
-fn load_one(file: &FoundFile, tools: &[ToolSpec]) -> Loaded {
+fn load_one(file: &FoundFile, tools: &[ToolSpec]) -> Loaded<Task> {
     if let Some(why) = &file.problem {
         let problem = Problem::new(&file.path, why.clone())
             .fix("remove the entry, or make it a readable task file");
@@ -117,7 +142,7 @@ fn load_one(file: &FoundFile, tools: &[ToolSpec]) -> Loaded {
     let hash = || crate::hash::hex(text.as_bytes());
     match parsed {
         Ok(outcome) => match outcome.result {
-            Ok(task) => Loaded::Task(Box::new(task)),
+            Ok(task) => Loaded::Task(task),
             Err(problems) => {
                 Loaded::Invalid(pending_invalid(file, outcome.declared_id, hash(), problems))
             }
@@ -132,7 +157,7 @@ fn load_one(file: &FoundFile, tools: &[ToolSpec]) -> Loaded {
 
 /// A task file's text: a regular file of at most [`MAX_TASK_FILE`] bytes, UTF-8, with
 /// a byte-order mark (as Windows tools write) dropped.
-fn read_task_file(path: &Path) -> Result<String, Box<Problem>> {
+pub(super) fn read_task_file(path: &Path) -> Result<String, Box<Problem>> {
     let bounded = read_bounded(path, MAX_TASK_FILE, Some(MAX_TASK_FILE)).map_err(|e| {
         let fix = match e {
             FileAccessError::TooLarge { .. } => {

@@ -10,13 +10,15 @@ mod load;
 mod model;
 mod object;
 mod problem;
+mod source;
 mod unique;
 
 pub(crate) use action::{Action, Expect, ExpectControl, describe_text_difference};
 pub(crate) use check::Check;
 pub(crate) use discover::{FoundFile, LoadError, discover};
 pub(crate) use id::{IdError, TaskId};
-pub(crate) use load::{InvalidTask, LoadedTasks, load_files};
+pub(crate) use load::{InvalidTask, LoadedTasks, load_files_as};
 pub(crate) use model::{App, RecordedVerdict, Task, TaskShape};
 pub(crate) use problem::Problem;
-pub(crate) use unique::ReservedNames;
+pub(crate) use source::{REQUEST_SOURCE, TaskSource};
+pub(crate) use unique::{Identified, ReservedNames};

@@ -5,7 +5,7 @@
 //! a free stand-in id, found in a bounded number of tries, so its error has a place.
 
 use std::collections::{HashMap, HashSet};
-use std::path::PathBuf;
+use std::path::Path;
 
 use super::{InvalidTask, Problem, Task, TaskId};
 
@@ -49,32 +49,59 @@ impl ReservedNames<'_> {
     }
 }
 
+/// What the loader keeps of a valid task needs to say which it is.
+pub(crate) trait Identified {
+    /// The task's id.
+    fn id(&self) -> &TaskId;
+    /// Its task file.
+    fn source(&self) -> &Path;
+    /// The hash of the task file's bytes.
+    fn source_hash(&self) -> String;
+}
+
+impl Identified for Task {
+    fn id(&self) -> &TaskId {
+        &self.id
+    }
+    fn source(&self) -> &Path {
+        &self.source
+    }
+    fn source_hash(&self) -> String {
+        self.source_hash.clone()
+    }
+}
+
 /// Makes the ids of `tasks` and `invalid` unique and safe; tasks whose id cannot be
 /// kept become invalid with the reason.
-pub(super) fn unique_ids(
-    tasks: Vec<Task>,
+pub(super) fn unique_ids<T: Identified>(
+    tasks: Vec<T>,
     mut invalid: Vec<InvalidTask>,
     reserved: ReservedNames<'_>,
-) -> (Vec<Task>, Vec<InvalidTask>) {
-    let mut owners: HashMap<TaskId, PathBuf> = HashMap::new();
-    let mut kept = Vec::new();
+) -> (Vec<T>, Vec<InvalidTask>) {
+    // Each id's owner, by its place in `kept` (a million tasks' paths are not copied).
+    let mut owners: HashMap<TaskId, usize> = HashMap::new();
+    let mut kept: Vec<T> = Vec::new();
     for task in tasks {
-        let problem = if let Some(name) = reserved.run_file(&task.id) {
+        let problem = if let Some(name) = reserved.run_file(task.id()) {
             Some(
                 Problem::new(
-                    &task.source,
+                    task.source(),
                     format!(
                         "the id `{}` is the name of the run folder's own `{name}`",
-                        task.id
+                        task.id()
                     ),
                 )
                 .fix("rename the file or set an \"id\" that is not a results file name"),
             )
         } else {
-            owners.get(&task.id).map(|first| {
+            owners.get(task.id()).map(|first| {
                 Problem::new(
-                    &task.source,
-                    format!("duplicate id `{}`: {} has it too", task.id, first.display()),
+                    task.source(),
+                    format!(
+                        "duplicate id `{}`: {} has it too",
+                        task.id(),
+                        kept[*first].source().display()
+                    ),
                 )
                 .fix("give one of the two files a different \"id\"")
             })
@@ -82,31 +109,35 @@ pub(super) fn unique_ids(
         match problem {
             Some(problem) => invalid.push(InvalidTask::of(&task, problem)),
             None => {
-                owners.insert(task.id.clone(), task.source.clone());
+                owners.insert(task.id().clone(), kept.len());
                 kept.push(task);
             }
         }
     }
-    let (kept, moved): (Vec<Task>, Vec<Task>) = kept
-        .into_iter()
-        .partition(|t| clashing_entry(&t.id, &owners, reserved).is_none());
-    for task in moved {
-        owners.remove(&task.id);
-        let entry = clashing_entry(&task.id, &owners, reserved).unwrap_or_default();
-        let problem = Problem::new(
-            &task.source,
-            format!(
-                "the id `{}` would put this task's results inside another task's `{entry}`",
-                task.id
-            ),
-        )
-        .fix("rename the file or set an \"id\" that does not end in a results file name");
-        invalid.push(InvalidTask::of(&task, problem));
+    let clashes = |t: &T| clashing_entry(t.id(), &owners, reserved);
+    if kept.iter().any(|t| clashes(t).is_some()) {
+        let (stay, moved): (Vec<T>, Vec<T>) = kept.into_iter().partition(|t| clashes(t).is_none());
+        for task in moved {
+            owners.remove(task.id());
+            let entry = clashing_entry(task.id(), &owners, reserved).unwrap_or_default();
+            let problem = Problem::new(
+                task.source(),
+                format!(
+                    "the id `{}` would put this task's results inside another task's `{entry}`",
+                    task.id()
+                ),
+            )
+            .fix("rename the file or set an \"id\" that does not end in a results file name");
+            invalid.push(InvalidTask::of(&task, problem));
+        }
+        kept = stay;
     }
-    invalid.sort_by(|a, b| a.source.cmp(&b.source));
-    let mut taken = Taken::new(owners.into_keys(), reserved);
-    for bad in &mut invalid {
-        bad.id = taken.stand_in(&bad.id);
+    if !invalid.is_empty() {
+        invalid.sort_by(|a, b| a.source.cmp(&b.source));
+        let mut taken = Taken::new(owners.into_keys(), reserved);
+        for bad in &mut invalid {
+            bad.id = taken.stand_in(&bad.id);
+        }
     }
     (kept, invalid)
 }
@@ -114,7 +145,7 @@ pub(super) fn unique_ids(
 /// The entry name through which `id` would land inside another kept task's folder.
 fn clashing_entry(
     id: &TaskId,
-    owners: &HashMap<TaskId, PathBuf>,
+    owners: &HashMap<TaskId, usize>,
     reserved: ReservedNames<'_>,
 ) -> Option<String> {
     let segments: Vec<&str> = id.segments().collect();
@@ -179,6 +210,7 @@ impl<'a> Taken<'a> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::path::PathBuf;
 
     const RESERVED: ReservedNames<'static> = ReservedNames {
         run_files: &["run.json", "summary.json"],

@@ -135,3 +135,52 @@ fn a_folder_that_is_not_a_run_is_never_touched() {
     );
     assert!(p.path().join("results/proj/precious.txt").exists());
 }
+
+#[test]
+fn a_task_file_edited_or_removed_after_the_run_started_is_an_error_not_a_stale_run() {
+    let p = Project::new();
+    p.task("a.json", shell_plan("first", &["sleep 2"]))
+        .task("b.json", shell_plan("second", &["echo old"]))
+        .task("c.json", shell_plan("third", &["echo gone"]));
+    let run = p.start(&["run", "tasks", "--jobs", "1"]);
+    let dir = p.path().join("results/proj");
+    assert!(crate::helpers::eventually(|| dir
+        .join("a/status.json")
+        .exists()));
+    // The batch was loaded and checked before `a` started; `b` and `c` wait.
+    p.task("b.json", shell_plan("second, edited", &["echo new"]));
+    std::fs::remove_file(p.path().join("tasks/c.json")).unwrap();
+    let out = run.wait();
+    out.expect_code(1);
+    assert_eq!(out.status_of("a"), "passed");
+    let b = out.status("b");
+    assert_eq!(b["status"], "error");
+    assert!(
+        b["error"]
+            .as_str()
+            .unwrap()
+            .contains("changed after the run started; run again to use the new version"),
+        "{b}"
+    );
+    assert_eq!(b["attempts"].as_array().unwrap().len(), 0);
+    let c = out.status("c");
+    assert_eq!(c["status"], "error");
+    assert!(
+        c["error"]
+            .as_str()
+            .unwrap()
+            .starts_with("its task file cannot be read again"),
+        "{c}"
+    );
+    // Run again: the edited task runs as it is now, and the removed one is no longer
+    // part of the batch.
+    let again = p.run(&["--jobs", "1"]);
+    again.expect_code(0);
+    assert_eq!(again.status_of("b"), "passed");
+    assert_eq!(again.status("b")["request"], "second, edited");
+    assert!(
+        again.stderr.contains("2 tasks: 2 passed"),
+        "{}",
+        again.stderr
+    );
+}

@@ -1,0 +1,190 @@
+//! A validated task as a batch holds it until it starts: named by its file alone, and
+//! read again when it starts, so that a batch of a million tasks keeps a few dozen bytes
+//! per task rather than each task's parsed plan. A task with no file (`--request`) is
+//! held whole.
+
+use std::path::Path;
+use std::sync::Arc;
+
+use super::file::parse_task;
+use super::load::read_task_file;
+use super::{Task, TaskId};
+use crate::tool::ToolSpec;
+
+/// Where a task to run comes from.
+#[derive(Clone, Debug)]
+pub(crate) enum TaskSource {
+    /// The task itself.
+    Loaded(Arc<Task>),
+    /// Its task file, validated when the batch was loaded.
+    File(TaskFile),
+}
+
+/// A task file validated when the batch was loaded, to be read again when it starts.
+#[derive(Clone, Debug)]
+pub(crate) struct TaskFile {
+    id: TaskId,
+    path: Box<Path>,
+    /// The hash of the bytes that were validated.
+    hash: u64,
+    repeat: Option<u32>,
+    tools: Arc<[ToolSpec]>,
+}
+
+impl TaskSource {
+    /// `task`, held by its file when it has one. `tools` are those it was checked
+    /// against (it is checked against them again when read again).
+    pub(crate) fn of(task: Task, tools: &Arc<[ToolSpec]>) -> Self {
+        match u64::from_str_radix(&task.source_hash, 16) {
+            Ok(hash) if task.has_file() => TaskSource::File(TaskFile {
+                id: task.id,
+                path: task.source.into_boxed_path(),
+                hash,
+                repeat: task.repeat,
+                tools: Arc::clone(tools),
+            }),
+            _ => TaskSource::Loaded(Arc::new(task)),
+        }
+    }
+
+    /// The task's id.
+    pub(crate) fn id(&self) -> &TaskId {
+        match self {
+            TaskSource::Loaded(task) => &task.id,
+            TaskSource::File(file) => &file.id,
+        }
+    }
+
+    /// Its task file (empty for a task with none).
+    pub(crate) fn path(&self) -> &Path {
+        match self {
+            TaskSource::Loaded(task) => &task.source,
+            TaskSource::File(file) => &file.path,
+        }
+    }
+
+    /// The hash of the task file's bytes, as records write it.
+    pub(crate) fn source_hash(&self) -> String {
+        match self {
+            TaskSource::Loaded(task) => task.source_hash.clone(),
+            TaskSource::File(file) => format!("{:016x}", file.hash),
+        }
+    }
+
+    /// Repetition `n` of this task: id `ID/rep-n`.
+    pub(crate) fn repetition(&self, n: u32) -> TaskSource {
+        match self {
+            TaskSource::Loaded(task) => TaskSource::Loaded(Arc::new(task.repetition(n))),
+            TaskSource::File(file) => TaskSource::File(TaskFile {
+                id: file.id.repetition(n),
+                repeat: Some(n),
+                ..file.clone()
+            }),
+        }
+    }
+
+    /// The task, read again from its file when it is held by its file. Fails, in words,
+    /// when the file can no longer be read or no longer holds what was validated.
+    pub(crate) fn load(&self) -> Result<Arc<Task>, String> {
+        match self {
+            TaskSource::Loaded(task) => Ok(Arc::clone(task)),
+            TaskSource::File(file) => file.load().map(Arc::new),
+        }
+    }
+}
+
+impl TaskFile {
+    fn load(&self) -> Result<Task, String> {
+        let text = read_task_file(&self.path)
+            .map_err(|p| format!("its task file cannot be read again: {}", p.short()))?;
+        if crate::hash::fnv1a64(text.as_bytes()) != self.hash {
+            return Err(format!(
+                "its task file {} changed after the run started; run again to use the new version",
+                self.path.display()
+            ));
+        }
+        let parsed = parse_task(&self.path, &text, Ok(self.id.clone()), &self.tools);
+        let mut task = parsed.result.map_err(|problems| {
+            let first = problems.first().map(|p| p.short()).unwrap_or_default();
+            format!("its task file no longer loads: {first}")
+        })?;
+        task.id = self.id.clone();
+        task.repeat = self.repeat;
+        Ok(task)
+    }
+}
+
+/// The source of a task with no file (`--request`).
+pub(crate) const REQUEST_SOURCE: &str = "--request";
+
+impl Task {
+    /// Whether the task came from a task file (not `--request`).
+    pub(crate) fn has_file(&self) -> bool {
+        self.source != Path::new(REQUEST_SOURCE) && !self.source.as_os_str().is_empty()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn tools() -> Arc<[ToolSpec]> {
+        crate::executor::all_tools().to_vec().into()
+    }
+
+    fn loaded(dir: &Path, text: &str) -> Task {
+        let path = dir.join("t.json");
+        std::fs::write(&path, text).unwrap();
+        let id = TaskId::parse("t").unwrap();
+        parse_task(&path, text, Ok(id), &tools()).result.unwrap()
+    }
+
+    #[test]
+    fn a_task_file_is_read_again_as_it_was_validated() {
+        let dir = tempfile::tempdir().unwrap();
+        let text = r#"{"request": "r", "actions": [{"action": "execute_command", "parameters": {"command": "true"}}], "tags": ["x"]}"#;
+        let task = loaded(dir.path(), text);
+        let source = TaskSource::of(task.clone(), &tools()).repetition(2);
+        assert!(matches!(source, TaskSource::File(_)));
+        assert_eq!(source.id().as_str(), "t/rep-2");
+        assert_eq!(source.source_hash(), task.source_hash);
+        let again = source.load().unwrap();
+        assert_eq!(again.id.as_str(), "t/rep-2");
+        assert_eq!(again.repeat, Some(2));
+        assert_eq!(again.tags, vec!["x".to_string()]);
+        assert_eq!(again.request, "r");
+    }
+
+    #[test]
+    fn a_file_changed_or_gone_since_it_was_validated_is_refused_in_words() {
+        let dir = tempfile::tempdir().unwrap();
+        let task = loaded(dir.path(), r#"{"request": "r", "actions": []}"#);
+        let source = TaskSource::of(task, &tools());
+        std::fs::write(
+            dir.path().join("t.json"),
+            r#"{"request": "other", "actions": []}"#,
+        )
+        .unwrap();
+        let why = source.load().unwrap_err();
+        assert!(why.contains("changed after the run started"), "{why}");
+        std::fs::remove_file(dir.path().join("t.json")).unwrap();
+        let why = source.load().unwrap_err();
+        assert!(
+            why.starts_with("its task file cannot be read again"),
+            "{why}"
+        );
+    }
+
+    #[test]
+    fn a_request_is_held_whole() {
+        let task = Task::new(
+            TaskId::parse("request").unwrap(),
+            REQUEST_SOURCE,
+            super::super::TaskShape::SeedRequest,
+            "do it".into(),
+        );
+        let source = TaskSource::of(task, &tools());
+        assert!(matches!(source, TaskSource::Loaded(_)));
+        assert_eq!(source.load().unwrap().request, "do it");
+    }
+}
