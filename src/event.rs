@@ -34,8 +34,9 @@ use crate::units::Timestamp;
 pub(crate) enum Event {
     /// The run begins.
     RunStarted(Box<RunStarted>),
-    /// A task already has a final result in this run dir and is not run again.
-    TaskSkipped(Box<TaskRecord>),
+    /// A task already has a final result in this run dir and is not run again (what
+    /// the run-level files read of it: the rest stays in its `status.json`).
+    TaskSkipped(Box<crate::record::TaskRow>),
     /// An attempt at a task begins; the record says `running`.
     TaskStarted(Box<TaskRecord>),
     /// A line for the task's `task.log`.

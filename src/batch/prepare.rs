@@ -16,7 +16,7 @@ use crate::executor::sandbox::{self, Sandbox};
 use crate::llm::{ApiKey, LlmClient, LlmConfig, Spend};
 use crate::mcp::McpHub;
 use crate::pool::Scheduled;
-use crate::record::{Inputs, TaskRecord};
+use crate::record::{Inputs, TaskRecord, TaskRow};
 use crate::rundir::{Discarding, Resumable, RunLayout, RunLock, plan_resume};
 use crate::task::{
     Identified, InvalidTask, LoadedTasks, REQUEST_SOURCE, Task, TaskId, TaskShape, TaskSource,
@@ -32,8 +32,8 @@ pub(crate) struct Prepared {
     pub(crate) selection: Vec<TaskId>,
     /// Task files that cannot run (each becomes an `error` result).
     pub(crate) invalid: Vec<InvalidTask>,
-    /// Final results kept from earlier invocations.
-    pub(crate) kept: Vec<TaskRecord>,
+    /// Final results kept from earlier invocations (what the run-level files read).
+    pub(crate) kept: Vec<TaskRow>,
     /// Why results that would have been kept run again, with how many.
     pub(crate) rerun: BTreeMap<String, usize>,
     /// Tasks to run.
@@ -226,7 +226,7 @@ fn register_keys(config: &RunSettings) {
 
 /// Tasks that need an LLM agent when none is configured: refused before any task runs
 /// (each would only end in the same error).
-fn refuse_agents_without_llm(work: &[(Queued, Option<TaskRecord>)]) -> Result<(), BatchError> {
+fn refuse_agents_without_llm(work: &[(Queued, Option<Box<TaskRecord>>)]) -> Result<(), BatchError> {
     let needing: Vec<&str> = work
         .iter()
         .filter(|(q, _)| q.agent)
@@ -250,7 +250,7 @@ fn refuse_agents_without_llm(work: &[(Queued, Option<TaskRecord>)]) -> Result<()
 /// anything runs.
 async fn client(
     c: &LlmConfig,
-    work: &[(Queued, Option<TaskRecord>)],
+    work: &[(Queued, Option<Box<TaskRecord>>)],
     spend: Arc<Spend>,
 ) -> Result<Option<Arc<LlmClient>>, BatchError> {
     let key = ApiKey::from_env(&c.api_key_env);

@@ -4,7 +4,7 @@
 use std::path::Path;
 
 use super::FinishedError;
-use crate::record::TaskRecord;
+use crate::record::TaskRow;
 use crate::render::{Comparison, comparison};
 use crate::rundir::{StoredTask, load_batch, read_run_json};
 
@@ -12,11 +12,14 @@ use crate::rundir::{StoredTask, load_batch, read_run_json};
 pub(crate) fn compare(a: &Path, b: &Path) -> Result<Comparison, FinishedError> {
     let stored_a = stored(a)?;
     let stored_b = stored(b)?;
-    Ok(comparison(a, &records(&stored_a), b, &records(&stored_b)))
+    let (rows_a, rows_b) = (rows(&stored_a), rows(&stored_b));
+    let refs_a: Vec<&TaskRow> = rows_a.iter().collect();
+    let refs_b: Vec<&TaskRow> = rows_b.iter().collect();
+    Ok(comparison(a, &refs_a, b, &refs_b))
 }
 
-fn records(stored: &[StoredTask]) -> Vec<&TaskRecord> {
-    stored.iter().map(|t| &t.record).collect()
+fn rows(stored: &[StoredTask]) -> Vec<TaskRow> {
+    stored.iter().map(|t| TaskRow::of(&t.record)).collect()
 }
 
 /// Every task record of the run dir at `dir`; an error when one cannot be read.

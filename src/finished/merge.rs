@@ -11,7 +11,7 @@ use serde_json::{Value, json};
 
 use super::FinishedError;
 use super::missing::{answered, mark_interrupted, missing};
-use crate::record::TaskRecord;
+use crate::record::{TaskRecord, TaskRow};
 use crate::render::{Totals, task_pages, totals, write_summaries};
 use crate::rundir::layout::STATUS_JSON;
 use crate::rundir::{
@@ -125,7 +125,8 @@ pub(crate) fn merge(out: &Path, inputs: &[PathBuf]) -> Result<MergeReport, Finis
         report.missing.push(id.clone());
         merged.insert(id.clone(), (record, PathBuf::new()));
     }
-    let records: Vec<&TaskRecord> = merged.values().map(|(r, _)| r).collect();
+    let rows: Vec<TaskRow> = merged.values().map(|(r, _)| TaskRow::of(r)).collect();
+    let records: Vec<&TaskRow> = rows.iter().collect();
     let name = layout.name();
     let totals = totals(records.iter().copied());
     let (started, settings) = shared_settings(&runs, &name, out);

@@ -9,7 +9,7 @@ use std::path::Path;
 use super::FinishedError;
 use super::missing::{answered, mark_interrupted, missing};
 use crate::record::ShapeName;
-use crate::record::{Evaluation, StepRecord, TaskRecord, TaskStatus};
+use crate::record::{Evaluation, StepRecord, TaskRecord, TaskRow, TaskStatus};
 use crate::regular_file::read_text;
 use crate::render::{Totals, task_pages, totals, write_summaries};
 use crate::rundir::layout::{EVALUATION_LOG, RESPONSE_LOG};
@@ -99,9 +99,10 @@ pub(crate) fn rerender(run_dir: &Path) -> Result<Rerendered, FinishedError> {
             problems.push(e.to_string());
         }
     }
-    let mut records: Vec<&TaskRecord> = stored.iter().map(|t| &t.record).collect();
-    records.extend(absent.iter());
-    records.sort_by(|a, b| a.id.cmp(&b.id));
+    let mut rows: Vec<TaskRow> = stored.iter().map(|t| TaskRow::of(&t.record)).collect();
+    rows.extend(absent.iter().map(TaskRow::of));
+    rows.sort_by(|a, b| a.id.cmp(&b.id));
+    let records: Vec<&TaskRow> = rows.iter().collect();
     let name = run["name"]
         .as_str()
         .map_or_else(|| layout.name(), str::to_string);

@@ -35,7 +35,7 @@ pub(crate) struct Scheduled {
     /// What its result will depend on (recorded with it).
     pub(crate) inputs: Inputs,
     /// Its last record in this run dir (attempts continue from it).
-    pub(crate) previous: Option<TaskRecord>,
+    pub(crate) previous: Option<Box<TaskRecord>>,
 }
 
 /// A task in the pool's hands.
@@ -43,7 +43,8 @@ struct Item {
     /// Held by its file until its first attempt starts, then loaded.
     task: TaskSource,
     inputs: Arc<Inputs>,
-    previous: Option<TaskRecord>,
+    /// (Boxed: most tasks have none, and a queue of a million is not a record each.)
+    previous: Option<Box<TaskRecord>>,
     /// Retries already made in this invocation.
     retries: u32,
 }
@@ -151,10 +152,12 @@ impl SessionPool {
                 Ok(task) => lifecycle::not_started(
                     &task,
                     &item.inputs,
-                    item.previous,
+                    item.previous.map(|b| *b),
                     reason.as_deref().unwrap_or("the run stopped"),
                 ),
-                Err(why) => lifecycle::unreadable(&item.task, &item.inputs, item.previous, why),
+                Err(why) => {
+                    lifecycle::unreadable(&item.task, &item.inputs, item.previous.map(|b| *b), why)
+                }
             };
             self.events
                 .send(Event::TaskFinished(Arc::new(TaskFinished::without_run(
@@ -194,8 +197,12 @@ impl SessionPool {
         let task = match item.task.load() {
             Ok(task) => task,
             Err(why) => {
-                let record =
-                    lifecycle::unreadable(&item.task, &item.inputs, item.previous.take(), why);
+                let record = lifecycle::unreadable(
+                    &item.task,
+                    &item.inputs,
+                    item.previous.take().map(|b| *b),
+                    why,
+                );
                 self.events
                     .send(Event::TaskFinished(Arc::new(TaskFinished::without_run(
                         record,
@@ -206,8 +213,12 @@ impl SessionPool {
         };
         // A retry needs no second reading.
         item.task = TaskSource::Loaded(Arc::clone(&task));
-        let record =
-            lifecycle::open_attempt(&task, &item.inputs, item.previous.take(), Timestamp::now());
+        let record = lifecycle::open_attempt(
+            &task,
+            &item.inputs,
+            item.previous.take().map(|b| *b),
+            Timestamp::now(),
+        );
         let previous_attempts = record.attempt_count() - 1;
         self.events
             .send(Event::TaskStarted(Box::new(record.clone())));
@@ -248,7 +259,7 @@ impl SessionPool {
                 delay_s: delay.as_secs_f64(),
             });
             item.retries += 1;
-            item.previous = Some(record);
+            item.previous = Some(Box::new(record));
             return Some((Instant::now() + delay, item));
         }
         if let Some(reason) = self.fail_limit.count(outcome.status) {

@@ -175,39 +175,6 @@ impl TaskRecord {
         }
     }
 
-    /// This record as the run-level files (`summary.*`, `tasks_status.json`, `report.*`,
-    /// `junit.xml`) read it, for a runner that holds one per task until the end: what
-    /// they do not read (the task file, inputs, request, warnings, per-round and LLM
-    /// counts, times) is left out. `run_files`' tests check that they render the same
-    /// from it as from the whole record.
-    pub(crate) fn for_summaries(&self) -> TaskRecord {
-        TaskRecord {
-            id: self.id.clone(),
-            source: String::new(),
-            source_hash: String::new(),
-            inputs: None,
-            shape: self.shape,
-            session: self.session,
-            request: String::new(),
-            tags: self.tags.clone(),
-            repeat: self.repeat,
-            status: self.status,
-            complete: self.complete,
-            error: self.error.clone(),
-            attempts: self.attempts.clone(),
-            started: None,
-            finished: None,
-            duration_s: self.duration_s,
-            rounds: self.rounds,
-            steps: self.steps,
-            round_steps: Vec::new(),
-            usage: self.usage,
-            cost_usd: self.cost_usd,
-            llm: LlmStats::default(),
-            warnings: Vec::new(),
-        }
-    }
-
     /// The attempts so far, counted.
     pub(crate) fn attempt_count(&self) -> u32 {
         self.attempts.len() as u32

@@ -8,7 +8,7 @@ use std::path::Path;
 use serde::Serialize;
 
 use super::repeats::{TaskRate, has_repeats, rates};
-use crate::record::TaskRecord;
+use crate::record::TaskRow;
 use crate::task::TaskId;
 
 /// One run, in totals.
@@ -81,12 +81,7 @@ impl Comparison {
 }
 
 /// Compares run `a` (the baseline, in the folder `a_dir`) with run `b`, task by task.
-pub(crate) fn comparison(
-    a_dir: &Path,
-    a: &[&TaskRecord],
-    b_dir: &Path,
-    b: &[&TaskRecord],
-) -> Comparison {
+pub(crate) fn comparison(a_dir: &Path, a: &[&TaskRow], b_dir: &Path, b: &[&TaskRow]) -> Comparison {
     let (ra, sa) = side(a_dir, a);
     let (rb, sb) = side(b_dir, b);
     let ma: BTreeMap<TaskId, TaskRate> = ra.into_iter().map(|r| (r.id.clone(), r)).collect();
@@ -144,7 +139,7 @@ pub(crate) fn comparison(
     c
 }
 
-fn side(dir: &Path, records: &[&TaskRecord]) -> (Vec<TaskRate>, Side) {
+fn side(dir: &Path, records: &[&TaskRow]) -> (Vec<TaskRate>, Side) {
     let rates = rates(records.iter().copied());
     let n = rates.len().max(1) as f64;
     let side = Side {

@@ -8,14 +8,14 @@ use std::time::Duration;
 
 use quick_junit::{NonSuccessKind, Report, TestCase, TestCaseStatus, TestRerun, TestSuite};
 
-use crate::record::{AttemptStatus, TaskRecord, TaskStatus};
+use crate::record::{AttemptStatus, TaskRow, TaskStatus};
 use crate::rundir::layout::OUTPUT_MD;
 
 /// The JUnit XML of a run named `name`.
 #[cfg(test)]
 pub(crate) fn junit_xml<'a>(
     name: &str,
-    records: impl IntoIterator<Item = &'a TaskRecord>,
+    records: impl IntoIterator<Item = &'a TaskRow>,
 ) -> Result<String, quick_junit::SerializeError> {
     junit_report(name, records).to_string()
 }
@@ -24,12 +24,12 @@ pub(crate) fn junit_xml<'a>(
 pub(crate) fn write_junit<'a>(
     out: &mut dyn std::io::Write,
     name: &str,
-    records: impl IntoIterator<Item = &'a TaskRecord>,
+    records: impl IntoIterator<Item = &'a TaskRow>,
 ) -> Result<(), quick_junit::SerializeError> {
     junit_report(name, records).serialize(out)
 }
 
-fn junit_report<'a>(name: &str, records: impl IntoIterator<Item = &'a TaskRecord>) -> Report {
+fn junit_report<'a>(name: &str, records: impl IntoIterator<Item = &'a TaskRow>) -> Report {
     let mut report = Report::new(format!("ufo-batch {name}"));
     let mut suite = TestSuite::new(name);
     let mut total = 0.0;
@@ -55,7 +55,7 @@ fn junit_report<'a>(name: &str, records: impl IntoIterator<Item = &'a TaskRecord
     report
 }
 
-fn case_name(r: &TaskRecord) -> String {
+fn case_name(r: &TaskRow) -> String {
     r.id.as_str()
         .rsplit('/')
         .next()
@@ -63,7 +63,7 @@ fn case_name(r: &TaskRecord) -> String {
         .to_string()
 }
 
-fn status(r: &TaskRecord) -> TestCaseStatus {
+fn status(r: &TaskRow) -> TestCaseStatus {
     let reason = r.error.clone().unwrap_or_default();
     let non_success = |kind, ty: &str| {
         let mut s = TestCaseStatus::non_success(kind);
@@ -109,7 +109,7 @@ fn status(r: &TaskRecord) -> TestCaseStatus {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::record::{AttemptRecord, SessionType, ShapeName};
+    use crate::record::{AttemptRecord, SessionType, ShapeName, TaskRecord};
     use crate::task::TaskId;
     use crate::units::Timestamp;
 
@@ -141,7 +141,7 @@ mod tests {
             attempt(3, AttemptStatus::Error, "the disk was full"),
             attempt(4, AttemptStatus::Passed, ""),
         ];
-        let xml = junit_xml("run", [&r]).unwrap();
+        let xml = junit_xml("run", [&TaskRow::of(&r)]).unwrap();
         assert_eq!(xml.matches("<flakyError").count(), 1, "{xml}");
         assert!(xml.contains("the disk was full"), "{xml}");
         assert!(!xml.contains("the runner stopped"), "{xml}");

@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 
 use serde::Serialize;
 
-use crate::record::{TaskRecord, TaskStatus};
+use crate::record::{TaskRow, TaskStatus};
 use crate::task::TaskId;
 
 /// One task's results over its repetitions.
@@ -38,8 +38,8 @@ pub(crate) struct TaskRate {
 }
 
 /// Groups records by task and rates each task, in id order.
-pub(crate) fn rates<'a>(records: impl IntoIterator<Item = &'a TaskRecord>) -> Vec<TaskRate> {
-    let mut groups: BTreeMap<TaskId, Vec<&TaskRecord>> = BTreeMap::new();
+pub(crate) fn rates<'a>(records: impl IntoIterator<Item = &'a TaskRow>) -> Vec<TaskRate> {
+    let mut groups: BTreeMap<TaskId, Vec<&TaskRow>> = BTreeMap::new();
     for r in records {
         groups.entry(r.base_id()).or_default().push(r);
     }
@@ -81,7 +81,7 @@ pub(crate) fn rates<'a>(records: impl IntoIterator<Item = &'a TaskRecord>) -> Ve
 }
 
 /// True when any record is a repetition.
-pub(crate) fn has_repeats<'a>(records: impl IntoIterator<Item = &'a TaskRecord>) -> bool {
+pub(crate) fn has_repeats<'a>(records: impl IntoIterator<Item = &'a TaskRow>) -> bool {
     records.into_iter().any(|r| r.repeat.is_some())
 }
 
@@ -125,9 +125,9 @@ fn four_places<S: serde::Serializer>(rate: &f64, serializer: S) -> Result<S::Ok,
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::record::{SessionType, ShapeName};
+    use crate::record::{SessionType, ShapeName, TaskRecord};
 
-    fn rep(id: &str, n: u32, status: TaskStatus) -> TaskRecord {
+    fn rep(id: &str, n: u32, status: TaskStatus) -> TaskRow {
         let mut r = TaskRecord::new(
             TaskId::parse(&format!("{id}/rep-{n}")).unwrap(),
             String::new(),
@@ -138,7 +138,7 @@ mod tests {
         );
         r.repeat = Some(n);
         r.status = status;
-        r
+        TaskRow::of(&r)
     }
 
     #[test]
@@ -185,7 +185,7 @@ mod tests {
             String::new(),
         );
         r.status = TaskStatus::Passed;
-        let rates = rates([&r]);
+        let rates = rates([&TaskRow::of(&r)]);
         assert_eq!(
             (rates[0].id.as_str(), rates[0].runs, rates[0].pass_rate),
             ("x/y", 1, 1.0)

@@ -6,14 +6,14 @@ use std::fmt::Write;
 
 use super::repeats::{has_repeats, rates, repeat_totals};
 use super::summary::totals;
-use crate::record::{TaskRecord, TaskStatus};
+use crate::record::{TaskRow, TaskStatus};
 use crate::rundir::layout::OUTPUT_MD;
 
 /// Characters of a reason shown in a table cell.
 const REASON_LIMIT: usize = 240;
 
 /// The report of a run named `name`.
-pub(crate) fn report_md(name: &str, records: &[&TaskRecord]) -> String {
+pub(crate) fn report_md(name: &str, records: &[&TaskRow]) -> String {
     let t = totals(records.iter().copied());
     let mut md = format!("# ufo-batch: {name}\n\n");
     let pct = t.pass_rate * 100.0;
@@ -39,7 +39,7 @@ pub(crate) fn report_md(name: &str, records: &[&TaskRecord]) -> String {
     }
     md.push_str("\n\n");
 
-    let bad: Vec<&&TaskRecord> = records
+    let bad: Vec<&&TaskRow> = records
         .iter()
         .filter(|r| r.status != TaskStatus::Passed)
         .collect();

@@ -4,7 +4,7 @@
 //! Used at the end of a run, by `merge`, and by `report`.
 
 use super::{html, junit, report_md, summary};
-use crate::record::TaskRecord;
+use crate::record::TaskRow;
 use crate::rundir::layout::{
     JUNIT_XML, REPORT_HTML, REPORT_MD, SUMMARY_CSV, SUMMARY_JSON, TASKS_STATUS_JSON,
 };
@@ -18,7 +18,7 @@ pub(crate) fn write_summaries(
     layout: &RunLayout,
     name: &str,
     run: Option<&serde_json::Value>,
-    records: &[&TaskRecord],
+    records: &[&TaskRow],
 ) -> Result<(), FileErrors> {
     let mut errors = FileErrors::default();
     let bytes = |file: &str, bytes: &[u8]| {
@@ -61,7 +61,8 @@ fn json(layout: &RunLayout, file: &str, value: &impl serde::Serialize) -> Result
 mod tests {
     use super::*;
     use crate::record::{
-        AttemptRecord, AttemptStatus, Complete, Inputs, SessionType, ShapeName, TaskStatus,
+        AttemptRecord, AttemptStatus, Complete, Inputs, SessionType, ShapeName, TaskRecord,
+        TaskRow, TaskStatus,
     };
     use crate::rundir::layout::{
         JUNIT_XML, REPORT_HTML, REPORT_MD, SUMMARY_CSV, SUMMARY_JSON, TASKS_STATUS_JSON,
@@ -134,29 +135,33 @@ mod tests {
     }
 
     #[test]
-    fn records_kept_for_summaries_render_every_run_level_file_as_the_whole_ones_do() {
-        let whole = records();
-        let slim: Vec<TaskRecord> = whole.iter().map(TaskRecord::for_summaries).collect();
+    fn every_run_level_file_is_written_from_the_rows_of_the_records() {
+        let rows: Vec<TaskRow> = records().iter().map(TaskRow::of).collect();
+        let refs: Vec<&TaskRow> = rows.iter().collect();
         let run = serde_json::json!({"name": "n", "started": "2026-01-01T00:00:00Z"});
-        let render = |records: &[TaskRecord]| {
-            let dir = tempfile::tempdir().unwrap();
-            let layout = RunLayout::new(dir.path());
-            let refs: Vec<&TaskRecord> = records.iter().collect();
-            write_summaries(&layout, "n", Some(&run), &refs).unwrap();
-            [
-                SUMMARY_JSON,
-                SUMMARY_CSV,
-                TASKS_STATUS_JSON,
-                REPORT_MD,
-                REPORT_HTML,
-                JUNIT_XML,
-            ]
-            .map(|file| std::fs::read_to_string(layout.file(file)).unwrap())
-        };
-        let (from_whole, from_slim) = (render(&whole), render(&slim));
-        for (a, b) in from_whole.iter().zip(&from_slim) {
-            assert!(a.contains("a/fail"));
-            assert_eq!(a, b);
+        let dir = tempfile::tempdir().unwrap();
+        let layout = RunLayout::new(dir.path());
+        write_summaries(&layout, "n", Some(&run), &refs).unwrap();
+        let read = |file| std::fs::read_to_string(layout.file(file)).unwrap();
+        for file in [
+            SUMMARY_JSON,
+            SUMMARY_CSV,
+            TASKS_STATUS_JSON,
+            REPORT_MD,
+            REPORT_HTML,
+            JUNIT_XML,
+        ] {
+            assert!(read(file).contains("a/fail"), "{file}");
         }
+        let summary: serde_json::Value = serde_json::from_str(&read(SUMMARY_JSON)).unwrap();
+        assert_eq!(summary["totals"]["total"], 8);
+        assert_eq!(summary["totals"]["unfinished"], 1);
+        assert_eq!(summary["totals"]["cost_usd"], serde_json::Value::Null);
+        assert_eq!(summary["repeats"]["tasks"][6]["id"], "r", "{summary}");
+        assert_eq!(summary["repeats"]["tasks"][6]["runs"], 2, "{summary}");
+        assert_eq!(read(SUMMARY_CSV).lines().count(), 9);
+        let junit = read(JUNIT_XML);
+        assert!(junit.contains("tests=\"8\""), "{junit}");
+        assert!(junit.contains("why b/err"), "{junit}");
     }
 }

@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 
 use serde::Serialize;
 
-use crate::record::{TaskRecord, TaskStatus};
+use crate::record::{TaskRow, TaskStatus};
 
 /// One row of `summary.csv` (design.md §5 column order).
 #[derive(Clone, Debug, Serialize, PartialEq)]
@@ -39,7 +39,7 @@ pub(crate) struct SummaryRow {
 
 impl SummaryRow {
     /// The row of one record.
-    pub(crate) fn of(r: &TaskRecord) -> Self {
+    pub(crate) fn of(r: &TaskRow) -> Self {
         Self {
             id: r.id.to_string(),
             session: r.session.as_str().to_string(),
@@ -103,7 +103,7 @@ impl Totals {
 }
 
 /// Totals of `records`.
-pub(crate) fn totals<'a>(records: impl IntoIterator<Item = &'a TaskRecord>) -> Totals {
+pub(crate) fn totals<'a>(records: impl IntoIterator<Item = &'a TaskRow>) -> Totals {
     let mut t = Totals {
         total: 0,
         passed: 0,
@@ -144,7 +144,7 @@ pub(crate) fn totals<'a>(records: impl IntoIterator<Item = &'a TaskRecord>) -> T
 }
 
 /// `summary.json`: totals, then one row per task.
-pub(crate) fn summary_json<'a>(records: &'a [&'a TaskRecord]) -> SummaryJson<'a> {
+pub(crate) fn summary_json<'a>(records: &'a [&'a TaskRow]) -> SummaryJson<'a> {
     let repeats = super::repeats::has_repeats(records.iter().copied()).then(|| {
         let tasks = super::repeats::rates(records.iter().copied());
         Repeats {
@@ -171,7 +171,7 @@ pub(crate) struct SummaryJson<'a> {
 }
 
 /// The `tasks` of `summary.json`: a row per record, made while serializing.
-struct Rows<'a>(&'a [&'a TaskRecord]);
+struct Rows<'a>(&'a [&'a TaskRow]);
 
 impl Serialize for Rows<'_> {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
@@ -190,7 +190,7 @@ struct Repeats {
 /// tasks).
 pub(crate) fn write_summary_csv<'a>(
     out: &mut dyn std::io::Write,
-    records: impl IntoIterator<Item = &'a TaskRecord>,
+    records: impl IntoIterator<Item = &'a TaskRow>,
 ) -> Result<(), csv::Error> {
     let mut records = records.into_iter().peekable();
     if records.peek().is_none() {
@@ -207,7 +207,7 @@ pub(crate) fn write_summary_csv<'a>(
 
 /// UFO's `tasks_status.json`: `{task_id: true}` once a task is done.
 pub(crate) fn tasks_status<'a>(
-    records: impl IntoIterator<Item = &'a TaskRecord>,
+    records: impl IntoIterator<Item = &'a TaskRow>,
 ) -> BTreeMap<&'a str, bool> {
     records
         .into_iter()

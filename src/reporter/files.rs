@@ -11,7 +11,7 @@ use serde_json::{Value, json};
 
 use super::lanes::Lanes;
 use crate::event::{Event, Level, LogLine, RunFinished, RunStarted, TaskFinished};
-use crate::record::TaskRecord;
+use crate::record::TaskRow;
 use crate::render::{log_line, task_pages, tasks_status, totals, write_summaries};
 use crate::rundir::layout::RUN_FILES;
 use crate::rundir::{
@@ -47,7 +47,7 @@ pub(crate) struct ResultFiles {
     /// The run as started.
     run: Option<RunStarted>,
     /// Each task's latest record, as the run-level files read it.
-    records: BTreeMap<TaskId, TaskRecord>,
+    records: BTreeMap<TaskId, TaskRow>,
     /// Lines held back per task: written together with the task's next file (its end,
     /// a retry) or at the next tick, so that a task's lines cost one job, not one each.
     lines: std::collections::HashMap<TaskId, Lines>,
@@ -92,13 +92,11 @@ impl ResultFiles {
                 let result = self.run_started(r);
                 self.keep(result);
             }
-            Event::TaskSkipped(record) => {
-                self.records
-                    .insert(record.id.clone(), record.for_summaries());
+            Event::TaskSkipped(row) => {
+                self.records.insert(row.id.clone(), (**row).clone());
             }
             Event::TaskStarted(record) => {
-                self.records
-                    .insert(record.id.clone(), record.for_summaries());
+                self.records.insert(record.id.clone(), TaskRow::of(record));
                 let (files, record) = (self.task_files(&record.id), (**record).clone());
                 // Lines still held belong to the attempt before (its files move now).
                 let lines = self.lines.remove(&record.id);
@@ -137,7 +135,7 @@ impl ResultFiles {
             }
             Event::TaskFinished(f) => {
                 self.records
-                    .insert(f.record.id.clone(), f.record.for_summaries());
+                    .insert(f.record.id.clone(), TaskRow::of(&f.record));
                 let files = self.task_files(&f.record.id);
                 let lines = self.lines.remove(&f.record.id);
                 let f = Arc::clone(f);
@@ -232,7 +230,7 @@ impl ResultFiles {
             .as_ref()
             .map(|r| r.name.clone())
             .unwrap_or_default();
-        let records: Vec<&TaskRecord> = self.records.values().collect();
+        let records: Vec<&TaskRow> = self.records.values().collect();
         let mut errors = FileErrors::default();
         let run = self
             .run
@@ -269,7 +267,7 @@ impl ResultFiles {
 fn run_json(
     run: &RunStarted,
     finished: Option<&RunFinished>,
-    records: &BTreeMap<TaskId, TaskRecord>,
+    records: &BTreeMap<TaskId, TaskRow>,
 ) -> Value {
     let state = match finished {
         None => "running",

@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 
 use crate::event::Event;
 use crate::llm::LimiterStats;
-use crate::record::{TaskRecord, TaskStatus};
+use crate::record::TaskStatus;
 use crate::units::{Cost, Usage};
 
 /// What a run came to.
@@ -83,12 +83,12 @@ impl RunStats {
                 self.total = r.total;
                 self.started = Some(Instant::now());
             }
-            Event::TaskSkipped(record) => {
+            Event::TaskSkipped(row) => {
                 self.kept += 1;
-                self.count_final(record);
+                self.count_final(row.status);
             }
             Event::TaskFinished(f) => {
-                self.count_final(&f.record);
+                self.count_final(f.record.status);
                 self.usage.add(f.record.usage);
                 self.cost
                     .add(f.record.cost_usd.map_or_else(Cost::unknown, Cost::known));
@@ -112,7 +112,7 @@ impl RunStats {
         }
     }
 
-    fn count_final(&mut self, record: &TaskRecord) {
-        *self.counts.entry(record.status).or_default() += 1;
+    fn count_final(&mut self, status: TaskStatus) {
+        *self.counts.entry(status).or_default() += 1;
     }
 }

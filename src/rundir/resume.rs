@@ -13,7 +13,7 @@ use super::layout::RunLayout;
 use super::lock::RunLock;
 use super::records::{previous_record, read_run_json};
 use crate::record::ShapeName;
-use crate::record::{Inputs, TaskRecord, TaskStatus};
+use crate::record::{Inputs, TaskRecord, TaskRow, TaskStatus};
 use crate::task::Identified;
 
 /// A task a run may keep the earlier result of: which it is, and what its result now
@@ -70,9 +70,9 @@ pub(crate) enum RunDirError {
 enum Decision {
     /// Run it; attempts continue from the earlier record if there is one. When its
     /// result would have been kept but was made from other inputs, what changed.
-    Run(Option<TaskRecord>, Option<String>),
-    /// Keep its earlier final result.
-    Keep(TaskRecord),
+    Run(Option<Box<TaskRecord>>, Option<String>),
+    /// Keep its earlier final result (what the run-level files read of it).
+    Keep(Box<TaskRow>),
 }
 
 /// What a run does with the run dir and each of its tasks.
@@ -82,11 +82,10 @@ pub(crate) struct Resumption<T> {
     pub(crate) previous_invocations: u32,
     /// An old run dir being deleted (`--fresh`); finish it before exiting.
     pub(crate) discarding: Discarding,
-    /// Final results kept from earlier invocations, as the run-level files read them
-    /// ([`TaskRecord::for_summaries`]).
-    pub(crate) kept: Vec<TaskRecord>,
+    /// Final results kept from earlier invocations (what the run-level files read).
+    pub(crate) kept: Vec<TaskRow>,
     /// Tasks to run, each with its earlier record if it has one.
-    pub(crate) work: Vec<(T, Option<TaskRecord>)>,
+    pub(crate) work: Vec<(T, Option<Box<TaskRecord>>)>,
     /// Why results that would have been kept run again (what changed), with how many.
     pub(crate) rerun: BTreeMap<String, usize>,
     /// This runner's hold on the run dir; keep it until the run ends.
@@ -117,7 +116,7 @@ pub(crate) fn plan_resume<T: Resumable>(
     });
     for (task, decision) in decided {
         match decision {
-            Decision::Keep(record) => kept.push(record),
+            Decision::Keep(record) => kept.push(*record),
             Decision::Run(previous, why) => {
                 if let Some(why) = why {
                     *rerun.entry(why).or_default() += 1;
@@ -271,7 +270,7 @@ fn decide(inputs: &Inputs, previous: Option<TaskRecord>, mode: ResumeMode) -> De
             ResumeMode::Fresh => false,
         };
     if !keepable {
-        return Decision::Run(Some(record), None);
+        return Decision::Run(Some(Box::new(record)), None);
     }
     let change = match &record.inputs {
         None => Some("its result was made by an older ufo-batch".to_string()),
@@ -279,7 +278,7 @@ fn decide(inputs: &Inputs, previous: Option<TaskRecord>, mode: ResumeMode) -> De
     };
     match change {
         // Only the run-level files read a kept record again.
-        None => Decision::Keep(record.for_summaries()),
-        Some(why) => Decision::Run(Some(record), Some(why)),
+        None => Decision::Keep(Box::new(TaskRow::of(&record))),
+        Some(why) => Decision::Run(Some(Box::new(record)), Some(why)),
     }
 }

@@ -13,7 +13,7 @@ use serde::Serialize;
 use serde_json::Value;
 
 use super::{cost_text, name_of, percent, render, url_path};
-use crate::record::{TaskRecord, TaskStatus};
+use crate::record::{TaskRow, TaskStatus};
 use crate::render::repeats::{has_repeats, rates, repeat_totals};
 use crate::render::summary::totals;
 use crate::rundir::layout::TASK_HTML;
@@ -88,7 +88,7 @@ struct Page {
 /// tags, duration in seconds, steps, cost in USD or null, attempts, reason]`. Arrays,
 /// not objects: the keys would be a third of a 10,000-task page.
 struct DataRows<'a> {
-    sorted: &'a [&'a TaskRecord],
+    sorted: &'a [&'a TaskRow],
     folders: &'a [String],
 }
 
@@ -116,7 +116,7 @@ impl Serialize for DataRows<'_> {
 pub(crate) fn report_html(
     name: &str,
     run: Option<&Value>,
-    records: &[&TaskRecord],
+    records: &[&TaskRow],
 ) -> Result<String, String> {
     let t = totals(records.iter().copied());
     let counts = [
@@ -139,7 +139,7 @@ pub(crate) fn report_html(
             flaky: r.flaky.iter().map(ToString::to_string).collect(),
         }
     });
-    let mut sorted: Vec<&TaskRecord> = records.to_vec();
+    let mut sorted: Vec<&TaskRow> = records.to_vec();
     sorted.sort_by(|a, b| (order(a.status), &a.id).cmp(&(order(b.status), &b.id)));
     // A row is made for each task as the data is written, and kept only for the first
     // HTML_ROWS: at a million tasks, rows for all would be the largest allocation.
@@ -204,14 +204,14 @@ fn order(status: TaskStatus) -> u8 {
 }
 
 /// The folder a task is listed under: a repetition (`x/rep-2`) belongs to its task's.
-fn folder_of(r: &TaskRecord) -> String {
+fn folder_of(r: &TaskRow) -> String {
     match r.base_id().group() {
         "" => ".".to_string(),
         group => group.to_string(),
     }
 }
 
-fn row(r: &TaskRecord) -> Row {
+fn row(r: &TaskRow) -> Row {
     let id = r.id.to_string();
     let folder = folder_of(r);
     Row {

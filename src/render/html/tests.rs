@@ -1,7 +1,7 @@
 use serde_json::json;
 
 use super::*;
-use crate::record::{SessionType, ShapeName, StepRecord, TaskRecord, TaskStatus};
+use crate::record::{SessionType, ShapeName, StepRecord, TaskRecord, TaskRow, TaskStatus};
 use crate::task::TaskId;
 
 fn record(id: &str, status: TaskStatus, error: Option<&str>) -> TaskRecord {
@@ -46,7 +46,7 @@ fn every_page_renders_and_shows_hostile_text_without_running_it() {
         Some("<script>alert('reason')</script> \" onmouseover=\"alert(1)"),
     );
     let steps = [step("</pre><script>alert('output')</script>")];
-    let page = report_html("run <script>", None, &[&bad]).unwrap();
+    let page = report_html("run <script>", None, &[&TaskRow::of(&bad)]).unwrap();
     assert_eq!(
         page.matches("<script").count(),
         2,
@@ -125,7 +125,8 @@ fn the_task_table_puts_what_did_not_pass_first_and_links_each_task_page() {
     let a = record("a", TaskStatus::Passed, None);
     let b = record("b/deep", TaskStatus::Error, Some("LLM unreachable"));
     let c = record("c", TaskStatus::Failed, Some("check failed"));
-    let page = report_html("run", None, &[&a, &b, &c])
+    let rows = [&a, &b, &c].map(TaskRow::of);
+    let page = report_html("run", None, &[&rows[0], &rows[1], &rows[2]])
         .unwrap()
         .replace("&#x2f;", "/");
     let at = |needle: &str| page.find(needle).unwrap_or_else(|| panic!("{needle}"));
@@ -148,7 +149,8 @@ fn a_large_run_has_its_first_rows_as_html_and_every_task_as_data() {
             record(&format!("g/t{i:05}"), status, None)
         })
         .collect();
-    let refs: Vec<&TaskRecord> = records.iter().collect();
+    let rows: Vec<TaskRow> = records.iter().map(TaskRow::of).collect();
+    let refs: Vec<&TaskRow> = rows.iter().collect();
     let page = report_html("big", None, &refs)
         .unwrap()
         .replace("&#x2f;", "/");
