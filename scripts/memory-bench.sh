@@ -32,9 +32,13 @@ for i in range(count):
 PY
 }
 
-measure() { # LABEL ARGS... -> "wall_s peak_kb"
-  /usr/bin/time -f "%e %M" -o "$root/time" "$bin" "$@" --progress quiet >/dev/null 2>&1 || true
-  cat "$root/time"
+measure() { # ARGS... -> "wall_s peak_kb" (a run that fails stops the benchmark)
+  if ! /usr/bin/time -f "%e %M" -o "$root/time" "$bin" "$@" >"$root/log" 2>&1; then
+    echo "ufo-batch $* failed:" >&2
+    tail -n 5 "$root/log" >&2
+    exit 1
+  fi
+  tail -n 1 "$root/time"
 }
 
 printf '%-9s %-18s %-18s %-18s\n' tasks "fresh run" "resume (all kept)" "validate"
@@ -42,8 +46,8 @@ declare -A fresh resume
 for n in "${sizes[@]}"; do
   plans=$root/empty-$n
   [ -d "$plans" ] || generate "$plans" "$n"
-  read -r fw fk < <(measure run "$plans" --out "$root/out" --name "r$n" --fresh)
-  read -r rw rk < <(measure run "$plans" --out "$root/out" --name "r$n")
+  read -r fw fk < <(measure run "$plans" --out "$root/out" --name "r$n" --fresh --progress quiet)
+  read -r rw rk < <(measure run "$plans" --out "$root/out" --name "r$n" --progress quiet)
   read -r vw vk < <(measure validate "$plans")
   fresh[$n]=$fk
   resume[$n]=$rk
