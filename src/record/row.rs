@@ -60,20 +60,11 @@ impl TaskRow {
 
     /// The task this is a repetition of (its own id when not repeated).
     pub(crate) fn base_id(&self) -> TaskId {
-        match self.repeat {
-            Some(_) => TaskId::parse(self.id.group()).unwrap_or_else(|_| self.id.clone()),
-            None => self.id.clone(),
-        }
+        self.id.base(self.repeat)
     }
 
     /// The attempts so far, counted.
     pub(crate) fn attempt_count(&self) -> u32 {
         self.attempts.len() as u32
-    }
-}
-
-impl From<&TaskRecord> for TaskRow {
-    fn from(record: &TaskRecord) -> Self {
-        Self::of(record)
     }
 }

@@ -169,10 +169,7 @@ impl TaskRecord {
 
     /// The task this record is a repetition of (its own id when not repeated).
     pub(crate) fn base_id(&self) -> TaskId {
-        match self.repeat {
-            Some(_) => TaskId::parse(self.id.group()).unwrap_or_else(|_| self.id.clone()),
-            None => self.id.clone(),
-        }
+        self.id.base(self.repeat)
     }
 
     /// The attempts so far, counted.

@@ -8,9 +8,7 @@ use crate::record::TaskRow;
 use crate::rundir::layout::{
     JUNIT_XML, REPORT_HTML, REPORT_MD, SUMMARY_CSV, SUMMARY_JSON, TASKS_STATUS_JSON,
 };
-use crate::rundir::{
-    FileError, FileErrors, RunLayout, write_atomic, write_atomic_with, write_json,
-};
+use crate::rundir::{FileError, FileErrors, RunLayout, write_atomic_with, write_json};
 
 /// Writes every run-level file derived from the records of a run named `name` (and its
 /// `run.json`, which the page's header shows).
@@ -21,15 +19,12 @@ pub(crate) fn write_summaries(
     records: &[&TaskRow],
 ) -> Result<(), FileErrors> {
     let mut errors = FileErrors::default();
-    let bytes = |file: &str, bytes: &[u8]| {
-        let path = layout.file(file);
-        write_atomic(&path, bytes).map_err(|e| FileError::write(&path, e))
-    };
-    errors.keep(json(layout, SUMMARY_JSON, &summary::summary_json(records)));
     let streamed = |file: &str, fill: &dyn Fn(&mut dyn std::io::Write) -> std::io::Result<()>| {
         let path = layout.file(file);
         write_atomic_with(&path, fill).map_err(|e| FileError::write(&path, e))
     };
+    let bytes = |file: &str, bytes: &[u8]| streamed(file, &|out| out.write_all(bytes));
+    errors.keep(json(layout, SUMMARY_JSON, &summary::summary_json(records)));
     errors.keep(streamed(SUMMARY_CSV, &|out| {
         summary::write_summary_csv(out, records.iter().copied()).map_err(std::io::Error::other)
     }));

@@ -141,6 +141,15 @@ impl TaskId {
         Self::parse(&format!("{}/rep-{n}", self.0)).unwrap_or_else(|_| self.clone())
     }
 
+    /// The task this id is a repetition of, when `repeat` says it is one (`x/rep-2` →
+    /// `x`); itself otherwise.
+    pub(crate) fn base(&self, repeat: Option<u32>) -> TaskId {
+        match repeat {
+            Some(_) => TaskId::parse(self.group()).unwrap_or_else(|_| self.clone()),
+            None => self.clone(),
+        }
+    }
+
     /// The id's folder segments, outermost first.
     pub(crate) fn segments(&self) -> impl Iterator<Item = &str> {
         self.0.split('/')
