@@ -183,6 +183,7 @@ pub(crate) async fn prepare(config: &RunSettings) -> Result<Prepared, BatchError
             previous,
         })
         .collect();
+    crate::resources::release_free_memory();
     Ok(Prepared {
         layout,
         selection,
