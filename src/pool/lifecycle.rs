@@ -120,6 +120,33 @@ pub(super) fn unreadable(
     previous: Option<TaskRecord>,
     why: String,
 ) -> TaskRecord {
+    let mut record = record_of_source(source, inputs, previous);
+    record.status = TaskStatus::Error;
+    record.error = Some(why);
+    record
+}
+
+/// The record of a task that never started because the run stopped, made without
+/// reading its task file again (an earlier file did not answer at the stop).
+pub(super) fn not_started_unread(
+    source: &TaskSource,
+    inputs: &Inputs,
+    previous: Option<TaskRecord>,
+    reason: &str,
+) -> TaskRecord {
+    let mut record = record_of_source(source, inputs, previous);
+    record.status = TaskStatus::Cancelled;
+    record.error = Some(format!("not started: {reason}"));
+    record
+}
+
+/// A task's record from what the batch holds of it (its earlier record, or its id,
+/// file and repetition), for when its file is not read.
+fn record_of_source(
+    source: &TaskSource,
+    inputs: &Inputs,
+    previous: Option<TaskRecord>,
+) -> TaskRecord {
     let mut record = previous.unwrap_or_else(|| {
         TaskRecord::new(
             source.id().clone(),
@@ -131,9 +158,8 @@ pub(super) fn unreadable(
         )
     });
     record.inputs = Some(inputs.clone());
-    record.status = TaskStatus::Error;
+    record.repeat = source.repeat();
     record.complete = None;
-    record.error = Some(why);
     record
 }
 
@@ -147,4 +173,5 @@ fn refresh_from_task(record: &mut TaskRecord, task: &Task, inputs: &Inputs) {
     record.request = task.request.clone();
     record.tags = task.tags.clone();
     record.warnings = task.warnings.clone();
+    record.repeat = task.repeat;
 }

@@ -28,6 +28,11 @@ use crate::task::TaskSource;
 use crate::units::Timestamp;
 use rules::FailLimit;
 
+/// How long a task file read again when its task starts may take: a file whose reads
+/// block (a hung network file system) ends its task as an error rather than holding up
+/// the run and its stop.
+const TASK_FILE_READ: std::time::Duration = std::time::Duration::from_secs(10);
+
 /// A task to run, with its record from an earlier invocation if there is one.
 pub(crate) struct Scheduled {
     /// The task, or its file (read when it starts).
@@ -146,18 +151,20 @@ impl SessionPool {
                 () = wake, if next_due.is_some() && set.len() < self.jobs => {}
             }
         }
-        let reason = stop.reason();
+        let stopped = stop.reason();
+        let reason = stopped.as_deref().unwrap_or("the run stopped");
+        // Once a file does not answer, the rest are not read again: the stop must not
+        // wait for each of them in turn.
+        let mut read = true;
         for item in waiting.into_iter().map(|(_, item)| item).chain(queue) {
-            let record = match item.task.load() {
-                Ok(task) => lifecycle::not_started(
-                    &task,
-                    &item.inputs,
-                    item.previous.map(|b| *b),
-                    reason.as_deref().unwrap_or("the run stopped"),
-                ),
-                Err(why) => {
-                    lifecycle::unreadable(&item.task, &item.inputs, item.previous.map(|b| *b), why)
-                }
+            let previous = item.previous.map(|b| *b);
+            let began = std::time::Instant::now();
+            let loaded = read.then(|| item.task.load_within(TASK_FILE_READ));
+            read &= began.elapsed() < TASK_FILE_READ;
+            let record = match loaded {
+                Some(Ok(task)) => lifecycle::not_started(&task, &item.inputs, previous, reason),
+                Some(Err(why)) => lifecycle::unreadable(&item.task, &item.inputs, previous, why),
+                None => lifecycle::not_started_unread(&item.task, &item.inputs, previous, reason),
             };
             self.events
                 .send(Event::TaskFinished(Arc::new(TaskFinished::without_run(
@@ -165,7 +172,7 @@ impl SessionPool {
                     Vec::new(),
                 ))));
         }
-        reason
+        stopped
     }
 
     /// Whether scheduling has stopped: a stop token, or the budget, says so. The first
@@ -194,7 +201,7 @@ impl SessionPool {
         mut item: Item,
         stop: &StopTokens,
     ) -> Option<(tokio::task::Id, Running)> {
-        let task = match item.task.load() {
+        let task = match item.task.load_within(TASK_FILE_READ) {
             Ok(task) => task,
             Err(why) => {
                 let record = lifecycle::unreadable(

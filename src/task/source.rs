@@ -4,7 +4,8 @@
 //! held whole.
 
 use std::path::Path;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, mpsc};
+use std::time::Duration;
 
 use super::file::parse_task;
 use super::load::read_task_file;
@@ -83,14 +84,76 @@ impl TaskSource {
         }
     }
 
-    /// The task, read again from its file when it is held by its file. Fails, in words,
-    /// when the file can no longer be read or no longer holds what was validated.
-    pub(crate) fn load(&self) -> Result<Arc<Task>, String> {
+    /// With `--repeat`: which repetition this is.
+    pub(crate) fn repeat(&self) -> Option<u32> {
         match self {
-            TaskSource::Loaded(task) => Ok(Arc::clone(task)),
-            TaskSource::File(file) => file.load().map(Arc::new),
+            TaskSource::Loaded(task) => task.repeat,
+            TaskSource::File(file) => file.repeat,
         }
     }
+
+    /// The task, read again from its file when it is held by its file. Fails, in words,
+    /// when the file can no longer be read, no longer holds what was validated, or does
+    /// not answer within `limit` (a file whose reads block: a FUSE or network file system
+    /// that hangs, a kernel file). The read goes to a reader thread, so that such a file
+    /// holds up neither the run nor its stop for longer than `limit`; a read that never
+    /// ends leaves only that thread waiting, and the next read gets a new one.
+    pub(crate) fn load_within(&self, limit: Duration) -> Result<Arc<Task>, String> {
+        let file = match self {
+            TaskSource::Loaded(task) => return Ok(Arc::clone(task)),
+            TaskSource::File(file) => file.clone(),
+        };
+        let (tx, rx) = mpsc::sync_channel(1);
+        if let Err(e) = on_reader(Box::new(move || {
+            let _ = tx.send(file.load());
+        })) {
+            return Err(format!(
+                "its task file cannot be read again: no thread to read it ({e})"
+            ));
+        }
+        match rx.recv_timeout(limit) {
+            Ok(loaded) => loaded.map(Arc::new),
+            Err(_) => {
+                reader_stuck();
+                Err(format!(
+                    "its task file {} could not be read again within {}s (a FIFO, a device, or a file system that does not answer?)",
+                    self.path().display(),
+                    limit.as_secs()
+                ))
+            }
+        }
+    }
+}
+
+/// A read to run on the reader thread.
+type ReadJob = Box<dyn FnOnce() + Send>;
+
+/// The thread task files are read again on (one for the process, made on first use):
+/// replaced when a read does not answer, so that the next reads do not queue behind it.
+static READER: Mutex<Option<mpsc::Sender<ReadJob>>> = Mutex::new(None);
+
+/// Runs `job` on the reader thread, starting one when there is none.
+fn on_reader(job: ReadJob) -> std::io::Result<()> {
+    let mut reader = READER.lock().unwrap_or_else(|p| p.into_inner());
+    let job = match reader.as_ref() {
+        Some(jobs) => match jobs.send(job) {
+            Ok(()) => return Ok(()),
+            Err(mpsc::SendError(job)) => job,
+        },
+        None => job,
+    };
+    let (jobs, queue) = mpsc::channel::<ReadJob>();
+    std::thread::Builder::new()
+        .name("task-file".into())
+        .spawn(move || queue.into_iter().for_each(|job| job()))?;
+    let _ = jobs.send(job);
+    *reader = Some(jobs);
+    Ok(())
+}
+
+/// The reader thread is stuck in a read: the next read starts another.
+fn reader_stuck() {
+    *READER.lock().unwrap_or_else(|p| p.into_inner()) = None;
 }
 
 impl TaskFile {
@@ -148,7 +211,7 @@ mod tests {
         assert!(matches!(source, TaskSource::File(_)));
         assert_eq!(source.id().as_str(), "t/rep-2");
         assert_eq!(source.source_hash(), task.source_hash);
-        let again = source.load().unwrap();
+        let again = source.load_within(Duration::from_secs(5)).unwrap();
         assert_eq!(again.id.as_str(), "t/rep-2");
         assert_eq!(again.repeat, Some(2));
         assert_eq!(again.tags, vec!["x".to_string()]);
@@ -165,10 +228,10 @@ mod tests {
             r#"{"request": "other", "actions": []}"#,
         )
         .unwrap();
-        let why = source.load().unwrap_err();
+        let why = source.load_within(Duration::from_secs(5)).unwrap_err();
         assert!(why.contains("changed after the run started"), "{why}");
         std::fs::remove_file(dir.path().join("t.json")).unwrap();
-        let why = source.load().unwrap_err();
+        let why = source.load_within(Duration::from_secs(5)).unwrap_err();
         assert!(
             why.starts_with("its task file cannot be read again"),
             "{why}"
@@ -185,6 +248,26 @@ mod tests {
         );
         let source = TaskSource::of(task, &tools());
         assert!(matches!(source, TaskSource::Loaded(_)));
-        assert_eq!(source.load().unwrap().request, "do it");
+        assert_eq!(
+            source.load_within(Duration::from_secs(5)).unwrap().request,
+            "do it"
+        );
+    }
+
+    #[test]
+    fn a_read_that_does_not_answer_is_left_behind_and_the_next_read_gets_a_new_reader() {
+        let (release, blocked) = mpsc::channel::<()>();
+        on_reader(Box::new(move || {
+            let _ = blocked.recv();
+        }))
+        .unwrap();
+        // What the pool does when a read times out.
+        reader_stuck();
+        let dir = tempfile::tempdir().unwrap();
+        let task = loaded(dir.path(), r#"{"request": "r", "actions": []}"#);
+        let source = TaskSource::of(task, &tools());
+        let again = source.load_within(Duration::from_secs(5)).unwrap();
+        assert_eq!(again.request, "r");
+        release.send(()).unwrap();
     }
 }

@@ -184,3 +184,31 @@ fn a_task_file_edited_or_removed_after_the_run_started_is_an_error_not_a_stale_r
         again.stderr
     );
 }
+
+#[test]
+fn a_repetition_whose_task_file_changed_stays_a_repetition_of_its_task() {
+    let p = Project::new();
+    p.task("a.json", shell_plan("first", &["sleep 2"]))
+        .task("b.json", shell_plan("second", &["echo old"]));
+    let run = p.start(&["run", "tasks", "--jobs", "1", "--repeat", "2"]);
+    let dir = p.path().join("results/proj");
+    assert!(crate::helpers::eventually(|| dir
+        .join("a/rep-1/status.json")
+        .exists()));
+    p.task("b.json", shell_plan("second, edited", &["echo new"]));
+    let out = run.wait();
+    out.expect_code(1);
+    for n in [1, 2] {
+        let b = out.status(&format!("b/rep-{n}"));
+        assert_eq!(b["status"], "error", "{b}");
+        assert_eq!(b["repeat"], n, "{b}");
+    }
+    let repeats = &out.summary()["repeats"];
+    assert_eq!(repeats["totals"]["tasks"], 2, "{repeats}");
+    assert_eq!(repeats["tasks"][1]["id"], "b", "{repeats}");
+    // The next run runs the edited task's repetitions, still as repetitions.
+    let again = p.run(&["--jobs", "1", "--repeat", "2"]);
+    again.expect_code(0);
+    assert_eq!(again.status("b/rep-2")["repeat"], 2);
+    assert_eq!(again.summary()["repeats"]["totals"]["pass_at_1"], 1.0);
+}
