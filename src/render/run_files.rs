@@ -42,7 +42,7 @@ pub(crate) fn write_summaries(
         Err(e) => Err(FileError::Render(e)),
     });
     errors.keep(streamed(JUNIT_XML, &|out| {
-        junit::write_junit(out, name, records.iter().copied()).map_err(std::io::Error::other)
+        junit::write_junit(out, name, records)
     }));
     errors.into_result()
 }
