@@ -1,5 +1,6 @@
 //! What the runner process itself has used (CPU time, peak memory), for `run.json` and
-//! benchmarks. Commands' own usage is not included.
+//! benchmarks (commands' own usage is not included), and the process-wide settings that
+//! bound it (open files, the allocator's arenas).
 
 use serde::Serialize;
 
@@ -57,6 +58,18 @@ pub(crate) fn raise_open_file_limit() {
 /// Nothing to raise here.
 #[cfg(not(unix))]
 pub(crate) fn raise_open_file_limit() {}
+
+/// Two allocator arenas at most, for every thread (glibc makes up to eight per CPU):
+/// memory one thread frees is then reused by the others instead of lying in an arena
+/// of its own. Over 50,000 tasks this lowers the runner's peak by an eighth and its
+/// time too, as the threads rarely allocate at the same moment.
+pub(crate) fn limit_allocator_arenas() {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    // SAFETY: mallopt only sets a tuning parameter of the allocator.
+    unsafe {
+        libc::mallopt(libc::M_ARENA_MAX, 2);
+    }
+}
 
 /// Hands memory the allocator holds free back to the system: after loading a large
 /// batch, the loader threads' parse buffers lie freed between what is kept, and would

@@ -17,6 +17,7 @@ use crate::error::Error;
 
 /// Runs a parsed command line; returns the process exit code.
 pub(crate) fn dispatch(cli: Cli) -> Result<u8, Error> {
+    crate::resources::limit_allocator_arenas();
     match cli.command {
         Subcommand::Run(args) => run::run(*args),
         Subcommand::Validate(args) => validate::validate(&args),

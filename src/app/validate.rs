@@ -3,18 +3,19 @@
 //! calls of their tools are checked too.
 
 use super::tools::start_mcp;
-use crate::batch::{load_tasks, task_tools};
+use crate::batch::{load_tasks_as, task_tools};
 use crate::cli::ValidateArgs;
 use crate::error::Error;
-use crate::render::validation_report;
+use crate::render::{Checked, validation_report};
 
 /// Prints the validation report; 2 when some file has problems.
 pub(super) fn validate(args: &ValidateArgs) -> Result<u8, Error> {
     let mcp = start_mcp(args.config.clone())?;
-    let loaded = load_tasks(
+    let loaded = load_tasks_as(
         &args.paths,
         None,
         &task_tools(mcp.as_ref().map(|(hub, _)| hub)),
+        Checked::of,
     )?;
     let (text, bad) = validation_report(&loaded);
     print!("{text}");

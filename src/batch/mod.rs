@@ -14,4 +14,4 @@ pub(crate) use error::BatchError;
 pub(crate) use execute::execute;
 pub(crate) use prepare::{prepare, task_tools};
 pub(crate) use settings::RunSettings;
-pub(crate) use sources::load_tasks;
+pub(crate) use sources::load_tasks_as;

@@ -9,17 +9,9 @@ use crate::rundir::{is_run_dir, recorded_plans};
 use crate::task::{FoundFile, Identified, LoadError, LoadedTasks, Task, discover, load_files_as};
 use crate::tool::ToolSpec;
 
-/// Every task file under `paths`, loaded and checked against `tools`; bad files are kept
-/// as invalid tasks. `exclude` is the results root, never searched for task files.
-pub(crate) fn load_tasks(
-    paths: &[PathBuf],
-    exclude: Option<&Path>,
-    tools: &[ToolSpec],
-) -> Result<LoadedTasks, LoadError> {
-    load_tasks_as(paths, exclude, tools, |task| task)
-}
-
-/// [`load_tasks`], keeping of each valid task what `keep` makes of it.
+/// Every task file under `paths`, loaded and checked against `tools`, keeping of each
+/// valid task what `keep` makes of it; bad files are kept as invalid tasks. `exclude` is
+/// the results root, never searched for task files.
 pub(crate) fn load_tasks_as<T: Identified + Send>(
     paths: &[PathBuf],
     exclude: Option<&Path>,

@@ -1,9 +1,12 @@
 //! A task's result as the run-level files (`summary.*`, `tasks_status.json`, `report.*`,
 //! `junit.xml`) read it: what a runner holds of each task until the end of a run, a
-//! third of a whole record's size. The task file, inputs, request, warnings, times and
-//! per-round and LLM counts stay in the task's own `status.json`.
+//! small part of a whole record. The task file, inputs, request, warnings, times, each
+//! attempt's record and per-round and LLM counts stay in the task's own `status.json`.
 
-use super::{AttemptRecord, Complete, SessionType, TaskRecord, TaskStatus};
+use std::cmp::Ordering;
+use std::collections::BTreeSet;
+
+use super::{AttemptStatus, Complete, SessionType, TaskRecord, TaskStatus};
 use crate::task::TaskId;
 use crate::units::Usage;
 
@@ -20,8 +23,12 @@ pub(crate) struct TaskRow {
     pub(crate) complete: Option<Complete>,
     /// Why it did not pass, in one line.
     pub(crate) error: Option<String>,
-    /// Every attempt, oldest first.
-    pub(crate) attempts: Vec<AttemptRecord>,
+    /// Attempts so far.
+    pub(crate) attempts: u32,
+    /// Why each attempt before the latest did not pass, oldest first, but those the
+    /// runner's own stop cut short (interrupted, cancelled), which say nothing of the
+    /// task: a task that passed in the end was flaky in these.
+    pub(crate) earlier_failures: Box<[Box<str>]>,
     /// Wall-clock seconds of the latest attempt.
     pub(crate) duration_s: f64,
     /// Rounds run.
@@ -47,7 +54,20 @@ impl TaskRow {
             status: record.status,
             complete: record.complete,
             error: record.error.clone(),
-            attempts: record.attempts.clone(),
+            attempts: record.attempt_count(),
+            earlier_failures: record.attempts[..record.attempts.len().saturating_sub(1)]
+                .iter()
+                .filter(|a| {
+                    !matches!(
+                        a.status,
+                        AttemptStatus::Interrupted | AttemptStatus::Cancelled
+                    )
+                })
+                .map(|a| match &a.error {
+                    Some(e) => e.as_str().into(),
+                    None => a.status.to_string().into(),
+                })
+                .collect(),
             duration_s: record.duration_s,
             rounds: record.rounds,
             steps: record.steps,
@@ -65,6 +85,46 @@ impl TaskRow {
 
     /// The attempts so far, counted.
     pub(crate) fn attempt_count(&self) -> u32 {
-        self.attempts.len() as u32
+        self.attempts
+    }
+}
+
+/// Rows by task id, each kept once (its id is the row's own, not copied into a key).
+#[derive(Debug, Default)]
+pub(crate) struct Rows(BTreeSet<ById>);
+
+impl Rows {
+    /// Keeps `row`, in place of the row of its task held before.
+    pub(crate) fn insert(&mut self, row: TaskRow) {
+        self.0.replace(ById(row));
+    }
+
+    /// The rows, by id.
+    pub(crate) fn iter(&self) -> impl Iterator<Item = &TaskRow> {
+        self.0.iter().map(|r| &r.0)
+    }
+}
+
+/// A row ordered and compared by its id alone.
+#[derive(Debug)]
+struct ById(TaskRow);
+
+impl PartialEq for ById {
+    fn eq(&self, other: &Self) -> bool {
+        self.0.id == other.0.id
+    }
+}
+
+impl Eq for ById {}
+
+impl PartialOrd for ById {
+    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl Ord for ById {
+    fn cmp(&self, other: &Self) -> Ordering {
+        self.0.id.cmp(&other.0.id)
     }
 }

@@ -11,7 +11,7 @@ use std::time::Duration;
 use quick_xml::Writer;
 use quick_xml::events::{BytesDecl, BytesEnd, BytesStart, BytesText, Event};
 
-use crate::record::{AttemptStatus, TaskRow, TaskStatus};
+use crate::record::{TaskRow, TaskStatus};
 use crate::rundir::layout::OUTPUT_MD;
 
 /// The JUnit XML of a run named `name`.
@@ -131,21 +131,9 @@ fn test_case<W: Write>(w: &mut Writer<W>, name: &str, r: &TaskRow) -> io::Result
     let reason = r.error.as_deref().unwrap_or_default();
     match outcome(r.status) {
         Outcome::Success => {
-            // An attempt the runner's own stop cut short (interrupted, cancelled) says
-            // nothing of the task: it is not a flaky run.
-            let earlier = &r.attempts[..r.attempts.len().saturating_sub(1)];
-            for a in earlier.iter().filter(|a| {
-                !matches!(
-                    a.status,
-                    AttemptStatus::Interrupted | AttemptStatus::Cancelled
-                )
-            }) {
+            for failure in &r.earlier_failures {
                 let mut run = BytesStart::new("flakyError");
-                let message = match &a.error {
-                    Some(e) => clean(e).into_owned(),
-                    None => a.status.to_string(),
-                };
-                run.push_attribute(("message", message.as_str()));
+                run.push_attribute(("message", clean(failure).as_ref()));
                 w.write_event(Event::Start(run))?;
                 w.write_event(Event::End(BytesEnd::new("flakyError")))?;
             }
@@ -200,7 +188,7 @@ fn clean(text: &str) -> Cow<'_, str> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::record::{AttemptRecord, SessionType, ShapeName, TaskRecord};
+    use crate::record::{AttemptRecord, AttemptStatus, SessionType, ShapeName, TaskRecord};
     use crate::task::TaskId;
     use crate::units::Timestamp;
 
@@ -215,12 +203,12 @@ mod tests {
         }
     }
 
-    fn row(
+    fn record(
         id: &str,
         status: TaskStatus,
         error: Option<&str>,
         attempts: Vec<AttemptRecord>,
-    ) -> TaskRow {
+    ) -> TaskRecord {
         let mut r = TaskRecord::new(
             TaskId::parse(id).unwrap(),
             String::new(),
@@ -233,12 +221,12 @@ mod tests {
         r.error = error.map(str::to_string);
         r.attempts = attempts;
         r.duration_s = 1.2345;
-        TaskRow::of(&r)
+        r
     }
 
     #[test]
     fn attempts_cut_short_by_the_runner_are_not_flaky_runs() {
-        let r = row(
+        let r = record(
             "t",
             TaskStatus::Passed,
             None,
@@ -249,7 +237,7 @@ mod tests {
                 attempt(4, AttemptStatus::Passed, None),
             ],
         );
-        let xml = junit_xml("run", &[&r]).unwrap();
+        let xml = junit_xml("run", &[&TaskRow::of(&r)]).unwrap();
         assert_eq!(xml.matches("<flakyError").count(), 1, "{xml}");
         assert!(xml.contains("the disk was full"), "{xml}");
         assert!(!xml.contains("the runner stopped"), "{xml}");
@@ -258,7 +246,7 @@ mod tests {
     /// The document as `quick-junit` (which this writer replaced, as it holds the
     /// whole document in memory) builds it: the streamed one must be the same so that
     /// CI dashboards read it as before.
-    fn reference(name: &str, records: &[&TaskRow]) -> String {
+    fn reference(name: &str, records: &[TaskRecord]) -> String {
         use quick_junit::{NonSuccessKind, Report, TestCase, TestCaseStatus, TestRerun, TestSuite};
         let mut report = Report::new(format!("ufo-batch {name}"));
         let mut suite = TestSuite::new(name);
@@ -312,7 +300,7 @@ mod tests {
             });
             case.set_time(Duration::from_secs_f64(r.duration_s));
             case.add_property(("output", format!("{}/{OUTPUT_MD}", r.id).as_str()));
-            case.add_property(("attempts", r.attempt_count().to_string().as_str()));
+            case.add_property(("attempts", r.attempts.len().to_string().as_str()));
             if let Some(c) = r.cost_usd {
                 case.add_property(("cost_usd", format!("{c:.6}").as_str()));
             }
@@ -327,14 +315,14 @@ mod tests {
     #[test]
     fn the_streamed_document_is_the_one_quick_junit_builds() {
         let messy = "step 1 `grep \'<a>\' && \"b\"` failed\n\x1b[31mred\x1b[0m \x07bell \u{9b}31m\nlast line";
-        let mut rows = [
-            row(
+        let mut records = [
+            record(
                 "plain",
                 TaskStatus::Passed,
                 None,
                 vec![attempt(1, AttemptStatus::Passed, None)],
             ),
-            row(
+            record(
                 "group/sub/flaky",
                 TaskStatus::Passed,
                 None,
@@ -345,47 +333,48 @@ mod tests {
                     attempt(4, AttemptStatus::Passed, None),
                 ],
             ),
-            row(
+            record(
                 "g/failed",
                 TaskStatus::Failed,
                 Some(messy),
                 vec![attempt(1, AttemptStatus::Failed, Some(messy))],
             ),
-            row(
+            record(
                 "error",
                 TaskStatus::Error,
                 Some("invalid task file: <&>"),
                 vec![],
             ),
-            row(
+            record(
                 "g/timeout",
                 TaskStatus::Timeout,
                 Some("timed out after 1s"),
                 vec![],
             ),
-            row("pending", TaskStatus::Pending, None, vec![]),
-            row(
+            record("pending", TaskStatus::Pending, None, vec![]),
+            record(
                 "running",
                 TaskStatus::Running,
                 Some("the runner was killed"),
                 vec![],
             ),
-            row(
+            record(
                 "cancelled",
                 TaskStatus::Cancelled,
                 Some("the run was stopped \"now\""),
                 vec![],
             ),
         ];
-        rows[0].cost_usd = Some(0.0123456789);
-        rows[2].duration_s = 0.0005;
-        rows[3].duration_s = 0.0;
-        let records: Vec<&TaskRow> = rows.iter().collect();
+        records[0].cost_usd = Some(0.0123456789);
+        records[2].duration_s = 0.0005;
+        records[3].duration_s = 0.0;
+        let rows: Vec<TaskRow> = records.iter().map(TaskRow::of).collect();
+        let rows: Vec<&TaskRow> = rows.iter().collect();
         for name in ["run", "a <b> & \"c\" \x1b[1mbold"] {
             // One difference, on purpose: a newline inside an attribute is written as
             // `&#10;`, which XML readers keep as a newline (quick-junit's older quick-xml
             // wrote it bare, which they read as a space).
-            let streamed = junit_xml(name, &records).unwrap().replace("&#10;", "\n");
+            let streamed = junit_xml(name, &rows).unwrap().replace("&#10;", "\n");
             assert_eq!(streamed, reference(name, &records));
         }
         assert_eq!(junit_xml("run", &[]).unwrap(), reference("run", &[]));

@@ -25,4 +25,4 @@ pub(crate) use task_pages::{TaskPages, task_pages};
 
 pub(crate) use run_files::write_summaries;
 pub(crate) use summary::{Totals, tasks_status, totals};
-pub(crate) use validation::validation_report;
+pub(crate) use validation::{Checked, validation_report};

@@ -3,13 +3,50 @@
 
 use std::collections::BTreeMap;
 use std::fmt::Write;
+use std::path::{Path, PathBuf};
 
 use crate::record::ShapeName;
-use crate::task::LoadedTasks;
+use crate::task::{Identified, LoadedTasks, Task, TaskId};
 use crate::text::plural;
 
+/// What the report reads of a valid task: kept as each file loads, instead of the task
+/// (a large batch is never all held parsed).
+#[derive(Debug)]
+pub(crate) struct Checked {
+    id: TaskId,
+    source: PathBuf,
+    source_hash: String,
+    shape: ShapeName,
+    warnings: Vec<String>,
+}
+
+impl Checked {
+    /// What the report reads of `task`.
+    pub(crate) fn of(task: Task) -> Self {
+        Self {
+            shape: ShapeName::of(&task.shape),
+            id: task.id,
+            source: task.source,
+            source_hash: task.source_hash,
+            warnings: task.warnings,
+        }
+    }
+}
+
+impl Identified for Checked {
+    fn id(&self) -> &TaskId {
+        &self.id
+    }
+    fn source(&self) -> &Path {
+        &self.source
+    }
+    fn source_hash(&self) -> String {
+        self.source_hash.clone()
+    }
+}
+
 /// The report text, and whether any file is bad.
-pub(crate) fn validation_report(loaded: &LoadedTasks) -> (String, bool) {
+pub(crate) fn validation_report(loaded: &LoadedTasks<Checked>) -> (String, bool) {
     let mut out = String::new();
     for bad in &loaded.invalid {
         for p in &bad.problems {
@@ -23,9 +60,7 @@ pub(crate) fn validation_report(loaded: &LoadedTasks) -> (String, bool) {
     }
     let mut shapes: BTreeMap<String, usize> = BTreeMap::new();
     for task in &loaded.tasks {
-        *shapes
-            .entry(format!("{:?}", ShapeName::of(&task.shape)))
-            .or_default() += 1;
+        *shapes.entry(format!("{:?}", task.shape)).or_default() += 1;
     }
     let shapes: Vec<String> = shapes.iter().map(|(s, n)| format!("{n} {s}")).collect();
     let problems: usize = loaded.invalid.iter().map(|b| b.problems.len()).sum();

@@ -3,7 +3,6 @@
 //! `summary.*`) are written here, from the records, only after the lanes have caught
 //! up — so they never claim more than the tasks' own files say.
 
-use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -11,7 +10,7 @@ use serde_json::{Value, json};
 
 use super::lanes::Lanes;
 use crate::event::{Event, Level, LogLine, RunFinished, RunStarted, TaskFinished};
-use crate::record::TaskRow;
+use crate::record::{Rows, TaskRow};
 use crate::render::{log_line, task_pages, tasks_status, totals, write_summaries};
 use crate::rundir::layout::RUN_FILES;
 use crate::rundir::{
@@ -47,7 +46,7 @@ pub(crate) struct ResultFiles {
     /// The run as started.
     run: Option<RunStarted>,
     /// Each task's latest record, as the run-level files read it.
-    records: BTreeMap<TaskId, TaskRow>,
+    records: Rows,
     /// Lines held back per task: written together with the task's next file (its end,
     /// a retry) or at the next tick, so that a task's lines cost one job, not one each.
     lines: std::collections::HashMap<TaskId, Lines>,
@@ -64,7 +63,7 @@ impl ResultFiles {
             lanes: Lanes::new(LANES),
             committer: Arc::new(Committer::start()),
             run: None,
-            records: BTreeMap::new(),
+            records: Rows::default(),
             lines: std::collections::HashMap::new(),
             tasks_status_due: None,
             errors: Vec::new(),
@@ -93,10 +92,10 @@ impl ResultFiles {
                 self.keep(result);
             }
             Event::TaskSkipped(row) => {
-                self.records.insert(row.id.clone(), (**row).clone());
+                self.records.insert((**row).clone());
             }
             Event::TaskStarted(record) => {
-                self.records.insert(record.id.clone(), TaskRow::of(record));
+                self.records.insert(TaskRow::of(record));
                 let (files, record) = (self.task_files(&record.id), (**record).clone());
                 // Lines still held belong to the attempt before (its files move now).
                 let lines = self.lines.remove(&record.id);
@@ -134,8 +133,7 @@ impl ResultFiles {
                 );
             }
             Event::TaskFinished(f) => {
-                self.records
-                    .insert(f.record.id.clone(), TaskRow::of(&f.record));
+                self.records.insert(TaskRow::of(&f.record));
                 let files = self.task_files(&f.record.id);
                 let lines = self.lines.remove(&f.record.id);
                 let f = Arc::clone(f);
@@ -230,7 +228,7 @@ impl ResultFiles {
             .as_ref()
             .map(|r| r.name.clone())
             .unwrap_or_default();
-        let records: Vec<&TaskRow> = self.records.values().collect();
+        let records: Vec<&TaskRow> = self.records.iter().collect();
         let mut errors = FileErrors::default();
         let run = self
             .run
@@ -251,7 +249,7 @@ impl ResultFiles {
 
     fn write_tasks_status(&self) -> Result<(), FileError> {
         let path = self.layout.tasks_status();
-        write_json(&path, &tasks_status(self.records.values()))
+        write_json(&path, &tasks_status(self.records.iter()))
             .map_err(|e| FileError::write(&path, e))
     }
 
@@ -264,11 +262,7 @@ impl ResultFiles {
 }
 
 /// `run.json`: the run as started, and once finished, how it ended.
-fn run_json(
-    run: &RunStarted,
-    finished: Option<&RunFinished>,
-    records: &BTreeMap<TaskId, TaskRow>,
-) -> Value {
+fn run_json(run: &RunStarted, finished: Option<&RunFinished>, records: &Rows) -> Value {
     let state = match finished {
         None => "running",
         Some(f) if f.interrupted => "interrupted",
@@ -289,7 +283,7 @@ fn run_json(
         "shard": run.shard.map(|s| s.to_string()),
         "tasks_selected": run.total,
         "tasks_run": run.to_run,
-        "totals": finished.map(|_| totals(records.values())),
+        "totals": finished.map(|_| totals(records.iter())),
         "runner": finished.and_then(|f| f.runner),
         "llm": finished.and_then(|f| f.llm),
         "config": run.config,

@@ -95,14 +95,14 @@ pub(crate) fn load_files_as<T: Identified + Send>(
         }))
         .unwrap_or_else(|_| lost(f))
     });
-    let mut tasks = Vec::new();
-    let mut invalid = Vec::new();
-    for one in loaded {
-        match one {
-            Loaded::Task(task) => tasks.push(task),
-            Loaded::Invalid(bad) => invalid.push(bad),
-        }
-    }
+    // Split without a second copy of the batch: the few invalid files move out, and the
+    // tasks are unwrapped where they lie (a million tasks' vectors are the loader's peak).
+    let mut loaded = loaded;
+    let invalid: Vec<InvalidTask> = loaded
+        .extract_if(.., |one| matches!(one, Loaded::Invalid(_)))
+        .filter_map(Loaded::invalid)
+        .collect();
+    let tasks: Vec<T> = loaded.into_iter().filter_map(Loaded::task).collect();
     let (tasks, invalid) = unique_ids(tasks, invalid, reserved);
     LoadedTasks { tasks, invalid }
 }
@@ -121,6 +121,22 @@ fn lost<T>(f: &FoundFile) -> Loaded<T> {
 enum Loaded<T> {
     Task(T),
     Invalid(InvalidTask),
+}
+
+impl<T> Loaded<T> {
+    fn task(self) -> Option<T> {
+        match self {
+            Loaded::Task(task) => Some(task),
+            Loaded::Invalid(_) => None,
+        }
+    }
+
+    fn invalid(self) -> Option<InvalidTask> {
+        match self {
+            Loaded::Invalid(bad) => Some(bad),
+            Loaded::Task(_) => None,
+        }
+    }
 }
 
 fn load_one(file: &FoundFile, tools: &[ToolSpec]) -> Loaded<Task> {

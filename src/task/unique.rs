@@ -74,14 +74,16 @@ impl Identified for Task {
 /// Makes the ids of `tasks` and `invalid` unique and safe; tasks whose id cannot be
 /// kept become invalid with the reason.
 pub(super) fn unique_ids<T: Identified>(
-    tasks: Vec<T>,
+    mut tasks: Vec<T>,
     mut invalid: Vec<InvalidTask>,
     reserved: ReservedNames<'_>,
 ) -> (Vec<T>, Vec<InvalidTask>) {
-    // Each id's owner, by its place in `kept` (a million tasks' paths are not copied).
-    let mut owners: HashMap<TaskId, usize> = HashMap::new();
-    let mut kept: Vec<T> = Vec::new();
-    for task in tasks {
+    // Each id's owner, by its place in `tasks` (a million tasks' paths are not copied).
+    let mut owners: HashMap<TaskId, usize> = HashMap::with_capacity(tasks.len());
+    // The tasks that cannot keep their id, by place, with why (they move out at the end,
+    // so that the batch is never copied).
+    let mut refused: Vec<(usize, Problem)> = Vec::new();
+    for (i, task) in tasks.iter().enumerate() {
         let problem = if let Some(name) = reserved.run_file(task.id()) {
             Some(
                 Problem::new(
@@ -100,37 +102,54 @@ pub(super) fn unique_ids<T: Identified>(
                     format!(
                         "duplicate id `{}`: {} has it too",
                         task.id(),
-                        kept[*first].source().display()
+                        tasks[*first].source().display()
                     ),
                 )
                 .fix("give one of the two files a different \"id\"")
             })
         };
         match problem {
-            Some(problem) => invalid.push(InvalidTask::of(&task, problem)),
+            Some(problem) => refused.push((i, problem)),
             None => {
-                owners.insert(task.id().clone(), kept.len());
-                kept.push(task);
+                owners.insert(task.id().clone(), i);
             }
         }
     }
-    let clashes = |t: &T| clashing_entry(t.id(), &owners, reserved);
-    if kept.iter().any(|t| clashes(t).is_some()) {
-        let (stay, moved): (Vec<T>, Vec<T>) = kept.into_iter().partition(|t| clashes(t).is_none());
-        for task in moved {
-            owners.remove(task.id());
-            let entry = clashing_entry(task.id(), &owners, reserved).unwrap_or_default();
-            let problem = Problem::new(
-                task.source(),
-                format!(
-                    "the id `{}` would put this task's results inside another task's `{entry}`",
-                    task.id()
-                ),
-            )
-            .fix("rename the file or set an \"id\" that does not end in a results file name");
+    let clashing: Vec<usize> = tasks
+        .iter()
+        .enumerate()
+        .filter(|(i, t)| {
+            owners.get(t.id()) == Some(i) && clashing_entry(t.id(), &owners, reserved).is_some()
+        })
+        .map(|(i, _)| i)
+        .collect();
+    for i in clashing {
+        let task = &tasks[i];
+        owners.remove(task.id());
+        let entry = clashing_entry(task.id(), &owners, reserved).unwrap_or_default();
+        let problem = Problem::new(
+            task.source(),
+            format!(
+                "the id `{}` would put this task's results inside another task's `{entry}`",
+                task.id()
+            ),
+        )
+        .fix("rename the file or set an \"id\" that does not end in a results file name");
+        refused.push((i, problem));
+    }
+    if !refused.is_empty() {
+        refused.sort_by_key(|(i, _)| *i);
+        let places: Vec<usize> = refused.iter().map(|(i, _)| *i).collect();
+        let mut next = places.into_iter().peekable();
+        let mut place = 0;
+        let moved = tasks.extract_if(.., |_| {
+            let out = next.next_if_eq(&place).is_some();
+            place += 1;
+            out
+        });
+        for (task, (_, problem)) in moved.zip(refused) {
             invalid.push(InvalidTask::of(&task, problem));
         }
-        kept = stay;
     }
     if !invalid.is_empty() {
         invalid.sort_by(|a, b| a.source.cmp(&b.source));
@@ -139,7 +158,7 @@ pub(super) fn unique_ids<T: Identified>(
             bad.id = taken.stand_in(&bad.id);
         }
     }
-    (kept, invalid)
+    (tasks, invalid)
 }
 
 /// The entry name through which `id` would land inside another kept task's folder.

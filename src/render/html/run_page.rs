@@ -224,7 +224,7 @@ fn row(r: &TaskRow) -> Row {
         steps: r.steps,
         cost_text: cost_text(r.cost_usd),
         cost: r.cost_usd,
-        attempts: r.attempts.len(),
+        attempts: r.attempts as usize,
         reason: r
             .error
             .as_deref()
