@@ -65,7 +65,7 @@ pub(crate) async fn execute<S: EventSink>(
         events.send(Event::TaskFinished(Arc::new(invalid_result(bad))));
     }
     for record in batch.kept {
-        events.send(Event::TaskSkipped(Box::new(record)));
+        events.send(Event::TaskSkipped(record));
     }
     // run.json must be on disk before the first task folder is: a runner killed in
     // between would leave a folder that a resume refuses as not a run folder.

@@ -33,7 +33,7 @@ pub(crate) struct Prepared {
     /// Task files that cannot run (each becomes an `error` result).
     pub(crate) invalid: Vec<InvalidTask>,
     /// Final results kept from earlier invocations (what the run-level files read).
-    pub(crate) kept: Vec<TaskRow>,
+    pub(crate) kept: Vec<Box<TaskRow>>,
     /// Why results that would have been kept run again, with how many.
     pub(crate) rerun: BTreeMap<String, usize>,
     /// Tasks to run.

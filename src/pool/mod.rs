@@ -54,6 +54,18 @@ struct Item {
     retries: u32,
 }
 
+impl Item {
+    /// A scheduled task, taken into the pool's hands.
+    fn of(s: Scheduled) -> Self {
+        Self {
+            task: s.task,
+            inputs: Arc::new(s.inputs),
+            previous: s.previous,
+            retries: 0,
+        }
+    }
+}
+
 /// An attempt under way.
 struct Running {
     item: Item,
@@ -105,22 +117,16 @@ impl SessionPool {
     /// Returns why the run stopped early, if it did.
     pub(crate) async fn run(mut self, work: Vec<Scheduled>, stop: StopTokens) -> Option<String> {
         stop.mark_started();
-        let mut queue: VecDeque<Item> = work
-            .into_iter()
-            .map(|s| Item {
-                task: s.task,
-                inputs: Arc::new(s.inputs),
-                previous: s.previous,
-                retries: 0,
-            })
-            .collect();
+        // Made an item only when taken: a queue of a million holds no shared inputs.
+        let mut queue: VecDeque<Scheduled> = work.into();
         let mut waiting: Vec<(Instant, Item)> = Vec::new();
         let mut set: JoinSet<AttemptOutcome> = JoinSet::new();
         let mut running: HashMap<tokio::task::Id, Running> = HashMap::new();
         let mut stopping = false;
         loop {
             while !self.stopping(&stop, &mut stopping) && set.len() < self.jobs {
-                let Some(item) = take_due(&mut waiting).or_else(|| queue.pop_front()) else {
+                let Some(item) = take_due(&mut waiting).or_else(|| queue.pop_front().map(Item::of))
+                else {
                     break;
                 };
                 if let Some((id, entry)) = self.start(&mut set, item, &stop) {
@@ -156,7 +162,11 @@ impl SessionPool {
         // Once a file does not answer, the rest are not read again: the stop must not
         // wait for each of them in turn.
         let mut read = true;
-        for item in waiting.into_iter().map(|(_, item)| item).chain(queue) {
+        for item in waiting
+            .into_iter()
+            .map(|(_, item)| item)
+            .chain(queue.into_iter().map(Item::of))
+        {
             let previous = item.previous.map(|b| *b);
             let began = std::time::Instant::now();
             let loaded = read.then(|| item.task.load_within(TASK_FILE_READ));

@@ -87,6 +87,7 @@ impl ResultFiles {
     pub(crate) fn handle(&mut self, event: &Event) {
         match event {
             Event::RunStarted(r) => {
+                self.records.place_by(Arc::clone(&r.selection));
                 self.run = Some((**r).clone());
                 let result = self.run_started(r);
                 self.keep(result);

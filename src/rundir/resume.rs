@@ -82,8 +82,9 @@ pub(crate) struct Resumption<T> {
     pub(crate) previous_invocations: u32,
     /// An old run dir being deleted (`--fresh`); finish it before exiting.
     pub(crate) discarding: Discarding,
-    /// Final results kept from earlier invocations (what the run-level files read).
-    pub(crate) kept: Vec<TaskRow>,
+    /// Final results kept from earlier invocations (what the run-level files read;
+    /// boxed, as each goes on to the reporters as it is).
+    pub(crate) kept: Vec<Box<TaskRow>>,
     /// Tasks to run, each with its earlier record if it has one.
     pub(crate) work: Vec<(T, Option<Box<TaskRecord>>)>,
     /// Why results that would have been kept run again (what changed), with how many.
@@ -116,7 +117,7 @@ pub(crate) fn plan_resume<T: Resumable>(
     });
     for (task, decision) in decided {
         match decision {
-            Decision::Keep(record) => kept.push(*record),
+            Decision::Keep(record) => kept.push(record),
             Decision::Run(previous, why) => {
                 if let Some(why) = why {
                     *rerun.entry(why).or_default() += 1;
