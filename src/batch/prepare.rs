@@ -33,6 +33,10 @@ pub(crate) struct Prepared {
     /// Task files that cannot run (each becomes an `error` result).
     pub(crate) invalid: Vec<InvalidTask>,
     /// Final results kept from earlier invocations (what the run-level files read).
+    #[expect(
+        clippy::vec_box,
+        reason = "each row goes on to the reporters in its box, never copied"
+    )]
     pub(crate) kept: Vec<Box<TaskRow>>,
     /// Why results that would have been kept run again, with how many.
     pub(crate) rerun: BTreeMap<String, usize>,

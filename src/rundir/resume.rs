@@ -84,6 +84,10 @@ pub(crate) struct Resumption<T> {
     pub(crate) discarding: Discarding,
     /// Final results kept from earlier invocations (what the run-level files read;
     /// boxed, as each goes on to the reporters as it is).
+    #[expect(
+        clippy::vec_box,
+        reason = "each row goes on to the reporters in its box, never copied"
+    )]
     pub(crate) kept: Vec<Box<TaskRow>>,
     /// Tasks to run, each with its earlier record if it has one.
     pub(crate) work: Vec<(T, Option<Box<TaskRecord>>)>,
