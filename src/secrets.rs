@@ -129,6 +129,24 @@ impl<W: std::io::Write> std::io::Write for ScrubbingWriter<W> {
     }
 }
 
+/// Whether `text` holds a registered secret (or a long piece of one).
+pub(crate) fn holds_secret(text: &str) -> bool {
+    matches!(scrub_bytes(text.as_bytes()), Cow::Owned(_))
+}
+
+/// The variables that hold an LLM key whatever a run's config names.
+const KEY_VARIABLES: [&str; 2] = ["OPENAI_API_KEY", "AZURE_OPENAI_API_KEY"];
+
+/// Registers the values of the environment variables `names`, and of the usual LLM key
+/// variables, as secrets.
+pub(crate) fn register_env_keys<'a>(names: impl IntoIterator<Item = &'a str>) {
+    for name in names.into_iter().chain(KEY_VARIABLES) {
+        if let Ok(key) = std::env::var(name) {
+            register(&key);
+        }
+    }
+}
+
 /// `text` with every registered secret masked.
 pub(crate) fn scrub(text: &str) -> Cow<'_, str> {
     match scrub_bytes(text.as_bytes()) {

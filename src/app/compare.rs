@@ -17,7 +17,7 @@ pub(super) fn compare(args: &CompareArgs) -> Result<u8, Error> {
     } else {
         compare_md(&c)
     };
-    print!("{text}");
+    print!("{}", crate::secrets::scrub(&text));
     if let Some(out) = &args.out {
         write_atomic(out, text.as_bytes()).map_err(|e| FileError::write(out, e))?;
     }

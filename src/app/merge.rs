@@ -10,7 +10,10 @@ use crate::finished::{MergeReport, merge as merge_runs};
 /// Merges; 2 when inputs are missing or duplicated, 1 when some task did not pass.
 pub(super) fn merge(args: &MergeArgs) -> Result<u8, Error> {
     let merged = merge_runs(&args.out, &args.inputs)?;
-    print!("{}", merge_summary(&args.out, &args.inputs, &merged));
+    print!(
+        "{}",
+        crate::secrets::scrub(&merge_summary(&args.out, &args.inputs, &merged))
+    );
     let all_passed = merged
         .totals
         .as_ref()

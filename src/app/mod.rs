@@ -18,6 +18,8 @@ use crate::error::Error;
 /// Runs a parsed command line; returns the process exit code.
 pub(crate) fn dispatch(cli: Cli) -> Result<u8, Error> {
     crate::resources::limit_allocator_arenas();
+    // Whatever the command, the usual LLM keys never reach what it prints or writes.
+    crate::secrets::register_env_keys([]);
     match cli.command {
         Subcommand::Run(args) => run::run(*args),
         Subcommand::Validate(args) => validate::validate(&args),

@@ -3,12 +3,13 @@
 use crate::cli::ReportArgs;
 use crate::error::Error;
 use crate::finished::rerender;
+use crate::secrets::scrub;
 
 /// Re-renders; 1 when some stored file could not be read.
 pub(super) fn report(args: &ReportArgs) -> Result<u8, Error> {
     let done = rerender(&args.run_dir)?;
     for p in &done.problems {
-        eprintln!("problem: {p}");
+        eprintln!("problem: {}", scrub(&p.to_string()));
     }
     let t = &done.totals;
     let resume = if t.unfinished > 0 {
@@ -16,12 +17,13 @@ pub(super) fn report(args: &ReportArgs) -> Result<u8, Error> {
     } else {
         ""
     };
-    println!(
+    let line = format!(
         "re-rendered {} ({} tasks, {}): {}{resume}",
         args.run_dir.display(),
         done.tasks,
         crate::text::plural(done.trajectories, "trajectory"),
         t.counts()
     );
+    println!("{}", scrub(&line));
     Ok(if done.problems.is_empty() { 0 } else { 1 })
 }

@@ -36,9 +36,10 @@ pub(super) fn tools(args: &ToolsArgs) -> Result<u8, Error> {
                 json!({"name": t.name, "source": source, "description": t.description, "schema": schema})
             })
             .collect();
-        println!("{}", serde_json::to_string_pretty(&all).unwrap_or_default());
+        let json = serde_json::to_string_pretty(&all).unwrap_or_default();
+        println!("{}", crate::secrets::scrub(&json));
     } else {
-        print!("{}", text(&listed));
+        print!("{}", crate::secrets::scrub(&text(&listed)));
     }
     Ok(0)
 }

@@ -18,6 +18,6 @@ pub(super) fn validate(args: &ValidateArgs) -> Result<u8, Error> {
         Checked::of,
     )?;
     let (text, bad) = validation_report(&loaded);
-    print!("{text}");
+    print!("{}", crate::secrets::scrub(&text));
     Ok(if bad { 2 } else { 0 })
 }

@@ -218,15 +218,7 @@ pub(crate) fn task_tools(mcp: Option<&McpHub>) -> Vec<ToolSpec> {
 /// ones), registered as secrets: no byte the run writes or prints will hold them, even
 /// when the run uses no LLM.
 fn register_keys(config: &RunSettings) {
-    let configured = config.llm.as_ref().map(|c| c.api_key_env.as_str());
-    for var in configured
-        .into_iter()
-        .chain(["OPENAI_API_KEY", "AZURE_OPENAI_API_KEY"])
-    {
-        if let Ok(key) = std::env::var(var) {
-            crate::secrets::register(&key);
-        }
-    }
+    crate::secrets::register_env_keys(config.llm.as_ref().map(|c| c.api_key_env.as_str()));
 }
 
 /// Tasks that need an LLM agent when none is configured: refused before any task runs

@@ -1,9 +1,11 @@
 //! Giving every task file an id of its own that is safe in the run dir: the first file
 //! (by path) with an id keeps it and a later one is a duplicate; an id may not take the
 //! name of a run-level file (`summary.json`), nor put its results inside another task's
-//! folder entries (`a/workspace` when `a` is a task). A file that cannot run still gets
-//! a free stand-in id, found in a bounded number of tries, so its error has a place.
+//! folder entries (`a/workspace` when `a` is a task), nor hold a secret of the run (it
+//! would name a folder with it). A file that cannot run still gets a free stand-in id
+//! (with any secret masked), found in a bounded number of tries, so its error has a place.
 
+use std::borrow::Cow;
 use std::collections::{HashMap, HashSet};
 use std::path::Path;
 
@@ -29,6 +31,11 @@ impl ReservedNames<'_> {
     /// `id` with every segment that could collide made safe: a run-level name at the
     /// top, a task entry name below it (a `_` is appended).
     fn defused(&self, id: &TaskId) -> TaskId {
+        // A secret in an id would name a folder of the run dir with it.
+        let id = &match crate::secrets::scrub(id.as_str()) {
+            Cow::Owned(masked) => TaskId::sanitized(&masked),
+            Cow::Borrowed(_) => id.clone(),
+        };
         let segments: Vec<String> = id
             .segments()
             .enumerate()
@@ -84,7 +91,16 @@ pub(super) fn unique_ids<T: Identified>(
     // so that the batch is never copied).
     let mut refused: Vec<(usize, Problem)> = Vec::new();
     for (i, task) in tasks.iter().enumerate() {
-        let problem = if let Some(name) = reserved.run_file(task.id()) {
+        let problem = if crate::secrets::holds_secret(task.id().as_str()) {
+            Some(
+                Problem::new(
+                    task.source(),
+                    "the id holds a secret of this run (an API key in its environment), \
+                     which would name its results folder",
+                )
+                .fix("rename the file or set an \"id\" without the key"),
+            )
+        } else if let Some(name) = reserved.run_file(task.id()) {
             Some(
                 Problem::new(
                     task.source(),

@@ -132,12 +132,52 @@ fn the_key_reaches_no_output_byte() {
             {"action": "execute_command", "parameters": {"command": format!("echo {KEY}; echo {KEY} >&2; echo {KEY} > k.txt")}},
             {"action": "read_file", "parameters": {"path": "k.txt"}}]}),
     );
+    // Ids that hold the key (a file named with it, an "id" with it, a bad file with it)
+    // would name their results folders with it.
+    p.task(
+        &format!("{KEY}.json"),
+        crate::helpers::shell_plan("named", &["true"]),
+    );
+    p.task(
+        "with_id.json",
+        json!({"id": format!("id-{KEY}"), "request": "r", "actions": []}),
+    );
+    p.file(&format!("tasks/bad-{KEY}.json"), "{");
     let out = p.cmd_env(
         &["run", "tasks", "--progress", "lines"],
         &[("OPENAI_API_KEY", KEY)],
     );
-    out.expect_code(0);
+    out.expect_code(1);
     assert!(!out.stderr.contains(KEY) && !out.stdout.contains(KEY));
+    assert_eq!(out.status_of("leak"), "passed");
+    let summary = out.summary();
+    assert_eq!(
+        (
+            summary["totals"]["total"].as_u64(),
+            summary["totals"]["error"].as_u64()
+        ),
+        (Some(4), Some(3)),
+        "{summary}"
+    );
+    assert!(
+        out.stderr.contains("the id holds a secret of this run"),
+        "{}",
+        out.stderr
+    );
+    for command in [&["report", "results/proj"][..], &["validate", "tasks"]] {
+        let out = p.cmd_env(command, &[("OPENAI_API_KEY", KEY)]);
+        assert!(!out.stderr.contains(KEY) && !out.stdout.contains(KEY));
+        assert!(!out.stdout.contains(&KEY[..8]), "{}", out.stdout);
+    }
+    let again = p.cmd_env(
+        &["run", "tasks", "--progress", "lines"],
+        &[("OPENAI_API_KEY", KEY)],
+    );
+    assert!(
+        again.stderr.contains("1 kept from earlier"),
+        "every result has a folder of its own and is found again: {}",
+        again.stderr
+    );
     let mut leaks = Vec::new();
     for entry in walkdir::WalkDir::new(out.run_dir("proj"))
         .into_iter()
@@ -147,6 +187,10 @@ fn the_key_reaches_no_output_byte() {
             .path()
             .components()
             .any(|c| c.as_os_str() == "workspace");
+        let name = entry.path().to_string_lossy();
+        if name.contains(KEY) || name.contains(&KEY[..8]) {
+            leaks.push(format!("the name {name}"));
+        }
         if entry.file_type().is_file() && !in_workspace {
             let text = std::fs::read_to_string(entry.path()).unwrap_or_default();
             if text.contains(KEY) || text.contains(&KEY[..8]) {
