@@ -5,6 +5,7 @@
 use std::fmt;
 use std::path::{Component, Path};
 
+use compact_str::{CompactString, format_compact};
 use serde::{Deserialize, Deserializer, Serialize};
 
 /// Characters allowed in one segment of an id, besides ASCII letters and digits.
@@ -15,9 +16,10 @@ const MAX_SEGMENT: usize = 200;
 const MAX_ID: usize = 1000;
 
 /// A validated task id: `/`-separated segments of letters, digits, `.`, `_`, `-`,
-/// none empty, none starting with a dot.
+/// none empty, none starting with a dot. Held inline up to 24 bytes (most ids): a large
+/// batch holds each id a few times over.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
-pub(crate) struct TaskId(String);
+pub(crate) struct TaskId(CompactString);
 
 /// Why a text is not a safe task id.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
@@ -84,7 +86,7 @@ impl TaskId {
                 return Err(IdError::TooLong(id.to_string()));
             }
         }
-        Ok(Self(id.to_string()))
+        Ok(Self(CompactString::from(id)))
     }
 
     /// The id of a task file at `relative` (to the folder given): its path without the
@@ -123,7 +125,7 @@ impl TaskId {
                 .trim_start_matches(['/', '.'])
                 .to_string();
         }
-        Self(id)
+        Self(CompactString::from(id))
     }
 
     /// The id as text.
@@ -133,7 +135,7 @@ impl TaskId {
 
     /// The id with a suffix on its last segment (for de-duplicated stand-ins).
     pub(crate) fn with_suffix(&self, suffix: &str) -> Self {
-        Self(format!("{}{suffix}", self.0))
+        Self(format_compact!("{}{suffix}", self.0))
     }
 
     /// The id of repetition `n` of this task (`--repeat`): `ID/rep-n`.
