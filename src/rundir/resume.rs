@@ -107,7 +107,6 @@ pub(crate) fn plan_resume<T: Resumable>(
     let lock = RunLock::acquire(layout)?;
     let (previous_invocations, discarding) = prepare_run_dir(layout, mode)?;
     let mut kept = Vec::new();
-    let mut work = Vec::new();
     let mut rerun = BTreeMap::new();
     // Reading each stored record is independent of the others.
     let decided = crate::parallel::map_owned(tasks, |task| {
@@ -119,17 +118,22 @@ pub(crate) fn plan_resume<T: Resumable>(
         let decision = decide(task.inputs(), previous, mode);
         (task, decision)
     });
-    for (task, decision) in decided {
-        match decision {
-            Decision::Keep(record) => kept.push(record),
+    // Collected where the decisions lie (a second vector of the batch was the peak).
+    let work = decided
+        .into_iter()
+        .filter_map(|(task, decision)| match decision {
+            Decision::Keep(record) => {
+                kept.push(record);
+                None
+            }
             Decision::Run(previous, why) => {
                 if let Some(why) = why {
                     *rerun.entry(why).or_default() += 1;
                 }
-                work.push((task, previous));
+                Some((task, previous))
             }
-        }
-    }
+        })
+        .collect();
     Ok(Resumption {
         previous_invocations,
         discarding,
