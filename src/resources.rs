@@ -62,12 +62,15 @@ pub(crate) fn raise_open_file_limit() {}
 /// Two allocator arenas at most, for every thread (glibc makes up to eight per CPU):
 /// memory one thread frees is then reused by the others instead of lying in an arena
 /// of its own. Over 50,000 tasks this lowers the runner's peak by an eighth and its
-/// time too, as the threads rarely allocate at the same moment.
+/// time too, as the threads rarely allocate at the same moment. A `MALLOC_ARENA_MAX`
+/// in the environment wins.
 pub(crate) fn limit_allocator_arenas() {
     #[cfg(all(target_os = "linux", target_env = "gnu"))]
-    // SAFETY: mallopt only sets a tuning parameter of the allocator.
-    unsafe {
-        libc::mallopt(libc::M_ARENA_MAX, 2);
+    if std::env::var_os("MALLOC_ARENA_MAX").is_none() {
+        // SAFETY: mallopt only sets a tuning parameter of the allocator.
+        unsafe {
+            libc::mallopt(libc::M_ARENA_MAX, 2);
+        }
     }
 }
 

@@ -35,7 +35,7 @@ pub(crate) struct Prepared {
     /// Final results kept from earlier invocations (what the run-level files read).
     #[expect(
         clippy::vec_box,
-        reason = "each row goes on to the reporters in its box, never copied"
+        reason = "each row goes on to the reporters in the box it was read into"
     )]
     pub(crate) kept: Vec<Box<TaskRow>>,
     /// Why results that would have been kept run again, with how many.

@@ -113,9 +113,15 @@ impl Rows {
                 others: BTreeMap::new(),
             },
         );
-        for row in held.iter() {
-            self.insert(row.clone());
+        for row in held.into_rows() {
+            self.insert(row);
         }
+    }
+
+    /// The rows, taken.
+    fn into_rows(self) -> impl Iterator<Item = TaskRow> {
+        let placed = self.placed.into_iter().flatten().map(|row| *row);
+        placed.chain(self.others.into_values())
     }
 
     /// Keeps `row`, in place of the row of its task held before.

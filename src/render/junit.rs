@@ -174,14 +174,15 @@ fn time(seconds: f64) -> String {
     format!("{:.3}", d.as_secs_f64())
 }
 
-/// `text` without terminal escapes or the control characters XML 1.0 cannot hold
-/// (tasks' commands print both).
+/// `text` without terminal escapes or control characters but line feeds (tasks'
+/// commands print both), as `quick-junit` wrote it.
 fn clean(text: &str) -> Cow<'_, str> {
-    let invalid = |c: char| matches!(c, '\x00'..='\x08' | '\x0b' | '\x0c' | '\x0e'..='\x1f');
-    let escape = |c: char| invalid(c) || matches!(c, '\u{80}'..='\u{9f}');
-    if !text.contains(escape) {
+    // Text with none of these passes through the escape stripper unchanged.
+    let control = |c: char| (c < ' ' && c != '\n') || matches!(c, '\x7f'..='\u{9f}');
+    if !text.contains(control) {
         return Cow::Borrowed(text);
     }
+    let invalid = |c: char| matches!(c, '\x00'..='\x08' | '\x0b' | '\x0c' | '\x0e'..='\x1f');
     Cow::Owned(strip_ansi_escapes::strip_str(text).replace(invalid, ""))
 }
 
@@ -314,7 +315,7 @@ mod tests {
 
     #[test]
     fn the_streamed_document_is_the_one_quick_junit_builds() {
-        let messy = "step 1 `grep \'<a>\' && \"b\"` failed\n\x1b[31mred\x1b[0m \x07bell \u{9b}31m\nlast line";
+        let messy = "step 1 `grep \'<a>\' && \"b\"` failed\r\n\x1b[31mred\x1b[0m \x07bell \u{9b}31m\x7f\ttab\nlast line";
         let mut records = [
             record(
                 "plain",
@@ -352,6 +353,12 @@ mod tests {
                 vec![],
             ),
             record("pending", TaskStatus::Pending, None, vec![]),
+            record(
+                "g/tabs",
+                TaskStatus::Error,
+                Some("col1\tcol2\r\nnext"),
+                vec![],
+            ),
             record(
                 "running",
                 TaskStatus::Running,

@@ -86,7 +86,7 @@ pub(crate) struct Resumption<T> {
     /// boxed, as each goes on to the reporters as it is).
     #[expect(
         clippy::vec_box,
-        reason = "each row goes on to the reporters in its box, never copied"
+        reason = "each row goes on to the reporters in the box it was read into"
     )]
     pub(crate) kept: Vec<Box<TaskRow>>,
     /// Tasks to run, each with its earlier record if it has one.

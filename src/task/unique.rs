@@ -1,9 +1,11 @@
 //! Giving every task file an id of its own that is safe in the run dir: the first file
 //! (by path) with an id keeps it and a later one is a duplicate; an id may not take the
 //! name of a run-level file (`summary.json`), nor put its results inside another task's
-//! folder entries (`a/workspace` when `a` is a task), nor hold a secret of the run (it
-//! would name a folder with it). A file that cannot run still gets a free stand-in id
-//! (with any secret masked), found in a bounded number of tries, so its error has a place.
+//! folder entries (`a/workspace` when `a` is a task), nor hold what every output of the
+//! run masks (its API key, or the key's first or last eight characters): a folder would
+//! be named with it, and its record would not match its folder. A file that cannot run
+//! still gets a free stand-in id (masked), found in a bounded number of tries, so its
+//! error has a place.
 
 use std::borrow::Cow;
 use std::collections::{HashMap, HashSet};
@@ -95,8 +97,9 @@ pub(super) fn unique_ids<T: Identified>(
             Some(
                 Problem::new(
                     task.source(),
-                    "the id holds a secret of this run (an API key in its environment), \
-                     which would name its results folder",
+                    "the id holds the API key in the run's environment, or its first or \
+                     last 8 characters, which every output masks: it would name its results \
+                     folder",
                 )
                 .fix("rename the file or set an \"id\" without the key"),
             )

@@ -160,7 +160,8 @@ fn the_key_reaches_no_output_byte() {
         "{summary}"
     );
     assert!(
-        out.stderr.contains("the id holds a secret of this run"),
+        out.stderr
+            .contains("the id holds the API key in the run's environment"),
         "{}",
         out.stderr
     );
