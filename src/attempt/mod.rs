@@ -28,7 +28,8 @@ use outcome::Ended;
 /// Settings every attempt of a run shares.
 #[derive(Clone)]
 pub(crate) struct AttemptSettings {
-    /// Where task folders live.
+    /// Where task folders live (the run dir resolved, see `RunLayout::resolved`, when
+    /// the run made them).
     pub(crate) layout: RunLayout,
     /// How commands run.
     pub(crate) shell: ShellSettings,
@@ -129,8 +130,10 @@ pub(crate) async fn run_attempt(
     let dir = settings.layout.task(&task.id);
     let ws = dir.workspace();
     let archive = dir.attempts();
-    if let Err(e) = workspace::prepare(&ws, &archive, previous_attempts, &task.files).await {
-        let reason = format!("cannot prepare the workspace {}: {e}", ws.display());
+    let tmp = dir.tmp();
+    if let Err(reason) =
+        workspace::prepare(&ws, &tmp, &archive, previous_attempts, &task.files).await
+    {
         return setup_failed(&events, reason);
     }
     match workspace::copy_object(task, &ws).await {
@@ -141,12 +144,12 @@ pub(crate) async fn run_attempt(
     for warning in &task.warnings {
         events.warn(format!("task file: {warning}"));
     }
-    let tmp = dir.tmp();
-    if let Err(e) = workspace::fresh_dir(&tmp).await {
-        let reason = format!("cannot prepare the temporary folder {}: {e}", tmp.display());
-        return setup_failed(&events, reason);
-    }
-    let mut shell = ShellExecutor::with_tmp(ws.clone(), Some(tmp), settings.shell.clone());
+    let mut shell = if ws.is_absolute() {
+        // Under the resolved run dir (`AttemptSettings::layout`).
+        ShellExecutor::with_real_paths(ws.clone(), Some(tmp), settings.shell.clone())
+    } else {
+        ShellExecutor::with_tmp(ws.clone(), Some(tmp), settings.shell.clone())
+    };
     if let Some(n) = task.repeat {
         shell.set_env("UFO_BATCH_REPEAT", &n.to_string());
     }

@@ -1,20 +1,35 @@
 //! Preparing a task's workspace for an attempt: the previous attempt's workspace is
-//! kept under `attempts/N/`, a fresh one is made, and the task's `files` are written.
+//! kept under `attempts/N/`, a fresh one is made, the task's `files` are written, and the
+//! task's private temporary folder is emptied.
 
 use std::collections::BTreeMap;
 use std::path::Path;
 
-/// Makes `workspace` fresh for the next attempt. When earlier attempts ran, the old
-/// workspace moves to `archive/<previous_attempts>/workspace` so it can be inspected.
-/// (One blocking job for all of it: a file operation each would cost a thread hand-off.)
+/// Makes `workspace` fresh for the next attempt, and `tmp` an empty folder. When
+/// earlier attempts ran, the old workspace moves to `archive/<previous_attempts>/workspace`
+/// so it can be inspected. (One blocking job for all of it: a file operation each would
+/// cost a thread hand-off.) The error says which folder could not be made, and why.
 pub(super) async fn prepare(
     workspace: &Path,
+    tmp: &Path,
     archive: &Path,
     previous_attempts: u32,
     files: &BTreeMap<String, String>,
-) -> std::io::Result<()> {
-    let (workspace, archive, files) = (workspace.to_owned(), archive.to_owned(), files.clone());
-    blocking(move || prepare_now(&workspace, &archive, previous_attempts, &files)).await
+) -> Result<(), String> {
+    let (workspace, tmp, archive, files) = (
+        workspace.to_owned(),
+        tmp.to_owned(),
+        archive.to_owned(),
+        files.clone(),
+    );
+    let made = tokio::task::spawn_blocking(move || {
+        prepare_now(&workspace, &archive, previous_attempts, &files)
+            .map_err(|e| format!("cannot prepare the workspace {}: {e}", workspace.display()))?;
+        fresh_dir(&tmp)
+            .map_err(|e| format!("cannot prepare the temporary folder {}: {e}", tmp.display()))
+    })
+    .await;
+    made.unwrap_or_else(|e| Err(format!("cannot prepare the task's folders: {e}")))
 }
 
 fn prepare_now(
@@ -23,7 +38,7 @@ fn prepare_now(
     previous_attempts: u32,
     files: &BTreeMap<String, String>,
 ) -> std::io::Result<()> {
-    if std::fs::exists(workspace)? {
+    if !create_new_dir(workspace)? {
         if previous_attempts > 0 {
             let kept = archive.join(previous_attempts.to_string());
             std::fs::create_dir_all(&kept)?;
@@ -35,8 +50,8 @@ fn prepare_now(
         } else {
             std::fs::remove_dir_all(workspace)?;
         }
+        std::fs::create_dir(workspace)?;
     }
-    std::fs::create_dir_all(workspace)?;
     for (relative, content) in files {
         // Validated at load time; normalising again keeps this function safe on its own.
         let relative = crate::relpath::normalize_relative(relative, false)
@@ -51,24 +66,29 @@ fn prepare_now(
 }
 
 /// An empty folder at `dir` (whatever was there is removed).
-pub(super) async fn fresh_dir(dir: &Path) -> std::io::Result<()> {
-    let dir = dir.to_owned();
-    blocking(move || {
-        if std::fs::exists(&dir)? {
-            std::fs::remove_dir_all(&dir)?;
-        }
-        std::fs::create_dir_all(&dir)
-    })
-    .await
+fn fresh_dir(dir: &Path) -> std::io::Result<()> {
+    if !create_new_dir(dir)? {
+        std::fs::remove_dir_all(dir)?;
+        std::fs::create_dir(dir)?;
+    }
+    Ok(())
 }
 
-/// Runs file work on tokio's blocking threads.
-async fn blocking(
-    work: impl FnOnce() -> std::io::Result<()> + Send + 'static,
-) -> std::io::Result<()> {
-    tokio::task::spawn_blocking(work)
-        .await
-        .unwrap_or_else(|e| Err(std::io::Error::other(e)))
+/// Makes the folder `dir` (and its parents); false when something was there already,
+/// left as it was. (Trying first costs one system call for a new folder, the usual
+/// case, where looking first costs two.)
+fn create_new_dir(dir: &Path) -> std::io::Result<bool> {
+    match std::fs::create_dir(dir) {
+        Ok(()) => Ok(true),
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => Ok(false),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            if let Some(parent) = dir.parent() {
+                std::fs::create_dir_all(parent)?;
+            }
+            std::fs::create_dir(dir).map(|()| true)
+        }
+        Err(e) => Err(e),
+    }
 }
 
 /// Copies the task's object file (found when the task loaded, see `task::object`) into
@@ -113,13 +133,17 @@ mod tests {
         let ws = dir.path().join("workspace");
         let archive = dir.path().join("attempts");
         let files = BTreeMap::from([("data/in.csv".to_string(), "a,1\n".to_string())]);
-        prepare(&ws, &archive, 0, &files).await.unwrap();
+        let tmp = dir.path().join("tmp");
+        prepare(&ws, &tmp, &archive, 0, &files).await.unwrap();
+        assert!(tmp.is_dir());
         assert_eq!(
             std::fs::read_to_string(ws.join("data/in.csv")).unwrap(),
             "a,1\n"
         );
         std::fs::write(ws.join("out.txt"), "first").unwrap();
-        prepare(&ws, &archive, 1, &files).await.unwrap();
+        std::fs::write(tmp.join("left"), "x").unwrap();
+        prepare(&ws, &tmp, &archive, 1, &files).await.unwrap();
+        assert_eq!(std::fs::read_dir(&tmp).unwrap().count(), 0);
         assert!(!ws.join("out.txt").exists());
         assert_eq!(
             std::fs::read_to_string(archive.join("1/workspace/out.txt")).unwrap(),

@@ -71,7 +71,8 @@ pub(crate) async fn execute<S: EventSink>(
     // between would leave a folder that a resume refuses as not a run folder.
     events.handled().await;
     let settings = AttemptSettings {
-        layout: batch.layout,
+        // Resolved once here (the run dir exists): each task's folders are then canonical.
+        layout: batch.layout.resolved(),
         shell: ShellSettings {
             sandbox: batch.sandbox,
             ..config.shell.clone()

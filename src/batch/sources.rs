@@ -34,8 +34,12 @@ fn find_task_files(paths: &[PathBuf], exclude: Option<&Path>) -> Result<Vec<Foun
             found.extend(discover(root, exclude)?);
         }
     }
-    let mut seen = HashSet::new();
-    found.retain(|f| seen.insert(f.path.canonicalize().unwrap_or_else(|_| f.path.clone())));
+    // One folder's walk finds each path once: only a link can lead to a file found
+    // already (resolving every path costs a system call per path component).
+    if paths.len() > 1 || found.iter().any(|f| f.linked) {
+        let mut seen = HashSet::new();
+        found.retain(|f| seen.insert(f.path.canonicalize().unwrap_or_else(|_| f.path.clone())));
+    }
     if found.is_empty() {
         return Err(LoadError::Empty(paths.to_vec()));
     }
@@ -45,6 +49,33 @@ fn find_task_files(paths: &[PathBuf], exclude: Option<&Path>) -> Result<Vec<Foun
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn ids(found: &[FoundFile]) -> Vec<String> {
+        found
+            .iter()
+            .map(|f| f.relative.display().to_string())
+            .collect()
+    }
+
+    #[test]
+    fn a_file_found_twice_is_one_task_found_first() {
+        let dir = tempfile::tempdir().unwrap();
+        let sub = dir.path().join("csv");
+        std::fs::create_dir(&sub).unwrap();
+        std::fs::write(dir.path().join("a.json"), "{}").unwrap();
+        std::fs::write(sub.join("b.json"), "{}").unwrap();
+        let found = find_task_files(&[dir.path().to_path_buf(), sub.clone()], None).unwrap();
+        assert_eq!(ids(&found), ["a.json", "csv/b.json"]);
+        // Within one folder only a link can lead to a file found already.
+        let found = find_task_files(&[dir.path().to_path_buf()], None).unwrap();
+        assert_eq!(ids(&found), ["a.json", "csv/b.json"]);
+        #[cfg(unix)]
+        {
+            std::os::unix::fs::symlink(dir.path().join("a.json"), sub.join("alias.json")).unwrap();
+            let found = find_task_files(&[dir.path().to_path_buf()], None).unwrap();
+            assert_eq!(ids(&found), ["a.json", "csv/b.json"]);
+        }
+    }
 
     #[test]
     fn missing_and_empty_paths_are_errors() {

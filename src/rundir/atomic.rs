@@ -131,18 +131,27 @@ pub(crate) fn remove_stale_temps(dir: &Path, names: &[&str]) -> usize {
     };
     let mut removed = 0;
     for entry in entries.flatten() {
-        let file = entry.file_name().to_string_lossy().into_owned();
-        let stale = names
-            .iter()
-            .any(|n| file.starts_with(&format!(".{n}.")) && file.len() > n.len() + 2);
-        if stale
-            && entry.file_type().is_ok_and(|t| t.is_file())
-            && std::fs::remove_file(entry.path()).is_ok()
-        {
+        if is_stale_temp(&entry.file_name().to_string_lossy(), names) && remove_stale_temp(&entry) {
             removed += 1;
         }
     }
     removed
+}
+
+/// True when `file` is named as a temporary file of one of `names` (`.NAME.xxxxxx`).
+pub(crate) fn is_stale_temp(file: &str, names: &[&str]) -> bool {
+    names.iter().any(|n| {
+        file.strip_prefix('.')
+            .and_then(|rest| rest.strip_prefix(n))
+            .and_then(|rest| rest.strip_prefix('.'))
+            .is_some_and(|suffix| !suffix.is_empty())
+    })
+}
+
+/// Removes `entry`, a stale temporary file found in a folder, if it is a file; says
+/// whether it did.
+pub(crate) fn remove_stale_temp(entry: &std::fs::DirEntry) -> bool {
+    entry.file_type().is_ok_and(|t| t.is_file()) && std::fs::remove_file(entry.path()).is_ok()
 }
 
 /// Appends one line (a newline is added) in a single write.

@@ -124,6 +124,16 @@ impl RunLayout {
         Self { root: root.into() }
     }
 
+    /// The same run dir by its canonical path (symbolic links resolved), once it
+    /// exists; unchanged when it cannot be resolved. The runner makes every folder under
+    /// it, so a task's folders are canonical too and need no resolving each.
+    pub(crate) fn resolved(self) -> Self {
+        match self.root.canonicalize() {
+            Ok(root) => Self { root },
+            Err(_) => self,
+        }
+    }
+
     /// The run dir.
     pub(crate) fn root(&self) -> &Path {
         &self.root

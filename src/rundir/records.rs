@@ -108,6 +108,7 @@ pub(crate) fn recorded_plans(run_dir: &Path) -> Result<Vec<FoundFile>, walkdir::
                 path: entry.into_path(),
                 relative,
                 problem: None,
+                linked: false,
             });
         }
     }

@@ -106,15 +106,15 @@ pub(crate) fn plan_resume<T: Resumable>(
 ) -> Result<Resumption<T>, RunDirError> {
     let lock = RunLock::acquire(layout)?;
     let (previous_invocations, discarding) = prepare_run_dir(layout, mode)?;
+    // A fresh run starts over, and a new run dir holds nothing: no stored record is read.
+    let read_records = mode != ResumeMode::Fresh && discarding.had_run;
     let mut kept = Vec::new();
     let mut rerun = BTreeMap::new();
     // Reading each stored record is independent of the others.
     let decided = crate::parallel::map_owned(tasks, |task| {
-        // A fresh run starts over: nothing of the old run dir is read.
-        let previous = match mode {
-            ResumeMode::Fresh => None,
-            _ => previous_record(layout, task.id()),
-        };
+        let previous = read_records
+            .then(|| previous_record(layout, task.id()))
+            .flatten();
         let decision = decide(task.inputs(), previous, mode);
         (task, decision)
     });
@@ -156,6 +156,8 @@ pub(crate) struct Discarding {
     trash: Vec<PathBuf>,
     /// The old run dir, to move aside when the run starts.
     old: Option<PathBuf>,
+    /// The run dir holds an earlier run (its `run.json`).
+    had_run: bool,
     deleting: Option<std::thread::JoinHandle<()>>,
 }
 
@@ -215,8 +217,10 @@ fn prepare_run_dir(layout: &RunLayout, mode: ResumeMode) -> Result<(u32, Discard
     let trash = leftovers(root);
     let mut old = None;
     let mut invocations = 0;
+    let mut had_run = false;
     if root.exists() {
         let run_json = read_run_json(root);
+        had_run = run_json.is_some();
         let empty = std::fs::read_dir(root).map_err(io)?.next().is_none();
         match run_json {
             None if !empty => return Err(RunDirError::NotOurs(root.display().to_string())),
@@ -232,6 +236,7 @@ fn prepare_run_dir(layout: &RunLayout, mode: ResumeMode) -> Result<(u32, Discard
         Discarding {
             trash,
             old,
+            had_run,
             deleting: None,
         },
     ))

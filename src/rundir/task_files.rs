@@ -11,7 +11,7 @@
 //! cut loses nothing (the task was not final and runs again).
 
 use super::atomic::{
-    append_lines, json_bytes, remove_stale_temps, stage, write_json, write_unsynced,
+    append_lines, is_stale_temp, json_bytes, remove_stale_temp, stage, write_json, write_unsynced,
 };
 use super::durable::Pending;
 use super::error::{FileError, FileErrors};
@@ -51,26 +51,35 @@ impl TaskFiles {
             Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
             Err(_) => std::fs::create_dir_all(dir).map_err(|e| FileError::write(dir, e))?,
         }
-        remove_stale_temps(dir, ATOMIC_TASK_FILES);
-        // The page of the result this attempt replaces (the moved files keep the rest).
-        let _ = std::fs::remove_file(self.0.file(TASK_HTML));
+        // One look at the folder: temporary files a killed write left, the page of the
+        // result this attempt replaces (the moved files keep the rest), and the earlier
+        // attempt's files.
+        let mut entries = Vec::new();
+        for entry in std::fs::read_dir(dir).map_err(|e| FileError::write(dir, e))? {
+            let Ok(entry) = entry else { continue };
+            let Ok(name) = entry.file_name().into_string() else {
+                continue;
+            };
+            if is_stale_temp(&name, ATOMIC_TASK_FILES) {
+                remove_stale_temp(&entry);
+            } else if name == TASK_HTML {
+                let _ = std::fs::remove_file(entry.path());
+            } else if is_attempt_entry(&name) {
+                entries.push((name, entry.file_type().is_ok_and(|t| t.is_dir())));
+            }
+        }
         let previous = record.attempt_count().saturating_sub(1);
-        let entries: Vec<String> = std::fs::read_dir(dir)
-            .map_err(|e| FileError::write(dir, e))?
-            .filter_map(|e| e.ok()?.file_name().into_string().ok())
-            .filter(|name| is_attempt_entry(name))
-            .collect();
         // Earlier files moved away: the status that replaces theirs must be on disk
         // before anything else is, or a power cut could leave their final status with
         // its files gone.
         let moved = !entries.is_empty();
-        for name in entries {
+        for (name, is_dir) in entries {
             let path = self.0.file(&name);
             let gone = if previous > 0 {
                 let kept = self.0.attempt(previous);
                 std::fs::create_dir_all(&kept)
                     .and_then(|()| std::fs::rename(&path, kept.join(&name)))
-            } else if path.is_dir() {
+            } else if is_dir {
                 std::fs::remove_dir_all(&path)
             } else {
                 std::fs::remove_file(&path)
@@ -141,7 +150,12 @@ impl TaskFiles {
     pub(crate) fn finished(&self, f: &FinalFiles<'_>) -> (Option<Pending>, Result<(), FileErrors>) {
         let mut errors = FileErrors::default();
         let dir = self.0.path();
-        if let Err(e) = std::fs::create_dir_all(dir) {
+        // Made when the attempt started, but for a task that never ran (a bad file).
+        let made = match std::fs::create_dir(dir) {
+            Err(e) if e.kind() != std::io::ErrorKind::AlreadyExists => std::fs::create_dir_all(dir),
+            _ => Ok(()),
+        };
+        if let Err(e) = made {
             errors.keep(Err(FileError::write(dir, e)));
             return (None, errors.into_result());
         }

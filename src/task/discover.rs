@@ -51,6 +51,8 @@ pub(crate) struct FoundFile {
     /// Why this entry cannot be a task, when that is known before reading it (a folder
     /// that cannot be read, a link that leads nowhere or to a folder).
     pub(crate) problem: Option<String>,
+    /// Found by a symbolic link (to a file): it may be a file found by another path.
+    pub(crate) linked: bool,
 }
 
 impl FoundFile {
@@ -59,6 +61,7 @@ impl FoundFile {
             path,
             relative,
             problem: None,
+            linked: false,
         }
     }
 }
@@ -103,6 +106,7 @@ pub(crate) fn discover(root: &Path, exclude: Option<&Path>) -> Result<Vec<FoundF
                     relative: relative(&path),
                     problem: Some(format!("cannot search this folder: {why}")),
                     path,
+                    linked: false,
                 });
                 continue;
             }
@@ -130,6 +134,7 @@ pub(crate) fn discover(root: &Path, exclude: Option<&Path>) -> Result<Vec<FoundF
         };
         found.push(FoundFile {
             relative: relative(entry.path()),
+            linked: kind.is_symlink(),
             path: entry.into_path(),
             problem,
         });

@@ -83,6 +83,16 @@ impl ShellExecutor {
     ) -> Self {
         let workspace = workspace.canonicalize().unwrap_or(workspace);
         let tmp = tmp.map(|t| t.canonicalize().unwrap_or(t));
+        Self::with_real_paths(workspace, tmp, settings)
+    }
+
+    /// [`Self::with_tmp`] for folders whose paths are canonical already (a task's, under
+    /// a resolved run dir: see `RunLayout::resolved`), which saves resolving them again.
+    pub(crate) fn with_real_paths(
+        workspace: PathBuf,
+        tmp: Option<PathBuf>,
+        settings: ShellSettings,
+    ) -> Self {
         let env = command_env(&workspace, tmp.as_deref());
         let mut writable = vec![workspace.clone()];
         writable.extend(tmp);
