@@ -18,7 +18,15 @@ const PIECE: usize = 8;
 /// What a secret becomes.
 const MASK: &[u8] = b"***";
 
-static PATTERNS: RwLock<Vec<Vec<u8>>> = RwLock::new(Vec::new());
+/// One registered secret, and the pieces of it that are looked for too.
+struct Secret {
+    /// The whole secret.
+    whole: String,
+    /// Its first and last [`PIECE`] characters (for a secret of [`PIECES_FROM`] or more).
+    pieces: Option<(String, String)>,
+}
+
+static SECRETS: RwLock<Vec<Secret>> = RwLock::new(Vec::new());
 
 /// Registers `secret` for the rest of the process.
 pub(crate) fn register(secret: &str) {
@@ -26,44 +34,85 @@ pub(crate) fn register(secret: &str) {
     if secret.len() < MIN_SECRET {
         return;
     }
-    let mut patterns = PATTERNS.write().unwrap_or_else(|e| e.into_inner());
-    let mut add = |p: &[u8]| {
-        if !patterns.iter().any(|q| q == p) {
-            patterns.push(p.to_vec());
-        }
-    };
-    add(secret.as_bytes());
-    let chars: Vec<char> = secret.chars().collect();
-    if chars.len() >= PIECES_FROM {
-        add(chars[..PIECE].iter().collect::<String>().as_bytes());
-        add(chars[chars.len() - PIECE..]
-            .iter()
-            .collect::<String>()
-            .as_bytes());
+    let mut secrets = SECRETS.write().unwrap_or_else(|e| e.into_inner());
+    if secrets.iter().any(|s| s.whole == secret) {
+        return;
     }
-    // Longest first, so that a whole key is masked before its pieces are looked for.
-    patterns.sort_by_key(|p| std::cmp::Reverse(p.len()));
+    let chars: Vec<char> = secret.chars().collect();
+    let pieces = (chars.len() >= PIECES_FROM).then(|| {
+        (
+            chars[..PIECE].iter().collect(),
+            chars[chars.len() - PIECE..].iter().collect(),
+        )
+    });
+    secrets.push(Secret {
+        whole: secret.to_string(),
+        pieces,
+    });
 }
 
 /// `bytes` with every registered secret masked; borrowed when there is nothing to mask.
+/// A piece of a secret is masked with as much of the secret as goes on beside it, so a
+/// secret cut short (a command shortened for a title, a capped output) loses all that is
+/// left of it, not only its first or last characters.
 pub(crate) fn scrub_bytes(bytes: &[u8]) -> Cow<'_, [u8]> {
-    let patterns = PATTERNS.read().unwrap_or_else(|e| e.into_inner());
-    let mut out: Cow<'_, [u8]> = Cow::Borrowed(bytes);
-    for p in patterns.iter() {
-        if memmem::find(&out, p).is_none() {
+    let secrets = SECRETS.read().unwrap_or_else(|e| e.into_inner());
+    let mut spans: Vec<(usize, usize)> = Vec::new();
+    for secret in secrets.iter() {
+        let whole = secret.whole.as_bytes();
+        spans.extend(memmem::find_iter(bytes, whole).map(|i| (i, i + whole.len())));
+        let Some((head, tail)) = &secret.pieces else {
+            continue;
+        };
+        for i in memmem::find_iter(bytes, head.as_bytes()) {
+            let mut n = common_prefix(whole, &bytes[i..]);
+            while !secret.whole.is_char_boundary(n) {
+                n -= 1;
+            }
+            spans.push((i, i + n));
+        }
+        for i in memmem::find_iter(bytes, tail.as_bytes()) {
+            let end = i + tail.len();
+            let mut n = common_suffix(whole, &bytes[..end]);
+            while !secret.whole.is_char_boundary(whole.len() - n) {
+                n -= 1;
+            }
+            spans.push((end - n, end));
+        }
+    }
+    if spans.is_empty() {
+        return Cow::Borrowed(bytes);
+    }
+    spans.sort_unstable();
+    let mut masked = Vec::with_capacity(bytes.len());
+    let mut done = 0;
+    for (start, end) in spans {
+        if end <= done {
             continue;
         }
-        let mut masked = Vec::with_capacity(out.len());
-        let mut rest: &[u8] = &out;
-        while let Some(i) = memmem::find(rest, p) {
-            masked.extend_from_slice(&rest[..i]);
+        if start >= done {
+            masked.extend_from_slice(&bytes[done..start]);
             masked.extend_from_slice(MASK);
-            rest = &rest[i + p.len()..];
         }
-        masked.extend_from_slice(rest);
-        out = Cow::Owned(masked);
+        // A span overlapping the one before widens its mask.
+        done = end;
     }
-    out
+    masked.extend_from_slice(&bytes[done..]);
+    Cow::Owned(masked)
+}
+
+/// How many bytes `a` and `b` share at their start.
+fn common_prefix(a: &[u8], b: &[u8]) -> usize {
+    a.iter().zip(b).take_while(|(x, y)| x == y).count()
+}
+
+/// How many bytes `a` and `b` share at their end.
+fn common_suffix(a: &[u8], b: &[u8]) -> usize {
+    a.iter()
+        .rev()
+        .zip(b.iter().rev())
+        .take_while(|(x, y)| x == y)
+        .count()
 }
 
 /// How much a [`ScrubbingWriter`] gathers before it passes some on.
@@ -104,8 +153,8 @@ impl<W: std::io::Write> ScrubbingWriter<W> {
     /// Where what is held may be cut: after its last line break, when no secret holds
     /// one.
     fn safe_cut(&self) -> Option<usize> {
-        let patterns = PATTERNS.read().unwrap_or_else(|e| e.into_inner());
-        if patterns.iter().any(|p| p.contains(&b'\n')) {
+        let secrets = SECRETS.read().unwrap_or_else(|e| e.into_inner());
+        if secrets.iter().any(|s| s.whole.contains('\n')) {
             return None;
         }
         memchr::memrchr(b'\n', &self.held).map(|i| i + 1)
@@ -188,6 +237,28 @@ mod tests {
         );
         assert!(out.ends_with(", short"), "{out}");
         assert!(matches!(scrub("nothing here"), Cow::Borrowed(_)));
+    }
+
+    #[test]
+    fn what_is_left_of_a_secret_cut_short_is_masked_whole() {
+        let key = "sk-cut-SECRETmiddlePART0123456789tail";
+        register(key);
+        // A title that shortened a command inside the key, from either end.
+        let head_cut = format!("curl -H 'Bearer {}…", &key[..22]);
+        assert_eq!(scrub(&head_cut), "curl -H 'Bearer ***…");
+        let tail_cut = format!("…{} done", &key[14..]);
+        assert_eq!(scrub(&tail_cut), "…*** done");
+        // A cut copy right before a whole one: a mask each; the whole key (its head,
+        // tail and whole spans overlap), one.
+        let twice = format!("{}{key}", &key[..10]);
+        assert_eq!(scrub(&twice), "******");
+        assert_eq!(scrub(key), "***");
+        // Text that only shares a piece's characters beyond it is kept.
+        assert_eq!(scrub("sk-cut-SEC and more"), "*** and more");
+        let wide = "пароль-ключ-секрет-значение";
+        register(wide);
+        let cut: String = wide.chars().take(12).collect();
+        assert_eq!(scrub(&format!("{cut}…")), "***…");
     }
 
     #[test]
