@@ -43,6 +43,9 @@ fn merge_summary(out: &Path, inputs: &[PathBuf], r: &MergeReport) -> String {
     for p in &r.problems {
         let _ = writeln!(text, "problem: {p}");
     }
+    for n in &r.notes {
+        let _ = writeln!(text, "note: {n}");
+    }
     if !r.missing.is_empty() {
         let shown: Vec<String> = r.missing.iter().take(20).map(ToString::to_string).collect();
         let more = if r.missing.len() > 20 {

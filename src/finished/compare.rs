@@ -10,6 +10,8 @@ use crate::rundir::{StoredTask, load_batch, read_run_json};
 
 /// Compares the run dirs `a` (baseline) and `b`.
 pub(crate) fn compare(a: &Path, b: &Path) -> Result<Comparison, FinishedError> {
+    // Neither may be changing while it is read.
+    let _idle = (super::error::idle(a)?, super::error::idle(b)?);
     let stored_a = stored(a)?;
     let stored_b = stored(b)?;
     let (rows_a, rows_b) = (rows(&stored_a), rows(&stored_b));
@@ -32,7 +34,7 @@ fn stored(dir: &Path) -> Result<Vec<StoredTask>, FinishedError> {
         return Err(FinishedError::Unreadable {
             dir: dir.to_path_buf(),
             count: problems.len(),
-            first: first.clone(),
+            first: first.to_string(),
         });
     }
     Ok(stored)

@@ -2,14 +2,26 @@
 
 use std::path::PathBuf;
 
-use crate::rundir::{FileError, FileErrors};
+use crate::rundir::{FileError, FileErrors, RunDirError, RunLayout, RunLock};
+
+/// Refuses the run dir at `dir` while a runner works in it (see `RunLock::reading`);
+/// the guard keeps one from starting there until dropped.
+pub(crate) fn idle(dir: &std::path::Path) -> Result<Option<RunLock>, FinishedError> {
+    RunLock::reading(&RunLayout::new(dir)).map_err(|e| match e {
+        RunDirError::Locked { dir, holder } => FinishedError::Busy { dir, holder },
+        other => FinishedError::Read {
+            path: dir.to_path_buf(),
+            source: std::io::Error::other(other.to_string()),
+        },
+    })
+}
 
 /// A run dir that cannot be read or written as asked.
 #[derive(Debug, thiserror::Error)]
 pub(crate) enum FinishedError {
     /// A runner is working in the run dir (its files change under a re-render).
     #[error(
-        "{holder} is running in {}: its files are still being written; run report once it has ended",
+        "{holder} is running in {}: its files are still being written; try again once it has ended",
         dir.display()
     )]
     Busy {

@@ -34,6 +34,9 @@ pub(crate) struct MergeReport {
     pub(crate) duplicates: Vec<(TaskId, PathBuf, PathBuf)>,
     /// Everything else that is wrong with the inputs, in words.
     pub(crate) problems: Vec<String>,
+    /// What was left out of the copies without harm to any result (a FIFO a task left
+    /// in its workspace), in words.
+    pub(crate) notes: Vec<String>,
 }
 
 impl MergeReport {
@@ -53,6 +56,12 @@ pub(crate) fn merge(out: &Path, inputs: &[PathBuf]) -> Result<MergeReport, Finis
     if out.exists() && std::fs::read_dir(out).map_err(read_error)?.next().is_some() {
         return Err(FinishedError::NotEmpty(out.to_path_buf()));
     }
+    // No runner may be writing an input meanwhile (its running tasks would be merged as
+    // unfinished, its queued ones as missing).
+    let _idle = inputs
+        .iter()
+        .map(|input| super::error::idle(input))
+        .collect::<Result<Vec<_>, _>>()?;
     let mut report = MergeReport::default();
     let mut shards = Vec::new();
     // Every task of the batch, with which repetition it is (`--repeat`).
@@ -101,12 +110,16 @@ pub(crate) fn merge(out: &Path, inputs: &[PathBuf]) -> Result<MergeReport, Finis
                 continue;
             }
             let from = task.dir.path();
-            copy_dir(from, layout.task(&task.record.id).path()).map_err(|source| {
-                FinishedError::Copy {
-                    path: from.to_path_buf(),
-                    source,
-                }
-            })?;
+            let copy_error = |source| FinishedError::Copy {
+                path: from.to_path_buf(),
+                source,
+            };
+            // A link copied with an earlier task's folder must not lead this one out.
+            layout
+                .unlink_task_path(&task.record.id)
+                .map_err(copy_error)?;
+            copy_dir(from, layout.task(&task.record.id).path(), &mut report.notes)
+                .map_err(copy_error)?;
             if interrupted {
                 // The copy says what the summaries say.
                 TaskFiles(layout.task(&task.record.id)).status_durably(&task.record)?;
@@ -240,25 +253,40 @@ fn missing_record(
 }
 
 fn write_missing(layout: &RunLayout, record: &TaskRecord) -> Result<(), FileError> {
-    let files = TaskFiles(layout.task(&record.id));
+    let dir = layout.task(&record.id);
+    layout
+        .unlink_task_path(&record.id)
+        .map_err(|e| FileError::write(dir.path(), e))?;
+    let files = TaskFiles(dir);
     files.status_durably(record)?;
     files.pages(&task_pages(record, &[], None, &[]))
 }
 
-/// Copies a folder tree (files, folders, symbolic links as links).
-fn copy_dir(from: &Path, to: &Path) -> std::io::Result<()> {
+/// Copies a folder tree: files, folders, and symbolic links as links (a task's
+/// workspace may hold some). A FIFO, socket or device (a task may leave one in its
+/// workspace) is not copied, as opening it could wait forever: `skipped` says so.
+fn copy_dir(from: &Path, to: &Path, skipped: &mut Vec<String>) -> std::io::Result<()> {
     std::fs::create_dir_all(to)?;
     for entry in std::fs::read_dir(from)? {
         let entry = entry?;
         let kind = entry.file_type()?;
         let target = to.join(entry.file_name());
+        // Never through a link an earlier copy made there.
+        if std::fs::symlink_metadata(&target).is_ok_and(|m| m.file_type().is_symlink()) {
+            std::fs::remove_file(&target).or_else(|_| std::fs::remove_dir(&target))?;
+        }
         if kind.is_dir() {
-            copy_dir(&entry.path(), &target)?;
+            copy_dir(&entry.path(), &target, skipped)?;
         } else if kind.is_symlink() {
             #[cfg(unix)]
             std::os::unix::fs::symlink(std::fs::read_link(entry.path())?, &target)?;
-        } else {
+        } else if kind.is_file() {
             std::fs::copy(entry.path(), &target)?;
+        } else {
+            skipped.push(format!(
+                "{}: not copied (not a file, folder or link: a FIFO, socket or device)",
+                entry.path().display()
+            ));
         }
     }
     Ok(())

@@ -10,12 +10,12 @@ use super::FinishedError;
 use super::missing::{answered, mark_interrupted, missing};
 use crate::record::ShapeName;
 use crate::record::{Evaluation, StepRecord, TaskRecord, TaskRow, TaskStatus};
-use crate::regular_file::read_text;
+use crate::regular_file::{FileAccessError, read_text};
 use crate::render::{Totals, task_pages, totals, write_summaries};
 use crate::rundir::layout::{EVALUATION_LOG, RESPONSE_LOG};
 use crate::rundir::{
     FileError, RunDirError, RunLayout, RunLock, STORED_FILE_LIMIT, StoredTask, TaskFiles,
-    load_batch, read_run_json, write_json,
+    Unreadable, load_batch, read_run_json, write_json,
 };
 use crate::units::Timestamp;
 
@@ -54,7 +54,8 @@ pub(crate) fn rerender(run_dir: &Path) -> Result<Rerendered, FinishedError> {
     if cut_short {
         run["state"] = "interrupted".into();
     }
-    let (mut stored, mut problems, selection) = load_batch(run_dir);
+    let (mut stored, unreadable, selection) = load_batch(run_dir);
+    let mut problems: Vec<String> = unreadable.iter().map(ToString::to_string).collect();
     for task in &mut stored {
         mark_interrupted(&mut task.record);
     }
@@ -78,17 +79,21 @@ pub(crate) fn rerender(run_dir: &Path) -> Result<Rerendered, FinishedError> {
                 record.status = TaskStatus::Pending;
                 record
             } else {
-                missing(
-                    id,
-                    repeat,
-                    "missing: the run dir has no result for this task (it never finished, or its status.json is gone)".to_string(),
-                )
+                missing(id, repeat, why_missing(&layout, id, &unreadable))
             }
         })
         .collect();
     for record in &absent {
         if !cut_short {
             problems.push(format!("{}: no result", record.id));
+        }
+        if let Some(link) = layout.linked_part(&record.id) {
+            problems.push(format!(
+                "{}: nothing written, as {} is a symbolic link out of the run folder",
+                record.id,
+                link.display()
+            ));
+            continue;
         }
         // Its row in report.html links its page, which says so.
         let dir = layout.task(&record.id);
@@ -120,14 +125,41 @@ pub(crate) fn rerender(run_dir: &Path) -> Result<Rerendered, FinishedError> {
     })
 }
 
+/// Why the task `id` of the batch has no result in the run dir at `layout`.
+fn why_missing(layout: &RunLayout, id: &crate::task::TaskId, unreadable: &[Unreadable]) -> String {
+    let status = layout.task(id).status();
+    if let Some(bad) = unreadable.iter().find(|u| u.path == status) {
+        return format!("missing: its status.json does not count: {}", bad.why);
+    }
+    if let Some(link) = layout.linked_part(id) {
+        return format!(
+            "missing: {} is a symbolic link out of the run folder, not followed",
+            link.display()
+        );
+    }
+    "missing: the run dir has no result for this task (it never finished, or its status.json is gone)".to_string()
+}
+
 /// Rewrites a task's `output.md` from its stored files; false when there is nothing to
 /// render from (a task file that never loaded keeps its page).
 fn rerender_trajectory(task: &StoredTask) -> Result<bool, FileError> {
     if task.record.shape == ShapeName::Invalid {
         return Ok(false);
     }
-    let steps: Vec<StepRecord> = read_text(&task.dir.file(RESPONSE_LOG), STORED_FILE_LIMIT)
-        .unwrap_or_default()
+    // A log that is there but cannot be read (a FIFO, a link to a device) keeps the
+    // trajectory as it is: rendering it with no steps would lose them.
+    let log = task.dir.file(RESPONSE_LOG);
+    let text = match read_text(&log, STORED_FILE_LIMIT) {
+        Ok(text) => text,
+        Err(FileAccessError::NotFound) => String::new(),
+        Err(e) => {
+            return Err(FileError::Render(format!(
+                "{}: cannot be read ({e}); the task's output.md and task.html are left as they are",
+                log.display()
+            )));
+        }
+    };
+    let steps: Vec<StepRecord> = text
         .lines()
         .filter_map(|line| serde_json::from_str(line).ok())
         .collect();

@@ -167,6 +167,39 @@ impl RunLayout {
         self.file(SELECTION_JSON)
     }
 
+    /// The first folder on the way from the run dir to `id`'s folder (that folder
+    /// included) that is a symbolic link, if any: what is written there would land
+    /// wherever it leads, outside the run dir.
+    pub(crate) fn linked_part(&self, id: &TaskId) -> Option<PathBuf> {
+        let mut dir = self.root.clone();
+        for segment in id.segments() {
+            dir.push(segment);
+            match std::fs::symlink_metadata(&dir) {
+                Ok(meta) if meta.file_type().is_symlink() => return Some(dir),
+                Ok(_) => {}
+                Err(_) => return None,
+            }
+        }
+        None
+    }
+
+    /// Removes the symbolic links on the way to `id`'s folder (never what they lead
+    /// to), for a run dir this process writes: its files then stay inside it. Returns
+    /// the links removed.
+    pub(crate) fn unlink_task_path(&self, id: &TaskId) -> std::io::Result<Vec<PathBuf>> {
+        let mut removed = Vec::new();
+        while let Some(link) = self.linked_part(id) {
+            // `remove_dir` for a link to a folder where the system wants it (Windows).
+            match std::fs::remove_file(&link).or_else(|_| std::fs::remove_dir(&link)) {
+                Ok(()) => removed.push(link),
+                // Removed meanwhile (another task under the same link).
+                Err(_) if std::fs::symlink_metadata(&link).is_err() => {}
+                Err(e) => return Err(e),
+            }
+        }
+        Ok(removed)
+    }
+
     /// A task's results folder.
     pub(crate) fn task(&self, id: &TaskId) -> TaskDir {
         let mut dir = self.root.clone();

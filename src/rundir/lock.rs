@@ -55,6 +55,26 @@ impl RunLock {
     }
 }
 
+impl RunLock {
+    /// For reading a run dir (`merge`, `compare`): refuses one a runner works in, and
+    /// keeps a runner from starting in it until dropped. Nothing is written: a run dir
+    /// with no lock file, or one that cannot be opened (a read-only copy), has no
+    /// runner to wait for.
+    pub(crate) fn reading(layout: &RunLayout) -> Result<Option<Self>, RunDirError> {
+        let Ok(mut file) = File::open(layout.lock_file()) else {
+            return Ok(None);
+        };
+        match file.try_lock_shared() {
+            Ok(()) => Ok(Some(Self { _file: file })),
+            Err(TryLockError::WouldBlock) => Err(RunDirError::Locked {
+                dir: layout.root().to_path_buf(),
+                holder: holder(&mut file),
+            }),
+            Err(TryLockError::Error(_)) => Ok(None),
+        }
+    }
+}
+
 /// Who holds the lock, as its lock file says.
 fn holder(file: &mut File) -> String {
     let mut text = String::new();

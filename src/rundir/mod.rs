@@ -21,7 +21,8 @@ pub(crate) use error::{FileError, FileErrors};
 pub(crate) use layout::RunLayout;
 pub(crate) use lock::RunLock;
 pub(crate) use records::{
-    STORED_FILE_LIMIT, StoredTask, is_run_dir, load_batch, read_run_json, recorded_plans,
+    STORED_FILE_LIMIT, StoredTask, Unreadable, is_run_dir, load_batch, read_run_json,
+    recorded_plans,
 };
 pub(crate) use resume::{Discarding, Resumable, ResumeMode, RunDirError, plan_resume};
 pub(crate) use selection::read_selection;

@@ -50,9 +50,24 @@ pub(crate) fn previous_record(layout: &RunLayout, id: &TaskId) -> Option<TaskRec
     }
 }
 
+/// A `status.json` of a run dir that could not be read, or does not count.
+#[derive(Clone, Debug)]
+pub(crate) struct Unreadable {
+    /// The file.
+    pub(crate) path: std::path::PathBuf,
+    /// Why, in words.
+    pub(crate) why: String,
+}
+
+impl std::fmt::Display for Unreadable {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}: {}", self.path.display(), self.why)
+    }
+}
+
 /// Every task record stored under `run_dir`, sorted by id, and the files that could
 /// not be read (with why).
-pub(crate) fn load_records(run_dir: &Path) -> (Vec<StoredTask>, Vec<String>) {
+pub(crate) fn load_records(run_dir: &Path) -> (Vec<StoredTask>, Vec<Unreadable>) {
     // Anything named `status.json` is read, so that a FIFO or a device in its place is
     // reported (read_text refuses it without blocking) rather than skipped.
     let paths: Vec<std::path::PathBuf> = result_files(run_dir)
@@ -65,15 +80,28 @@ pub(crate) fn load_records(run_dir: &Path) -> (Vec<StoredTask>, Vec<String>) {
             .map_err(|e| e.to_string())
             .and_then(|text| serde_json::from_str::<TaskRecord>(&text).map_err(|e| e.to_string()))
     });
+    let layout = RunLayout::new(run_dir);
     let mut found = Vec::new();
     let mut problems = Vec::new();
     for (path, parsed) in paths.iter().zip(parsed) {
         match parsed {
+            // A record counts for the task whose folder it is in, and only there (a
+            // copied folder must not count a task twice, or stand in for another).
+            Ok(record) if layout.task(&record.id).status() != *path => problems.push(Unreadable {
+                path: path.clone(),
+                why: format!(
+                    "it holds the record of task `{}`, whose folder is elsewhere; not counted",
+                    record.id
+                ),
+            }),
             Ok(record) => found.push(StoredTask {
                 record,
                 dir: TaskDir::at(path.parent().unwrap_or(run_dir)),
             }),
-            Err(e) => problems.push(format!("{}: {e}", path.display())),
+            Err(why) => problems.push(Unreadable {
+                path: path.clone(),
+                why,
+            }),
         }
     }
     found.sort_by(|a, b| a.record.id.cmp(&b.record.id));
@@ -83,7 +111,7 @@ pub(crate) fn load_records(run_dir: &Path) -> (Vec<StoredTask>, Vec<String>) {
 /// The records of the tasks a run dir answers for (see [`Selection::holds`]): a folder
 /// left from a task no longer in the batch (its file deleted, a lower `--repeat`) is
 /// not counted. Also the files that could not be read, and the selection.
-pub(crate) fn load_batch(run_dir: &Path) -> (Vec<StoredTask>, Vec<String>, Option<Selection>) {
+pub(crate) fn load_batch(run_dir: &Path) -> (Vec<StoredTask>, Vec<Unreadable>, Option<Selection>) {
     let (mut stored, problems) = load_records(run_dir);
     let selection = read_selection(run_dir);
     if let Some(selection) = &selection {
@@ -98,17 +126,19 @@ pub(crate) fn recorded_plans(run_dir: &Path) -> Result<Vec<FoundFile>, walkdir::
     let mut found = Vec::new();
     for entry in result_files(run_dir) {
         let entry = entry?;
-        if entry.file_type().is_file() && entry.file_name() == PLAN_JSON {
+        // Whatever is named plan.json but a folder: a FIFO or a broken link in its place
+        // is a task that cannot load (an error of its own), never one left out.
+        if !entry.file_type().is_dir() && entry.file_name() == PLAN_JSON {
             let task_dir = entry.path().parent().unwrap_or(run_dir);
             let relative = task_dir
                 .strip_prefix(run_dir)
                 .unwrap_or(task_dir)
                 .to_path_buf();
             found.push(FoundFile {
+                linked: entry.path_is_symlink(),
                 path: entry.into_path(),
                 relative,
                 problem: None,
-                linked: false,
             });
         }
     }
@@ -127,6 +157,10 @@ fn result_files(run_dir: &Path) -> impl Iterator<Item = walkdir::Result<walkdir:
                 .parent()
                 .is_some_and(|p| p.join(STATUS_JSON).is_file());
             let name = e.file_name().to_string_lossy();
-            !(in_task_dir && TASK_SUBFOLDERS.contains(&name.as_ref()))
+            // Another run dir inside this one (a merge made into a shard's folder) is
+            // not part of it.
+            let nested_run =
+                e.depth() > 0 && e.file_type().is_dir() && e.path().join(RUN_JSON).is_file();
+            !(in_task_dir && TASK_SUBFOLDERS.contains(&name.as_ref())) && !nested_run
         })
 }

@@ -112,6 +112,9 @@ pub(crate) fn plan_resume<T: Resumable>(
     let mut rerun = BTreeMap::new();
     // Reading each stored record is independent of the others.
     let decided = crate::parallel::map_owned(tasks, |task| {
+        if read_records && let Some(decision) = unlink(layout, task.id()) {
+            return (task, decision);
+        }
         let previous = read_records
             .then(|| previous_record(layout, task.id()))
             .flatten();
@@ -142,6 +145,19 @@ pub(crate) fn plan_resume<T: Resumable>(
         rerun,
         lock,
     })
+}
+
+/// A task whose folder, or a folder on the way to it, is a symbolic link: the run would
+/// write wherever it leads. The link is removed (not what it leads to) and the task runs
+/// in a folder of its own; what it led to is no result of this run dir. `None` when no
+/// link is on the way.
+fn unlink(layout: &RunLayout, id: &crate::task::TaskId) -> Option<Decision> {
+    let why = match layout.unlink_task_path(id) {
+        Ok(removed) if removed.is_empty() => return None,
+        Ok(_) => "its folder was a symbolic link out of the run folder (the link is removed, not what it led to)".to_string(),
+        Err(e) => format!("its folder is a symbolic link out of the run folder that cannot be removed: {e}"),
+    };
+    Some(Decision::Run(None, Some(why)))
 }
 
 /// The old run dir that `--fresh` replaces, and run dirs of the same name that an

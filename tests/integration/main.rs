@@ -27,5 +27,6 @@ mod samples;
 mod sandbox;
 mod shapes;
 mod shards;
+mod tampered_rundirs;
 mod timeouts;
 mod trust;
