@@ -161,6 +161,7 @@ fn result_files(run_dir: &Path) -> impl Iterator<Item = walkdir::Result<walkdir:
             // not part of it.
             let nested_run =
                 e.depth() > 0 && e.file_type().is_dir() && e.path().join(RUN_JSON).is_file();
-            !(in_task_dir && TASK_SUBFOLDERS.contains(&name.as_ref())) && !nested_run
+            let task_subfolder = in_task_dir && TASK_SUBFOLDERS.contains(&name.as_ref());
+            !(task_subfolder || nested_run)
         })
 }
