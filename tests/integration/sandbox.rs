@@ -196,3 +196,44 @@ fn a_run_folder_in_dev_shm_is_jailed_like_any_other() {
     assert_eq!(std::fs::read_to_string(inside).unwrap(), "in\n");
     assert!(!beside.exists(), "a task wrote outside its folders");
 }
+
+/// Linux `major.minor` of this machine.
+fn kernel() -> (u32, u32) {
+    let release = std::fs::read_to_string("/proc/sys/kernel/osrelease").unwrap_or_default();
+    let mut parts = release.trim().split(['.', '-']).map(|p| p.parse().unwrap_or(0));
+    (parts.next().unwrap_or(0), parts.next().unwrap_or(0))
+}
+
+#[test]
+fn landlock_commands_cannot_read_or_signal_the_runner_and_keep_no_capability() {
+    // The runner's environment holds the key; its process is the command's parent.
+    let key = "sk-test-LANDLOCK-0123456789abcdef";
+    let p = Project::new();
+    p.task(
+        "reach.json",
+        json!({"request": "reach the runner", "actions": [
+            {"action": "execute_command", "parameters": {"command":
+                "tr '\\0' '\\n' < /proc/$PPID/environ | base64 > env.txt; kill -0 $PPID && echo signalled > signal.txt; grep CapEff /proc/self/status > caps.txt; true"}}
+        ]}),
+    );
+    let out = p.cmd_env(
+        &["run", "tasks", "--sandbox", "landlock", "--progress", "lines"],
+        &[("OPENAI_API_KEY", key)],
+    );
+    out.expect_code(0);
+    assert!(
+        out.stderr.contains("can outlive its task"),
+        "the start line says what landlock leaves open: {}",
+        out.stderr
+    );
+    let ws = p.path().join("results/proj/reach/workspace");
+    let env = std::fs::read_to_string(ws.join("env.txt")).unwrap();
+    assert!(env.trim().is_empty(), "read the runner's environment: {env}");
+    assert_eq!(
+        std::fs::read_to_string(ws.join("caps.txt")).unwrap().trim(),
+        "CapEff:\t0000000000000000"
+    );
+    if kernel() >= (6, 12) {
+        assert!(!ws.join("signal.txt").exists(), "signalled the runner");
+    }
+}

@@ -10,7 +10,7 @@ use landlock::{
     Scope, path_beneath_rules,
 };
 
-use crate::setup::{check, os_error};
+use crate::setup::check;
 
 /// Devices and folders besides the task's own that a command may write.
 const WRITABLE_DEVICES: &[&str] = &[
@@ -34,7 +34,7 @@ pub(crate) fn harden(options: &crate::setup::Options) -> Result<(), String> {
     }
     landlock(&options.dirs)?;
     seccomp(options.desktop)?;
-    drop_capabilities()
+    crate::caps::drop_all()
 }
 
 /// Landlock, as far as this kernel offers it: read everywhere, write only in `dirs` and
@@ -121,53 +121,4 @@ fn seccomp(unix_sockets: bool) -> Result<(), String> {
         )
     };
     check(ret as libc::c_long, "cannot install the seccomp filter")
-}
-
-/// No capability left: the bounding set emptied (so that no later `exec` regains one),
-/// the ambient set cleared, and the effective, permitted and inheritable sets zeroed.
-fn drop_capabilities() -> Result<(), String> {
-    for cap in 0..64 {
-        // SAFETY: prctl only changes this process; EINVAL past the last capability.
-        let ret = unsafe { libc::prctl(libc::PR_CAPBSET_DROP, cap, 0, 0, 0) };
-        if ret < 0 {
-            if std::io::Error::last_os_error().raw_os_error() == Some(libc::EINVAL) {
-                break;
-            }
-            return Err(os_error("cannot drop capabilities"));
-        }
-    }
-    // SAFETY: as above.
-    unsafe {
-        libc::prctl(
-            libc::PR_CAP_AMBIENT,
-            libc::PR_CAP_AMBIENT_CLEAR_ALL,
-            0,
-            0,
-            0,
-        );
-    }
-    #[repr(C)]
-    struct Header {
-        version: u32,
-        pid: libc::c_int,
-    }
-    #[repr(C)]
-    #[derive(Clone, Copy)]
-    struct Data {
-        effective: u32,
-        permitted: u32,
-        inheritable: u32,
-    }
-    let header = Header {
-        version: 0x2008_0522, // _LINUX_CAPABILITY_VERSION_3
-        pid: 0,
-    };
-    let data = [Data {
-        effective: 0,
-        permitted: 0,
-        inheritable: 0,
-    }; 2];
-    // SAFETY: capset reads the header and the two data words it is given.
-    let ret = unsafe { libc::syscall(libc::SYS_capset, &header as *const Header, data.as_ptr()) };
-    check(ret, "cannot drop capabilities")
 }

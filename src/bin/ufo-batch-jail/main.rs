@@ -22,6 +22,9 @@
 mod protocol;
 
 #[cfg(target_os = "linux")]
+#[path = "../../executor/sandbox/caps.rs"]
+mod caps;
+#[cfg(target_os = "linux")]
 mod children;
 #[cfg(target_os = "linux")]
 mod harden;

@@ -14,6 +14,8 @@
 //! Resource limits (address space, CPU seconds) and the scrubbed environment apply in
 //! every mode; they are set in `process`.
 
+#[cfg(target_os = "linux")]
+mod caps;
 mod probe;
 #[cfg(target_os = "linux")]
 pub(crate) mod shim;
@@ -30,6 +32,12 @@ const UNCONFINED: &str = "WARNING: --sandbox none: commands are not confined. Th
     anything this user can, see and signal every process of the machine (the runner \
     included, and with it its environment), and leave processes running after their \
     task; only their environment is scrubbed and their process group killed.";
+
+/// What `landlock` leaves open (it has no namespaces), said at the start of the run.
+const LANDLOCK_GAPS: &str = "sandbox landlock: commands write only in their task's folders, keep no \
+    capability and cannot read the runner's environment or (from Linux 6.12) signal it, but \
+    they share this user's processes: one that starts its own session (setsid) can outlive \
+    its task. A jail (user namespaces) or bubblewrap closes this.";
 
 /// bubblewrap's arguments for a read-only view of the machine.
 const BWRAP_BASE: &[&str] = &["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"];
@@ -119,10 +127,12 @@ pub(crate) fn resolve(
     match mode {
         SandboxMode::None => Ok((with(Confinement::None), Some(UNCONFINED.to_string()))),
         SandboxMode::Jail => jail().map(|s| (s, None)),
-        SandboxMode::Landlock => landlock().map(|s| (s, None)).ok_or_else(|| {
-            "--sandbox landlock: this kernel does not enforce Landlock (try --sandbox bwrap)"
-                .to_string()
-        }),
+        SandboxMode::Landlock => landlock()
+            .map(|s| (s, Some(LANDLOCK_GAPS.to_string())))
+            .ok_or_else(|| {
+                "--sandbox landlock: this kernel does not enforce Landlock (try --sandbox bwrap)"
+                    .to_string()
+            }),
         SandboxMode::Bwrap => bwrap().map(|s| (s, None)).ok_or_else(|| {
             "--sandbox bwrap: bubblewrap is not installed or cannot create namespaces here"
                 .to_string()
@@ -133,8 +143,11 @@ pub(crate) fn resolve(
                 // Weaker confinement than a jail: say why there is no jail.
                 Some(s) => {
                     let why = why.trim_start_matches("--sandbox jail: ");
-                    let warning =
+                    let mut warning =
                         format!("no jail here ({why}): commands are confined more weakly");
+                    if matches!(s.confinement, Confinement::Landlock) {
+                        warning = format!("{warning}. {LANDLOCK_GAPS}");
+                    }
                     (s, Some(warning))
                 }
                 None => {

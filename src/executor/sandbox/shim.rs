@@ -1,5 +1,5 @@
 //! `ufo-batch sandbox-exec --rw DIR... -- PROGRAM ARGS...`: restrict this process with
-//! Landlock, then become the command. Landlock rules are applied here, after `exec` of
+//! Landlock, drop every capability, then become the command. Landlock rules are applied here, after `exec` of
 //! our own binary and before the command's, because they cannot be set up safely
 //! between `fork` and `exec`.
 
@@ -8,8 +8,8 @@ use std::path::PathBuf;
 
 use crate::executor::ResourceLimits;
 use landlock::{
-    ABI, Access, AccessFs, Ruleset, RulesetAttr, RulesetCreatedAttr, RulesetStatus,
-    path_beneath_rules,
+    ABI, Access, AccessFs, CompatLevel, Compatible, Ruleset, RulesetAttr, RulesetCreatedAttr,
+    RulesetStatus, Scope, path_beneath_rules,
 };
 
 /// Devices every command may write.
@@ -37,6 +37,11 @@ pub(crate) fn exec(
         return format!("cannot set resource limits: {e}");
     }
     if landlock && let Err(e) = restrict(writable) {
+        return e;
+    }
+    // Even a root runner's commands keep no capability (with one, a command could read
+    // the runner's memory and environment, or signal it).
+    if let Err(e) = super::caps::drop_all() {
         return e;
     }
     let error = std::process::Command::new(program).args(args).exec();
@@ -70,9 +75,14 @@ fn restrict(writable: &[PathBuf]) -> Result<(), String> {
         .map(|p| p.canonicalize())
         .collect::<Result<_, _>>()
         .map_err(|e| format!("a writable folder does not exist: {e}"))?;
-    let abi = ABI::V5;
+    // As far as this kernel offers it (signals and abstract sockets are scoped from
+    // Linux 6.12): no signal to a process outside (the runner, other tasks), no
+    // abstract Unix socket outside.
+    let abi = ABI::V7;
     let status = Ruleset::default()
+        .set_compatibility(CompatLevel::BestEffort)
         .handle_access(AccessFs::from_all(abi))
+        .and_then(|r| r.scope(Scope::from_all(abi)))
         .and_then(|r| r.create())
         .and_then(|r| r.add_rules(path_beneath_rules(["/"], AccessFs::from_read(abi))))
         .and_then(|r| r.add_rules(path_beneath_rules(&writable, AccessFs::from_all(abi))))
