@@ -1,8 +1,70 @@
 //! The record of a task of the batch that has no result in a run dir: counted as an
-//! `error` with why, so that nothing drops out of the denominator.
+//! `error` with why, so that nothing drops out of the denominator; and a run dir's whole
+//! batch read back that way, as `report` and `compare` count it.
+
+use std::path::Path;
 
 use crate::record::{SessionType, ShapeName, TaskRecord, TaskStatus};
+use crate::rundir::{RunLayout, StoredTask, Unreadable, load_batch};
 use crate::task::TaskId;
+
+/// What a task of a run cut short says when it never started.
+const NOT_STARTED: &str = "not started: the runner stopped (killed, or its machine went down) before this task began; running the run (or its shard) again resumes it";
+
+/// Every task of a run dir's batch, read where no runner works any more.
+pub(super) struct Batch {
+    /// The records found, those not final marked interrupted.
+    pub(super) stored: Vec<StoredTask>,
+    /// A record for each task of the batch with none, saying why (sorted by id).
+    pub(super) absent: Vec<TaskRecord>,
+    /// The `status.json` files that could not be read or do not count.
+    pub(super) unreadable: Vec<Unreadable>,
+}
+
+/// The batch of the run dir at `run_dir`. `cut_short`: its run never wrote its end, so a
+/// task with no record never started (`pending`), rather than lost its result (`error`).
+pub(super) fn whole_batch(run_dir: &Path, cut_short: bool) -> Batch {
+    let layout = RunLayout::new(run_dir);
+    let (mut stored, unreadable, selection) = load_batch(run_dir);
+    for task in &mut stored {
+        mark_interrupted(&mut task.record);
+    }
+    let found = answered(stored.iter().map(|t| &t.record));
+    let absent = selection
+        .iter()
+        .flat_map(|s| s.members().map(move |id| (id, s.repetition(id))))
+        .filter(|(id, _)| !found.contains(id))
+        .map(|(id, repeat)| {
+            if cut_short {
+                let mut record = missing(id, repeat, NOT_STARTED.to_string());
+                record.status = TaskStatus::Pending;
+                record
+            } else {
+                missing(id, repeat, why_missing(&layout, id, &unreadable))
+            }
+        })
+        .collect();
+    Batch {
+        stored,
+        absent,
+        unreadable,
+    }
+}
+
+/// Why the task `id` of the batch has no result in the run dir at `layout`.
+fn why_missing(layout: &RunLayout, id: &TaskId, unreadable: &[Unreadable]) -> String {
+    let status = layout.task(id).status();
+    if let Some(bad) = unreadable.iter().find(|u| u.path == status) {
+        return format!("missing: its status.json does not count: {}", bad.why);
+    }
+    if let Some(link) = layout.linked_part(id) {
+        return format!(
+            "missing: {} is a symbolic link out of the run folder, not followed",
+            link.display()
+        );
+    }
+    "missing: the run dir has no result for this task (it never finished, or its status.json is gone)".to_string()
+}
 
 /// What a task that is not final says when no runner works on its run any more.
 const INTERRUPTED: &str = "interrupted: the runner stopped (killed, or its machine went down) before this task ended; running the run (or its shard) again resumes it";

@@ -7,15 +7,15 @@
 use std::path::Path;
 
 use super::FinishedError;
-use super::missing::{answered, mark_interrupted, missing};
+use super::missing::{Batch, whole_batch};
 use crate::record::ShapeName;
-use crate::record::{Evaluation, StepRecord, TaskRecord, TaskRow, TaskStatus};
+use crate::record::{Evaluation, StepRecord, TaskRow};
 use crate::regular_file::{FileAccessError, read_text};
 use crate::render::{Totals, task_pages, totals, write_summaries};
 use crate::rundir::layout::{EVALUATION_LOG, RESPONSE_LOG};
 use crate::rundir::{
     FileError, RunDirError, RunLayout, RunLock, STORED_FILE_LIMIT, StoredTask, TaskFiles,
-    Unreadable, load_batch, read_run_json, write_json,
+    read_run_json, write_json,
 };
 use crate::units::Timestamp;
 
@@ -31,9 +31,6 @@ pub(crate) struct Rerendered {
     /// The totals now in the summaries.
     pub(crate) totals: Totals,
 }
-
-/// What a task of a run cut short says when it never started.
-const NOT_STARTED: &str = "not started: the runner stopped (killed, or its machine went down) before this task began; running the run (or its shard) again resumes it";
 
 /// Re-renders the run dir at `run_dir`: refused while a runner works in it.
 pub(crate) fn rerender(run_dir: &Path) -> Result<Rerendered, FinishedError> {
@@ -54,11 +51,12 @@ pub(crate) fn rerender(run_dir: &Path) -> Result<Rerendered, FinishedError> {
     if cut_short {
         run["state"] = "interrupted".into();
     }
-    let (mut stored, unreadable, selection) = load_batch(run_dir);
+    let Batch {
+        stored,
+        absent,
+        unreadable,
+    } = whole_batch(run_dir, cut_short);
     let mut problems: Vec<String> = unreadable.iter().map(ToString::to_string).collect();
-    for task in &mut stored {
-        mark_interrupted(&mut task.record);
-    }
     let mut trajectories = 0;
     for task in &stored {
         match rerender_trajectory(task) {
@@ -67,22 +65,6 @@ pub(crate) fn rerender(run_dir: &Path) -> Result<Rerendered, FinishedError> {
             Err(e) => problems.push(e.to_string()),
         }
     }
-    // A task of the batch with no record still counts: an error, said in the summaries.
-    let found = answered(stored.iter().map(|t| &t.record));
-    let absent: Vec<TaskRecord> = selection
-        .iter()
-        .flat_map(|s| s.members().map(move |id| (id, s.repetition(id))))
-        .filter(|(id, _)| !found.contains(id))
-        .map(|(id, repeat)| {
-            if cut_short {
-                let mut record = missing(id, repeat, NOT_STARTED.to_string());
-                record.status = TaskStatus::Pending;
-                record
-            } else {
-                missing(id, repeat, why_missing(&layout, id, &unreadable))
-            }
-        })
-        .collect();
     for record in &absent {
         if !cut_short {
             problems.push(format!("{}: no result", record.id));
@@ -123,21 +105,6 @@ pub(crate) fn rerender(run_dir: &Path) -> Result<Rerendered, FinishedError> {
         problems,
         totals,
     })
-}
-
-/// Why the task `id` of the batch has no result in the run dir at `layout`.
-fn why_missing(layout: &RunLayout, id: &crate::task::TaskId, unreadable: &[Unreadable]) -> String {
-    let status = layout.task(id).status();
-    if let Some(bad) = unreadable.iter().find(|u| u.path == status) {
-        return format!("missing: its status.json does not count: {}", bad.why);
-    }
-    if let Some(link) = layout.linked_part(id) {
-        return format!(
-            "missing: {} is a symbolic link out of the run folder, not followed",
-            link.display()
-        );
-    }
-    "missing: the run dir has no result for this task (it never finished, or its status.json is gone)".to_string()
 }
 
 /// Rewrites a task's `output.md` from its stored files; false when there is nothing to

@@ -200,7 +200,10 @@ fn a_run_folder_in_dev_shm_is_jailed_like_any_other() {
 /// Linux `major.minor` of this machine.
 fn kernel() -> (u32, u32) {
     let release = std::fs::read_to_string("/proc/sys/kernel/osrelease").unwrap_or_default();
-    let mut parts = release.trim().split(['.', '-']).map(|p| p.parse().unwrap_or(0));
+    let mut parts = release
+        .trim()
+        .split(['.', '-'])
+        .map(|p| p.parse().unwrap_or(0));
     (parts.next().unwrap_or(0), parts.next().unwrap_or(0))
 }
 
@@ -217,7 +220,14 @@ fn landlock_commands_cannot_read_or_signal_the_runner_and_keep_no_capability() {
         ]}),
     );
     let out = p.cmd_env(
-        &["run", "tasks", "--sandbox", "landlock", "--progress", "lines"],
+        &[
+            "run",
+            "tasks",
+            "--sandbox",
+            "landlock",
+            "--progress",
+            "lines",
+        ],
         &[("OPENAI_API_KEY", key)],
     );
     out.expect_code(0);
@@ -228,7 +238,10 @@ fn landlock_commands_cannot_read_or_signal_the_runner_and_keep_no_capability() {
     );
     let ws = p.path().join("results/proj/reach/workspace");
     let env = std::fs::read_to_string(ws.join("env.txt")).unwrap();
-    assert!(env.trim().is_empty(), "read the runner's environment: {env}");
+    assert!(
+        env.trim().is_empty(),
+        "read the runner's environment: {env}"
+    );
     assert_eq!(
         std::fs::read_to_string(ws.join("caps.txt")).unwrap().trim(),
         "CapEff:\t0000000000000000"

@@ -212,3 +212,48 @@ fn a_replay_counts_a_plan_it_cannot_read_and_report_keeps_a_trajectory_it_cannot
     let text = format!("{}{}", report.stdout, report.stderr);
     assert!(text.contains("left as they are"), "{text}");
 }
+
+#[test]
+fn compare_counts_the_whole_batch_of_a_run_cut_short() {
+    let p = Project::new();
+    for id in ["a", "b", "c"] {
+        p.task(&format!("{id}.json"), shell_plan(id, &["true"]));
+    }
+    p.run(&[]).expect_code(0);
+    let base = p.path().join("results/proj");
+    let cut = p.path().join("results/cut");
+    let copied = std::process::Command::new("cp")
+        .arg("-a")
+        .arg(&base)
+        .arg(&cut)
+        .status()
+        .unwrap();
+    assert!(copied.success());
+    // As a runner killed mid-run leaves it: b never started, c was running.
+    std::fs::remove_dir_all(cut.join("b")).unwrap();
+    let mut c = read_json(&cut.join("c/status.json"));
+    c["status"] = "running".into();
+    std::fs::write(cut.join("c/status.json"), c.to_string()).unwrap();
+    let mut run = read_json(&cut.join("run.json"));
+    run["state"] = "running".into();
+    std::fs::write(cut.join("run.json"), run.to_string()).unwrap();
+
+    let out = p.cmd(&["compare", "results/proj", "results/cut", "--json"]);
+    out.expect_code(1);
+    let v: serde_json::Value = serde_json::from_str(&out.stdout).unwrap();
+    assert_eq!(v["b"]["tasks"], 3, "{v}");
+    let regressions: Vec<(String, String)> = v["regressions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| {
+            (
+                r["id"].as_str().unwrap().to_string(),
+                r["reason"].as_str().unwrap_or("").to_string(),
+            )
+        })
+        .collect();
+    assert_eq!(regressions.len(), 2, "{regressions:?}");
+    assert!(regressions[0].0 == "b" && regressions[0].1.starts_with("not started"));
+    assert!(regressions[1].0 == "c" && regressions[1].1.starts_with("interrupted"));
+}
