@@ -132,6 +132,11 @@ pub(crate) struct TaskFinished {
     pub(crate) plan: Option<serde_json::Value>,
     /// Problems of a task file that could not run.
     pub(crate) problems: Vec<Problem>,
+    /// A task the run stopped before it started, with no folder from an earlier run:
+    /// nothing of it is on disk, and nothing need be (its absence says it never ran, and
+    /// a resume runs it). Its row is in the run's files; no folder is written for it, so
+    /// that a stop with many tasks queued ends within a scheduler's grace time.
+    pub(crate) unstarted: bool,
 }
 
 impl TaskFinished {
@@ -144,6 +149,15 @@ impl TaskFinished {
             evaluation: None,
             plan: None,
             problems,
+            unstarted: false,
+        }
+    }
+
+    /// [`Self::unstarted`]'s result: its record says why it never started.
+    pub(crate) fn unstarted(record: TaskRecord) -> Self {
+        Self {
+            unstarted: true,
+            ..Self::without_run(record, Vec::new())
         }
     }
 }

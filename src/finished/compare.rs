@@ -6,7 +6,7 @@
 use std::path::Path;
 
 use super::FinishedError;
-use super::missing::{Batch, whole_batch};
+use super::missing::{Batch, Ended, whole_batch};
 use crate::record::TaskRow;
 use crate::render::{Comparison, comparison};
 use crate::rundir::read_run_json;
@@ -32,7 +32,7 @@ fn rows(dir: &Path) -> Result<Vec<TaskRow>, FinishedError> {
         stored,
         absent,
         unreadable,
-    } = whole_batch(dir, run["state"] == "running");
+    } = whole_batch(dir, &Ended::of(&run));
     if let Some(first) = unreadable.first() {
         return Err(FinishedError::Unreadable {
             dir: dir.to_path_buf(),

@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 use serde_json::{Value, json};
 
 use super::FinishedError;
-use super::missing::{answered, mark_interrupted, missing};
+use super::missing::{Ended, answered, mark_interrupted, missing};
 use crate::record::{TaskRecord, TaskRow};
 use crate::render::{Totals, task_pages, totals, write_summaries};
 use crate::rundir::layout::STATUS_JSON;
@@ -68,10 +68,14 @@ pub(crate) fn merge(out: &Path, inputs: &[PathBuf]) -> Result<MergeReport, Finis
     let mut expected: BTreeMap<TaskId, Option<u32>> = BTreeMap::new();
     let mut selections: Vec<usize> = Vec::new();
     let mut runs: Vec<Value> = Vec::new();
+    // Tasks of inputs that stopped before starting them (which have no folder), with how
+    // their run ended.
+    let mut stopped: BTreeMap<TaskId, Ended> = BTreeMap::new();
     for input in inputs {
         let Some(run) = read_run_json(input) else {
             return Err(FinishedError::NotRunDir(input.clone()));
         };
+        let ended = Ended::of(&run);
         runs.push(run);
         let selection = read_selection(input);
         shards.push((input.clone(), selection.as_ref().and_then(|s| s.shard)));
@@ -79,6 +83,11 @@ pub(crate) fn merge(out: &Path, inputs: &[PathBuf]) -> Result<MergeReport, Finis
             selections.push(selection.ids.len());
             for id in &selection.ids {
                 expected.insert(id.clone(), selection.repetition(id));
+            }
+            if matches!(ended, Ended::Stopped(_)) {
+                for id in selection.members() {
+                    stopped.insert(id.clone(), ended.clone());
+                }
             }
         }
     }
@@ -133,9 +142,15 @@ pub(crate) fn merge(out: &Path, inputs: &[PathBuf]) -> Result<MergeReport, Finis
         .filter(|(id, _)| !found.contains(id))
         .collect();
     for (id, repeat) in &absent {
-        let record = missing_record(id, *repeat, &shards);
+        let record = match stopped.get(id) {
+            // Cancelled before it began: the run said so, no shard is missing.
+            Some(ended) => ended.absent(id, *repeat, String::new),
+            None => {
+                report.missing.push(id.clone());
+                missing_record(id, *repeat, &shards)
+            }
+        };
         write_missing(&layout, &record)?;
-        report.missing.push(id.clone());
         merged.insert(id.clone(), (record, PathBuf::new()));
     }
     let rows: Vec<TaskRow> = merged.values().map(|(r, _)| TaskRow::of(r)).collect();

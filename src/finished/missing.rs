@@ -21,9 +21,61 @@ pub(super) struct Batch {
     pub(super) unreadable: Vec<Unreadable>,
 }
 
-/// The batch of the run dir at `run_dir`. `cut_short`: its run never wrote its end, so a
-/// task with no record never started (`pending`), rather than lost its result (`error`).
-pub(super) fn whole_batch(run_dir: &Path, cut_short: bool) -> Batch {
+/// How a run dir's last run ended, as its `run.json` says: what a task of its batch with
+/// no record means.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(super) enum Ended {
+    /// It never wrote its end (killed, or its machine went down; no runner works there
+    /// any more): the task never started, and a resume runs it.
+    Killed,
+    /// It stopped before the task started (a signal, `--fail-fast`, a budget), for this
+    /// reason: the task was cancelled before it began (no folder is written for it).
+    Stopped(String),
+    /// It ran to its end: the task's result is lost.
+    Finished,
+}
+
+impl Ended {
+    /// How the run of the `run.json` `run` ended.
+    pub(super) fn of(run: &serde_json::Value) -> Self {
+        match run["state"].as_str() {
+            Some("running") => Self::Killed,
+            Some("interrupted" | "stopped") => Self::Stopped(
+                run["stopped"]
+                    .as_str()
+                    .unwrap_or("the run stopped")
+                    .to_string(),
+            ),
+            _ => Self::Finished,
+        }
+    }
+
+    /// The record of the task `id` (repetition `repeat`) of a run that ended so, with no
+    /// record of its own; `why_lost` says why when its result was lost.
+    pub(super) fn absent(
+        &self,
+        id: &TaskId,
+        repeat: Option<u32>,
+        why_lost: impl FnOnce() -> String,
+    ) -> TaskRecord {
+        match self {
+            Self::Killed => {
+                let mut record = missing(id, repeat, NOT_STARTED.to_string());
+                record.status = TaskStatus::Pending;
+                record
+            }
+            Self::Stopped(reason) => {
+                let mut record = missing(id, repeat, format!("not started: {reason}"));
+                record.status = TaskStatus::Cancelled;
+                record
+            }
+            Self::Finished => missing(id, repeat, why_lost()),
+        }
+    }
+}
+
+/// The batch of the run dir at `run_dir`, whose last run ended as `ended` says.
+pub(super) fn whole_batch(run_dir: &Path, ended: &Ended) -> Batch {
     let layout = RunLayout::new(run_dir);
     let (mut stored, unreadable, selection) = load_batch(run_dir);
     for task in &mut stored {
@@ -34,15 +86,7 @@ pub(super) fn whole_batch(run_dir: &Path, cut_short: bool) -> Batch {
         .iter()
         .flat_map(|s| s.members().map(move |id| (id, s.repetition(id))))
         .filter(|(id, _)| !found.contains(id))
-        .map(|(id, repeat)| {
-            if cut_short {
-                let mut record = missing(id, repeat, NOT_STARTED.to_string());
-                record.status = TaskStatus::Pending;
-                record
-            } else {
-                missing(id, repeat, why_missing(&layout, id, &unreadable))
-            }
-        })
+        .map(|(id, repeat)| ended.absent(id, repeat, || why_missing(&layout, id, &unreadable)))
         .collect();
     Batch {
         stored,

@@ -7,7 +7,7 @@
 use std::path::Path;
 
 use super::FinishedError;
-use super::missing::{Batch, whole_batch};
+use super::missing::{Batch, Ended, whole_batch};
 use crate::record::ShapeName;
 use crate::record::{Evaluation, StepRecord, TaskRow};
 use crate::regular_file::{FileAccessError, read_text};
@@ -47,15 +47,15 @@ pub(crate) fn rerender(run_dir: &Path) -> Result<Rerendered, FinishedError> {
     })?;
     // With the lock ours, no runner works here: a run that never wrote its end was cut
     // short, and what it had not finished is unfinished (a resume runs it), not running.
-    let cut_short = run["state"] == "running";
-    if cut_short {
+    let ended = Ended::of(&run);
+    if ended == Ended::Killed {
         run["state"] = "interrupted".into();
     }
     let Batch {
         stored,
         absent,
         unreadable,
-    } = whole_batch(run_dir, cut_short);
+    } = whole_batch(run_dir, &ended);
     let mut problems: Vec<String> = unreadable.iter().map(ToString::to_string).collect();
     let mut trajectories = 0;
     for task in &stored {
@@ -66,7 +66,7 @@ pub(crate) fn rerender(run_dir: &Path) -> Result<Rerendered, FinishedError> {
         }
     }
     for record in &absent {
-        if !cut_short {
+        if ended == Ended::Finished {
             problems.push(format!("{}: no result", record.id));
         }
         if let Some(link) = layout.linked_part(&record.id) {

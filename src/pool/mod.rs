@@ -168,6 +168,17 @@ impl SessionPool {
             .chain(queue.into_iter().map(Item::of))
         {
             let previous = item.previous.map(|b| *b);
+            // A task with nothing on disk yet is recorded from what the batch holds: its
+            // file is not read again, and no folder is written for it (see
+            // `TaskFinished::unstarted`). One with an earlier record gets its new one.
+            if previous.is_none() {
+                let record = lifecycle::not_started_unread(&item.task, &item.inputs, None, reason);
+                self.events
+                    .send(Event::TaskFinished(Arc::new(TaskFinished::unstarted(
+                        record,
+                    ))));
+                continue;
+            }
             let began = std::time::Instant::now();
             let loaded = read.then(|| item.task.load_within(TASK_FILE_READ));
             read &= began.elapsed() < TASK_FILE_READ;
@@ -289,6 +300,7 @@ impl SessionPool {
             evaluation: outcome.evaluation,
             plan: outcome.plan,
             problems: Vec::new(),
+            unstarted: false,
         })));
         None
     }

@@ -133,6 +133,9 @@ impl ResultFiles {
                     }),
                 );
             }
+            Event::TaskFinished(f) if f.unstarted => {
+                self.records.insert(TaskRow::of(&f.record));
+            }
             Event::TaskFinished(f) => {
                 self.records.insert(TaskRow::of(&f.record));
                 let files = self.task_files(&f.record.id);

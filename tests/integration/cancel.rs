@@ -51,13 +51,11 @@ fn one_ctrl_c_drains_then_the_grace_period_ends_it() {
         (Some(4), Some(4)),
         "{totals}"
     );
-    let killed: Vec<String> = (0..4)
-        .map(|i| {
-            out.status(&format!("s{i}"))["error"]
-                .as_str()
-                .unwrap()
-                .to_string()
-        })
+    let killed: Vec<String> = out.summary()["tasks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["error"].as_str().unwrap().to_string())
         .collect();
     assert_eq!(
         killed
@@ -81,6 +79,23 @@ fn one_ctrl_c_drains_then_the_grace_period_ends_it() {
         read_json(&out.run_dir("proj").join("tasks_status.json")),
         json!({"s0": false, "s1": false, "s2": false, "s3": false})
     );
+    // The tasks that never started have no folder (a stop with thousands queued must
+    // end within a scheduler's grace time), and report still says why.
+    let folders = (0..4)
+        .filter(|i| out.run_dir("proj").join(format!("s{i}")).exists())
+        .count();
+    assert_eq!(folders, 2);
+    p.cmd(&["report", "results/proj"]);
+    let again = read_json(&out.run_dir("proj").join("summary.json"));
+    assert_eq!(again["totals"], totals.clone(), "{again}");
+    let reasons: Vec<&str> = again["tasks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|t| t["error"].as_str())
+        .filter(|e| e.starts_with("not started: interrupted (Ctrl-C)"))
+        .collect();
+    assert_eq!(reasons.len(), 2, "{again}");
 }
 
 #[test]
