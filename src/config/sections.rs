@@ -170,6 +170,9 @@ pub(super) fn check_llm_needs(
     Ok(())
 }
 
+/// The smallest address-space limit accepted.
+const MIN_MEMORY: u64 = 64 << 20;
+
 /// Per-process limits: 8 GiB of address space and 10 minutes of CPU unless set.
 pub(super) fn resource_limits(f: &SandboxSection) -> Result<ResourceLimits, ConfigError> {
     let memory_bytes = match f.memory.as_deref() {
@@ -178,6 +181,14 @@ pub(super) fn resource_limits(f: &SandboxSection) -> Result<ResourceLimits, Conf
             parse_size(text).map_err(|e| ConfigError::Invalid(format!("[sandbox] memory: {e}")))?
         }
     };
+    // Below this a shell cannot even start, and every task would end `failed` (killed
+    // by a signal): a verdict on the limit, not on the task, kept on resume.
+    if let Some(bytes) = memory_bytes.filter(|b| *b < MIN_MEMORY) {
+        return Err(ConfigError::Invalid(format!(
+            "[sandbox] memory: {bytes} bytes is too little for any command to start (at least {} MiB, or \"none\")",
+            MIN_MEMORY >> 20
+        )));
+    }
     let cpu_seconds = match f.cpu.as_deref().map(str::trim) {
         None => Some(600),
         Some("none") => None,

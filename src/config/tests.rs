@@ -99,3 +99,25 @@ fn a_price_below_zero_is_refused() {
         .to_string();
     assert!(e.contains("[llm.prices.\"m\"] input is -1"), "{e}");
 }
+
+#[test]
+fn a_memory_limit_no_command_could_start_under_is_refused() {
+    for (memory, ok) in [
+        ("1KiB", false),
+        ("63MiB", false),
+        ("64MiB", true),
+        ("none", true),
+    ] {
+        let file: ConfigFile =
+            toml::from_str(&format!("[sandbox]\nmemory = \"{memory}\"")).unwrap();
+        let resolved = resolve(overrides(&["plans"]), file, None);
+        assert_eq!(resolved.is_ok(), ok, "{memory}");
+        if let Err(e) = resolved {
+            assert!(
+                e.to_string()
+                    .contains("too little for any command to start"),
+                "{e}"
+            );
+        }
+    }
+}
