@@ -101,7 +101,8 @@ plan_ids() { (cd "$1" && find . -name '*.json' -not -path '*/.*' | sed 's|^\./||
 expected_status() { [[ $1 == failing/* ]] && echo failed || echo passed; }
 
 # task_rows RUN_DIR: "id<TAB>status<TAB>attempts<TAB>error" for every task of a run, read from
-# each task's own status.json. The tasks are those of summary.json, or, when the runner ended
+# each task's own status.json (or its row of summary.json: a task the stop caught before it
+# started has no folder). The tasks are those of summary.json, or, when the runner ended
 # before writing it, every task folder with a status.json.
 task_rows() {
     local run=$1 id f
@@ -114,6 +115,10 @@ task_rows() {
         if [[ -f $run/$id/status.json ]]; then
             jq -r '[.id, .status, (.attempts | length), (.error // "" | gsub("[\t\n]"; " "))] | @tsv' \
                 "$run/$id/status.json"
+        elif [[ -f $run/summary.json ]]; then
+            jq -r --arg id "$id" '.tasks[] | select(.id == $id)
+                | [.id, .status, .attempts, (.error // "" | gsub("[\t\n]"; " "))] | @tsv' \
+                "$run/summary.json"
         else
             printf '%s\t(none)\t0\tno status.json\n' "$id"
         fi

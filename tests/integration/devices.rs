@@ -419,7 +419,7 @@ fn a_wrong_token_garbage_and_oversized_frames_are_refused_and_the_run_still_ends
     // No device is there after the wait: the run stops, and says so.
     let out = run.wait_within(Duration::from_secs(60));
     assert_eq!(out.code, 1, "{}\n{}", out.stdout, out.stderr);
-    assert_ne!(out.status_of("t"), "passed");
+    assert_ne!(out.row("t")["status"], "passed");
     for needle in [
         "refused a connection from 127.0.0.1",
         ": wrong token",

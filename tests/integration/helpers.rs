@@ -95,6 +95,17 @@ impl Output {
         std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
     }
 
+    /// A task's row of `results/proj/summary.json`: its result, also for a task that
+    /// never started (which has no folder).
+    pub(crate) fn row(&self, id: &str) -> Value {
+        let summary = self.summary();
+        summary["tasks"]
+            .as_array()
+            .and_then(|tasks| tasks.iter().find(|t| t["id"] == id))
+            .cloned()
+            .unwrap_or_else(|| panic!("no row for {id}: {summary}"))
+    }
+
     /// `results/proj/summary.json`.
     pub(crate) fn summary(&self) -> Value {
         read_json(&self.run_dir("proj").join("summary.json"))

@@ -342,7 +342,7 @@ fn max_cost_stops_scheduling_and_says_so() {
     );
     assert_eq!(out.status_of("t0"), "passed");
     for i in 1..4 {
-        let s = out.status(&format!("t{i}"));
+        let s = out.row(&format!("t{i}"));
         assert_eq!(s["status"], "cancelled");
         assert!(
             s["error"]

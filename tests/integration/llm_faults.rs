@@ -197,8 +197,8 @@ fn a_wrong_key_stops_the_run_and_is_never_written_anywhere() {
         "{}",
         out.stderr
     );
-    assert_eq!(out.status_of("b"), "cancelled");
-    assert_eq!(out.status_of("c"), "cancelled");
+    assert_eq!(out.row("b")["status"], "cancelled");
+    assert_eq!(out.row("c")["status"], "cancelled");
     // The key went in the header, and nowhere else.
     assert_eq!(
         mock.received()[0].headers["authorization"],

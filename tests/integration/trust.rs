@@ -144,8 +144,8 @@ fn an_llm_that_goes_away_stops_the_run_from_starting_more_tasks() {
         "{}",
         out.stderr
     );
-    assert_eq!(out.status_of("b"), "cancelled");
-    assert_eq!(out.status_of("c"), "cancelled");
+    assert_eq!(out.row("b")["status"], "cancelled");
+    assert_eq!(out.row("c")["status"], "cancelled");
 }
 
 #[test]
