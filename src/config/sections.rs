@@ -24,12 +24,22 @@ pub(super) fn shell_settings(
         file.command_timeout,
     ))?
     .unwrap_or(defaults.command_timeout);
-    let max_command_timeout = duration_option(
+    let max_command_timeout = match duration_option(
         file.max_command_timeout
             .map(|t| (t, "[executor] max_command_timeout in the config file")),
-    )?
-    .unwrap_or(defaults.max_command_timeout)
-    .max(command_timeout);
+    )? {
+        // A cap below the default it caps is a contradiction: say so rather than pick.
+        Some(max) if max < command_timeout => {
+            return Err(ConfigError::Invalid(format!(
+                "[executor] max_command_timeout ({}) is below the command timeout ({}): a command could not even have the default; raise it or lower command_timeout",
+                humantime::format_duration(max),
+                humantime::format_duration(command_timeout)
+            )));
+        }
+        Some(max) => max,
+        // The default cap never lowers a command timeout chosen above it.
+        None => defaults.max_command_timeout.max(command_timeout),
+    };
     let output_limit = file.output_limit.unwrap_or(defaults.output_limit);
     if output_limit < 1024 {
         return Err(ConfigError::Invalid(

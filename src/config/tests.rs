@@ -121,3 +121,20 @@ fn a_memory_limit_no_command_could_start_under_is_refused() {
         }
     }
 }
+
+#[test]
+fn a_command_timeout_cap_below_the_command_timeout_is_refused() {
+    let file: ConfigFile =
+        toml::from_str("[executor]\ncommand_timeout = \"5s\"\nmax_command_timeout = \"1s\"")
+            .unwrap();
+    let e = resolve(overrides(&["plans"]), file, None).unwrap_err();
+    assert!(
+        e.to_string()
+            .contains("max_command_timeout (1s) is below the command timeout (5s)"),
+        "{e}"
+    );
+    // Without a cap of its own, a long command timeout raises the default cap.
+    let file: ConfigFile = toml::from_str("[executor]\ncommand_timeout = \"20m\"").unwrap();
+    let c = resolve(overrides(&["plans"]), file, None).unwrap();
+    assert_eq!(c.shell.max_command_timeout, Duration::from_secs(1200));
+}
