@@ -119,13 +119,14 @@ fn common_suffix(a: &[u8], b: &[u8]) -> usize {
 const HOLD: usize = 64 << 10;
 
 /// A writer that masks every registered secret in what goes through it, for files too
-/// large to build in memory first. It passes text on a line at a time (whole lines,
-/// when it holds more than [`HOLD`]): no secret spans a line break, so none is cut in
-/// two. (A secret that holds a line break makes it hold everything until
-/// [`ScrubbingWriter::finish`].)
+/// large to build in memory first. Once it holds more than [`HOLD`], it passes on what
+/// it holds up to the last byte that no secret holds (a line break, a quote, a
+/// space...): no secret, nor any piece of one, spans such a byte, so none is cut in two.
 pub(crate) struct ScrubbingWriter<W: std::io::Write> {
     inner: W,
     held: Vec<u8>,
+    /// How much of `held` is known to hold no place to cut.
+    uncut: usize,
 }
 
 impl<W: std::io::Write> ScrubbingWriter<W> {
@@ -134,6 +135,7 @@ impl<W: std::io::Write> ScrubbingWriter<W> {
         Self {
             inner,
             held: Vec::new(),
+            uncut: 0,
         }
     }
 
@@ -147,17 +149,26 @@ impl<W: std::io::Write> ScrubbingWriter<W> {
     fn pass_on(&mut self, upto: usize) -> std::io::Result<()> {
         self.inner.write_all(&scrub_bytes(&self.held[..upto]))?;
         self.held.drain(..upto);
+        self.uncut = 0;
         Ok(())
     }
 
-    /// Where what is held may be cut: after its last line break, when no secret holds
-    /// one.
-    fn safe_cut(&self) -> Option<usize> {
+    /// Where what is held may be cut: after its last byte that no secret holds (a line
+    /// break, a quote, a space...), so that no secret, nor piece of one, spans the cut.
+    /// Only what came since the last look is searched: a long stretch with no such byte
+    /// (one line of JSON) costs its length once, not once per write.
+    fn safe_cut(&mut self) -> Option<usize> {
         let secrets = SECRETS.read().unwrap_or_else(|e| e.into_inner());
-        if secrets.iter().any(|s| s.whole.contains('\n')) {
-            return None;
+        let mut in_secret = [false; 256];
+        for byte in secrets.iter().flat_map(|s| s.whole.bytes()) {
+            in_secret[usize::from(byte)] = true;
         }
-        memchr::memrchr(b'\n', &self.held).map(|i| i + 1)
+        let from = self.uncut;
+        self.uncut = self.held.len();
+        self.held[from..]
+            .iter()
+            .rposition(|b| !in_secret[usize::from(*b)])
+            .map(|i| from + i + 1)
     }
 }
 
@@ -284,5 +295,31 @@ mod tests {
             "{}",
             &out[out.len() - 40..]
         );
+    }
+
+    /// One long line (a page's JSON): passed on as it comes, cut only between secrets,
+    /// and masked as if written whole.
+    #[test]
+    fn a_long_line_is_passed_on_as_it_comes_and_masked_whole() {
+        use std::io::Write;
+        let secret = "sk-oneline-0123456789abcdefghij";
+        register(secret);
+        let mut text = String::from("[");
+        for i in 0..20_000 {
+            text.push_str(&format!("[\"t{i}\",\"{secret}{i}\"],"));
+        }
+        let mut writer = ScrubbingWriter::new(Vec::new());
+        for piece in text.as_bytes().chunks(5) {
+            writer.write_all(piece).unwrap();
+        }
+        assert!(
+            writer.held.len() < 2 * HOLD,
+            "it holds {} bytes",
+            writer.held.len()
+        );
+        assert!(!writer.inner.is_empty(), "nothing passed on before the end");
+        let out = String::from_utf8(writer.finish().unwrap()).unwrap();
+        assert!(!out.contains("sk-oneline") && !out.contains("cdefghij"));
+        assert_eq!(out, scrub(&text));
     }
 }

@@ -154,9 +154,8 @@ pub(crate) fn merge(out: &Path, inputs: &[PathBuf]) -> Result<MergeReport, Finis
         merged.insert(id.clone(), (record, PathBuf::new()));
     }
     let rows: Vec<TaskRow> = merged.values().map(|(r, _)| TaskRow::of(r)).collect();
-    let records: Vec<&TaskRow> = rows.iter().collect();
     let name = layout.name();
-    let totals = totals(records.iter().copied());
+    let totals = totals(&rows);
     let (started, settings) = shared_settings(&runs, &name, out);
     let run = json!({
         "tool": "ufo-batch",
@@ -174,7 +173,7 @@ pub(crate) fn merge(out: &Path, inputs: &[PathBuf]) -> Result<MergeReport, Finis
         "duplicates": report.duplicates.iter().map(|(id, _, _)| id).collect::<Vec<_>>(),
         "totals": totals,
     });
-    write_summaries(&layout, &name, Some(&run), &records)?;
+    write_summaries(&layout, &name, Some(&run), &rows)?;
     let path = layout.run_json();
     write_json(&path, &run).map_err(|e| FileError::write(&path, e))?;
     let selection: Vec<&TaskId> = merged.keys().collect();

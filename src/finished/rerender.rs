@@ -89,18 +89,17 @@ pub(crate) fn rerender(run_dir: &Path) -> Result<Rerendered, FinishedError> {
     let mut rows: Vec<TaskRow> = stored.iter().map(|t| TaskRow::of(&t.record)).collect();
     rows.extend(absent.iter().map(TaskRow::of));
     rows.sort_by(|a, b| a.id.cmp(&b.id));
-    let records: Vec<&TaskRow> = rows.iter().collect();
     let name = run["name"]
         .as_str()
         .map_or_else(|| layout.name(), str::to_string);
-    write_summaries(&layout, &name, Some(&run), &records)?;
-    let totals = totals(records.iter().copied());
+    write_summaries(&layout, &name, Some(&run), &rows)?;
+    let totals = totals(&rows);
     run["totals"] = serde_json::to_value(&totals).unwrap_or_default();
     run["reported"] = serde_json::to_value(Timestamp::now()).unwrap_or_default();
     let path = layout.run_json();
     write_json(&path, &run).map_err(|e| FileError::write(&path, e))?;
     Ok(Rerendered {
-        tasks: records.len(),
+        tasks: rows.len(),
         trajectories,
         problems,
         totals,

@@ -15,7 +15,7 @@ pub(crate) use agent_status::AgentStatus;
 pub(crate) use evaluation::{Complete, Evaluation, Evaluator, SubScore};
 pub(crate) use inputs::Inputs;
 pub(crate) use names::{SessionType, ShapeName};
-pub(crate) use row::{Rows, TaskRow};
+pub(crate) use row::{RowSource, TaskRow};
 pub(crate) use status::{AttemptStatus, TaskStatus};
 pub(crate) use step::{ActionRecord, StepRecord};
 pub(crate) use task::{AttemptRecord, LlmStats, TaskRecord};

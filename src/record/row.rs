@@ -3,15 +3,16 @@
 //! small part of a whole record. The task file, inputs, request, warnings, times, each
 //! attempt's record and per-round and LLM counts stay in the task's own `status.json`.
 
-use std::collections::BTreeMap;
-use std::sync::Arc;
+use std::borrow::Cow;
+
+use serde::{Deserialize, Serialize};
 
 use super::{AttemptStatus, Complete, SessionType, TaskRecord, TaskStatus};
 use crate::task::TaskId;
 use crate::units::Usage;
 
 /// What the run-level files read of one task's record.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub(crate) struct TaskRow {
     /// Task id.
     pub(crate) id: TaskId,
@@ -89,102 +90,15 @@ impl TaskRow {
     }
 }
 
-/// Rows by task id. A run's rows have their places in its selection (every task id of
-/// the batch, sorted), so a row costs a pointer and itself: no key, no tree node.
-#[derive(Debug, Default)]
-pub(crate) struct Rows {
-    /// The ids rows are placed by, sorted.
-    ids: Arc<[TaskId]>,
-    /// The row of each of `ids`, once there is one.
-    placed: Vec<Option<Box<TaskRow>>>,
-    /// Rows whose id is not among `ids` (none in a run; kept all the same).
-    others: BTreeMap<TaskId, TaskRow>,
-}
-
-impl Rows {
-    /// Rows placed by `ids`, which must be sorted (the rows already held stay).
-    pub(crate) fn place_by(&mut self, ids: Arc<[TaskId]>) {
-        debug_assert!(ids.is_sorted(), "rows are placed by sorted ids");
-        let held = std::mem::replace(
-            self,
-            Rows {
-                placed: vec![None; ids.len()],
-                ids,
-                others: BTreeMap::new(),
-            },
-        );
-        for row in held.into_rows() {
-            self.insert(row);
-        }
-    }
-
-    /// The rows, taken.
-    fn into_rows(self) -> impl Iterator<Item = TaskRow> {
-        let placed = self.placed.into_iter().flatten().map(|row| *row);
-        placed.chain(self.others.into_values())
-    }
-
-    /// Keeps `row`, in place of the row of its task held before.
-    pub(crate) fn insert(&mut self, row: TaskRow) {
-        match self.ids.binary_search(&row.id) {
-            Ok(i) => self.placed[i] = Some(Box::new(row)),
-            Err(_) => {
-                self.others.insert(row.id.clone(), row);
-            }
-        }
-    }
-
+/// Rows that can be gone through more than once, by id: held in memory, or read back
+/// from where a run keeps them (each pass reads them again).
+pub(crate) trait RowSource {
     /// The rows, by id.
-    pub(crate) fn iter(&self) -> impl Iterator<Item = &TaskRow> {
-        let mut placed = self.placed.iter().flatten().map(|r| &**r).peekable();
-        let mut others = self.others.values().peekable();
-        std::iter::from_fn(move || match (placed.peek(), others.peek()) {
-            (Some(a), Some(b)) if b.id < a.id => others.next(),
-            (Some(_), _) => placed.next(),
-            (None, _) => others.next(),
-        })
-    }
+    fn rows(&self) -> Box<dyn Iterator<Item = Cow<'_, TaskRow>> + '_>;
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::record::{SessionType, ShapeName};
-
-    fn row(id: &str, steps: u32) -> TaskRow {
-        let mut r = TaskRecord::new(
-            TaskId::parse(id).unwrap(),
-            String::new(),
-            String::new(),
-            ShapeName::RecordedPlan,
-            SessionType::FollowerSession,
-            "r".to_string(),
-        );
-        r.steps = steps;
-        TaskRow::of(&r)
-    }
-
-    #[test]
-    fn rows_come_out_by_id_once_each_whether_placed_or_not() {
-        let mut rows = Rows::default();
-        rows.insert(row("early", 1));
-        let ids: Vec<TaskId> = ["b", "d", "f"].map(|i| TaskId::parse(i).unwrap()).into();
-        rows.place_by(ids.into());
-        for (id, steps) in [("f", 1), ("a", 1), ("d", 1), ("g", 1), ("d", 2), ("c", 1)] {
-            rows.insert(row(id, steps));
-        }
-        let out: Vec<(&str, u32)> = rows.iter().map(|r| (r.id.as_str(), r.steps)).collect();
-        assert_eq!(
-            out,
-            [
-                ("a", 1),
-                ("c", 1),
-                ("d", 2),
-                ("early", 1),
-                ("f", 1),
-                ("g", 1)
-            ]
-        );
-        assert!(rows.others.len() == 4 && rows.placed[0].is_none());
+impl RowSource for Vec<TaskRow> {
+    fn rows(&self) -> Box<dyn Iterator<Item = Cow<'_, TaskRow>> + '_> {
+        Box::new(self.iter().map(Cow::Borrowed))
     }
 }

@@ -2,6 +2,7 @@
 //! pass^k, and which tasks are flaky (passed in some repetitions and not in others).
 //! A run without repeats is the case K = 1, so comparisons work the same on both.
 
+use std::borrow::Borrow;
 use std::collections::BTreeMap;
 
 use serde::Serialize;
@@ -38,51 +39,51 @@ pub(crate) struct TaskRate {
 }
 
 /// Groups records by task and rates each task, in id order.
-pub(crate) fn rates<'a>(records: impl IntoIterator<Item = &'a TaskRow>) -> Vec<TaskRate> {
-    let mut groups: BTreeMap<TaskId, Vec<&TaskRow>> = BTreeMap::new();
+pub(crate) fn rates(records: impl IntoIterator<Item = impl Borrow<TaskRow>>) -> Vec<TaskRate> {
+    let mut groups: BTreeMap<TaskId, TaskRate> = BTreeMap::new();
     for r in records {
-        groups.entry(r.base_id()).or_default().push(r);
+        let r = r.borrow();
+        let rate = groups.entry(r.base_id()).or_insert_with_key(|id| TaskRate {
+            id: id.clone(),
+            runs: 0,
+            passed: 0,
+            pass_rate: 0.0,
+            pass_at_k: false,
+            pass_all_k: false,
+            flaky: false,
+            duration_s: 0.0,
+            cost_usd: Some(0.0),
+            tokens: 0,
+            reason: None,
+        });
+        rate.runs += 1;
+        if r.status == TaskStatus::Passed {
+            rate.passed += 1;
+        } else {
+            // The last repetition that did not pass says why.
+            rate.reason.clone_from(&r.error);
+        }
+        rate.duration_s += r.duration_s;
+        rate.cost_usd = rate.cost_usd.zip(r.cost_usd).map(|(sum, c)| sum + c);
+        rate.tokens += r.usage.total();
     }
     groups
-        .into_iter()
-        .map(|(id, runs)| {
-            let n = runs.len() as u32;
-            let passed = runs
-                .iter()
-                .filter(|r| r.status == TaskStatus::Passed)
-                .count() as u32;
-            let cost_usd = runs
-                .iter()
-                .try_fold(0.0, |sum, r| r.cost_usd.map(|c| sum + c));
-            TaskRate {
-                id,
-                runs: n,
-                passed,
-                pass_rate: if n == 0 {
-                    0.0
-                } else {
-                    f64::from(passed) / f64::from(n)
-                },
-                pass_at_k: passed > 0,
-                pass_all_k: passed == n && n > 0,
-                flaky: passed > 0 && passed < n,
-                duration_s: (runs.iter().map(|r| r.duration_s).sum::<f64>() * 1000.0).round()
-                    / 1000.0,
-                cost_usd,
-                tokens: runs.iter().map(|r| r.usage.total()).sum(),
-                reason: runs
-                    .iter()
-                    .rev()
-                    .find(|r| r.status != TaskStatus::Passed)
-                    .and_then(|r| r.error.clone()),
-            }
+        .into_values()
+        .map(|mut rate| {
+            let (n, passed) = (rate.runs, rate.passed);
+            rate.pass_rate = f64::from(passed) / f64::from(n);
+            rate.pass_at_k = passed > 0;
+            rate.pass_all_k = passed == n;
+            rate.flaky = passed > 0 && passed < n;
+            rate.duration_s = (rate.duration_s * 1000.0).round() / 1000.0;
+            rate
         })
         .collect()
 }
 
 /// True when any record is a repetition.
-pub(crate) fn has_repeats<'a>(records: impl IntoIterator<Item = &'a TaskRow>) -> bool {
-    records.into_iter().any(|r| r.repeat.is_some())
+pub(crate) fn has_repeats(records: impl IntoIterator<Item = impl Borrow<TaskRow>>) -> bool {
+    records.into_iter().any(|r| r.borrow().repeat.is_some())
 }
 
 /// Totals over repeated tasks.

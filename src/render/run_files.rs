@@ -4,7 +4,7 @@
 //! Used at the end of a run, by `merge`, and by `report`.
 
 use super::{html, junit, report_md, summary};
-use crate::record::TaskRow;
+use crate::record::RowSource;
 use crate::rundir::layout::{
     JUNIT_XML, REPORT_HTML, REPORT_MD, SUMMARY_CSV, SUMMARY_JSON, TASKS_STATUS_JSON,
 };
@@ -16,31 +16,28 @@ pub(crate) fn write_summaries(
     layout: &RunLayout,
     name: &str,
     run: Option<&serde_json::Value>,
-    records: &[&TaskRow],
+    records: &dyn RowSource,
 ) -> Result<(), FileErrors> {
     let mut errors = FileErrors::default();
     let streamed = |file: &str, fill: &dyn Fn(&mut dyn std::io::Write) -> std::io::Result<()>| {
         let path = layout.file(file);
         write_atomic_with(&path, fill).map_err(|e| FileError::write(&path, e))
     };
-    let bytes = |file: &str, bytes: &[u8]| streamed(file, &|out| out.write_all(bytes));
     errors.keep(json(layout, SUMMARY_JSON, &summary::summary_json(records)));
     errors.keep(streamed(SUMMARY_CSV, &|out| {
-        summary::write_summary_csv(out, records.iter().copied()).map_err(std::io::Error::other)
+        summary::write_summary_csv(out, records.rows()).map_err(std::io::Error::other)
     }));
     errors.keep(json(
         layout,
         TASKS_STATUS_JSON,
-        &summary::tasks_status(records.iter().copied()),
+        &summary::tasks_status(records),
     ));
-    errors.keep(bytes(
-        REPORT_MD,
-        report_md::report_md(name, records).as_bytes(),
-    ));
-    errors.keep(match html::report_html(name, run, records) {
-        Ok(page) => bytes(REPORT_HTML, page.as_bytes()),
-        Err(e) => Err(FileError::Render(e)),
-    });
+    errors.keep(streamed(REPORT_MD, &|out| {
+        report_md::write_report_md(out, name, records)
+    }));
+    errors.keep(streamed(REPORT_HTML, &|out| {
+        html::write_report_html(out, name, run, records)
+    }));
     errors.keep(streamed(JUNIT_XML, &|out| {
         junit::write_junit(out, name, records)
     }));
@@ -132,11 +129,10 @@ mod tests {
     #[test]
     fn every_run_level_file_is_written_from_the_rows_of_the_records() {
         let rows: Vec<TaskRow> = records().iter().map(TaskRow::of).collect();
-        let refs: Vec<&TaskRow> = rows.iter().collect();
         let run = serde_json::json!({"name": "n", "started": "2026-01-01T00:00:00Z"});
         let dir = tempfile::tempdir().unwrap();
         let layout = RunLayout::new(dir.path());
-        write_summaries(&layout, "n", Some(&run), &refs).unwrap();
+        write_summaries(&layout, "n", Some(&run), &rows).unwrap();
         let read = |file| std::fs::read_to_string(layout.file(file)).unwrap();
         for file in [
             SUMMARY_JSON,

@@ -2,11 +2,11 @@
 //! and UFO's `tasks_status.json`. They are derived data: rebuilt from the records, so
 //! they always agree with the tasks' own `status.json` files.
 
-use std::collections::BTreeMap;
+use std::borrow::Borrow;
 
 use serde::Serialize;
 
-use crate::record::{TaskRow, TaskStatus};
+use crate::record::{RowSource, TaskRow, TaskStatus};
 
 /// One row of `summary.csv` (design.md §5 column order).
 #[derive(Clone, Debug, Serialize, PartialEq)]
@@ -103,7 +103,7 @@ impl Totals {
 }
 
 /// Totals of `records`.
-pub(crate) fn totals<'a>(records: impl IntoIterator<Item = &'a TaskRow>) -> Totals {
+pub(crate) fn totals(records: impl IntoIterator<Item = impl Borrow<TaskRow>>) -> Totals {
     let mut t = Totals {
         total: 0,
         passed: 0,
@@ -119,6 +119,7 @@ pub(crate) fn totals<'a>(records: impl IntoIterator<Item = &'a TaskRow>) -> Tota
         cost_usd: Some(0.0),
     };
     for r in records {
+        let r = r.borrow();
         t.total += 1;
         match r.status {
             TaskStatus::Passed => t.passed += 1,
@@ -144,16 +145,16 @@ pub(crate) fn totals<'a>(records: impl IntoIterator<Item = &'a TaskRow>) -> Tota
 }
 
 /// `summary.json`: totals, then one row per task.
-pub(crate) fn summary_json<'a>(records: &'a [&'a TaskRow]) -> SummaryJson<'a> {
-    let repeats = super::repeats::has_repeats(records.iter().copied()).then(|| {
-        let tasks = super::repeats::rates(records.iter().copied());
+pub(crate) fn summary_json(records: &dyn RowSource) -> SummaryJson<'_> {
+    let repeats = super::repeats::has_repeats(records.rows()).then(|| {
+        let tasks = super::repeats::rates(records.rows());
         Repeats {
             totals: super::repeats::repeat_totals(&tasks),
             tasks,
         }
     });
     SummaryJson {
-        totals: totals(records.iter().copied()),
+        totals: totals(records.rows()),
         tasks: Rows(records),
         repeats,
     }
@@ -171,11 +172,11 @@ pub(crate) struct SummaryJson<'a> {
 }
 
 /// The `tasks` of `summary.json`: a row per record, made while serializing.
-struct Rows<'a>(&'a [&'a TaskRow]);
+struct Rows<'a>(&'a dyn RowSource);
 
 impl Serialize for Rows<'_> {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        serializer.collect_seq(self.0.iter().map(|r| SummaryRow::of(r)))
+        serializer.collect_seq(self.0.rows().map(|r| SummaryRow::of(&r)))
     }
 }
 
@@ -188,9 +189,9 @@ struct Repeats {
 
 /// Writes `summary.csv` to `out`, a row at a time (with a header even when there are no
 /// tasks).
-pub(crate) fn write_summary_csv<'a>(
+pub(crate) fn write_summary_csv(
     out: &mut dyn std::io::Write,
-    records: impl IntoIterator<Item = &'a TaskRow>,
+    records: impl IntoIterator<Item = impl Borrow<TaskRow>>,
 ) -> Result<(), csv::Error> {
     let mut records = records.into_iter().peekable();
     if records.peek().is_none() {
@@ -199,18 +200,27 @@ pub(crate) fn write_summary_csv<'a>(
     }
     let mut writer = csv::Writer::from_writer(out);
     for r in records {
-        writer.serialize(SummaryRow::of(r))?;
+        writer.serialize(SummaryRow::of(r.borrow()))?;
     }
     writer.flush()?;
     Ok(())
 }
 
-/// UFO's `tasks_status.json`: `{task_id: true}` once a task is done.
-pub(crate) fn tasks_status<'a>(
-    records: impl IntoIterator<Item = &'a TaskRow>,
-) -> BTreeMap<&'a str, bool> {
-    records
-        .into_iter()
-        .map(|r| (r.id.as_str(), r.status.is_done()))
-        .collect()
+/// UFO's `tasks_status.json`: `{task_id: true}` once a task is done; written a task
+/// at a time.
+pub(crate) fn tasks_status(records: &dyn RowSource) -> TasksStatus<'_> {
+    TasksStatus(records)
+}
+
+/// `tasks_status.json` as it is serialized (see [`tasks_status`]).
+pub(crate) struct TasksStatus<'a>(&'a dyn RowSource);
+
+impl Serialize for TasksStatus<'_> {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.collect_map(
+            self.0
+                .rows()
+                .map(|r| (r.id.as_str().to_owned(), r.status.is_done())),
+        )
+    }
 }

@@ -9,8 +9,9 @@ use std::time::{Duration, Instant};
 use serde_json::{Value, json};
 
 use super::lanes::Lanes;
+use super::rows::Rows;
 use crate::event::{Event, Level, LogLine, RunFinished, RunStarted, TaskFinished};
-use crate::record::{Rows, TaskRow};
+use crate::record::{RowSource, TaskRow};
 use crate::render::{log_line, task_pages, tasks_status, totals, write_summaries};
 use crate::rundir::layout::RUN_FILES;
 use crate::rundir::{
@@ -59,11 +60,11 @@ impl ResultFiles {
     /// Result files for the run dir at `layout`.
     pub(crate) fn new(layout: RunLayout) -> Self {
         Self {
+            records: Rows::spooled_in(Some(layout.root())),
             layout,
             lanes: Lanes::new(LANES),
             committer: Arc::new(Committer::start()),
             run: None,
-            records: Rows::default(),
             lines: std::collections::HashMap::new(),
             tasks_status_due: None,
             errors: Vec::new(),
@@ -73,6 +74,7 @@ impl ResultFiles {
     /// Files that could not be written, in words.
     pub(crate) fn errors(&self) -> Vec<String> {
         let mut all = self.errors.clone();
+        all.extend(self.records.problems());
         all.extend(self.lanes.errors());
         all.extend(self.committer.errors());
         all
@@ -93,10 +95,10 @@ impl ResultFiles {
                 self.keep(result);
             }
             Event::TaskSkipped(row) => {
-                self.records.insert((**row).clone());
+                self.records.insert(row);
             }
             Event::TaskStarted(record) => {
-                self.records.insert(TaskRow::of(record));
+                self.records.insert(&TaskRow::of(record));
                 let (files, record) = (self.task_files(&record.id), (**record).clone());
                 // Lines still held belong to the attempt before (its files move now).
                 let lines = self.lines.remove(&record.id);
@@ -134,10 +136,10 @@ impl ResultFiles {
                 );
             }
             Event::TaskFinished(f) if f.unstarted => {
-                self.records.insert(TaskRow::of(&f.record));
+                self.records.insert(&TaskRow::of(&f.record));
             }
             Event::TaskFinished(f) => {
-                self.records.insert(TaskRow::of(&f.record));
+                self.records.insert(&TaskRow::of(&f.record));
                 let files = self.task_files(&f.record.id);
                 let lines = self.lines.remove(&f.record.id);
                 let f = Arc::clone(f);
@@ -232,13 +234,12 @@ impl ResultFiles {
             .as_ref()
             .map(|r| r.name.clone())
             .unwrap_or_default();
-        let records: Vec<&TaskRow> = self.records.iter().collect();
         let mut errors = FileErrors::default();
         let run = self
             .run
             .as_ref()
             .map(|r| run_json(r, Some(f), &self.records));
-        if let Err(e) = write_summaries(&self.layout, &name, run.as_ref(), &records) {
+        if let Err(e) = write_summaries(&self.layout, &name, run.as_ref(), &self.records) {
             errors.extend(e);
         }
         // The runner's syncs counted to the end: the last commits and summaries, and
@@ -253,8 +254,7 @@ impl ResultFiles {
 
     fn write_tasks_status(&self) -> Result<(), FileError> {
         let path = self.layout.tasks_status();
-        write_json(&path, &tasks_status(self.records.iter()))
-            .map_err(|e| FileError::write(&path, e))
+        write_json(&path, &tasks_status(&self.records)).map_err(|e| FileError::write(&path, e))
     }
 
     fn write_run_json(&self, finished: Option<&RunFinished>) -> Result<(), FileError> {
@@ -287,7 +287,7 @@ fn run_json(run: &RunStarted, finished: Option<&RunFinished>, records: &Rows) ->
         "shard": run.shard.map(|s| s.to_string()),
         "tasks_selected": run.total,
         "tasks_run": run.to_run,
-        "totals": finished.map(|_| totals(records.iter())),
+        "totals": finished.map(|_| totals(records.rows())),
         "runner": finished.and_then(|f| f.runner),
         "llm": finished.and_then(|f| f.llm),
         "config": run.config,

@@ -5,6 +5,8 @@
 
 mod files;
 mod lanes;
+mod rows;
+mod spool;
 mod stats;
 mod terminal;
 

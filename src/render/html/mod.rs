@@ -18,7 +18,9 @@ use serde::Serialize;
 pub(crate) use compare_page::compare_html;
 #[cfg(test)]
 use run_page::HTML_ROWS;
+#[cfg(test)]
 pub(crate) use run_page::report_html;
+pub(crate) use run_page::write_report_html;
 pub(crate) use task_page::task_html;
 
 /// The templates, loaded once.

@@ -7,13 +7,15 @@
 //! at once (a browser lays out 10,000 table rows in seconds; it parses their JSON in
 //! milliseconds). The script also opens a task's own page in a panel.
 
+use std::borrow::Cow;
 use std::collections::BTreeSet;
+use std::io::{self, Write};
 
 use serde::Serialize;
 use serde_json::Value;
 
 use super::{cost_text, name_of, percent, render, url_path};
-use crate::record::{TaskRow, TaskStatus};
+use crate::record::{RowSource, TaskRow, TaskStatus};
 use crate::render::repeats::{has_repeats, rates, repeat_totals};
 use crate::render::summary::totals;
 use crate::rundir::layout::TASK_HTML;
@@ -79,7 +81,7 @@ struct Page {
     rows: Vec<Row>,
     /// Tasks not among `rows`.
     more: usize,
-    /// Every task as JSON (see [`DataRows`]), safe inside a `<script>` element.
+    /// Where every task goes as JSON (see [`DataRows`]): a mark the page is cut at.
     data: String,
     page_rows: usize,
 }
@@ -88,14 +90,15 @@ struct Page {
 /// tags, duration in seconds, steps, cost in USD or null, attempts, reason]`. Arrays,
 /// not objects: the keys would be a third of a 10,000-task page.
 struct DataRows<'a> {
-    sorted: &'a [&'a TaskRow],
+    records: &'a dyn RowSource,
+    present: [bool; 6],
     folders: &'a [String],
 }
 
 impl Serialize for DataRows<'_> {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        serializer.collect_seq(self.sorted.iter().map(|r| {
-            let r = row(r);
+        serializer.collect_seq(sorted(self.records, self.present).map(|r| {
+            let r = row(&r);
             (
                 r.id,
                 r.status,
@@ -113,12 +116,28 @@ impl Serialize for DataRows<'_> {
 
 /// The page of a run named `name`, from its records and its `run.json` (`run`, when
 /// there is one).
+#[cfg(test)]
 pub(crate) fn report_html(
     name: &str,
     run: Option<&Value>,
-    records: &[&TaskRow],
+    records: &dyn RowSource,
 ) -> Result<String, String> {
-    let t = totals(records.iter().copied());
+    let mut page = Vec::new();
+    write_report_html(&mut page, name, run, records).map_err(|e| e.to_string())?;
+    String::from_utf8(page).map_err(|e| e.to_string())
+}
+
+/// Writes the page of a run named `name` to `out`, from its records and its `run.json`
+/// (`run`, when there is one). The page is rendered without the tasks' data, which is
+/// then written where it goes a task at a time: a page of a million tasks is never
+/// held whole.
+pub(crate) fn write_report_html(
+    out: &mut dyn Write,
+    name: &str,
+    run: Option<&Value>,
+    records: &dyn RowSource,
+) -> io::Result<()> {
+    let t = totals(records.rows());
     let counts = [
         ("failed", t.failed),
         ("error", t.error),
@@ -130,8 +149,16 @@ pub(crate) fn report_html(
     .filter(|(_, n)| *n > 0)
     .map(|(label, n)| (label.to_string(), n))
     .collect();
-    let repeats = has_repeats(records.iter().copied()).then(|| {
-        let r = repeat_totals(&rates(records.iter().copied()));
+    let present = [
+        t.failed > 0,
+        t.error > 0,
+        t.timeout > 0,
+        t.cancelled > 0,
+        t.unfinished > 0,
+        t.passed > 0,
+    ];
+    let repeats = has_repeats(records.rows()).then(|| {
+        let r = repeat_totals(&rates(records.rows()));
         Repeats {
             pass_at_1: percent(r.pass_at_1),
             pass_at_k: percent(r.pass_at_k),
@@ -139,30 +166,20 @@ pub(crate) fn report_html(
             flaky: r.flaky.iter().map(ToString::to_string).collect(),
         }
     });
-    let mut sorted: Vec<&TaskRow> = records.to_vec();
-    sorted.sort_by(|a, b| (order(a.status), &a.id).cmp(&(order(b.status), &b.id)));
+    let (mut statuses, mut folders, mut tags) = (BTreeSet::new(), BTreeSet::new(), BTreeSet::new());
+    for r in records.rows() {
+        statuses.insert(name_of(&r.status));
+        folders.insert(folder_of(&r));
+        tags.extend(r.tags.iter().cloned());
+    }
+    let folders: Vec<String> = folders.into_iter().collect();
     // A row is made for each task as the data is written, and kept only for the first
     // HTML_ROWS: at a million tasks, rows for all would be the largest allocation.
-    let statuses: BTreeSet<String> = sorted.iter().map(|r| name_of(&r.status)).collect();
-    let folders: Vec<String> = sorted
-        .iter()
-        .map(|r| folder_of(r))
-        .collect::<BTreeSet<_>>()
-        .into_iter()
+    let rows: Vec<Row> = sorted(records, present)
+        .take(HTML_ROWS)
+        .map(|r| row(&r))
         .collect();
-    let tags: BTreeSet<String> = records
-        .iter()
-        .flat_map(|r| r.tags.iter().cloned())
-        .collect();
-    let data = script_json(&(
-        &folders,
-        DataRows {
-            sorted: &sorted,
-            folders: &folders,
-        },
-    ))?;
-    let more = sorted.len().saturating_sub(HTML_ROWS);
-    let rows: Vec<Row> = sorted.iter().take(HTML_ROWS).map(|r| row(r)).collect();
+    let mark = format!("\u{1}task-data-{:016x}\u{1}", fastrand::u64(..));
     let page = Page {
         run: run_view(name, run),
         pass_rate: percent(t.pass_rate),
@@ -170,25 +187,61 @@ pub(crate) fn report_html(
         task_seconds: format!("{:.1} s", t.task_seconds),
         tokens: t.prompt_tokens + t.completion_tokens,
         cost: cost_text(t.cost_usd),
+        more: t.total.saturating_sub(HTML_ROWS),
         totals: t,
         repeats,
         statuses: statuses.into_iter().collect(),
-        folders,
+        folders: folders.clone(),
         tags: tags.into_iter().collect(),
         rows,
-        more,
-        data,
+        data: mark.clone(),
         page_rows: HTML_ROWS,
     };
-    render("run.html", &page)
+    let page = render("run.html", &page).map_err(io::Error::other)?;
+    let (head, tail) = page
+        .rsplit_once(&mark)
+        .ok_or_else(|| io::Error::other("cannot render report.html: no place for the data"))?;
+    out.write_all(head.as_bytes())?;
+    let data = DataRows {
+        records,
+        present,
+        folders: &folders,
+    };
+    serde_json::to_writer(ScriptSafe(&mut *out), &(&folders, data)).map_err(io::Error::other)?;
+    out.write_all(tail.as_bytes())
 }
 
-/// `value` as JSON that cannot end or escape the `<script>` element it is written in:
-/// every `<` is written `\u003c`, which JSON reads as the same character.
-fn script_json(value: &impl Serialize) -> Result<String, String> {
-    serde_json::to_string(value)
-        .map(|json| json.replace('<', "\\u003c"))
-        .map_err(|e| format!("cannot render report.html: {e}"))
+/// Passes JSON on so that it cannot end or escape the `<script>` element it is written
+/// in: every `<` is written `\u003c`, which JSON reads as the same character.
+struct ScriptSafe<'a>(&'a mut dyn Write);
+
+impl Write for ScriptSafe<'_> {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        let mut parts = buf.split(|b| *b == b'<');
+        if let Some(first) = parts.next() {
+            self.0.write_all(first)?;
+        }
+        for part in parts {
+            self.0.write_all(b"\\u003c")?;
+            self.0.write_all(part)?;
+        }
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        self.0.flush()
+    }
+}
+
+/// The rows in the table's order (see [`order`]): a pass over them for each status
+/// there is (`present`, by order), rather than all of them sorted in memory.
+fn sorted(
+    records: &dyn RowSource,
+    present: [bool; 6],
+) -> impl Iterator<Item = Cow<'_, TaskRow>> + '_ {
+    (0..6u8)
+        .filter(move |k| present[*k as usize])
+        .flat_map(move |k| records.rows().filter(move |r| order(r.status) == k))
 }
 
 /// Failures first, then errors, timeouts, the rest, and what passed last.

@@ -46,7 +46,7 @@ fn every_page_renders_and_shows_hostile_text_without_running_it() {
         Some("<script>alert('reason')</script> \" onmouseover=\"alert(1)"),
     );
     let steps = [step("</pre><script>alert('output')</script>")];
-    let page = report_html("run <script>", None, &[&TaskRow::of(&bad)]).unwrap();
+    let page = report_html("run <script>", None, &vec![TaskRow::of(&bad)]).unwrap();
     assert_eq!(
         page.matches("<script").count(),
         2,
@@ -126,7 +126,7 @@ fn the_task_table_puts_what_did_not_pass_first_and_links_each_task_page() {
     let b = record("b/deep", TaskStatus::Error, Some("LLM unreachable"));
     let c = record("c", TaskStatus::Failed, Some("check failed"));
     let rows = [&a, &b, &c].map(TaskRow::of);
-    let page = report_html("run", None, &[&rows[0], &rows[1], &rows[2]])
+    let page = report_html("run", None, &rows.to_vec())
         .unwrap()
         .replace("&#x2f;", "/");
     let at = |needle: &str| page.find(needle).unwrap_or_else(|| panic!("{needle}"));
@@ -150,8 +150,7 @@ fn a_large_run_has_its_first_rows_as_html_and_every_task_as_data() {
         })
         .collect();
     let rows: Vec<TaskRow> = records.iter().map(TaskRow::of).collect();
-    let refs: Vec<&TaskRow> = rows.iter().collect();
-    let page = report_html("big", None, &refs)
+    let page = report_html("big", None, &rows)
         .unwrap()
         .replace("&#x2f;", "/");
     assert_eq!(page.matches("<tr><td>").count(), HTML_ROWS, "rows as HTML");

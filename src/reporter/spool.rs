@@ -1,0 +1,267 @@
+//! Task rows kept on disk while a run goes on, so that a runner holds a few bytes per
+//! task however large the batch: each row is encoded (postcard) and appended to an
+//! unnamed temporary file in the run dir, which the system removes when the runner
+//! ends, however it ends. Where no such file can be made (or written), rows stay in
+//! memory, encoded, and nothing is lost.
+//!
+//! Rows are read back by the place they were appended at, through a window of the file
+//! that is read a block at a time: a run's rows arrive roughly in the order they are
+//! read (by id), so a pass over a million rows costs a few thousand reads.
+
+use std::cell::RefCell;
+use std::fs::File;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use crate::record::TaskRow;
+
+/// Encoded rows waiting to be written, at most.
+const PENDING_MAX: usize = 64 * 1024;
+/// Bytes read from the file at a time.
+const WINDOW: usize = 64 * 1024;
+
+/// Where a row is in the spool (one past its offset: an `Option<RowAt>` is 8 bytes).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct RowAt(std::num::NonZeroU64);
+
+/// An append-only store of task rows.
+#[derive(Debug)]
+pub(crate) struct RowSpool {
+    /// Where the file is made, once the first row comes.
+    dir: Option<PathBuf>,
+    /// The file, once made; `None` when none could be (rows stay in `pending`).
+    file: Option<File>,
+    /// Tried to make the file.
+    opened: bool,
+    /// A write failed: what follows stays in memory (what is in the file still reads).
+    stopped: bool,
+    /// Bytes in the file.
+    written: u64,
+    /// Rows after `written`, not yet in the file.
+    pending: Vec<u8>,
+    /// The part of the file read last: where it starts, and its bytes.
+    window: RefCell<(u64, Vec<u8>)>,
+    /// Why the file could not be made, written or read (the rows stayed in memory, or
+    /// one could not be read back).
+    problems: RefCell<Vec<String>>,
+}
+
+impl RowSpool {
+    /// A spool whose file will be in `dir` (in memory when `None`).
+    pub(crate) fn in_dir(dir: Option<&Path>) -> Self {
+        Self {
+            dir: dir.map(Path::to_path_buf),
+            file: None,
+            opened: false,
+            stopped: false,
+            written: 0,
+            pending: Vec::new(),
+            window: RefCell::new((0, Vec::new())),
+            problems: RefCell::new(Vec::new()),
+        }
+    }
+
+    /// Appends `row`; where it is.
+    pub(crate) fn append(&mut self, row: &TaskRow) -> RowAt {
+        let at = RowAt(
+            std::num::NonZeroU64::MIN.saturating_add(self.written + self.pending.len() as u64),
+        );
+        let start = self.pending.len();
+        self.pending.extend_from_slice(&[0; 4]);
+        match postcard::to_extend(row, std::mem::take(&mut self.pending)) {
+            Ok(mut bytes) => {
+                let len = u32::try_from(bytes.len() - start - 4).unwrap_or(u32::MAX);
+                bytes[start..start + 4].copy_from_slice(&len.to_le_bytes());
+                self.pending = bytes;
+            }
+            // A row always encodes (no map with non-string keys, no unsized sequence).
+            Err(e) => unreachable!("a task row encodes: {e}"),
+        }
+        if self.pending.len() >= PENDING_MAX {
+            self.write_pending();
+        }
+        at
+    }
+
+    /// The row at `at`; `None` (and a problem noted) when it cannot be read back.
+    pub(crate) fn read(&self, at: RowAt) -> Option<TaskRow> {
+        let offset = at.0.get() - 1;
+        let read = self
+            .with_bytes(offset, 4, |len| {
+                u32::from_le_bytes(len.try_into().expect("four bytes")) as usize
+            })
+            .and_then(|len| {
+                self.with_bytes(offset + 4, len, |bytes| {
+                    postcard::from_bytes::<TaskRow>(bytes)
+                        .map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidData, e))
+                })?
+            });
+        match read {
+            Ok(row) => Some(row),
+            Err(e) => {
+                self.problems.borrow_mut().push(format!(
+                    "cannot read a task's row back from the run's spool file: {e}"
+                ));
+                None
+            }
+        }
+    }
+
+    /// Why rows could not be kept on disk or read back, in words (each said once).
+    pub(crate) fn problems(&self) -> Vec<String> {
+        let mut all = self.problems.borrow().clone();
+        all.dedup();
+        all
+    }
+
+    /// What `read` makes of the `len` bytes at `offset`: from what is pending, or from
+    /// the file through the window.
+    fn with_bytes<R>(
+        &self,
+        offset: u64,
+        len: usize,
+        read: impl FnOnce(&[u8]) -> R,
+    ) -> std::io::Result<R> {
+        if offset >= self.written {
+            let start = usize::try_from(offset - self.written).unwrap_or(usize::MAX);
+            return self
+                .pending
+                .get(start..start.saturating_add(len))
+                .map(read)
+                .ok_or_else(|| std::io::ErrorKind::UnexpectedEof.into());
+        }
+        let file = self
+            .file
+            .as_ref()
+            .ok_or_else(|| std::io::Error::from(std::io::ErrorKind::NotFound))?;
+        let mut window = self.window.borrow_mut();
+        let (start, bytes) = &mut *window;
+        let end = offset + len as u64;
+        if end > self.written {
+            return Err(std::io::ErrorKind::UnexpectedEof.into());
+        }
+        if offset < *start || end > *start + bytes.len() as u64 {
+            let size = WINDOW.max(len).min((self.written - offset) as usize);
+            bytes.resize(size, 0);
+            if let Err(e) = read_exact_at(file, bytes, offset) {
+                bytes.clear();
+                return Err(e);
+            }
+            *start = offset;
+        }
+        let from = (offset - *start) as usize;
+        Ok(read(&bytes[from..from + len]))
+    }
+
+    /// Moves the pending rows to the file (making it first); rows stay pending where no
+    /// file can be made or written.
+    fn write_pending(&mut self) {
+        if !self.opened {
+            self.opened = true;
+            self.file = self
+                .dir
+                .as_deref()
+                .and_then(|dir| match tempfile::tempfile_in(dir) {
+                    Ok(file) => Some(file),
+                    Err(e) => {
+                        self.problems.borrow_mut().push(format!(
+                        "cannot make the run's spool file in {} (the rows are kept in memory): {e}",
+                        dir.display()
+                    ));
+                        None
+                    }
+                });
+        }
+        let Some(file) = self.file.as_mut().filter(|_| !self.stopped) else {
+            return;
+        };
+        match file.write_all(&self.pending) {
+            Ok(()) => {
+                self.written += self.pending.len() as u64;
+                self.pending.clear();
+            }
+            Err(e) => {
+                // What a failed write left in the file is never read: the rows stay
+                // pending and go on from the last whole write.
+                self.problems.borrow_mut().push(format!(
+                    "cannot write the run's spool file (the rows are kept in memory): {e}"
+                ));
+                self.stopped = true;
+            }
+        }
+    }
+}
+
+/// Fills `buf` from `file` at `offset`.
+#[cfg(unix)]
+fn read_exact_at(file: &File, buf: &mut [u8], offset: u64) -> std::io::Result<()> {
+    std::os::unix::fs::FileExt::read_exact_at(file, buf, offset)
+}
+
+/// Fills `buf` from `file` at `offset`.
+#[cfg(windows)]
+fn read_exact_at(file: &File, buf: &mut [u8], offset: u64) -> std::io::Result<()> {
+    let mut done = 0;
+    while done < buf.len() {
+        let n =
+            std::os::windows::fs::FileExt::seek_read(file, &mut buf[done..], offset + done as u64)?;
+        if n == 0 {
+            return Err(std::io::ErrorKind::UnexpectedEof.into());
+        }
+        done += n;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::record::{SessionType, ShapeName, TaskRecord, TaskStatus};
+    use crate::task::TaskId;
+
+    fn row(i: usize) -> TaskRow {
+        let mut r = TaskRecord::new(
+            TaskId::parse(&format!("t{i:06}")).unwrap(),
+            String::new(),
+            String::new(),
+            ShapeName::RecordedPlan,
+            SessionType::FollowerSession,
+            "r".to_string(),
+        );
+        r.steps = i as u32;
+        r.status = TaskStatus::Failed;
+        r.error = Some("x".repeat(i % 300));
+        r.tags = vec![format!("tag{i}")];
+        r.cost_usd = i.is_multiple_of(2).then_some(i as f64 / 7.0);
+        TaskRow::of(&r)
+    }
+
+    /// Rows read back, in and out of order, from the file and from what is pending.
+    #[test]
+    fn every_row_reads_back_as_it_was_appended() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut spool = RowSpool::in_dir(Some(dir.path()));
+        let at: Vec<RowAt> = (0..3000).map(|i| spool.append(&row(i))).collect();
+        assert!(
+            spool.written > 0 && !spool.pending.is_empty(),
+            "some rows are in the file, some pending"
+        );
+        for i in (0..3000).rev().step_by(7).chain(0..3000) {
+            assert_eq!(spool.read(at[i]).unwrap(), row(i), "row {i}");
+        }
+        assert!(spool.problems().is_empty());
+        // The file is nobody's to see: the run dir holds nothing of it.
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
+    }
+
+    /// A folder where no file can be made: the rows stay in memory, and it is said.
+    #[test]
+    fn without_a_file_rows_stay_in_memory() {
+        let mut spool = RowSpool::in_dir(Some(Path::new("/nonexistent/run")));
+        let at: Vec<RowAt> = (0..2000).map(|i| spool.append(&row(i))).collect();
+        for (i, at) in at.iter().enumerate() {
+            assert_eq!(spool.read(*at).unwrap(), row(i));
+        }
+        assert!(spool.problems()[0].contains("cannot make the run's spool file"));
+    }
+}
