@@ -4,8 +4,8 @@
 //!
 //! ```text
 //! RunStarted
-//!   ( TaskSkipped                      a final result kept from an earlier invocation
-//!   | TaskFinished                     a task file that cannot run (no TaskStarted)
+//!   TasksKept?                         final results kept from an earlier invocation
+//!   ( TaskFinished                     a task file that cannot run (no TaskStarted)
 //!   | TaskStarted (TaskLog | StepFinished)* [TaskRetrying TaskStarted ...] TaskFinished )*
 //!   Stopping?                          scheduling stopped (Ctrl-C, fail-fast, budget)
 //!   (LlmLoad | Devices)*               at any time after RunStarted
@@ -34,9 +34,10 @@ use crate::units::Timestamp;
 pub(crate) enum Event {
     /// The run begins.
     RunStarted(Box<RunStarted>),
-    /// A task already has a final result in this run dir and is not run again (what
-    /// the run-level files read of it: the rest stays in its `status.json`).
-    TaskSkipped(Box<crate::record::TaskRow>),
+    /// Tasks that already have a final result in this run dir and are not run again
+    /// (what the run-level files read of each, encoded: the rest stays in its
+    /// `status.json`).
+    TasksKept(Box<crate::record::EncodedRows>),
     /// An attempt at a task begins; the record says `running`.
     TaskStarted(Box<TaskRecord>),
     /// A line for the task's `task.log`.

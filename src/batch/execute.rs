@@ -61,11 +61,11 @@ pub(crate) async fn execute<S: EventSink>(
         shard: config.shard,
         selection: batch.selection.into(),
     })));
+    if !batch.kept.is_empty() {
+        events.send(Event::TasksKept(Box::new(batch.kept)));
+    }
     for bad in batch.invalid {
         events.send(Event::TaskFinished(Arc::new(invalid_result(bad))));
-    }
-    for record in batch.kept {
-        events.send(Event::TaskSkipped(record));
     }
     // run.json must be on disk before the first task folder is: a runner killed in
     // between would leave a folder that a resume refuses as not a run folder.

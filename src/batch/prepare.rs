@@ -16,7 +16,7 @@ use crate::executor::sandbox::{self, Sandbox};
 use crate::llm::{ApiKey, LlmClient, LlmConfig, Spend};
 use crate::mcp::McpHub;
 use crate::pool::Scheduled;
-use crate::record::{Inputs, TaskRecord, TaskRow};
+use crate::record::{EncodedRows, Inputs, TaskRecord};
 use crate::rundir::{Discarding, Resumable, RunLayout, RunLock, plan_resume};
 use crate::task::{
     Identified, InvalidTask, LoadedTasks, REQUEST_SOURCE, Task, TaskId, TaskShape, TaskSource,
@@ -33,11 +33,7 @@ pub(crate) struct Prepared {
     /// Task files that cannot run (each becomes an `error` result).
     pub(crate) invalid: Vec<InvalidTask>,
     /// Final results kept from earlier invocations (what the run-level files read).
-    #[expect(
-        clippy::vec_box,
-        reason = "each row goes on to the reporters in the box it was read into"
-    )]
-    pub(crate) kept: Vec<Box<TaskRow>>,
+    pub(crate) kept: EncodedRows,
     /// Why results that would have been kept run again, with how many.
     pub(crate) rerun: BTreeMap<String, usize>,
     /// Tasks to run.
@@ -71,6 +67,8 @@ struct Queued {
     uses_llm: bool,
     /// It needs an LLM agent (it is not a recorded plan).
     agent: bool,
+    /// Its earlier record, when it runs again.
+    previous: Option<Box<TaskRecord>>,
 }
 
 impl Queued {
@@ -85,6 +83,7 @@ impl Queued {
             uses_llm: uses_llm(&task, config),
             agent: !matches!(task.shape, TaskShape::RecordedPlan { .. }),
             source: TaskSource::of(task, tools),
+            previous: None,
         }
     }
 
@@ -92,6 +91,7 @@ impl Queued {
         Self {
             source: self.source.repetition(n),
             inputs: self.inputs.clone(),
+            previous: None,
             ..*self
         }
     }
@@ -112,6 +112,9 @@ impl Identified for Queued {
 impl Resumable for Queued {
     fn inputs(&self) -> &Inputs {
         &self.inputs
+    }
+    fn resume_from(&mut self, previous: Box<TaskRecord>) {
+        self.previous = Some(previous);
     }
 }
 
@@ -181,10 +184,10 @@ pub(crate) async fn prepare(config: &RunSettings) -> Result<Prepared, BatchError
     let work: Vec<Scheduled> = resumed
         .work
         .into_iter()
-        .map(|(queued, previous)| Scheduled {
+        .map(|queued| Scheduled {
             task: queued.source,
             inputs: queued.inputs,
-            previous,
+            previous: queued.previous,
         })
         .collect();
     crate::resources::release_free_memory();
@@ -223,11 +226,11 @@ fn register_keys(config: &RunSettings) {
 
 /// Tasks that need an LLM agent when none is configured: refused before any task runs
 /// (each would only end in the same error).
-fn refuse_agents_without_llm(work: &[(Queued, Option<Box<TaskRecord>>)]) -> Result<(), BatchError> {
+fn refuse_agents_without_llm(work: &[Queued]) -> Result<(), BatchError> {
     let needing: Vec<&str> = work
         .iter()
-        .filter(|(q, _)| q.agent)
-        .map(|(q, _)| q.source.id().as_str())
+        .filter(|q| q.agent)
+        .map(|q| q.source.id().as_str())
         .collect();
     let Some(first) = needing.first() else {
         return Ok(());
@@ -247,11 +250,11 @@ fn refuse_agents_without_llm(work: &[(Queued, Option<Box<TaskRecord>>)]) -> Resu
 /// anything runs.
 async fn client(
     c: &LlmConfig,
-    work: &[(Queued, Option<Box<TaskRecord>>)],
+    work: &[Queued],
     spend: Arc<Spend>,
 ) -> Result<Option<Arc<LlmClient>>, BatchError> {
     let key = ApiKey::from_env(&c.api_key_env);
-    let needed = work.iter().any(|(q, _)| q.uses_llm);
+    let needed = work.iter().any(|q| q.uses_llm);
     if !needed {
         return Ok(LlmClient::new(c.clone(), key, spend).map(Arc::new).ok());
     }

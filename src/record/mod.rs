@@ -3,6 +3,7 @@
 //! reporters write and read them. Nothing here does I/O.
 
 mod agent_status;
+mod encoded;
 mod evaluation;
 mod inputs;
 mod names;
@@ -12,6 +13,7 @@ mod step;
 mod task;
 
 pub(crate) use agent_status::AgentStatus;
+pub(crate) use encoded::{EncodedRows, decode_row, encode_row, row_len};
 pub(crate) use evaluation::{Complete, Evaluation, Evaluator, SubScore};
 pub(crate) use inputs::Inputs;
 pub(crate) use names::{SessionType, ShapeName};

@@ -94,9 +94,7 @@ impl ResultFiles {
                 let result = self.run_started(r);
                 self.keep(result);
             }
-            Event::TaskSkipped(row) => {
-                self.records.insert(row);
-            }
+            Event::TasksKept(rows) => self.records.insert_all(rows),
             Event::TaskStarted(record) => {
                 self.records.insert(&TaskRow::of(record));
                 let (files, record) = (self.task_files(&record.id), (**record).clone());
@@ -222,7 +220,17 @@ impl ResultFiles {
         let root = self.layout.root();
         std::fs::create_dir_all(root).map_err(|e| FileError::write(root, e))?;
         remove_stale_temps(root, RUN_FILES);
-        let selection = json!({"shard": r.shard.map(|s| s.to_string()), "tasks": r.selection});
+        // Serialized as it is written (a tree of every id was the largest allocation of
+        // a resumed run).
+        #[derive(serde::Serialize)]
+        struct Selection<'a> {
+            shard: Option<String>,
+            tasks: &'a [crate::task::TaskId],
+        }
+        let selection = Selection {
+            shard: r.shard.map(|s| s.to_string()),
+            tasks: &r.selection,
+        };
         let path = self.layout.selection();
         write_json(&path, &selection).map_err(|e| FileError::write(&path, e))?;
         self.write_run_json(None)

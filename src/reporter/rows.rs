@@ -10,7 +10,7 @@ use std::path::Path;
 use std::sync::Arc;
 
 use super::spool::{RowAt, RowSpool};
-use crate::record::{RowSource, TaskRow};
+use crate::record::{EncodedRows, RowSource, TaskRow};
 use crate::task::TaskId;
 
 /// Rows by task id.
@@ -55,6 +55,23 @@ impl Rows {
             Ok(i) => self.placed[i] = Some(self.spool.append(row)),
             Err(_) => {
                 self.others.insert(row.id.clone(), row.clone());
+            }
+        }
+    }
+
+    /// Keeps each of `rows` (read whole from an earlier invocation), in place of the
+    /// row of its task held before.
+    pub(crate) fn insert_all(&mut self, rows: &EncodedRows) {
+        let base = self.spool.append_all(rows);
+        for (id, at) in rows.ids() {
+            let at = base.plus(at);
+            match self.ids.binary_search(&id) {
+                Ok(i) => self.placed[i] = Some(at),
+                Err(_) => {
+                    if let Some(row) = self.spool.read(at) {
+                        self.others.insert(id, row);
+                    }
+                }
             }
         }
     }

@@ -13,7 +13,7 @@ use std::fs::File;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-use crate::record::TaskRow;
+use crate::record::{EncodedRows, TaskRow, decode_row, encode_row, row_len};
 
 /// Encoded rows waiting to be written, at most.
 const PENDING_MAX: usize = 64 * 1024;
@@ -23,6 +23,13 @@ const WINDOW: usize = 64 * 1024;
 /// Where a row is in the spool (one past its offset: an `Option<RowAt>` is 8 bytes).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct RowAt(std::num::NonZeroU64);
+
+impl RowAt {
+    /// The place `bytes` further on.
+    pub(crate) fn plus(self, bytes: usize) -> RowAt {
+        RowAt(self.0.saturating_add(bytes as u64))
+    }
+}
 
 /// An append-only store of task rows.
 #[derive(Debug)]
@@ -63,39 +70,41 @@ impl RowSpool {
 
     /// Appends `row`; where it is.
     pub(crate) fn append(&mut self, row: &TaskRow) -> RowAt {
-        let at = RowAt(
-            std::num::NonZeroU64::MIN.saturating_add(self.written + self.pending.len() as u64),
-        );
-        let start = self.pending.len();
-        self.pending.extend_from_slice(&[0; 4]);
-        match postcard::to_extend(row, std::mem::take(&mut self.pending)) {
-            Ok(mut bytes) => {
-                let len = u32::try_from(bytes.len() - start - 4).unwrap_or(u32::MAX);
-                bytes[start..start + 4].copy_from_slice(&len.to_le_bytes());
-                self.pending = bytes;
-            }
-            // A row always encodes (no map with non-string keys, no unsized sequence).
-            Err(e) => unreachable!("a task row encodes: {e}"),
-        }
+        let at = self.end();
+        encode_row(row, &mut self.pending);
+        self.written_enough();
+        at
+    }
+
+    /// Appends `rows`; where the first is (see [`RowAt::plus`] for the others).
+    pub(crate) fn append_all(&mut self, rows: &EncodedRows) -> RowAt {
+        let base = self.end();
+        self.pending.extend_from_slice(rows.bytes());
+        self.written_enough();
+        base
+    }
+
+    /// Where the next row goes.
+    fn end(&self) -> RowAt {
+        RowAt(std::num::NonZeroU64::MIN.saturating_add(self.written + self.pending.len() as u64))
+    }
+
+    /// Writes what is pending once there is enough of it.
+    fn written_enough(&mut self) {
         if self.pending.len() >= PENDING_MAX {
             self.write_pending();
         }
-        at
     }
 
     /// The row at `at`; `None` (and a problem noted) when it cannot be read back.
     pub(crate) fn read(&self, at: RowAt) -> Option<TaskRow> {
         let offset = at.0.get() - 1;
-        let read = self
-            .with_bytes(offset, 4, |len| {
-                u32::from_le_bytes(len.try_into().expect("four bytes")) as usize
-            })
-            .and_then(|len| {
-                self.with_bytes(offset + 4, len, |bytes| {
-                    postcard::from_bytes::<TaskRow>(bytes)
-                        .map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidData, e))
-                })?
-            });
+        let read = self.with_bytes(offset, 4, row_len).and_then(|len| {
+            self.with_bytes(offset + 4, len, |bytes| {
+                decode_row(bytes)
+                    .map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidData, e))
+            })?
+        });
         match read {
             Ok(row) => Some(row),
             Err(e) => {

@@ -83,9 +83,11 @@ impl RunStats {
                 self.total = r.total;
                 self.started = Some(Instant::now());
             }
-            Event::TaskSkipped(row) => {
-                self.kept += 1;
-                self.count_final(row.status);
+            Event::TasksKept(rows) => {
+                self.kept += rows.len();
+                for status in rows.statuses() {
+                    self.count_final(*status);
+                }
             }
             Event::TaskFinished(f) => {
                 self.count_final(f.record.status);

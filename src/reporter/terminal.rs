@@ -53,8 +53,8 @@ impl Terminal {
     pub(crate) fn handle(&mut self, event: &Event, stats: &RunStats) {
         match event {
             Event::RunStarted(r) => self.run_started(r),
-            Event::TaskSkipped(_) => {
-                self.done += 1;
+            Event::TasksKept(rows) => {
+                self.done += rows.len();
                 self.refresh(stats);
             }
             Event::TaskStarted(record) => {

@@ -13,7 +13,7 @@ use super::layout::RunLayout;
 use super::lock::RunLock;
 use super::records::{previous_record, read_run_json};
 use crate::record::ShapeName;
-use crate::record::{Inputs, TaskRecord, TaskRow, TaskStatus};
+use crate::record::{EncodedRows, Inputs, TaskRecord, TaskRow, TaskStatus};
 use crate::task::Identified;
 
 /// A task a run may keep the earlier result of: which it is, and what its result now
@@ -21,6 +21,8 @@ use crate::task::Identified;
 pub(crate) trait Resumable: Identified + Send {
     /// What its result would be made from now.
     fn inputs(&self) -> &Inputs;
+    /// It runs again: its attempts go on from `previous`, its earlier record.
+    fn resume_from(&mut self, previous: Box<TaskRecord>);
 }
 
 /// What to do with results already in the run dir.
@@ -75,6 +77,9 @@ enum Decision {
     Keep(Box<TaskRow>),
 }
 
+/// Tasks decided together (their stored records read in parallel).
+const DECIDED_AT_ONCE: usize = 4096;
+
 /// What a run does with the run dir and each of its tasks.
 #[derive(Debug)]
 pub(crate) struct Resumption<T> {
@@ -82,15 +87,12 @@ pub(crate) struct Resumption<T> {
     pub(crate) previous_invocations: u32,
     /// An old run dir being deleted (`--fresh`); finish it before exiting.
     pub(crate) discarding: Discarding,
-    /// Final results kept from earlier invocations (what the run-level files read;
-    /// boxed, as each goes on to the reporters as it is).
-    #[expect(
-        clippy::vec_box,
-        reason = "each row goes on to the reporters in the box it was read into"
-    )]
-    pub(crate) kept: Vec<Box<TaskRow>>,
-    /// Tasks to run, each with its earlier record if it has one.
-    pub(crate) work: Vec<(T, Option<Box<TaskRecord>>)>,
+    /// Final results kept from earlier invocations (what the run-level files read),
+    /// encoded.
+    pub(crate) kept: EncodedRows,
+    /// Tasks to run (each with its earlier record, if it has one: see
+    /// [`Resumable::resume_from`]).
+    pub(crate) work: Vec<T>,
     /// Why results that would have been kept run again (what changed), with how many.
     pub(crate) rerun: BTreeMap<String, usize>,
     /// This runner's hold on the run dir; keep it until the run ends.
@@ -108,35 +110,52 @@ pub(crate) fn plan_resume<T: Resumable>(
     let (previous_invocations, discarding) = prepare_run_dir(layout, mode)?;
     // A fresh run starts over, and a new run dir holds nothing: no stored record is read.
     let read_records = mode != ResumeMode::Fresh && discarding.had_run;
-    let mut kept = Vec::new();
+    let mut kept = EncodedRows::default();
     let mut rerun = BTreeMap::new();
-    // Reading each stored record is independent of the others.
-    let decided = crate::parallel::map_owned(tasks, |task| {
-        if read_records && let Some(decision) = unlink(layout, task.id()) {
-            return (task, decision);
+    if !read_records {
+        // Every task runs, with no earlier record: the batch is the work as it is.
+        return Ok(Resumption {
+            previous_invocations,
+            discarding,
+            kept,
+            work: tasks,
+            rerun,
+            lock,
+        });
+    }
+    let mut work = Vec::new();
+    let mut tasks = tasks.into_iter();
+    // A chunk at a time, so that what is kept is encoded (and the rest of its task let
+    // go) before the next chunk's records are read: a resumed run never holds a whole
+    // record, nor a decision, for every task.
+    loop {
+        let chunk: Vec<T> = tasks.by_ref().take(DECIDED_AT_ONCE).collect();
+        if chunk.is_empty() {
+            break;
         }
-        let previous = read_records
-            .then(|| previous_record(layout, task.id()))
-            .flatten();
-        let decision = decide(task.inputs(), previous, mode);
-        (task, decision)
-    });
-    // Collected where the decisions lie (a second vector of the batch was the peak).
-    let work = decided
-        .into_iter()
-        .filter_map(|(task, decision)| match decision {
-            Decision::Keep(record) => {
-                kept.push(record);
-                None
-            }
-            Decision::Run(previous, why) => {
-                if let Some(why) = why {
-                    *rerun.entry(why).or_default() += 1;
+        // Reading each stored record is independent of the others.
+        let decided = crate::parallel::map_owned(chunk, |task| {
+            let decision = match unlink(layout, task.id()) {
+                Some(decision) => decision,
+                None => decide(task.inputs(), previous_record(layout, task.id()), mode),
+            };
+            (task, decision)
+        });
+        for (mut task, decision) in decided {
+            match decision {
+                Decision::Keep(row) => kept.push(&row),
+                Decision::Run(previous, why) => {
+                    if let Some(why) = why {
+                        *rerun.entry(why).or_default() += 1;
+                    }
+                    if let Some(previous) = previous {
+                        task.resume_from(previous);
+                    }
+                    work.push(task);
                 }
-                Some((task, previous))
             }
-        })
-        .collect();
+        }
+    }
     Ok(Resumption {
         previous_invocations,
         discarding,
