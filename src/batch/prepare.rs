@@ -16,7 +16,7 @@ use crate::executor::sandbox::{self, Sandbox};
 use crate::llm::{ApiKey, LlmClient, LlmConfig, Spend};
 use crate::mcp::McpHub;
 use crate::pool::Scheduled;
-use crate::record::{EncodedRows, Inputs, TaskRecord};
+use crate::record::{EncodedRows, HeldInputs, Inputs, TaskRecord};
 use crate::rundir::{Discarding, Resumable, RunLayout, RunLock, plan_resume};
 use crate::task::{
     Identified, InvalidTask, LoadedTasks, REQUEST_SOURCE, Task, TaskId, TaskShape, TaskSource,
@@ -62,7 +62,7 @@ pub(crate) struct Prepared {
 /// will depend on and what it needs of the LLM.
 struct Queued {
     source: TaskSource,
-    inputs: Inputs,
+    inputs: HeldInputs,
     /// It talks to the LLM (an agent or the judge).
     uses_llm: bool,
     /// It needs an LLM agent (it is not a recorded plan).
@@ -79,7 +79,7 @@ impl Queued {
         shared: &SharedSettings,
     ) -> Self {
         Self {
-            inputs: inputs_of(&task, config, shared),
+            inputs: inputs_of(&task, config, shared).into(),
             uses_llm: uses_llm(&task, config),
             agent: !matches!(task.shape, TaskShape::RecordedPlan { .. }),
             source: TaskSource::of(task, tools),
@@ -110,8 +110,8 @@ impl Identified for Queued {
 }
 
 impl Resumable for Queued {
-    fn inputs(&self) -> &Inputs {
-        &self.inputs
+    fn inputs(&self) -> Inputs {
+        self.inputs.with_task_file(self.source.source_hash())
     }
     fn resume_from(&mut self, previous: Box<TaskRecord>) {
         self.previous = Some(previous);

@@ -19,7 +19,7 @@ pub(crate) fn load_tasks_as<T: Identified + Send>(
     keep: impl Fn(Task) -> T + Sync + Send,
 ) -> Result<LoadedTasks<T>, LoadError> {
     let files = find_task_files(paths, exclude)?;
-    Ok(load_files_as(&files, tools, RESERVED_NAMES, keep))
+    Ok(load_files_as(files, tools, RESERVED_NAMES, keep))
 }
 
 /// The task files under `paths`, in the order given, each path's sorted by path. A file

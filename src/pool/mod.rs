@@ -23,7 +23,7 @@ pub(crate) use stop::StopTokens;
 
 use crate::attempt::{AttemptOutcome, AttemptRunner, AttemptStop};
 use crate::event::{Event, EventSender, TaskFinished};
-use crate::record::{Inputs, TaskRecord};
+use crate::record::{HeldInputs, Inputs, TaskRecord};
 use crate::task::TaskSource;
 use crate::units::Timestamp;
 use rules::FailLimit;
@@ -37,8 +37,8 @@ const TASK_FILE_READ: std::time::Duration = std::time::Duration::from_secs(10);
 pub(crate) struct Scheduled {
     /// The task, or its file (read when it starts).
     pub(crate) task: TaskSource,
-    /// What its result will depend on (recorded with it).
-    pub(crate) inputs: Inputs,
+    /// What its result will depend on (recorded with it), but its task file's hash.
+    pub(crate) inputs: HeldInputs,
     /// Its last record in this run dir (attempts continue from it).
     pub(crate) previous: Option<Box<TaskRecord>>,
 }
@@ -58,8 +58,8 @@ impl Item {
     /// A scheduled task, taken into the pool's hands.
     fn of(s: Scheduled) -> Self {
         Self {
+            inputs: Arc::new(s.inputs.with_task_file(s.task.source_hash())),
             task: s.task,
-            inputs: Arc::new(s.inputs),
             previous: s.previous,
             retries: 0,
         }

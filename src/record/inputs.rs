@@ -22,6 +22,34 @@ pub(crate) struct Inputs {
     pub(crate) settings: Arc<BTreeMap<String, String>>,
 }
 
+/// The inputs of a task not started yet, held in few bytes: without the task file's
+/// hash, which the task's source holds (see [`HeldInputs::with_task_file`]).
+#[derive(Clone, Debug, Default)]
+pub(crate) struct HeldInputs {
+    object: Option<Box<str>>,
+    settings: Arc<BTreeMap<String, String>>,
+}
+
+impl HeldInputs {
+    /// The inputs of a task whose file hashes to `task_file`.
+    pub(crate) fn with_task_file(&self, task_file: String) -> Inputs {
+        Inputs {
+            task_file,
+            object: self.object.as_deref().map(str::to_string),
+            settings: Arc::clone(&self.settings),
+        }
+    }
+}
+
+impl From<Inputs> for HeldInputs {
+    fn from(inputs: Inputs) -> Self {
+        Self {
+            object: inputs.object.map(String::into_boxed_str),
+            settings: inputs.settings,
+        }
+    }
+}
+
 impl Inputs {
     /// How `now` differs from these (the inputs of an earlier result), in a few words:
     /// `model changed gpt-4o → o4-mini`; `None` when nothing differs.

@@ -20,7 +20,7 @@ use crate::task::Identified;
 /// depends on.
 pub(crate) trait Resumable: Identified + Send {
     /// What its result would be made from now.
-    fn inputs(&self) -> &Inputs;
+    fn inputs(&self) -> Inputs;
     /// It runs again: its attempts go on from `previous`, its earlier record.
     fn resume_from(&mut self, previous: Box<TaskRecord>);
 }
@@ -137,7 +137,7 @@ pub(crate) fn plan_resume<T: Resumable>(
         let decided = crate::parallel::map_owned(chunk, |task| {
             let decision = match unlink(layout, task.id()) {
                 Some(decision) => decision,
-                None => decide(task.inputs(), previous_record(layout, task.id()), mode),
+                None => decide(&task.inputs(), previous_record(layout, task.id()), mode),
             };
             (task, decision)
         });

@@ -71,7 +71,7 @@ impl<T> LoadedTasks<T> {
 /// actions may call; `reserved` are the run dir's names, which ids must keep clear of.
 #[cfg(test)]
 pub(crate) fn load_files(
-    files: &[FoundFile],
+    files: Vec<FoundFile>,
     tools: &[ToolSpec],
     reserved: ReservedNames<'_>,
 ) -> LoadedTasks {
@@ -81,19 +81,19 @@ pub(crate) fn load_files(
 /// Loads the given files as [`load_files`] does, keeping of each valid task what `keep`
 /// makes of it (as soon as it is loaded: the parsed tasks are never all held at once).
 pub(crate) fn load_files_as<T: Identified + Send>(
-    files: &[FoundFile],
+    files: Vec<FoundFile>,
     tools: &[ToolSpec],
     reserved: ReservedNames<'_>,
     keep: impl Fn(Task) -> T + Sync + Send,
 ) -> LoadedTasks<T> {
     // Reading and parsing are independent per file. A file whose loading panics is an
-    // error of its own, never silently gone.
-    let loaded: Vec<Loaded<T>> = crate::parallel::map(files, |f| {
-        std::panic::catch_unwind(AssertUnwindSafe(|| match load_one(f, tools) {
+    // error of its own, never silently gone. Each file found is let go once loaded.
+    let loaded: Vec<Loaded<T>> = crate::parallel::map_owned(files, |f| {
+        std::panic::catch_unwind(AssertUnwindSafe(|| match load_one(&f, tools) {
             Loaded::Task(task) => Loaded::Task(keep(task)),
             Loaded::Invalid(bad) => Loaded::Invalid(bad),
         }))
-        .unwrap_or_else(|_| lost(f))
+        .unwrap_or_else(|_| lost(&f))
     });
     // Split without a second copy of the batch: the few invalid files move out, and the
     // tasks are unwrapped where they lie (a million tasks' vectors are the loader's peak).

@@ -7,7 +7,7 @@ use crate::task::discover;
 use std::fs;
 
 fn load(dir: &Path) -> LoadedTasks {
-    load_files(&discover(dir, None).unwrap(), shell_tools(), RESERVED_NAMES)
+    load_files(discover(dir, None).unwrap(), shell_tools(), RESERVED_NAMES)
 }
 
 fn write(dir: &Path, rel: &str, text: &str) {
