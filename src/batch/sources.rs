@@ -28,12 +28,20 @@ fn find_task_files(paths: &[PathBuf], exclude: Option<&Path>) -> Result<Vec<Foun
     let mut found = Vec::new();
     for root in paths {
         let meta = std::fs::metadata(root).map_err(|_| LoadError::Missing(root.clone()))?;
-        if meta.is_dir() && is_run_dir(root) {
-            found.extend(recorded_plans(root).map_err(|e| LoadError::walk(root, e))?);
+        let here = if meta.is_dir() && is_run_dir(root) {
+            recorded_plans(root).map_err(|e| LoadError::walk(root, e))?
         } else {
-            found.extend(discover(root, exclude)?);
+            discover(root, exclude)?
+        };
+        // The first path's files are the list itself (a copy of a large batch's list was
+        // the loader's peak).
+        if found.is_empty() {
+            found = here;
+        } else {
+            found.extend(here);
         }
     }
+    found.shrink_to_fit();
     // One folder's walk finds each path once: only a link can lead to a file found
     // already (resolving every path costs a system call per path component).
     if paths.len() > 1 || found.iter().any(|f| f.linked) {
@@ -53,7 +61,7 @@ mod tests {
     fn ids(found: &[FoundFile]) -> Vec<String> {
         found
             .iter()
-            .map(|f| f.relative.display().to_string())
+            .map(|f| f.relative().display().to_string())
             .collect()
     }
 

@@ -129,17 +129,10 @@ pub(crate) fn recorded_plans(run_dir: &Path) -> Result<Vec<FoundFile>, walkdir::
         // Whatever is named plan.json but a folder: a FIFO or a broken link in its place
         // is a task that cannot load (an error of its own), never one left out.
         if !entry.file_type().is_dir() && entry.file_name() == PLAN_JSON {
-            let task_dir = entry.path().parent().unwrap_or(run_dir);
-            let relative = task_dir
-                .strip_prefix(run_dir)
-                .unwrap_or(task_dir)
-                .to_path_buf();
-            found.push(FoundFile {
-                linked: entry.path_is_symlink(),
-                path: entry.into_path(),
-                relative,
-                problem: None,
-            });
+            let linked = entry.path_is_symlink();
+            let mut file = FoundFile::under(run_dir, entry.into_path()).by_folder();
+            file.linked = linked;
+            found.push(file);
         }
     }
     Ok(found)

@@ -46,8 +46,11 @@ const UFO_STATUS_FILE: &str = "tasks_status.json";
 pub(crate) struct FoundFile {
     /// The file.
     pub(crate) path: PathBuf,
-    /// The path relative to the folder given (the file name for a file given).
-    pub(crate) relative: PathBuf,
+    /// How many of `path`'s first components are the folder given (see
+    /// [`FoundFile::relative`]; a count, not a second path: a batch holds a million).
+    root: u16,
+    /// The task is the file's folder (a recorded plan's `plan.json`), not the file.
+    by_folder: bool,
     /// Why this entry cannot be a task, when that is known before reading it (a folder
     /// that cannot be read, a link that leads nowhere or to a folder).
     pub(crate) problem: Option<String>,
@@ -56,13 +59,60 @@ pub(crate) struct FoundFile {
 }
 
 impl FoundFile {
-    fn new(path: PathBuf, relative: PathBuf) -> Self {
+    /// `path`, found under the folder `root` (its path relative to it names it; all of
+    /// it when it is not under `root`).
+    pub(crate) fn under(root: &Path, path: PathBuf) -> Self {
+        let root = if path.starts_with(root) {
+            u16::try_from(root.components().count()).unwrap_or(0)
+        } else {
+            0
+        };
         Self {
             path,
-            relative,
+            root,
+            by_folder: false,
             problem: None,
             linked: false,
         }
+    }
+
+    /// A file given itself: its name names it.
+    fn given(path: &Path) -> Self {
+        let count = path.components().count();
+        Self {
+            root: u16::try_from(count.saturating_sub(1)).unwrap_or(0),
+            ..Self::under(Path::new(""), path.to_path_buf())
+        }
+    }
+
+    /// The task is the file's folder, not the file.
+    pub(crate) fn by_folder(self) -> Self {
+        Self {
+            by_folder: true,
+            ..self
+        }
+    }
+
+    /// With what cannot be a task about it.
+    fn with_problem(self, problem: Option<String>, linked: bool) -> Self {
+        Self {
+            problem,
+            linked,
+            ..self
+        }
+    }
+
+    /// The path relative to the folder given (the file name for a file given; the
+    /// file's folder for a task that is its folder).
+    pub(crate) fn relative(&self) -> &Path {
+        let mut parts = self.path.components();
+        for _ in 0..self.root {
+            parts.next();
+        }
+        if self.by_folder {
+            parts.next_back();
+        }
+        parts.as_path()
     }
 }
 
@@ -75,11 +125,7 @@ impl FoundFile {
 pub(crate) fn discover(root: &Path, exclude: Option<&Path>) -> Result<Vec<FoundFile>, LoadError> {
     let meta = std::fs::metadata(root).map_err(|_| LoadError::Missing(root.to_path_buf()))?;
     if !meta.is_dir() {
-        let name = root
-            .file_name()
-            .map(PathBuf::from)
-            .unwrap_or_else(|| root.to_path_buf());
-        return Ok(vec![FoundFile::new(root.to_path_buf(), name)]);
+        return Ok(vec![FoundFile::given(root)]);
     }
     let exclude = exclude.and_then(|p| p.canonicalize().ok());
     let walker = walkdir::WalkDir::new(root)
@@ -92,7 +138,6 @@ pub(crate) fn discover(root: &Path, exclude: Option<&Path>) -> Result<Vec<FoundF
             });
             !hidden && !excluded
         });
-    let relative = |path: &Path| path.strip_prefix(root).unwrap_or(path).to_path_buf();
     let mut found = Vec::new();
     for entry in walker {
         let entry = match entry {
@@ -102,12 +147,8 @@ pub(crate) fn discover(root: &Path, exclude: Option<&Path>) -> Result<Vec<FoundF
                 let why = e
                     .io_error()
                     .map_or_else(|| e.to_string(), ToString::to_string);
-                found.push(FoundFile {
-                    relative: relative(&path),
-                    problem: Some(format!("cannot search this folder: {why}")),
-                    path,
-                    linked: false,
-                });
+                let problem = Some(format!("cannot search this folder: {why}"));
+                found.push(FoundFile::under(root, path).with_problem(problem, false));
                 continue;
             }
         };
@@ -132,12 +173,8 @@ pub(crate) fn discover(root: &Path, exclude: Option<&Path>) -> Result<Vec<FoundF
         } else {
             continue;
         };
-        found.push(FoundFile {
-            relative: relative(entry.path()),
-            linked: kind.is_symlink(),
-            path: entry.into_path(),
-            problem,
-        });
+        let linked = kind.is_symlink();
+        found.push(FoundFile::under(root, entry.into_path()).with_problem(problem, linked));
     }
     Ok(found)
 }

@@ -151,7 +151,7 @@ fn load_one(file: &FoundFile, tools: &[ToolSpec]) -> Loaded<Task> {
             return Loaded::Invalid(pending_invalid(file, None, String::new(), vec![*problem]));
         }
     };
-    let path_id = TaskId::from_relative_path(&file.relative);
+    let path_id = TaskId::from_relative_path(file.relative());
     let parsed = std::panic::catch_unwind(AssertUnwindSafe(|| {
         parse_task(&file.path, &text, path_id, tools)
     }));
@@ -202,7 +202,7 @@ fn pending_invalid(
     hash: String,
     problems: Vec<Problem>,
 ) -> InvalidTask {
-    let id = declared.unwrap_or_else(|| TaskId::sanitized(&relative_id_text(&file.relative)));
+    let id = declared.unwrap_or_else(|| TaskId::sanitized(&relative_id_text(file.relative())));
     InvalidTask {
         id,
         source: file.path.clone(),

@@ -27,7 +27,7 @@ fn finds_json_recursively_sorted_skipping_hidden() {
     let found = discover(dir.path(), None).unwrap();
     let rel: Vec<String> = found
         .iter()
-        .map(|f| f.relative.display().to_string())
+        .map(|f| f.relative().display().to_string())
         .collect();
     assert_eq!(rel, ["a/y.JSON", "a/z.json", "b.json"]);
 }
@@ -89,4 +89,27 @@ fn nested_ids_cannot_land_in_reserved_folders() {
             .contains("inside another task's `workspace`")
     );
     assert_eq!(loaded.invalid[0].id.as_str(), "a/workspace_");
+}
+
+/// A file's path relative to the folder given, held as a count of the path's components.
+#[test]
+fn a_file_found_is_named_by_its_path_under_the_folder_given() {
+    use std::path::{Path, PathBuf};
+    let under = |root: &str, path: &str| {
+        FoundFile::under(Path::new(root), PathBuf::from(path))
+            .relative()
+            .display()
+            .to_string()
+    };
+    assert_eq!(under("plans", "plans/csv/a.json"), "csv/a.json");
+    assert_eq!(under("./plans/", "./plans/a.json"), "a.json");
+    assert_eq!(under(".", "./a.json"), "a.json");
+    assert_eq!(under("/r/x", "/r/x/g/t.json"), "g/t.json");
+    assert_eq!(under("elsewhere", "plans/a.json"), "plans/a.json");
+    let plan = FoundFile::under(Path::new("/runs/r"), PathBuf::from("/runs/r/g/t/plan.json"));
+    assert_eq!(plan.by_folder().relative(), Path::new("g/t"));
+    let dir = tempfile::tempdir().unwrap();
+    write(dir.path(), "one.json", "{}");
+    let given = discover(&dir.path().join("one.json"), None).unwrap();
+    assert_eq!(given[0].relative(), Path::new("one.json"));
 }
