@@ -8,7 +8,7 @@
 //! error has a place.
 
 use std::borrow::Cow;
-use std::collections::{HashMap, HashSet};
+use std::collections::HashSet;
 use std::path::Path;
 
 use super::{InvalidTask, Problem, Task, TaskId};
@@ -87,65 +87,71 @@ pub(super) fn unique_ids<T: Identified>(
     mut invalid: Vec<InvalidTask>,
     reserved: ReservedNames<'_>,
 ) -> (Vec<T>, Vec<InvalidTask>) {
-    // Each id's owner, by its place in `tasks` (a million tasks' paths are not copied).
-    let mut owners: HashMap<TaskId, usize> = HashMap::with_capacity(tasks.len());
     // The tasks that cannot keep their id, by place, with why (they move out at the end,
     // so that the batch is never copied).
     let mut refused: Vec<(usize, Problem)> = Vec::new();
-    for (i, task) in tasks.iter().enumerate() {
-        let problem = if crate::secrets::holds_secret(task.id().as_str()) {
-            Some(
-                Problem::new(
-                    task.source(),
-                    "the id holds the API key in the run's environment, or its first or \
-                     last 8 characters, which every output masks: it would name its results \
-                     folder",
-                )
-                .fix("rename the file or set an \"id\" without the key"),
-            )
-        } else if let Some(name) = reserved.run_file(task.id()) {
-            Some(
-                Problem::new(
-                    task.source(),
+    // Tasks of one id are side by side in the order by id, the first by path first: it
+    // owns the id, unless the id itself cannot be used.
+    let by_id = Owners::sorted(&tasks, 0..tasks.len());
+    let mut owners = Vec::with_capacity(tasks.len());
+    for group in by_id.chunk_by(|a, b| tasks[*a as usize].id() == tasks[*b as usize].id()) {
+        let first = &tasks[group[0] as usize];
+        // Why the id itself cannot be used, and what to do.
+        let unusable = if crate::secrets::holds_secret(first.id().as_str()) {
+            Some((
+                "the id holds the API key in the run's environment, or its first or last 8 \
+                 characters, which every output masks: it would name its results folder"
+                    .to_string(),
+                "rename the file or set an \"id\" without the key",
+            ))
+        } else {
+            reserved.run_file(first.id()).map(|name| {
+                (
                     format!(
                         "the id `{}` is the name of the run folder's own `{name}`",
-                        task.id()
+                        first.id()
                     ),
+                    "rename the file or set an \"id\" that is not a results file name",
                 )
-                .fix("rename the file or set an \"id\" that is not a results file name"),
-            )
-        } else {
-            owners.get(task.id()).map(|first| {
-                Problem::new(
+            })
+        };
+        for (n, place) in group.iter().map(|p| *p as usize).enumerate() {
+            let task = &tasks[place];
+            let problem = match &unusable {
+                Some((why, fix)) => Problem::new(task.source(), why.clone()).fix(*fix),
+                None if n == 0 => {
+                    owners.push(place as u32);
+                    continue;
+                }
+                None => Problem::new(
                     task.source(),
                     format!(
                         "duplicate id `{}`: {} has it too",
                         task.id(),
-                        tasks[*first].source().display()
+                        first.source().display()
                     ),
                 )
-                .fix("give one of the two files a different \"id\"")
-            })
-        };
-        match problem {
-            Some(problem) => refused.push((i, problem)),
-            None => {
-                owners.insert(task.id().clone(), i);
-            }
+                .fix("give one of the two files a different \"id\""),
+            };
+            refused.push((place, problem));
         }
     }
-    let clashing: Vec<usize> = tasks
+    drop(by_id);
+    let mut owners = Owners {
+        sorted: owners,
+        gone: HashSet::new(),
+    };
+    let mut clashing: Vec<usize> = owners
+        .sorted
         .iter()
-        .enumerate()
-        .filter(|(i, t)| {
-            owners.get(t.id()) == Some(i) && clashing_entry(t.id(), &owners, reserved).is_some()
-        })
-        .map(|(i, _)| i)
+        .map(|p| *p as usize)
+        .filter(|i| clashing_entry(tasks[*i].id(), &owners, &tasks, reserved).is_some())
         .collect();
+    clashing.sort_unstable();
     for i in clashing {
         let task = &tasks[i];
-        owners.remove(task.id());
-        let entry = clashing_entry(task.id(), &owners, reserved).unwrap_or_default();
+        owners.gone.insert(i as u32);
+        let entry = clashing_entry(task.id(), &owners, &tasks, reserved).unwrap_or_default();
         let problem = Problem::new(
             task.source(),
             format!(
@@ -156,6 +162,7 @@ pub(super) fn unique_ids<T: Identified>(
         .fix("rename the file or set an \"id\" that does not end in a results file name");
         refused.push((i, problem));
     }
+    drop(owners);
     if !refused.is_empty() {
         refused.sort_by_key(|(i, _)| *i);
         let places: Vec<usize> = refused.iter().map(|(i, _)| *i).collect();
@@ -171,8 +178,9 @@ pub(super) fn unique_ids<T: Identified>(
         }
     }
     if !invalid.is_empty() {
+        // Every task left owns its id.
         invalid.sort_by(|a, b| a.source.cmp(&b.source));
-        let mut taken = Taken::new(owners.into_keys(), reserved);
+        let mut taken = Taken::new(&tasks, reserved);
         for bad in &mut invalid {
             bad.id = taken.stand_in(&bad.id);
         }
@@ -180,53 +188,101 @@ pub(super) fn unique_ids<T: Identified>(
     (tasks, invalid)
 }
 
+/// The tasks that own their id, by place in the batch: the places sorted by id, 4 bytes
+/// a task (a map of a million ids was the loader's largest allocation).
+struct Owners {
+    sorted: Vec<u32>,
+    /// Places that no longer own their id (it clashes with another task's folder).
+    gone: HashSet<u32>,
+}
+
+impl Owners {
+    /// The places `places` of `tasks`, sorted by id (places of one id in the order given).
+    fn sorted<T: Identified>(tasks: &[T], places: std::ops::Range<usize>) -> Vec<u32> {
+        let mut sorted: Vec<u32> = places.map(|i| i as u32).collect();
+        // Tasks come by path, which is nearly the order by id: a stable sort of runs.
+        sorted.sort_by(|a, b| tasks[*a as usize].id().cmp(tasks[*b as usize].id()));
+        sorted
+    }
+
+    /// The place of the task that owns `id`.
+    fn owner<T: Identified>(&self, tasks: &[T], id: &TaskId) -> Option<usize> {
+        let at = self
+            .sorted
+            .binary_search_by(|p| tasks[*p as usize].id().cmp(id))
+            .ok()?;
+        let place = self.sorted[at];
+        (!self.gone.contains(&place)).then_some(place as usize)
+    }
+}
+
 /// The entry name through which `id` would land inside another kept task's folder.
-fn clashing_entry(
+fn clashing_entry<T: Identified>(
     id: &TaskId,
-    owners: &HashMap<TaskId, usize>,
+    owners: &Owners,
+    tasks: &[T],
     reserved: ReservedNames<'_>,
 ) -> Option<String> {
     let segments: Vec<&str> = id.segments().collect();
     (1..segments.len()).find_map(|i| {
+        if !reserved.task_entries.contains(&segments[i]) {
+            return None;
+        }
         let prefix = TaskId::parse(&segments[..i].join("/")).ok()?;
-        (reserved.task_entries.contains(&segments[i]) && owners.contains_key(&prefix))
-            .then(|| segments[i].to_string())
+        owners
+            .owner(tasks, &prefix)
+            .map(|_| segments[i].to_string())
     })
 }
 
-/// The ids taken so far, and the folders that may not become a task's (they hold
-/// another task's results below one of its entry names).
-struct Taken<'a> {
-    ids: HashSet<TaskId>,
+/// The ids taken so far (the tasks', each its own, and the stand-ins given), and the
+/// folders that may not become a task's (they hold another task's results below one of
+/// its entry names).
+struct Taken<'a, T> {
+    tasks: &'a [T],
+    by_id: Owners,
+    stand_ins: HashSet<TaskId>,
     below_entries: HashSet<String>,
     reserved: ReservedNames<'a>,
 }
 
-impl<'a> Taken<'a> {
-    fn new(ids: impl Iterator<Item = TaskId>, reserved: ReservedNames<'a>) -> Self {
+impl<'a, T: Identified> Taken<'a, T> {
+    fn new(tasks: &'a [T], reserved: ReservedNames<'a>) -> Self {
         let mut taken = Self {
-            ids: HashSet::new(),
+            tasks,
+            by_id: Owners {
+                sorted: Owners::sorted(tasks, 0..tasks.len()),
+                gone: HashSet::new(),
+            },
+            stand_ins: HashSet::new(),
             below_entries: HashSet::new(),
             reserved,
         };
-        for id in ids {
-            taken.insert(id);
+        for task in tasks {
+            taken.below(task.id());
         }
         taken
     }
 
-    fn insert(&mut self, id: TaskId) {
+    /// Notes the folders `id` holds results below.
+    fn below(&mut self, id: &TaskId) {
         let segments: Vec<&str> = id.segments().collect();
         for i in 1..segments.len() {
             if self.reserved.task_entries.contains(&segments[i]) {
                 self.below_entries.insert(segments[..i].join("/"));
             }
         }
-        self.ids.insert(id);
+    }
+
+    fn insert(&mut self, id: TaskId) {
+        self.below(&id);
+        self.stand_ins.insert(id);
     }
 
     fn free(&self, id: &TaskId) -> bool {
-        !self.ids.contains(id) && !self.below_entries.contains(id.as_str())
+        self.by_id.owner(self.tasks, id).is_none()
+            && !self.stand_ins.contains(id)
+            && !self.below_entries.contains(id.as_str())
     }
 
     /// A free id for an invalid file that wanted `wanted`: its defused form, then with
@@ -302,5 +358,33 @@ mod tests {
         let (kept, invalid) = unique_ids(vec![task("a/workspace/t")], vec![bad("a")], RESERVED);
         assert_eq!(kept.len(), 1, "no task `a`, so `a/workspace/t` is fine");
         assert_eq!(invalid[0].id.as_str(), "a.dup2");
+    }
+
+    #[test]
+    fn of_tasks_that_share_an_id_the_first_by_path_keeps_it() {
+        let mut second_b = task("b");
+        second_b.source = "z/b.json".into();
+        let mut second_a = task("a");
+        second_a.source = "y/a.json".into();
+        let tasks = vec![task("b"), task("a"), second_b, second_a, task("c")];
+        let (kept, invalid) = unique_ids(tasks, vec![], RESERVED);
+        let kept: Vec<String> = kept
+            .iter()
+            .map(|t| t.source.display().to_string())
+            .collect();
+        assert_eq!(kept, ["b.json", "a.json", "c.json"]);
+        let said: Vec<&str> = invalid
+            .iter()
+            .map(|b| b.problems[0].message.as_str())
+            .collect();
+        assert_eq!(
+            said,
+            [
+                "duplicate id `a`: a.json has it too",
+                "duplicate id `b`: b.json has it too"
+            ]
+        );
+        let ids: Vec<&str> = invalid.iter().map(|b| b.id.as_str()).collect();
+        assert_eq!(ids, ["a.dup2", "b.dup2"]);
     }
 }
