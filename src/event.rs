@@ -138,6 +138,10 @@ pub(crate) struct TaskFinished {
     /// a resume runs it). Its row is in the run's files; no folder is written for it, so
     /// that a stop with many tasks queued ends within a scheduler's grace time.
     pub(crate) unstarted: bool,
+    /// Counts it among the results not yet written while it is held (see
+    /// [`crate::pending`]); the pool's results have one.
+    #[expect(dead_code, reason = "a hold: counted while it lives, never read")]
+    pub(crate) pending: Option<crate::pending::Pending>,
 }
 
 impl TaskFinished {
@@ -151,6 +155,7 @@ impl TaskFinished {
             plan: None,
             problems,
             unstarted: false,
+            pending: None,
         }
     }
 
@@ -158,6 +163,7 @@ impl TaskFinished {
     pub(crate) fn unstarted(record: TaskRecord) -> Self {
         Self {
             unstarted: true,
+            pending: None,
             ..Self::without_run(record, Vec::new())
         }
     }

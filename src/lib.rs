@@ -52,6 +52,7 @@ mod jail;
 mod llm;
 mod mcp;
 mod parallel;
+mod pending;
 mod pool;
 mod record;
 mod regular_file;

@@ -15,6 +15,7 @@ use crate::event::{
 };
 use crate::executor::ShellSettings;
 use crate::llm::LlmClient;
+use crate::pending::Backlog;
 use crate::pool::{Budget, RetryPolicy, SessionPool, StopTokens};
 use crate::record::{SessionType, ShapeName};
 use crate::record::{TaskRecord, TaskStatus};
@@ -117,7 +118,10 @@ pub(crate) async fn execute<S: EventSink>(
             retries: config.retries,
             backoff,
         })
-        .with_max_fail(config.max_fail);
+        .with_max_fail(config.max_fail)
+        // A result waits to be written for a moment; the writers keep up with twice the
+        // sessions' results (and at least 64), and memory holds no more than that.
+        .with_backlog(Backlog::default(), config.jobs.get().max(32) * 2);
     let stopped = pool.run(batch.work, stop.clone()).await;
     // Every jail has ended with its task: the factory that made them goes too.
     #[cfg(target_os = "linux")]

@@ -23,6 +23,7 @@ pub(crate) use stop::StopTokens;
 
 use crate::attempt::{AttemptOutcome, AttemptRunner, AttemptStop};
 use crate::event::{Event, EventSender, TaskFinished};
+use crate::pending::Backlog;
 use crate::record::{HeldInputs, Inputs, TaskRecord};
 use crate::task::TaskSource;
 use crate::units::Timestamp;
@@ -80,6 +81,8 @@ pub(crate) struct SessionPool {
     budget: Option<Budget>,
     retry: RetryPolicy,
     fail_limit: FailLimit,
+    /// Results not yet written, and how many may wait before no new task starts.
+    backlog: Option<(Backlog, usize)>,
 }
 
 impl SessionPool {
@@ -92,6 +95,7 @@ impl SessionPool {
             budget: None,
             retry: RetryPolicy::none(),
             fail_limit: FailLimit::default(),
+            backlog: None,
         }
     }
 
@@ -105,6 +109,19 @@ impl SessionPool {
     pub(crate) fn with_retries(mut self, policy: RetryPolicy) -> Self {
         self.retry = policy;
         self
+    }
+
+    /// Starts no new task while `limit` or more of its results are not yet written.
+    pub(crate) fn with_backlog(mut self, backlog: Backlog, limit: usize) -> Self {
+        self.backlog = Some((backlog, limit.max(1)));
+        self
+    }
+
+    /// Whether too many results wait to be written for a new task to start.
+    fn flooded(&self) -> bool {
+        self.backlog
+            .as_ref()
+            .is_some_and(|(backlog, limit)| backlog.len() >= *limit)
     }
 
     /// Stops scheduling after `max` tasks did not pass.
@@ -124,7 +141,7 @@ impl SessionPool {
         let mut running: HashMap<tokio::task::Id, Running> = HashMap::new();
         let mut stopping = false;
         loop {
-            while !self.stopping(&stop, &mut stopping) && set.len() < self.jobs {
+            while !self.stopping(&stop, &mut stopping) && set.len() < self.jobs && !self.flooded() {
                 let Some(item) = take_due(&mut waiting).or_else(|| queue.pop_front().map(Item::of))
                 else {
                     break;
@@ -133,9 +150,10 @@ impl SessionPool {
                     running.insert(id, entry);
                 }
             }
-            if set.is_empty() && (stopping || waiting.is_empty()) {
+            if set.is_empty() && (stopping || (waiting.is_empty() && queue.is_empty())) {
                 break;
             }
+            let flooded = self.flooded();
             let next_due = waiting.iter().map(|(at, _)| *at).min();
             let wake = tokio::time::sleep_until(next_due.unwrap_or_else(Instant::now));
             tokio::select! {
@@ -155,6 +173,11 @@ impl SessionPool {
                     }
                 }
                 () = wake, if next_due.is_some() && set.len() < self.jobs => {}
+                () = async {
+                    if let Some((backlog, limit)) = &self.backlog {
+                        backlog.below(*limit).await;
+                    }
+                }, if flooded && set.len() < self.jobs => {}
             }
         }
         let stopped = stop.reason();
@@ -301,6 +324,7 @@ impl SessionPool {
             plan: outcome.plan,
             problems: Vec::new(),
             unstarted: false,
+            pending: self.backlog.as_ref().map(|(backlog, _)| backlog.hold()),
         })));
         None
     }
