@@ -87,17 +87,21 @@ pub(crate) fn load_files_as<T: Identified + Send>(
     keep: impl Fn(Task) -> T + Sync + Send,
 ) -> LoadedTasks<T> {
     // Reading and parsing are independent per file. A file whose loading panics is an
-    // error of its own, never silently gone. Each file found is let go once loaded.
-    let loaded: Vec<Loaded<T>> = crate::parallel::map_owned(files, |f| {
-        std::panic::catch_unwind(AssertUnwindSafe(|| match load_one(&f, tools) {
-            Loaded::Task(task) => Loaded::Task(keep(task)),
-            Loaded::Invalid(bad) => Loaded::Invalid(bad),
-        }))
-        .unwrap_or_else(|_| lost(&f))
-    });
+    // error of its own, never silently gone. The files go a chunk at a time, each let
+    // go once loaded: the list of files found and the list loaded are never both whole
+    // (together they were the loader's peak).
+    let mut loaded: Vec<Loaded<T>> = Vec::with_capacity(files.len());
+    for chunk in chunks(files, LOADED_AT_ONCE) {
+        loaded.extend(crate::parallel::map_owned(chunk, |f| {
+            std::panic::catch_unwind(AssertUnwindSafe(|| match load_one(&f, tools) {
+                Loaded::Task(task) => Loaded::Task(keep(task)),
+                Loaded::Invalid(bad) => Loaded::Invalid(bad),
+            }))
+            .unwrap_or_else(|_| lost(&f))
+        }));
+    }
     // Split without a second copy of the batch: the few invalid files move out, and the
     // tasks are unwrapped where they lie (a million tasks' vectors are the loader's peak).
-    let mut loaded = loaded;
     let invalid: Vec<InvalidTask> = loaded
         .extract_if(.., |one| matches!(one, Loaded::Invalid(_)))
         .filter_map(Loaded::invalid)
@@ -105,6 +109,23 @@ pub(crate) fn load_files_as<T: Identified + Send>(
     let tasks: Vec<T> = loaded.into_iter().filter_map(Loaded::task).collect();
     let (tasks, invalid) = unique_ids(tasks, invalid, reserved);
     LoadedTasks { tasks, invalid }
+}
+
+/// Files loaded together (in parallel).
+const LOADED_AT_ONCE: usize = 16 * 1024;
+
+/// `items` as chunks of at most `size`, in order. Each chunk is cut from the end of the
+/// list, which is then shrunk: the whole list is never held twice.
+fn chunks<T>(mut items: Vec<T>, size: usize) -> Vec<Vec<T>> {
+    let mut chunks = Vec::with_capacity(items.len().div_ceil(size));
+    while items.len() > size {
+        let tail = items.split_off((items.len() - 1) / size * size);
+        items.shrink_to_fit();
+        chunks.push(tail);
+    }
+    chunks.push(items);
+    chunks.reverse();
+    chunks
 }
 
 /// A file whose loading failed unexpectedly: an error, never silently gone.

@@ -113,3 +113,14 @@ fn a_file_found_is_named_by_its_path_under_the_folder_given() {
     let given = discover(&dir.path().join("one.json"), None).unwrap();
     assert_eq!(given[0].relative(), Path::new("one.json"));
 }
+
+#[test]
+fn chunks_keep_every_item_in_order() {
+    for (n, size) in [(0, 4), (3, 4), (4, 4), (5, 4), (17, 4), (64, 16)] {
+        let items: Vec<usize> = (0..n).collect();
+        let chunks = chunks(items, size);
+        assert!(chunks.iter().all(|c| c.len() <= size), "{n} by {size}");
+        let joined: Vec<usize> = chunks.into_iter().flatten().collect();
+        assert_eq!(joined, (0..n).collect::<Vec<_>>(), "{n} by {size}");
+    }
+}
