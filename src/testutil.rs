@@ -34,6 +34,19 @@ pub(crate) fn task(id: &str) -> crate::task::Task {
     )
 }
 
+/// A fresh record of a recorded plan with id `id` (request `r`, no file).
+pub(crate) fn record(id: &str) -> crate::record::TaskRecord {
+    use crate::record::{SessionType, ShapeName, TaskRecord};
+    TaskRecord::new(
+        crate::task::TaskId::parse(id).expect("a valid test id"),
+        String::new(),
+        String::new(),
+        ShapeName::RecordedPlan,
+        SessionType::FollowerSession,
+        "r".to_string(),
+    )
+}
+
 /// An executor that succeeds at everything and remembers what it was asked.
 #[derive(Default)]
 pub(crate) struct RecordingExecutor {

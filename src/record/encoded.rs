@@ -88,20 +88,12 @@ impl EncodedRows {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::record::{SessionType, ShapeName, TaskRecord};
 
     #[test]
     fn rows_decode_as_they_were_and_name_their_tasks() {
         let rows: Vec<TaskRow> = (0..50)
             .map(|i| {
-                let mut r = TaskRecord::new(
-                    TaskId::parse(&format!("g/t{i}")).unwrap(),
-                    String::new(),
-                    String::new(),
-                    ShapeName::RecordedPlan,
-                    SessionType::FollowerSession,
-                    "r".to_string(),
-                );
+                let mut r = crate::testutil::record(&format!("g/t{i}"));
                 r.status = if i % 3 == 0 {
                     TaskStatus::Failed
                 } else {

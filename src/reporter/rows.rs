@@ -104,17 +104,9 @@ impl RowSource for Rows {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::record::{SessionType, ShapeName, TaskRecord};
 
     fn row(id: &str, steps: u32) -> TaskRow {
-        let mut r = TaskRecord::new(
-            TaskId::parse(id).unwrap(),
-            String::new(),
-            String::new(),
-            ShapeName::RecordedPlan,
-            SessionType::FollowerSession,
-            "r".to_string(),
-        );
+        let mut r = crate::testutil::record(id);
         r.steps = steps;
         TaskRow::of(&r)
     }

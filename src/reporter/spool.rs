@@ -225,18 +225,10 @@ fn read_exact_at(file: &File, buf: &mut [u8], offset: u64) -> std::io::Result<()
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::record::{SessionType, ShapeName, TaskRecord, TaskStatus};
-    use crate::task::TaskId;
+    use crate::record::TaskStatus;
 
     fn row(i: usize) -> TaskRow {
-        let mut r = TaskRecord::new(
-            TaskId::parse(&format!("t{i:06}")).unwrap(),
-            String::new(),
-            String::new(),
-            ShapeName::RecordedPlan,
-            SessionType::FollowerSession,
-            "r".to_string(),
-        );
+        let mut r = crate::testutil::record(&format!("t{i:06}"));
         r.steps = i as u32;
         r.status = TaskStatus::Failed;
         r.error = Some("x".repeat(i % 300));
