@@ -65,11 +65,14 @@ impl Captured {
 
 /// Reads `reader` to its end into `into`.
 pub(crate) async fn drain<R: AsyncRead + Unpin>(mut reader: R, into: &mut Captured) {
-    let mut buf = vec![0u8; 16 * 1024];
+    // Read into the buffer's spare capacity: a zeroed buffer per stream cost more than
+    // most commands' whole output.
+    let mut buf = Vec::with_capacity(16 * 1024);
     loop {
-        match reader.read(&mut buf).await {
+        buf.clear();
+        match reader.read_buf(&mut buf).await {
             Ok(0) | Err(_) => return,
-            Ok(n) => into.push(&buf[..n]),
+            Ok(_) => into.push(&buf),
         }
     }
 }

@@ -349,7 +349,8 @@ impl Jail {
 async fn read_events(shared: Arc<Shared>, ready: oneshot::Sender<Result<(), String>>) {
     let mut ready = Some(ready);
     let mut inbox = Inbox::default();
-    let mut buf = vec![0u8; 16 * 1024];
+    // Events are a few bytes each; a frame larger than this comes in several reads.
+    let mut buf = vec![0u8; 2 * 1024];
     let why = loop {
         if shared.socket.readable().await.is_err() {
             break "the jail's socket failed".to_string();

@@ -91,8 +91,9 @@ impl TaskRow {
 }
 
 /// Rows that can be gone through more than once, by id: held in memory, or read back
-/// from where a run keeps them (each pass reads them again).
-pub(crate) trait RowSource {
+/// from where a run keeps them (each pass reads them again). Passes may go on side by
+/// side, on several threads.
+pub(crate) trait RowSource: Sync {
     /// The rows, by id.
     fn rows(&self) -> Box<dyn Iterator<Item = Cow<'_, TaskRow>> + '_>;
 }

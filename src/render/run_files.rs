@@ -3,6 +3,8 @@
 //! `junit.xml`.
 //! Used at the end of a run, by `merge`, and by `report`.
 
+use std::io::Write;
+
 use super::{html, junit, report_md, summary};
 use crate::record::RowSource;
 use crate::rundir::layout::{
@@ -11,37 +13,56 @@ use crate::rundir::layout::{
 use crate::rundir::{FileError, FileErrors, RunLayout, write_atomic_with, write_json};
 
 /// Writes every run-level file derived from the records of a run named `name` (and its
-/// `run.json`, which the page's header shows).
+/// `run.json`, which the page's header shows). The files are made side by side, each
+/// from its own passes over the records.
 pub(crate) fn write_summaries(
     layout: &RunLayout,
     name: &str,
     run: Option<&serde_json::Value>,
     records: &dyn RowSource,
 ) -> Result<(), FileErrors> {
+    let streamed = |file, fill| streamed(layout, file, fill);
+    let jobs: Vec<Job<'_>> = vec![
+        Box::new(|| json(layout, SUMMARY_JSON, &summary::summary_json(records))),
+        streamed(
+            SUMMARY_CSV,
+            Box::new(|out: &mut dyn Write| {
+                summary::write_summary_csv(out, records.rows()).map_err(std::io::Error::other)
+            }),
+        ),
+        Box::new(|| json(layout, TASKS_STATUS_JSON, &summary::tasks_status(records))),
+        streamed(
+            REPORT_MD,
+            Box::new(|out: &mut dyn Write| report_md::write_report_md(out, name, records)),
+        ),
+        streamed(
+            REPORT_HTML,
+            Box::new(|out: &mut dyn Write| html::write_report_html(out, name, run, records)),
+        ),
+        streamed(
+            JUNIT_XML,
+            Box::new(|out: &mut dyn Write| junit::write_junit(out, name, records)),
+        ),
+    ];
     let mut errors = FileErrors::default();
-    let streamed = |file: &str, fill: &dyn Fn(&mut dyn std::io::Write) -> std::io::Result<()>| {
-        let path = layout.file(file);
-        write_atomic_with(&path, fill).map_err(|e| FileError::write(&path, e))
-    };
-    errors.keep(json(layout, SUMMARY_JSON, &summary::summary_json(records)));
-    errors.keep(streamed(SUMMARY_CSV, &|out| {
-        summary::write_summary_csv(out, records.rows()).map_err(std::io::Error::other)
-    }));
-    errors.keep(json(
-        layout,
-        TASKS_STATUS_JSON,
-        &summary::tasks_status(records),
-    ));
-    errors.keep(streamed(REPORT_MD, &|out| {
-        report_md::write_report_md(out, name, records)
-    }));
-    errors.keep(streamed(REPORT_HTML, &|out| {
-        html::write_report_html(out, name, run, records)
-    }));
-    errors.keep(streamed(JUNIT_XML, &|out| {
-        junit::write_junit(out, name, records)
-    }));
+    for result in crate::parallel::map(&jobs, |job| job()) {
+        errors.keep(result);
+    }
     errors.into_result()
+}
+
+/// Writing one run-level file.
+type Job<'a> = Box<dyn Fn() -> Result<(), FileError> + Send + Sync + 'a>;
+
+/// What fills a file as it is written.
+type Fill<'a> = Box<dyn Fn(&mut dyn Write) -> std::io::Result<()> + Send + Sync + 'a>;
+
+/// Writing `file` of the run dir with what `fill` writes.
+fn streamed<'a>(layout: &'a RunLayout, file: &'static str, fill: Fill<'a>) -> Job<'a> {
+    Box::new(move || {
+        let path = layout.file(file);
+        write_atomic_with(&path, &fill).map_err(|e| FileError::write(&path, e))
+    })
 }
 
 fn json(layout: &RunLayout, file: &str, value: &impl serde::Serialize) -> Result<(), FileError> {

@@ -84,11 +84,12 @@ impl Rows {
 
 impl RowSource for Rows {
     fn rows(&self) -> Box<dyn Iterator<Item = Cow<'_, TaskRow>> + '_> {
+        let mut reader = self.spool.reader();
         let mut placed = self
             .placed
             .iter()
             .flatten()
-            .filter_map(|at| self.spool.read(*at))
+            .filter_map(move |at| reader.read(*at))
             .peekable();
         let mut others = self.others.values().peekable();
         Box::new(std::iter::from_fn(move || {

@@ -4,14 +4,15 @@
 //! ends, however it ends. Where no such file can be made (or written), rows stay in
 //! memory, encoded, and nothing is lost.
 //!
-//! Rows are read back by the place they were appended at, through a window of the file
-//! that is read a block at a time: a run's rows arrive roughly in the order they are
-//! read (by id), so a pass over a million rows costs a few thousand reads.
+//! Rows are read back by the place they were appended at, each pass through a window of
+//! its own (so that passes can go on side by side), read a block at a time: a run's rows
+//! arrive roughly in the order they are read (by id), so a pass over a million rows
+//! costs a few thousand reads.
 
-use std::cell::RefCell;
 use std::fs::File;
 use std::io::Write;
 use std::path::{Path, PathBuf};
+use std::sync::Mutex;
 
 use crate::record::{EncodedRows, TaskRow, decode_row, encode_row, row_len};
 
@@ -46,11 +47,9 @@ pub(crate) struct RowSpool {
     written: u64,
     /// Rows after `written`, not yet in the file.
     pending: Vec<u8>,
-    /// The part of the file read last: where it starts, and its bytes.
-    window: RefCell<(u64, Vec<u8>)>,
     /// Why the file could not be made, written or read (the rows stayed in memory, or
     /// one could not be read back).
-    problems: RefCell<Vec<String>>,
+    problems: Mutex<Vec<String>>,
 }
 
 impl RowSpool {
@@ -63,8 +62,7 @@ impl RowSpool {
             stopped: false,
             written: 0,
             pending: Vec::new(),
-            window: RefCell::new((0, Vec::new())),
-            problems: RefCell::new(Vec::new()),
+            problems: Mutex::new(Vec::new()),
         }
     }
 
@@ -96,70 +94,30 @@ impl RowSpool {
         }
     }
 
-    /// The row at `at`; `None` (and a problem noted) when it cannot be read back.
+    /// The row at `at`; `None` (and a problem noted) when it cannot be read back. For
+    /// a pass over many rows, [`RowSpool::reader`].
     pub(crate) fn read(&self, at: RowAt) -> Option<TaskRow> {
-        let offset = at.0.get() - 1;
-        let read = self.with_bytes(offset, 4, row_len).and_then(|len| {
-            self.with_bytes(offset + 4, len, |bytes| {
-                decode_row(bytes)
-                    .map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidData, e))
-            })?
-        });
-        match read {
-            Ok(row) => Some(row),
-            Err(e) => {
-                self.problems.borrow_mut().push(format!(
-                    "cannot read a task's row back from the run's spool file: {e}"
-                ));
-                None
-            }
+        self.reader().read(at)
+    }
+
+    /// A reader for one pass over rows, with its own window.
+    pub(crate) fn reader(&self) -> SpoolReader<'_> {
+        SpoolReader {
+            spool: self,
+            start: 0,
+            window: Vec::new(),
         }
     }
 
     /// Why rows could not be kept on disk or read back, in words (each said once).
     pub(crate) fn problems(&self) -> Vec<String> {
-        let mut all = self.problems.borrow().clone();
+        let mut all = self.noted().clone();
         all.dedup();
         all
     }
 
-    /// What `read` makes of the `len` bytes at `offset`: from what is pending, or from
-    /// the file through the window.
-    fn with_bytes<R>(
-        &self,
-        offset: u64,
-        len: usize,
-        read: impl FnOnce(&[u8]) -> R,
-    ) -> std::io::Result<R> {
-        if offset >= self.written {
-            let start = usize::try_from(offset - self.written).unwrap_or(usize::MAX);
-            return self
-                .pending
-                .get(start..start.saturating_add(len))
-                .map(read)
-                .ok_or_else(|| std::io::ErrorKind::UnexpectedEof.into());
-        }
-        let file = self
-            .file
-            .as_ref()
-            .ok_or_else(|| std::io::Error::from(std::io::ErrorKind::NotFound))?;
-        let mut window = self.window.borrow_mut();
-        let (start, bytes) = &mut *window;
-        let end = offset + len as u64;
-        if end > self.written {
-            return Err(std::io::ErrorKind::UnexpectedEof.into());
-        }
-        if offset < *start || end > *start + bytes.len() as u64 {
-            let size = WINDOW.max(len).min((self.written - offset) as usize);
-            bytes.resize(size, 0);
-            if let Err(e) = read_exact_at(file, bytes, offset) {
-                bytes.clear();
-                return Err(e);
-            }
-            *start = offset;
-        }
-        let from = (offset - *start) as usize;
-        Ok(read(&bytes[from..from + len]))
+    fn noted(&self) -> std::sync::MutexGuard<'_, Vec<String>> {
+        self.problems.lock().unwrap_or_else(|p| p.into_inner())
     }
 
     /// Moves the pending rows to the file (making it first); rows stay pending where no
@@ -173,7 +131,7 @@ impl RowSpool {
                 .and_then(|dir| match tempfile::tempfile_in(dir) {
                     Ok(file) => Some(file),
                     Err(e) => {
-                        self.problems.borrow_mut().push(format!(
+                        self.noted().push(format!(
                         "cannot make the run's spool file in {} (the rows are kept in memory): {e}",
                         dir.display()
                     ));
@@ -192,12 +150,80 @@ impl RowSpool {
             Err(e) => {
                 // What a failed write left in the file is never read: the rows stay
                 // pending and go on from the last whole write.
-                self.problems.borrow_mut().push(format!(
+                self.noted().push(format!(
                     "cannot write the run's spool file (the rows are kept in memory): {e}"
                 ));
                 self.stopped = true;
             }
         }
+    }
+}
+
+/// One pass's reads of a spool: the part of the file it read last.
+pub(crate) struct SpoolReader<'a> {
+    spool: &'a RowSpool,
+    /// Where `window` starts in the file.
+    start: u64,
+    window: Vec<u8>,
+}
+
+impl SpoolReader<'_> {
+    /// The row at `at`; `None` (and a problem noted) when it cannot be read back.
+    pub(crate) fn read(&mut self, at: RowAt) -> Option<TaskRow> {
+        let offset = at.0.get() - 1;
+        let read = self.with_bytes(offset, 4, row_len).and_then(|len| {
+            self.with_bytes(offset + 4, len, |bytes| {
+                decode_row(bytes)
+                    .map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidData, e))
+            })?
+        });
+        match read {
+            Ok(row) => Some(row),
+            Err(e) => {
+                self.spool.noted().push(format!(
+                    "cannot read a task's row back from the run's spool file: {e}"
+                ));
+                None
+            }
+        }
+    }
+
+    /// What `read` makes of the `len` bytes at `offset`: from what is pending, or from
+    /// the file through the window.
+    fn with_bytes<R>(
+        &mut self,
+        offset: u64,
+        len: usize,
+        read: impl FnOnce(&[u8]) -> R,
+    ) -> std::io::Result<R> {
+        let spool = self.spool;
+        if offset >= spool.written {
+            let start = usize::try_from(offset - spool.written).unwrap_or(usize::MAX);
+            return spool
+                .pending
+                .get(start..start.saturating_add(len))
+                .map(read)
+                .ok_or_else(|| std::io::ErrorKind::UnexpectedEof.into());
+        }
+        let file = spool
+            .file
+            .as_ref()
+            .ok_or_else(|| std::io::Error::from(std::io::ErrorKind::NotFound))?;
+        let end = offset + len as u64;
+        if end > spool.written {
+            return Err(std::io::ErrorKind::UnexpectedEof.into());
+        }
+        if offset < self.start || end > self.start + self.window.len() as u64 {
+            let size = WINDOW.max(len).min((spool.written - offset) as usize);
+            self.window.resize(size, 0);
+            if let Err(e) = read_exact_at(file, &mut self.window, offset) {
+                self.window.clear();
+                return Err(e);
+            }
+            self.start = offset;
+        }
+        let from = (offset - self.start) as usize;
+        Ok(read(&self.window[from..from + len]))
     }
 }
 

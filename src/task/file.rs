@@ -8,9 +8,11 @@ use serde_json::Value;
 use super::{Problem, Task, TaskId};
 use crate::tool::ToolSpec;
 use checker::Checker;
+use keys::UnknownKeys;
 use raw::RawTask;
 
 mod checker;
+mod keys;
 mod raw;
 
 /// What reading one file gave.
@@ -30,6 +32,16 @@ pub(crate) fn parse_task(
     default_id: Result<TaskId, super::IdError>,
     tools: &[ToolSpec],
 ) -> FileOutcome {
+    // Most files are well made: read as the task's keys directly, and once more for
+    // the keys that mean nothing (each value skipped), never as a tree.
+    if let Ok(raw) = serde_json::from_str::<RawTask>(text)
+        && let Ok(unknown) = serde_json::from_str::<UnknownKeys>(text)
+    {
+        let declared_id = raw.id.as_deref().and_then(|s| TaskId::parse(s).ok());
+        return check(file, raw, &unknown, declared_id, default_id, tools, text);
+    }
+    // A file with a problem is read step by step, so that each problem is said
+    // precisely (and the checks below find every one).
     let fail = |declared_id, problems| FileOutcome {
         declared_id,
         result: Err(problems),
@@ -65,13 +77,26 @@ pub(crate) fn parse_task(
         }
     };
 
-    // Meaning last: every remaining problem is collected.
+    let unknown = UnknownKeys::of(object);
+    check(file, raw, &unknown, declared_id, default_id, tools, text)
+}
+
+/// Meaning last: every remaining problem of a file whose keys have their types is
+/// collected.
+fn check(
+    file: &Path,
+    raw: RawTask,
+    unknown: &UnknownKeys,
+    declared_id: Option<TaskId>,
+    default_id: Result<TaskId, super::IdError>,
+    tools: &[ToolSpec],
+    text: &str,
+) -> FileOutcome {
     let mut checker = Checker {
         file,
         problems: Vec::new(),
-        warnings: Vec::new(),
+        warnings: unknown.warnings().collect(),
     };
-    checker.unknown_keys(object);
     let task = checker.build(raw, default_id, tools, text);
     match (task, checker.problems.is_empty()) {
         (Some(task), true) => FileOutcome {
@@ -81,7 +106,10 @@ pub(crate) fn parse_task(
                 ..task
             }),
         },
-        _ => fail(declared_id, checker.problems),
+        _ => FileOutcome {
+            declared_id,
+            result: Err(checker.problems),
+        },
     }
 }
 

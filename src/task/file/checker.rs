@@ -5,9 +5,7 @@
 use std::path::Path;
 use std::time::Duration;
 
-use serde_json::Value;
-
-use super::raw::{ACTION_KEYS, BoolLike, KNOWN_KEYS, RawTask, Seconds, UniqueId};
+use super::raw::{BoolLike, RawTask, Seconds, UniqueId};
 use crate::task::{Action, Check, IdError, Problem, Task, TaskId, TaskShape};
 use crate::tool::ToolSpec;
 
@@ -22,26 +20,6 @@ impl Checker<'_> {
     fn problem(&mut self, at: &str, message: impl Into<String>, fix: impl Into<String>) {
         self.problems
             .push(Problem::new(self.file, message).at(at).fix(fix));
-    }
-
-    pub(super) fn unknown_keys(&mut self, object: &serde_json::Map<String, Value>) {
-        for key in object.keys().filter(|k| !KNOWN_KEYS.contains(&k.as_str())) {
-            self.warnings.push(format!("unknown key `{key}` ignored"));
-        }
-        for list in ["actions", "setup"] {
-            let Some(Value::Array(items)) = object.get(list) else {
-                continue;
-            };
-            for (i, item) in items.iter().enumerate() {
-                let Some(obj) = item.as_object() else {
-                    continue;
-                };
-                for key in obj.keys().filter(|k| !ACTION_KEYS.contains(&k.as_str())) {
-                    self.warnings
-                        .push(format!("unknown key `{list}[{i}].{key}` ignored"));
-                }
-            }
-        }
     }
 
     pub(super) fn build(

@@ -1,0 +1,197 @@
+//! The keys of a task file that mean nothing to ufo-batch (each a warning): at the top,
+//! and in each item of `actions` and `setup`. Found in one pass over the text, skipping
+//! every value, or from the file already read as a tree when it has problems.
+
+use std::fmt;
+
+use serde::de::{Deserialize, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
+use serde_json::{Map, Value};
+
+use super::raw::{ACTION_KEYS, KNOWN_KEYS};
+
+/// The lists whose items are actions.
+const ACTION_LISTS: [&str; 2] = ["actions", "setup"];
+
+/// Unknown keys, each once, in the order of the file.
+#[derive(Debug, Default, PartialEq, Eq)]
+pub(super) struct UnknownKeys {
+    top: Vec<String>,
+    /// Per list of [`ACTION_LISTS`]: the item's index and the key.
+    items: [Vec<(usize, String)>; 2],
+}
+
+impl UnknownKeys {
+    /// Those of a task file read as a tree.
+    pub(super) fn of(object: &Map<String, Value>) -> Self {
+        let mut keys = Self::default();
+        for key in object.keys() {
+            keys.top_key(key);
+        }
+        for (list, items) in ACTION_LISTS.iter().zip(&mut keys.items) {
+            let Some(Value::Array(values)) = object.get(*list) else {
+                continue;
+            };
+            for (i, value) in values.iter().enumerate() {
+                for key in value.as_object().into_iter().flat_map(Map::keys) {
+                    item_key(items, i, key);
+                }
+            }
+        }
+        keys
+    }
+
+    /// Each as a warning: the top's, then each list's.
+    pub(super) fn warnings(&self) -> impl Iterator<Item = String> + '_ {
+        let top = self
+            .top
+            .iter()
+            .map(|k| format!("unknown key `{k}` ignored"));
+        let items = ACTION_LISTS
+            .iter()
+            .zip(&self.items)
+            .flat_map(|(list, keys)| {
+                keys.iter()
+                    .map(move |(i, k)| format!("unknown key `{list}[{i}].{k}` ignored"))
+            });
+        top.chain(items)
+    }
+
+    fn top_key(&mut self, key: &str) {
+        if !KNOWN_KEYS.contains(&key) && !self.top.iter().any(|k| k == key) {
+            self.top.push(key.to_string());
+        }
+    }
+}
+
+fn item_key(keys: &mut Vec<(usize, String)>, item: usize, key: &str) {
+    if !ACTION_KEYS.contains(&key) && !keys.iter().any(|(i, k)| *i == item && k == key) {
+        keys.push((item, key.to_string()));
+    }
+}
+
+impl<'de> Deserialize<'de> for UnknownKeys {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        deserializer.deserialize_map(TopKeys)
+    }
+}
+
+/// The top object: keys kept, values skipped but the action lists'.
+struct TopKeys;
+
+impl<'de> Visitor<'de> for TopKeys {
+    type Value = UnknownKeys;
+
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("a JSON object")
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<UnknownKeys, A::Error> {
+        let mut keys = UnknownKeys::default();
+        while let Some(key) = map.next_key::<String>()? {
+            match ACTION_LISTS.iter().position(|list| *list == key) {
+                Some(list) => keys.items[list] = map.next_value::<ItemKeys>()?.0,
+                None => {
+                    keys.top_key(&key);
+                    map.next_value::<IgnoredAny>()?;
+                }
+            }
+        }
+        Ok(keys)
+    }
+}
+
+/// An action list's unknown keys (nothing when it is not a list).
+struct ItemKeys(Vec<(usize, String)>);
+
+impl<'de> Deserialize<'de> for ItemKeys {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        deserializer.deserialize_any(ItemKeysVisitor)
+    }
+}
+
+struct ItemKeysVisitor;
+
+impl<'de> Visitor<'de> for ItemKeysVisitor {
+    type Value = ItemKeys;
+
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("a list of actions")
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<ItemKeys, A::Error> {
+        let mut keys = Vec::new();
+        let mut i = 0;
+        while let Some(item) = seq.next_element::<ActionKeys>()? {
+            for key in item.0 {
+                item_key(&mut keys, i, &key);
+            }
+            i += 1;
+        }
+        Ok(ItemKeys(keys))
+    }
+
+    fn visit_unit<E>(self) -> Result<ItemKeys, E> {
+        Ok(ItemKeys(Vec::new()))
+    }
+}
+
+/// An action's keys.
+struct ActionKeys(Vec<String>);
+
+impl<'de> Deserialize<'de> for ActionKeys {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        deserializer.deserialize_map(ActionKeysVisitor)
+    }
+}
+
+struct ActionKeysVisitor;
+
+impl<'de> Visitor<'de> for ActionKeysVisitor {
+    type Value = ActionKeys;
+
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("an action")
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<ActionKeys, A::Error> {
+        let mut keys = Vec::new();
+        while let Some(key) = map.next_key::<String>()? {
+            map.next_value::<IgnoredAny>()?;
+            keys.push(key);
+        }
+        Ok(ActionKeys(keys))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn one_pass_finds_the_keys_the_tree_does() {
+        let text = r#"{"request": "r", "extra": [1, {"a": 2}], "actions": [
+            {"action": "x", "parameters": {"deep": {"odd": 1}}, "why": 1, "why": 2},
+            {"action": "y", "note": "n"}], "setup": [{"zzz": null}], "Extra": 1,
+            "extra": 3, "\u0065xtra2": true}"#;
+        let tree: Value = serde_json::from_str(text).unwrap();
+        let scanned: UnknownKeys = serde_json::from_str(text).unwrap();
+        assert_eq!(scanned, UnknownKeys::of(tree.as_object().unwrap()));
+        assert_eq!(
+            scanned.warnings().collect::<Vec<_>>(),
+            [
+                "unknown key `extra` ignored",
+                "unknown key `Extra` ignored",
+                "unknown key `extra2` ignored",
+                "unknown key `actions[0].why` ignored",
+                "unknown key `actions[1].note` ignored",
+                "unknown key `setup[0].zzz` ignored",
+            ]
+        );
+    }
+
+    #[test]
+    fn a_list_that_is_null_has_no_keys() {
+        let scanned: UnknownKeys = serde_json::from_str(r#"{"actions": null}"#).unwrap();
+        assert_eq!(scanned, UnknownKeys::default());
+    }
+}
