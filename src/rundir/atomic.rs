@@ -57,6 +57,31 @@ pub(crate) fn write_unsynced(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     stage(path, bytes)?.commit()
 }
 
+/// Writes `bytes` over `path` in place (made, or cut to nothing first), neither
+/// atomically nor durably: for a file of a task that is not final yet (its final
+/// status is put in place only once every file before it is on disk, and a crash
+/// before that runs the task again, over whatever was half written). A link in its
+/// place is replaced, never followed.
+pub(crate) fn write_in_place(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        let opened = std::fs::OpenOptions::new()
+            .write(true)
+            .create(true)
+            .truncate(true)
+            .custom_flags(libc::O_NOFOLLOW)
+            .open(path);
+        match opened {
+            Ok(mut file) => return file.write_all(&scrub_bytes(bytes)),
+            Err(e) if e.raw_os_error() != Some(libc::ELOOP) => return Err(e),
+            // A link: replaced by the file.
+            Err(_) => {}
+        }
+    }
+    write_unsynced(path, bytes)
+}
+
 /// `bytes` written to a temporary file beside `path`, not yet in its place; removed if
 /// dropped before [`Staged::commit`].
 pub(crate) struct Staged {
@@ -195,6 +220,26 @@ mod tests {
             std::fs::read_dir(dir.path().join("sub")).unwrap().count(),
             1
         );
+    }
+
+    /// A page written in place replaces what was there, shorter or longer, and a link
+    /// in its place is replaced, not written through.
+    #[cfg(unix)]
+    #[test]
+    fn a_file_written_in_place_replaces_a_link_instead_of_following_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let page = dir.path().join("task.html");
+        write_in_place(&page, b"a longer first version").unwrap();
+        write_in_place(&page, b"second").unwrap();
+        assert_eq!(std::fs::read_to_string(&page).unwrap(), "second");
+        let elsewhere = dir.path().join("elsewhere");
+        std::fs::write(&elsewhere, "kept").unwrap();
+        let linked = dir.path().join("output.md");
+        std::os::unix::fs::symlink(&elsewhere, &linked).unwrap();
+        write_in_place(&linked, b"page").unwrap();
+        assert_eq!(std::fs::read_to_string(&elsewhere).unwrap(), "kept");
+        assert!(!std::fs::symlink_metadata(&linked).unwrap().is_symlink());
+        assert_eq!(std::fs::read_to_string(&linked).unwrap(), "page");
     }
 
     #[test]

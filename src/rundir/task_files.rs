@@ -11,7 +11,8 @@
 //! cut loses nothing (the task was not final and runs again).
 
 use super::atomic::{
-    append_lines, is_stale_temp, json_bytes, remove_stale_temp, stage, write_json, write_unsynced,
+    append_lines, is_stale_temp, json_bytes, remove_stale_temp, stage, write_in_place, write_json,
+    write_unsynced,
 };
 use super::durable::Pending;
 use super::error::{FileError, FileErrors};
@@ -126,18 +127,25 @@ impl TaskFiles {
         write_json(&path, record).map_err(|e| FileError::write(&path, e))
     }
 
-    /// The task's pages: `output.md` and `task.html` (both are tried; the first error
-    /// is returned).
+    /// The pages of a final task: `output.md` and `task.html` (both are tried; the
+    /// first error is returned).
     pub(crate) fn pages(&self, pages: &TaskPages) -> Result<(), FileError> {
         // Both pages are rebuilt from the task's durable files (`report` does it): they
         // are replaced atomically but cost no fsync.
+        self.write_pages(pages, write_unsynced)
+    }
+
+    /// The task's pages, each written with `write`.
+    fn write_pages(
+        &self,
+        pages: &TaskPages,
+        write: fn(&std::path::Path, &[u8]) -> std::io::Result<()>,
+    ) -> Result<(), FileError> {
         let path = self.0.file(OUTPUT_MD);
-        let md = write_unsynced(&path, pages.md.as_bytes()).map_err(|e| FileError::write(&path, e));
+        let md = write(&path, pages.md.as_bytes()).map_err(|e| FileError::write(&path, e));
         let path = self.0.file(TASK_HTML);
         let html = match &pages.html {
-            Ok(html) => {
-                write_unsynced(&path, html.as_bytes()).map_err(|e| FileError::write(&path, e))
-            }
+            Ok(html) => write(&path, html.as_bytes()).map_err(|e| FileError::write(&path, e)),
             Err(e) => Err(FileError::Render(format!("{}: {e}", path.display()))),
         };
         md.and(html)
@@ -168,9 +176,13 @@ impl TaskFiles {
                 errors.keep(self.log_line(line));
             }
         }
+        // The status on disk is not this result's until the one staged below is
+        // committed, once every file here is on disk; a crash before then leaves the
+        // task to be run (or, for a task file that cannot run, written) again, over
+        // whatever was half written: they are written in place.
         let mut unsynced = |name: &str, bytes: std::io::Result<Vec<u8>>| {
             let path = self.0.file(name);
-            let result = bytes.and_then(|bytes| write_unsynced(&path, &bytes));
+            let result = bytes.and_then(|bytes| write_in_place(&path, &bytes));
             errors.keep(result.map_err(|e| FileError::write(&path, e)));
             written.push(path);
         };
@@ -180,7 +192,7 @@ impl TaskFiles {
         if let Some(plan) = f.plan {
             unsynced(PLAN_JSON, json_bytes(plan));
         }
-        errors.keep(self.pages(f.pages));
+        errors.keep(self.write_pages(f.pages, write_in_place));
         let path = self.0.status();
         let staged = json_bytes(f.record)
             .and_then(|bytes| stage(&path, &bytes))

@@ -28,6 +28,9 @@ fn environment() -> &'static Environment<'static> {
     static ENV: OnceLock<Environment<'static>> = OnceLock::new();
     ENV.get_or_init(|| {
         let mut env = Environment::new();
+        // The tool's version, which the base template shows: a global, so that each
+        // page's values are looked up in its view alone.
+        env.add_global("version", env!("CARGO_PKG_VERSION"));
         for (name, source) in [
             ("base.html", include_str!("templates/base.html")),
             ("run.html", include_str!("templates/run.html")),
@@ -41,18 +44,13 @@ fn environment() -> &'static Environment<'static> {
     })
 }
 
-/// Renders template `name` with `view` (and the tool's version, which the base template
-/// shows); the error says which page failed.
+/// Renders template `name` with `view`; the error says which page failed.
 fn render(name: &str, view: &impl Serialize) -> Result<String, String> {
     let template = environment()
         .get_template(name)
         .map_err(|e| format!("cannot render {name}: {e}"))?;
-    let context = minijinja::context! {
-        version => env!("CARGO_PKG_VERSION"),
-        ..Value::from(Serde(view))
-    };
     template
-        .render(context)
+        .render(Value::from(Serde(view)))
         .map_err(|e| format!("cannot render {name}: {e}"))
 }
 
