@@ -34,7 +34,8 @@ fn environment() -> &'static Environment<'static> {
         for (name, source) in [
             ("base.html", include_str!("templates/base.html")),
             ("run.html", include_str!("templates/run.html")),
-            ("task.html", include_str!("templates/task.html")),
+            // The shell of a task's page (see `page_shell`).
+            ("shell.html", SHELL),
             ("compare.html", include_str!("templates/compare.html")),
         ] {
             env.add_template(name, source)
@@ -42,6 +43,50 @@ fn environment() -> &'static Environment<'static> {
         }
         env
     })
+}
+
+/// Where a task page's title and body go in its shell.
+const HOLE: &str = "\u{1}ufo-batch-hole\u{1}";
+/// A page of the base template with holes for its title and body.
+const SHELL: &str = "{% extends \"base.html\" %}{% block title %}\u{1}ufo-batch-hole\u{1}{% endblock %}{% block body %}\u{1}ufo-batch-hole\u{1}{% endblock %}";
+
+/// The base template around a page's title and body, rendered once: what comes
+/// before the title, between the title and the body, and after the body.
+fn page_shell() -> [&'static str; 3] {
+    static PARTS: OnceLock<[String; 3]> = OnceLock::new();
+    let parts = PARTS.get_or_init(|| {
+        let page = render("shell.html", &()).expect("the built-in templates render");
+        let mut parts = page.splitn(3, HOLE).map(str::to_string);
+        std::array::from_fn(|_| parts.next().unwrap_or_default())
+    });
+    parts.each_ref().map(String::as_str)
+}
+
+/// `text` escaped for HTML as the templates escape it (`&<>"'/`).
+fn escaped(text: &str) -> Escaped<'_> {
+    Escaped(text)
+}
+
+/// Text written escaped for HTML (see [`escaped`]).
+struct Escaped<'a>(&'a str);
+
+impl std::fmt::Display for Escaped<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let mut rest = self.0;
+        while let Some(at) = rest.find(['&', '<', '>', '"', '\'', '/']) {
+            f.write_str(&rest[..at])?;
+            f.write_str(match rest.as_bytes()[at] {
+                b'&' => "&amp;",
+                b'<' => "&lt;",
+                b'>' => "&gt;",
+                b'"' => "&quot;",
+                b'\'' => "&#x27;",
+                _ => "&#x2f;",
+            })?;
+            rest = &rest[at + 1..];
+        }
+        f.write_str(rest)
+    }
 }
 
 /// Renders template `name` with `view`; the error says which page failed.

@@ -2,11 +2,16 @@
 //! evaluation and its sub-scores), the attempts, then every step: agent, thought,
 //! actions with their result (exit code, trimmed output, error, divergence) and, for
 //! desktop tasks, the screenshots. Links go to the raw files beside it.
+//!
+//! A run writes one page per task, so the page is written straight from its view (every
+//! text escaped for HTML, as the templates do), inside the shell of the base template
+//! rendered once: a template engine cost more than the rest of a task's files.
 
-use serde::Serialize;
+use std::fmt::Write;
+
 use serde_json::Value;
 
-use super::{cost_text, name_of, render};
+use super::{cost_text, escaped as e, name_of, page_shell};
 use crate::record::{Complete, Evaluation, StepRecord, TaskRecord, TaskStatus};
 use crate::rundir::layout::{
     ATTEMPTS, EVALUATION_LOG, OUTPUT_MD, PLAN_JSON, RESPONSE_LOG, STATUS_JSON, TASK_LOG,
@@ -19,7 +24,6 @@ const OUTPUT_LIMIT: usize = 4000;
 /// UFO's name of the screenshot after the last step.
 const FINAL_SHOT: &str = "action_step_final.png";
 
-#[derive(Serialize)]
 struct TaskView {
     id: String,
     status: String,
@@ -37,17 +41,21 @@ struct TaskView {
     tags: String,
 }
 
-#[derive(Serialize)]
 struct EvaluationView {
     complete: String,
     /// The badge's colour: passed, failed or cancelled (unsure).
     badge: &'static str,
     evaluator: String,
     reason: String,
-    sub_scores: Vec<Value>,
+    sub_scores: Vec<SubScoreView>,
 }
 
-#[derive(Serialize)]
+struct SubScoreView {
+    name: String,
+    evaluation: String,
+    detail: Option<String>,
+}
+
 struct AttemptView {
     attempt: u32,
     status: String,
@@ -57,7 +65,6 @@ struct AttemptView {
     files: Option<String>,
 }
 
-#[derive(Serialize)]
 struct ActionView {
     call: String,
     status: String,
@@ -69,7 +76,6 @@ struct ActionView {
     divergence: Option<String>,
 }
 
-#[derive(Serialize)]
 struct StepView {
     n: u32,
     agent: String,
@@ -85,7 +91,6 @@ struct StepView {
     shots: Vec<(String, String)>,
 }
 
-#[derive(Serialize)]
 struct Page {
     task: TaskView,
     /// From the task's folder up to the run's.
@@ -164,23 +169,284 @@ pub(crate) fn task_html(
         steps: trajectory.iter().map(step_view).collect(),
         final_shot: final_shot.then_some(FINAL_SHOT),
     };
-    render("task.html", &page)
+    Ok(write_page(&page))
 }
 
-fn evaluation_view(e: &Evaluation) -> EvaluationView {
+/// The page's HTML.
+fn write_page(page: &Page) -> String {
+    let [head, middle, tail] = page_shell();
+    let t = &page.task;
+    let mut out = String::with_capacity(head.len() + middle.len() + tail.len() + 4096);
+    out.push_str(head);
+    let _ = write!(out, "{}: {}", e(&t.id), e(&t.status));
+    out.push_str(middle);
+    // Writing to a String cannot fail.
+    let _ = write_body(&mut out, page);
+    out.push_str(tail);
+    out
+}
+
+fn write_body(out: &mut String, page: &Page) -> std::fmt::Result {
+    let t = &page.task;
+    writeln!(
+        out,
+        "<p><a id=\"to-run\" href=\"{}report.html\" target=\"_top\">← the run</a></p>",
+        e(&page.up)
+    )?;
+    writeln!(
+        out,
+        "<h1>{} <span class=\"badge s-{}\">{}</span></h1>",
+        e(&t.id),
+        e(&t.status),
+        e(&t.status)
+    )?;
+    out.push_str("<dl class=\"meta\">\n");
+    writeln!(
+        out,
+        "  <dt>request</dt><dd><pre>{}</pre></dd>",
+        e(&t.request)
+    )?;
+    if let Some(reason) = t.reason.as_deref().filter(|r| !r.is_empty()) {
+        writeln!(
+            out,
+            "  <dt>reason</dt><dd class=\"reason\">{}</dd>",
+            e(reason)
+        )?;
+    }
+    writeln!(
+        out,
+        "  <dt>session</dt><dd>{} ({}) · from <code>{}</code></dd>",
+        e(&t.session),
+        e(&t.shape),
+        e(&t.source)
+    )?;
+    write!(
+        out,
+        "  <dt>time</dt><dd>{} · {} step{}",
+        e(&t.duration),
+        t.steps,
+        if t.steps == 1 { "" } else { "s" }
+    )?;
+    if let Some(started) = &t.started {
+        write!(out, " · started {}", e(started))?;
+    }
+    out.push_str("</dd>\n");
+    if t.tokens > 0 {
+        writeln!(
+            out,
+            "  <dt>LLM</dt><dd>{} tokens · {} · {}</dd>",
+            t.tokens,
+            e(&t.cost),
+            e(&t.llm)
+        )?;
+    }
+    if !t.tags.is_empty() {
+        writeln!(out, "  <dt>tags</dt><dd>{}</dd>", e(&t.tags))?;
+    }
+    out.push_str("  <dt>files</dt><dd>");
+    for (i, f) in page.files.iter().enumerate() {
+        if i > 0 {
+            out.push_str(" · ");
+        }
+        write!(out, "<a href=\"{}\">{}</a>", e(f), e(f))?;
+    }
+    out.push_str("</dd>\n</dl>\n");
+    if !page.problems.is_empty() {
+        out.push_str("<h2>Problems of the task file</h2><ul>");
+        for p in &page.problems {
+            write!(out, "<li><pre>{}</pre></li>", e(p))?;
+        }
+        out.push_str("</ul>\n");
+    }
+    if let Some(ev) = &page.evaluation {
+        write_evaluation(out, ev)?;
+    }
+    if page.attempts.len() > 1 {
+        write_attempts(out, &page.attempts)?;
+    }
+    out.push_str("<h2>Steps</h2>\n");
+    if page.steps.is_empty() {
+        out.push_str("<p class=\"muted\">No step was taken.</p>\n");
+    }
+    for s in &page.steps {
+        write_step(out, s)?;
+    }
+    out.push_str(PANEL_SCRIPT);
+    if let Some(shot) = page.final_shot {
+        writeln!(
+            out,
+            "<h2>At the end</h2><div class=\"shots\"><figure><a href=\"{0}\" target=\"_blank\"><img src=\"{0}\" alt=\"final screenshot\" loading=\"lazy\"></a></figure></div>",
+            e(shot)
+        )?;
+    }
+    Ok(())
+}
+
+fn write_evaluation(out: &mut String, ev: &EvaluationView) -> std::fmt::Result {
+    out.push_str("<h2>Evaluation</h2>\n");
+    writeln!(
+        out,
+        "<p><span class=\"badge s-{}\">{}</span> by {}: {}</p>",
+        e(ev.badge),
+        e(&ev.complete),
+        e(&ev.evaluator),
+        e(&ev.reason)
+    )?;
+    if !ev.sub_scores.is_empty() {
+        out.push_str(
+            "<table><thead><tr><th>check</th><th>result</th><th>detail</th></tr></thead><tbody>\n",
+        );
+        for s in &ev.sub_scores {
+            write!(
+                out,
+                "<tr><td>{}</td><td>{}</td><td class=\"reason\">{}</td></tr>",
+                e(&s.name),
+                e(&s.evaluation),
+                e(s.detail.as_deref().unwrap_or(""))
+            )?;
+        }
+        out.push_str("\n</tbody></table>\n");
+    }
+    Ok(())
+}
+
+fn write_attempts(out: &mut String, attempts: &[AttemptView]) -> std::fmt::Result {
+    out.push_str("<h2>Attempts</h2>\n<table><thead><tr><th class=\"num\">#</th><th>status</th><th>started</th><th>error</th><th>files</th></tr></thead><tbody>\n");
+    for a in attempts {
+        write!(
+            out,
+            "<tr><td class=\"num\">{}</td><td><span class=\"badge s-{}\">{}</span></td><td>{}</td><td class=\"reason\">{}</td><td>",
+            a.attempt,
+            e(&a.status),
+            e(&a.status),
+            e(&a.started),
+            e(a.error.as_deref().unwrap_or(""))
+        )?;
+        match &a.files {
+            Some(files) => write!(out, "<a href=\"{}\">{}</a>", e(files), e(files))?,
+            None => out.push_str("this page"),
+        }
+        out.push_str("</td></tr>");
+    }
+    out.push_str("\n</tbody></table>\n");
+    Ok(())
+}
+
+fn write_step(out: &mut String, s: &StepView) -> std::fmt::Result {
+    write!(
+        out,
+        "<section class=\"step\" id=\"step-{}\">\n  <h3>Step {} · {} · {}",
+        s.n,
+        s.n,
+        e(&s.agent),
+        e(&s.status)
+    )?;
+    if let Some(subtask) = s.subtask.as_deref().filter(|x| !x.is_empty()) {
+        write!(out, " · {}", e(subtask))?;
+    }
+    writeln!(
+        out,
+        " <span class=\"muted\">({})</span></h3>",
+        e(&s.duration)
+    )?;
+    let mut labelled = |label: &str, text: &Option<String>| -> std::fmt::Result {
+        match text.as_deref().filter(|x| !x.is_empty()) {
+            Some(text) => writeln!(
+                out,
+                "  <div class=\"wrap\"><span class=\"muted\">{label}</span> {}</div>",
+                e(text)
+            ),
+            None => Ok(()),
+        }
+    };
+    labelled("thought", &s.thought)?;
+    labelled("observation", &s.observation)?;
+    for a in &s.actions {
+        write!(
+            out,
+            "  <div><code>{}</code> <span class=\"badge s-{}\">{}</span>",
+            e(&a.call),
+            e(a.badge),
+            e(&a.status)
+        )?;
+        if let Some(code) = a.exit_code {
+            write!(out, " <span class=\"muted\">exit {code}</span>")?;
+        }
+        writeln!(
+            out,
+            " <span class=\"muted\">{}</span></div>",
+            e(&a.duration)
+        )?;
+        if let Some(d) = a.divergence.as_deref().filter(|x| !x.is_empty()) {
+            writeln!(
+                out,
+                "  <div class=\"reason\"><b>diverged:</b> {}</div>",
+                e(d)
+            )?;
+        }
+        if let Some(err) = a.error.as_deref().filter(|x| !x.is_empty()) {
+            writeln!(out, "  <pre>{}</pre>", e(err))?;
+        }
+        if !a.output.is_empty() {
+            writeln!(out, "  <pre>{}</pre>", e(&a.output))?;
+        }
+    }
+    if let Some(c) = s.comment.as_deref().filter(|x| !x.is_empty()) {
+        writeln!(
+            out,
+            "  <div><span class=\"muted\">comment</span> {}</div>",
+            e(c)
+        )?;
+    }
+    if let Some(err) = s.error.as_deref().filter(|x| !x.is_empty()) {
+        writeln!(out, "  <pre>{}</pre>", e(err))?;
+    }
+    if !s.shots.is_empty() {
+        out.push_str("  <div class=\"shots\">");
+        for (caption, file) in &s.shots {
+            write!(
+                out,
+                "<figure><a href=\"{0}\" target=\"_blank\"><img src=\"{0}\" alt=\"{1} screenshot of step {2}\" loading=\"lazy\"></a><figcaption>{1} (click to enlarge)</figcaption></figure>",
+                e(file),
+                e(caption),
+                s.n
+            )?;
+        }
+        out.push_str("</div>\n");
+    }
+    out.push_str("</section>\n");
+    Ok(())
+}
+
+/// Shown in the run page's panel: Esc and "the run" close the panel instead.
+const PANEL_SCRIPT: &str = r#"<script>
+// Shown in the run page's panel: Esc and "the run" close the panel instead.
+if (window.parent !== window) {
+  var close = function (e) { e.preventDefault(); window.parent.postMessage("ufo-batch:close", "*"); };
+  document.getElementById("to-run").addEventListener("click", close);
+  document.addEventListener("keydown", function (e) { if (e.key === "Escape") close(e); });
+}
+</script>
+"#;
+
+fn evaluation_view(ev: &Evaluation) -> EvaluationView {
     EvaluationView {
-        complete: name_of(&e.complete),
-        badge: match e.complete {
+        complete: name_of(&ev.complete),
+        badge: match ev.complete {
             Complete::Yes => "passed",
             Complete::No => "failed",
             Complete::Unsure => "cancelled",
         },
-        evaluator: name_of(&e.evaluator),
-        reason: e.reason.clone(),
-        sub_scores: e
+        evaluator: name_of(&ev.evaluator),
+        reason: ev.reason.clone(),
+        sub_scores: ev
             .sub_scores
             .iter()
-            .filter_map(|s| serde_json::to_value(s).ok())
+            .map(|s| SubScoreView {
+                name: s.name.clone(),
+                evaluation: name_of(&s.evaluation),
+                detail: s.detail.clone(),
+            })
             .collect(),
     }
 }

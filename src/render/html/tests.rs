@@ -173,3 +173,51 @@ fn a_large_run_has_its_first_rows_as_html_and_every_task_as_data() {
     assert_eq!(rows[0][1], "failed");
     assert_eq!(rows.last().unwrap()[0], format!("g/t{:05}", HTML_ROWS + 19));
 }
+
+/// The evaluation, the attempts and a task file's problems: each shown, each text in
+/// them escaped, the title too.
+#[test]
+fn a_task_page_shows_its_evaluation_attempts_and_problems_escaped() {
+    use crate::record::{AttemptRecord, AttemptStatus, Complete, Evaluation, SubScore};
+    use crate::units::Timestamp;
+    let mut r = record("a/t", TaskStatus::Failed, Some("no <good>"));
+    let attempt = |n, error: &str| AttemptRecord {
+        attempt: n,
+        started: Timestamp::now(),
+        finished: None,
+        status: AttemptStatus::Error,
+        error: Some(error.to_string()),
+        device: None,
+    };
+    r.attempts = vec![attempt(1, "<flaky>"), attempt(2, "again")];
+    let evaluation: Evaluation = serde_json::from_value(json!({
+        "reason": "the file <differs>", "complete": "no", "evaluator": "checks",
+        "sub_scores": [{"name": "file_equals <out>", "evaluation": "no", "detail": "line 2 <x>"}]
+    }))
+    .unwrap();
+    assert_eq!(evaluation.sub_scores.len(), 1);
+    let _: &SubScore = &evaluation.sub_scores[0];
+    assert_eq!(evaluation.complete, Complete::No);
+    let problems = [crate::task::Problem::new(
+        std::path::Path::new("t.json"),
+        "bad <key>",
+    )];
+    let page = task_html(&r, &[], Some(&evaluation), &problems).unwrap();
+    for shown in [
+        "<title>a&#x2f;t: failed</title>",
+        "<h2>Evaluation</h2>",
+        r#"<span class="badge s-failed">no</span> by checks: the file &lt;differs&gt;"#,
+        "<td>file_equals &lt;out&gt;</td><td>no</td><td class=\"reason\">line 2 &lt;x&gt;</td>",
+        "<h2>Attempts</h2>",
+        "<td class=\"reason\">&lt;flaky&gt;</td><td><a href=\"attempts&#x2f;1&#x2f;\">",
+        "<td class=\"reason\">again</td><td>this page</td>",
+        "<h2>Problems of the task file</h2>",
+        "bad &lt;key&gt;",
+        "<dt>reason</dt><dd class=\"reason\">no &lt;good&gt;</dd>",
+        "<p class=\"muted\">No step was taken.</p>",
+        "</body>",
+    ] {
+        assert!(page.contains(shown), "{shown} in\n{page}");
+    }
+    assert!(!page.contains("ufo-batch-hole"), "{page}");
+}
