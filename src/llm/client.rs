@@ -74,10 +74,16 @@ impl LlmClient {
         key: Option<ApiKey>,
         spend: Arc<Spend>,
     ) -> Result<Self, String> {
-        let http = reqwest::Client::builder()
+        let mut http = reqwest::Client::builder()
             .timeout(config.timeout)
             .connect_timeout(config.timeout.min(Duration::from_secs(15)))
-            .user_agent(concat!("ufo-batch/", env!("CARGO_PKG_VERSION")))
+            .user_agent(concat!("ufo-batch/", env!("CARGO_PKG_VERSION")));
+        if config.base_url.starts_with("http://") {
+            // A server spoken to without TLS (a local model, a mock): the system's
+            // certificates are not loaded (tens of milliseconds at every start).
+            http = http.tls_certs_only([]);
+        }
+        let http = http
             .build()
             .map_err(|e| format!("cannot build the HTTP client: {e}"))?;
         let limiter = Limiter::new(
