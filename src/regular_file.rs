@@ -81,6 +81,23 @@ pub(crate) fn read_text(path: &Path, limit: u64) -> Result<String, FileAccessErr
         .map_err(|e| FileAccessError::Io(std::io::Error::new(std::io::ErrorKind::InvalidData, e)))
 }
 
+/// The text of `file`, already open (without blocking, as [`read_text`] opens it),
+/// refused as [`read_text`] refuses a file.
+pub(crate) fn read_opened_text(file: File, limit: u64) -> Result<String, FileAccessError> {
+    let meta = file.metadata()?;
+    check_kind(&meta)?;
+    if meta.len() > limit {
+        return Err(FileAccessError::TooLarge {
+            size: meta.len(),
+            limit,
+        });
+    }
+    let mut bytes = Vec::with_capacity(meta.len() as usize);
+    file.take(limit).read_to_end(&mut bytes)?;
+    String::from_utf8(bytes)
+        .map_err(|e| FileAccessError::Io(std::io::Error::new(std::io::ErrorKind::InvalidData, e)))
+}
+
 /// Writes `content` to the regular file at `path` (created if missing), replacing or
 /// appending. An existing path that is not a regular file is refused untouched.
 pub(crate) fn write_regular(

@@ -40,7 +40,70 @@ pub(crate) fn is_run_dir(dir: &Path) -> bool {
 /// The stored record of a task, if it has a readable one.
 pub(crate) fn previous_record(layout: &RunLayout, id: &TaskId) -> Option<TaskRecord> {
     let text = read_text(&layout.task(id).status(), STORED_FILE_LIMIT).ok()?;
-    match serde_json::from_str::<TaskRecord>(&text) {
+    parse_record(&text, id)
+}
+
+/// A task's stored record read with no link followed on the way from the run dir to
+/// it: what is found (`None`: no readable record), or `Err(())` when a link is on the
+/// way or this system cannot tell in one step (then [`RunLayout::unlink_task_path`]
+/// and [`previous_record`] decide, a step at a time).
+pub(crate) fn record_beneath(root: &RunRoot, id: &TaskId) -> Result<Option<TaskRecord>, ()> {
+    #[cfg(target_os = "linux")]
+    {
+        let path =
+            std::ffi::CString::new(format!("{}/{STATUS_JSON}", id.as_str())).map_err(|_| ())?;
+        // SAFETY: open_how is plain data; zero is "no flags" for each of its fields.
+        let mut how: libc::open_how = unsafe { std::mem::zeroed() };
+        how.flags = (libc::O_RDONLY | libc::O_NONBLOCK | libc::O_NOCTTY | libc::O_CLOEXEC) as u64;
+        how.resolve = libc::RESOLVE_NO_SYMLINKS | libc::RESOLVE_BENEATH;
+        // SAFETY: openat2 reads the path and `how`, both alive for the call; the
+        // descriptor it returns is owned below and nowhere else.
+        let fd = unsafe {
+            libc::syscall(
+                libc::SYS_openat2,
+                std::os::fd::AsRawFd::as_raw_fd(&root.0),
+                path.as_ptr(),
+                &how as *const libc::open_how,
+                std::mem::size_of::<libc::open_how>(),
+            )
+        };
+        if fd < 0 {
+            return match std::io::Error::last_os_error().raw_os_error() {
+                // No folder, or no record in it.
+                Some(libc::ENOENT | libc::ENOTDIR) => Ok(None),
+                // A link on the way (ELOOP, EXDEV), an older kernel (ENOSYS), a
+                // filter (EPERM): decided a step at a time.
+                _ => Err(()),
+            };
+        }
+        // SAFETY: a descriptor just returned by openat2, owned by nothing else.
+        let file = unsafe { <std::fs::File as std::os::fd::FromRawFd>::from_raw_fd(fd as i32) };
+        Ok(
+            crate::regular_file::read_opened_text(file, STORED_FILE_LIMIT)
+                .ok()
+                .and_then(|text| parse_record(&text, id)),
+        )
+    }
+    #[cfg(not(target_os = "linux"))]
+    {
+        let _ = (root, id);
+        Err(())
+    }
+}
+
+/// A run dir held open, for [`record_beneath`] to read below it.
+pub(crate) struct RunRoot(#[cfg_attr(not(target_os = "linux"), allow(dead_code))] std::fs::File);
+
+impl RunRoot {
+    /// The run dir of `layout`, opened; `None` when it cannot be.
+    pub(crate) fn open(layout: &RunLayout) -> Option<Self> {
+        std::fs::File::open(layout.root()).ok().map(Self)
+    }
+}
+
+/// The record in `text` when it is `id`'s.
+fn parse_record(text: &str, id: &TaskId) -> Option<TaskRecord> {
+    match serde_json::from_str::<TaskRecord>(text) {
         Ok(record) if &record.id == id => Some(record),
         Ok(_) => None,
         Err(e) => {
@@ -157,4 +220,46 @@ fn result_files(run_dir: &Path) -> impl Iterator<Item = walkdir::Result<walkdir:
             let task_subfolder = in_task_dir && TASK_SUBFOLDERS.contains(&name.as_ref());
             !(task_subfolder || nested_run)
         })
+}
+
+#[cfg(all(test, target_os = "linux"))]
+mod tests {
+    use super::*;
+
+    /// A record is read in one step where nothing on the way is a link; a link on the
+    /// way, a missing folder and a FIFO in the record's place are each told apart.
+    #[test]
+    fn a_record_is_read_beneath_the_run_dir_and_a_link_on_the_way_is_told() {
+        let dir = tempfile::tempdir().unwrap();
+        let layout = RunLayout::new(dir.path());
+        let id = |s| TaskId::parse(s).unwrap();
+        let record = crate::testutil::record("g/kept");
+        let folder = layout.task(&id("g/kept"));
+        std::fs::create_dir_all(folder.path()).unwrap();
+        std::fs::write(folder.status(), serde_json::to_vec(&record).unwrap()).unwrap();
+        let outside = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(outside.path().join("t")).unwrap();
+        std::fs::write(
+            outside.path().join("t").join(STATUS_JSON),
+            serde_json::to_vec(&crate::testutil::record("l/t")).unwrap(),
+        )
+        .unwrap();
+        std::os::unix::fs::symlink(outside.path(), dir.path().join("l")).unwrap();
+        let fifo = layout.task(&id("g/fifo"));
+        std::fs::create_dir_all(fifo.path()).unwrap();
+        let path =
+            std::ffi::CString::new(fifo.status().into_os_string().into_encoded_bytes()).unwrap();
+        // SAFETY: a valid path for the call.
+        assert_eq!(unsafe { libc::mkfifo(path.as_ptr(), 0o600) }, 0);
+
+        let root = RunRoot::open(&layout).unwrap();
+        let read = record_beneath(&root, &id("g/kept")).unwrap().unwrap();
+        assert_eq!(read.id, record.id);
+        assert!(matches!(record_beneath(&root, &id("g/none")), Ok(None)));
+        assert!(matches!(record_beneath(&root, &id("g/fifo")), Ok(None)));
+        assert!(
+            record_beneath(&root, &id("l/t")).is_err(),
+            "a link on the way"
+        );
+    }
 }

@@ -11,7 +11,7 @@ use serde::Serialize;
 
 use super::layout::RunLayout;
 use super::lock::RunLock;
-use super::records::{previous_record, read_run_json};
+use super::records::{RunRoot, previous_record, read_run_json, record_beneath};
 use crate::record::ShapeName;
 use crate::record::{EncodedRows, Inputs, TaskRecord, TaskRow, TaskStatus};
 use crate::task::Identified;
@@ -125,6 +125,7 @@ pub(crate) fn plan_resume<T: Resumable>(
     }
     let mut work = Vec::new();
     let mut tasks = tasks.into_iter();
+    let root = RunRoot::open(layout);
     // A chunk at a time, so that what is kept is encoded (and the rest of its task let
     // go) before the next chunk's records are read: a resumed run never holds a whole
     // record, nor a decision, for every task.
@@ -135,9 +136,16 @@ pub(crate) fn plan_resume<T: Resumable>(
         }
         // Reading each stored record is independent of the others.
         let decided = crate::parallel::map_owned(chunk, |task| {
-            let decision = match unlink(layout, task.id()) {
-                Some(decision) => decision,
-                None => decide(&task.inputs(), previous_record(layout, task.id()), mode),
+            // In one step where the system can check that no link is on the way.
+            let beneath = root
+                .as_ref()
+                .map_or(Err(()), |root| record_beneath(root, task.id()));
+            let decision = match beneath {
+                Ok(previous) => decide(&task.inputs(), previous, mode),
+                Err(()) => match unlink(layout, task.id()) {
+                    Some(decision) => decision,
+                    None => decide(&task.inputs(), previous_record(layout, task.id()), mode),
+                },
             };
             (task, decision)
         });
