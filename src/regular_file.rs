@@ -83,6 +83,7 @@ pub(crate) fn read_text(path: &Path, limit: u64) -> Result<String, FileAccessErr
 
 /// The text of `file`, already open (without blocking, as [`read_text`] opens it),
 /// refused as [`read_text`] refuses a file.
+#[cfg(target_os = "linux")]
 pub(crate) fn read_opened_text(file: File, limit: u64) -> Result<String, FileAccessError> {
     let meta = file.metadata()?;
     check_kind(&meta)?;
