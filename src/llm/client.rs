@@ -67,6 +67,14 @@ struct Failure {
     unreachable: Option<String>,
 }
 
+/// True when the environment names a proxy for plain HTTP requests (reqwest honours
+/// it; the proxy itself may be spoken to over TLS).
+fn proxied() -> bool {
+    ["HTTP_PROXY", "http_proxy", "ALL_PROXY", "all_proxy"]
+        .iter()
+        .any(|name| std::env::var_os(name).is_some_and(|v| !v.is_empty()))
+}
+
 impl LlmClient {
     /// A client for `config`, authenticating with `key` when there is one.
     pub(crate) fn new(
@@ -78,10 +86,24 @@ impl LlmClient {
             .timeout(config.timeout)
             .connect_timeout(config.timeout.min(Duration::from_secs(15)))
             .user_agent(concat!("ufo-batch/", env!("CARGO_PKG_VERSION")));
-        if config.base_url.starts_with("http://") {
-            // A server spoken to without TLS (a local model, a mock): the system's
-            // certificates are not loaded (tens of milliseconds at every start).
-            http = http.tls_certs_only([]);
+        if config.base_url.starts_with("http://") && !proxied() {
+            // A server spoken to without TLS (a local model, a mock), directly: the
+            // system's certificates are not loaded (tens of milliseconds at every
+            // start). A redirect to https is then refused in words.
+            http = http
+                .tls_certs_only([])
+                .redirect(reqwest::redirect::Policy::custom(|attempt| {
+                    if attempt.url().scheme() == "https" {
+                        let to = crate::text::without_userinfo(attempt.url().as_str());
+                        attempt.error(format!(
+                            "the server redirects to {to}: give that address as the base URL"
+                        ))
+                    } else if attempt.previous().len() >= 10 {
+                        attempt.error("more than 10 redirects")
+                    } else {
+                        attempt.follow()
+                    }
+                }));
         }
         let http = http
             .build()

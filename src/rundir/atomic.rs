@@ -57,29 +57,22 @@ pub(crate) fn write_unsynced(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     stage(path, bytes)?.commit()
 }
 
-/// Writes `bytes` over `path` in place (made, or cut to nothing first), neither
-/// atomically nor durably: for a file of a task that is not final yet (its final
-/// status is put in place only once every file before it is on disk, and a crash
-/// before that runs the task again, over whatever was half written). A link in its
-/// place is replaced, never followed.
-pub(crate) fn write_in_place(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::OpenOptionsExt;
-        let opened = std::fs::OpenOptions::new()
-            .write(true)
-            .create(true)
-            .truncate(true)
-            .custom_flags(libc::O_NOFOLLOW)
-            .open(path);
-        match opened {
-            Ok(mut file) => return file.write_all(&scrub_bytes(bytes)),
-            Err(e) if e.raw_os_error() != Some(libc::ELOOP) => return Err(e),
-            // A link: replaced by the file.
-            Err(_) => {}
-        }
+/// Writes `bytes` to `path` as a new file, neither atomically nor durably, when nothing
+/// is there yet (a task's first attempt): for a file of a task that is not final yet
+/// (its final status is put in place only once every file before it is on disk, and a
+/// crash before that runs the task again). Anything already at `path` (an earlier
+/// result's page, a link, a hard link to a copy kept elsewhere, a FIFO, a read-only
+/// file) is replaced atomically instead, never written through.
+pub(crate) fn write_new_or_replace(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    let created = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(path);
+    match created {
+        Ok(mut file) => file.write_all(&scrub_bytes(bytes)),
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => write_unsynced(path, bytes),
+        Err(e) => Err(e),
     }
-    write_unsynced(path, bytes)
 }
 
 /// `bytes` written to a temporary file beside `path`, not yet in its place; removed if
@@ -222,24 +215,28 @@ mod tests {
         );
     }
 
-    /// A page written in place replaces what was there, shorter or longer, and a link
-    /// in its place is replaced, not written through.
+    /// A new page is written as it is; whatever is already there (a page, a link, a
+    /// hard link, a read-only file) is replaced, never written through.
     #[cfg(unix)]
     #[test]
-    fn a_file_written_in_place_replaces_a_link_instead_of_following_it() {
+    fn a_new_file_is_written_and_anything_there_is_replaced_not_written_through() {
         let dir = tempfile::tempdir().unwrap();
         let page = dir.path().join("task.html");
-        write_in_place(&page, b"a longer first version").unwrap();
-        write_in_place(&page, b"second").unwrap();
+        write_new_or_replace(&page, b"a longer first version").unwrap();
+        write_new_or_replace(&page, b"second").unwrap();
         assert_eq!(std::fs::read_to_string(&page).unwrap(), "second");
         let elsewhere = dir.path().join("elsewhere");
         std::fs::write(&elsewhere, "kept").unwrap();
         let linked = dir.path().join("output.md");
         std::os::unix::fs::symlink(&elsewhere, &linked).unwrap();
-        write_in_place(&linked, b"page").unwrap();
-        assert_eq!(std::fs::read_to_string(&elsewhere).unwrap(), "kept");
+        write_new_or_replace(&linked, b"page").unwrap();
         assert!(!std::fs::symlink_metadata(&linked).unwrap().is_symlink());
         assert_eq!(std::fs::read_to_string(&linked).unwrap(), "page");
+        let hard = dir.path().join("plan.json");
+        std::fs::hard_link(&elsewhere, &hard).unwrap();
+        write_new_or_replace(&hard, b"plan").unwrap();
+        assert_eq!(std::fs::read_to_string(&hard).unwrap(), "plan");
+        assert_eq!(std::fs::read_to_string(&elsewhere).unwrap(), "kept");
     }
 
     #[test]

@@ -11,8 +11,8 @@
 //! cut loses nothing (the task was not final and runs again).
 
 use super::atomic::{
-    append_lines, is_stale_temp, json_bytes, remove_stale_temp, stage, write_in_place, write_json,
-    write_unsynced,
+    append_lines, is_stale_temp, json_bytes, remove_stale_temp, stage, write_json,
+    write_new_or_replace, write_unsynced,
 };
 use super::durable::Pending;
 use super::error::{FileError, FileErrors};
@@ -178,11 +178,11 @@ impl TaskFiles {
         }
         // The status on disk is not this result's until the one staged below is
         // committed, once every file here is on disk; a crash before then leaves the
-        // task to be run (or, for a task file that cannot run, written) again, over
-        // whatever was half written: they are written in place.
+        // task to be run (or, for a task file that cannot run, written) again: a file
+        // new to the folder is written as it is, one already there replaced.
         let mut unsynced = |name: &str, bytes: std::io::Result<Vec<u8>>| {
             let path = self.0.file(name);
-            let result = bytes.and_then(|bytes| write_in_place(&path, &bytes));
+            let result = bytes.and_then(|bytes| write_new_or_replace(&path, &bytes));
             errors.keep(result.map_err(|e| FileError::write(&path, e)));
             written.push(path);
         };
@@ -192,7 +192,7 @@ impl TaskFiles {
         if let Some(plan) = f.plan {
             unsynced(PLAN_JSON, json_bytes(plan));
         }
-        errors.keep(self.write_pages(f.pages, write_in_place));
+        errors.keep(self.write_pages(f.pages, write_new_or_replace));
         let path = self.0.status();
         let staged = json_bytes(f.record)
             .and_then(|bytes| stage(&path, &bytes))

@@ -1,10 +1,12 @@
 //! The keys of a task file that mean nothing to ufo-batch (each a warning): at the top,
-//! and in each item of `actions` and `setup`. Found in one pass over the text, skipping
-//! every value, or from the file already read as a tree when it has problems.
+//! and in each item of `actions` and `setup`. Found in one pass over the text that
+//! checks every value as reading the file as a tree would (numbers in range, escapes,
+//! nesting depth) without building it, or from the file already read as a tree when it
+//! has problems.
 
 use std::fmt;
 
-use serde::de::{Deserialize, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
+use serde::de::{Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};
 use serde_json::{Map, Value};
 
 use super::raw::{ACTION_KEYS, KNOWN_KEYS};
@@ -92,7 +94,7 @@ impl<'de> Visitor<'de> for TopKeys {
                 Some(list) => keys.items[list] = map.next_value::<ItemKeys>()?.0,
                 None => {
                     keys.top_key(&key);
-                    map.next_value::<IgnoredAny>()?;
+                    map.next_value::<Checked>()?;
                 }
             }
         }
@@ -135,6 +137,60 @@ impl<'de> Visitor<'de> for ItemKeysVisitor {
     }
 }
 
+/// Any JSON value, gone through whole and checked as a tree of it would be (a number
+/// out of range, a lone surrogate escape or nesting too deep is an error), but not kept.
+struct Checked;
+
+impl<'de> Deserialize<'de> for Checked {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        deserializer.deserialize_any(CheckedVisitor)
+    }
+}
+
+struct CheckedVisitor;
+
+impl<'de> Visitor<'de> for CheckedVisitor {
+    type Value = Checked;
+
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("any JSON value")
+    }
+
+    fn visit_bool<E>(self, _: bool) -> Result<Checked, E> {
+        Ok(Checked)
+    }
+
+    fn visit_i64<E>(self, _: i64) -> Result<Checked, E> {
+        Ok(Checked)
+    }
+
+    fn visit_u64<E>(self, _: u64) -> Result<Checked, E> {
+        Ok(Checked)
+    }
+
+    fn visit_f64<E>(self, _: f64) -> Result<Checked, E> {
+        Ok(Checked)
+    }
+
+    fn visit_str<E>(self, _: &str) -> Result<Checked, E> {
+        Ok(Checked)
+    }
+
+    fn visit_unit<E>(self) -> Result<Checked, E> {
+        Ok(Checked)
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Checked, A::Error> {
+        while seq.next_element::<Checked>()?.is_some() {}
+        Ok(Checked)
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Checked, A::Error> {
+        while map.next_entry::<Checked, Checked>()?.is_some() {}
+        Ok(Checked)
+    }
+}
+
 /// An action's keys.
 struct ActionKeys(Vec<String>);
 
@@ -156,7 +212,7 @@ impl<'de> Visitor<'de> for ActionKeysVisitor {
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<ActionKeys, A::Error> {
         let mut keys = Vec::new();
         while let Some(key) = map.next_key::<String>()? {
-            map.next_value::<IgnoredAny>()?;
+            map.next_value::<Checked>()?;
             keys.push(key);
         }
         Ok(ActionKeys(keys))
@@ -187,6 +243,26 @@ mod tests {
                 "unknown key `setup[0].zzz` ignored",
             ]
         );
+    }
+
+    /// What a tree refuses, the pass refuses, wherever it is: a number out of range, a
+    /// lone surrogate, nesting deeper than the parser allows.
+    #[test]
+    fn the_pass_refuses_every_value_a_tree_refuses() {
+        let deep = format!("{}{}", "[".repeat(200), "]".repeat(200));
+        for value in ["1e999", r#""\ud800""#, deep.as_str()] {
+            for text in [
+                format!(r#"{{"request": "r", "note": {value}}}"#),
+                format!(r#"{{"actions": [{{"action": "x", "n": {value}}}]}}"#),
+                format!(r#"{{"actions": [{{"action": "x", "parameters": {{"n": {value}}}}}]}}"#),
+            ] {
+                assert!(serde_json::from_str::<Value>(&text).is_err(), "{text}");
+                assert!(
+                    serde_json::from_str::<UnknownKeys>(&text).is_err(),
+                    "{text}"
+                );
+            }
+        }
     }
 
     #[test]
