@@ -12,7 +12,7 @@ use serde_json::{Value, json};
 use super::FinishedError;
 use super::missing::{Ended, answered, mark_interrupted, missing};
 use crate::record::{TaskRecord, TaskRow};
-use crate::render::{Totals, task_pages, totals, write_summaries};
+use crate::render::{Overview, Totals, task_pages, write_summaries};
 use crate::rundir::layout::STATUS_JSON;
 use crate::rundir::{
     FileError, RunLayout, TaskFiles, load_batch, read_run_json, read_selection, write_json,
@@ -155,7 +155,8 @@ pub(crate) fn merge(out: &Path, inputs: &[PathBuf]) -> Result<MergeReport, Finis
     }
     let rows: Vec<TaskRow> = merged.values().map(|(r, _)| TaskRow::of(r)).collect();
     let name = layout.name();
-    let totals = totals(&rows);
+    let overview = Overview::of(&rows);
+    let totals = overview.totals.clone();
     let (started, settings) = shared_settings(&runs, &name, out);
     let run = json!({
         "tool": "ufo-batch",
@@ -173,7 +174,7 @@ pub(crate) fn merge(out: &Path, inputs: &[PathBuf]) -> Result<MergeReport, Finis
         "duplicates": report.duplicates.iter().map(|(id, _, _)| id).collect::<Vec<_>>(),
         "totals": totals,
     });
-    write_summaries(&layout, &name, Some(&run), &rows)?;
+    write_summaries(&layout, &name, Some(&run), &rows, &overview)?;
     let path = layout.run_json();
     write_json(&path, &run).map_err(|e| FileError::write(&path, e))?;
     let selection: Vec<&TaskId> = merged.keys().collect();

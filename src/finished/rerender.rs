@@ -11,7 +11,7 @@ use super::missing::{Batch, Ended, whole_batch};
 use crate::record::ShapeName;
 use crate::record::{Evaluation, StepRecord, TaskRow};
 use crate::regular_file::{FileAccessError, read_text};
-use crate::render::{Totals, task_pages, totals, write_summaries};
+use crate::render::{Overview, Totals, task_pages, write_summaries};
 use crate::rundir::layout::{EVALUATION_LOG, RESPONSE_LOG};
 use crate::rundir::{
     FileError, RunDirError, RunLayout, RunLock, STORED_FILE_LIMIT, StoredTask, TaskFiles,
@@ -92,8 +92,9 @@ pub(crate) fn rerender(run_dir: &Path) -> Result<Rerendered, FinishedError> {
     let name = run["name"]
         .as_str()
         .map_or_else(|| layout.name(), str::to_string);
-    write_summaries(&layout, &name, Some(&run), &rows)?;
-    let totals = totals(&rows);
+    let overview = Overview::of(&rows);
+    write_summaries(&layout, &name, Some(&run), &rows, &overview)?;
+    let totals = overview.totals;
     run["totals"] = serde_json::to_value(&totals).unwrap_or_default();
     run["reported"] = serde_json::to_value(Timestamp::now()).unwrap_or_default();
     let path = layout.run_json();

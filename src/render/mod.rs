@@ -9,6 +9,7 @@ mod comparison;
 mod html;
 mod junit;
 mod log_line;
+mod overview;
 mod repeats;
 mod report_md;
 mod run_files;
@@ -23,6 +24,7 @@ pub(crate) use html::{compare_html, url_path};
 pub(crate) use log_line::log_line;
 pub(crate) use task_pages::{TaskPages, task_pages};
 
+pub(crate) use overview::Overview;
 pub(crate) use run_files::write_summaries;
-pub(crate) use summary::{Totals, tasks_status, totals};
+pub(crate) use summary::{Totals, tasks_status};
 pub(crate) use validation::{Checked, validation_report};

@@ -4,8 +4,8 @@
 
 use std::io::{self, Write};
 
-use super::repeats::{has_repeats, rates, repeat_totals};
-use super::summary::totals;
+use super::overview::Overview;
+use super::repeats::repeat_totals;
 use crate::record::{RowSource, TaskStatus};
 use crate::rundir::layout::OUTPUT_MD;
 
@@ -17,8 +17,9 @@ pub(crate) fn write_report_md(
     md: &mut dyn Write,
     name: &str,
     records: &dyn RowSource,
+    overview: &Overview,
 ) -> io::Result<()> {
-    let t = totals(records.rows());
+    let t = &overview.totals;
     write!(md, "# ufo-batch: {name}\n\n")?;
     let pct = t.pass_rate * 100.0;
     write!(md, "**{} of {} passed ({pct:.1}%)**", t.passed, t.total)?;
@@ -79,9 +80,8 @@ pub(crate) fn write_report_md(
         md.write_all(b"\n")?;
     }
 
-    if has_repeats(records.rows()) {
-        let rates = rates(records.rows());
-        let rt = repeat_totals(&rates);
+    if let Some(rates) = &overview.rates {
+        let rt = repeat_totals(rates);
         writeln!(
             md,
             "## Repeats\n\npass@1 {:.1}% · pass@k {:.1}% · pass^k {:.1}% · {} flaky\n\n| task | passed | pass rate | flaky |\n|---|---:|---:|---|",
@@ -90,7 +90,7 @@ pub(crate) fn write_report_md(
             rt.pass_all_k * 100.0,
             rt.flaky.len()
         )?;
-        for r in &rates {
+        for r in rates {
             let flaky = if r.flaky { "⚠️ flaky" } else { "" };
             writeln!(
                 md,

@@ -5,6 +5,7 @@
 
 use std::io::Write;
 
+use super::overview::Overview;
 use super::{html, junit, report_md, summary};
 use crate::record::RowSource;
 use crate::rundir::layout::{
@@ -13,17 +14,24 @@ use crate::rundir::layout::{
 use crate::rundir::{FileError, FileErrors, RunLayout, write_atomic_with, write_json};
 
 /// Writes every run-level file derived from the records of a run named `name` (and its
-/// `run.json`, which the page's header shows). The files are made side by side, each
-/// from its own passes over the records.
+/// `run.json`, which the page's header shows), whose overview is `overview`. The files
+/// are made side by side, each from its own passes over the records.
 pub(crate) fn write_summaries(
     layout: &RunLayout,
     name: &str,
     run: Option<&serde_json::Value>,
     records: &dyn RowSource,
+    overview: &Overview,
 ) -> Result<(), FileErrors> {
     let streamed = |file, fill| streamed(layout, file, fill);
     let jobs: Vec<Job<'_>> = vec![
-        Box::new(|| json(layout, SUMMARY_JSON, &summary::summary_json(records))),
+        Box::new(|| {
+            json(
+                layout,
+                SUMMARY_JSON,
+                &summary::summary_json(records, overview),
+            )
+        }),
         streamed(
             SUMMARY_CSV,
             Box::new(|out: &mut dyn Write| {
@@ -33,11 +41,15 @@ pub(crate) fn write_summaries(
         Box::new(|| json(layout, TASKS_STATUS_JSON, &summary::tasks_status(records))),
         streamed(
             REPORT_MD,
-            Box::new(|out: &mut dyn Write| report_md::write_report_md(out, name, records)),
+            Box::new(|out: &mut dyn Write| {
+                report_md::write_report_md(out, name, records, overview)
+            }),
         ),
         streamed(
             REPORT_HTML,
-            Box::new(|out: &mut dyn Write| html::write_report_html(out, name, run, records)),
+            Box::new(|out: &mut dyn Write| {
+                html::write_report_html(out, name, run, records, overview)
+            }),
         ),
         streamed(
             JUNIT_XML,
@@ -153,7 +165,7 @@ mod tests {
         let run = serde_json::json!({"name": "n", "started": "2026-01-01T00:00:00Z"});
         let dir = tempfile::tempdir().unwrap();
         let layout = RunLayout::new(dir.path());
-        write_summaries(&layout, "n", Some(&run), &rows).unwrap();
+        write_summaries(&layout, "n", Some(&run), &rows, &Overview::of(&rows)).unwrap();
         let read = |file| std::fs::read_to_string(layout.file(file)).unwrap();
         for file in [
             SUMMARY_JSON,

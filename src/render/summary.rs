@@ -145,16 +145,16 @@ pub(crate) fn totals(records: impl IntoIterator<Item = impl Borrow<TaskRow>>) ->
 }
 
 /// `summary.json`: totals, then one row per task.
-pub(crate) fn summary_json(records: &dyn RowSource) -> SummaryJson<'_> {
-    let repeats = super::repeats::has_repeats(records.rows()).then(|| {
-        let tasks = super::repeats::rates(records.rows());
-        Repeats {
-            totals: super::repeats::repeat_totals(&tasks),
-            tasks,
-        }
+pub(crate) fn summary_json<'a>(
+    records: &'a dyn RowSource,
+    overview: &'a super::overview::Overview,
+) -> SummaryJson<'a> {
+    let repeats = overview.rates.as_deref().map(|tasks| Repeats {
+        totals: super::repeats::repeat_totals(tasks),
+        tasks,
     });
     SummaryJson {
-        totals: totals(records.rows()),
+        totals: overview.totals.clone(),
         tasks: Rows(records),
         repeats,
     }
@@ -168,7 +168,7 @@ pub(crate) struct SummaryJson<'a> {
     totals: Totals,
     tasks: Rows<'a>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    repeats: Option<Repeats>,
+    repeats: Option<Repeats<'a>>,
 }
 
 /// The `tasks` of `summary.json`: a row per record, made while serializing.
@@ -182,9 +182,9 @@ impl Serialize for Rows<'_> {
 
 /// The `repeats` of `summary.json`, for `--repeat` runs.
 #[derive(Serialize)]
-struct Repeats {
+struct Repeats<'a> {
     totals: super::repeats::RepeatTotals,
-    tasks: Vec<super::repeats::TaskRate>,
+    tasks: &'a [super::repeats::TaskRate],
 }
 
 /// Writes `summary.csv` to `out`, a row at a time (with a header even when there are no

@@ -11,8 +11,8 @@ use serde_json::{Value, json};
 use super::lanes::Lanes;
 use super::rows::Rows;
 use crate::event::{Event, Level, LogLine, RunFinished, RunStarted, TaskFinished};
-use crate::record::{RowSource, TaskRow};
-use crate::render::{log_line, task_pages, tasks_status, totals, write_summaries};
+use crate::record::TaskRow;
+use crate::render::{Overview, Totals, log_line, task_pages, tasks_status, write_summaries};
 use crate::rundir::layout::RUN_FILES;
 use crate::rundir::{
     Committer, FileError, FileErrors, FinalFiles, RunLayout, TaskFiles, remove_stale_temps,
@@ -243,11 +243,13 @@ impl ResultFiles {
             .map(|r| r.name.clone())
             .unwrap_or_default();
         let mut errors = FileErrors::default();
+        let overview = Overview::of(&self.records);
         let run = self
             .run
             .as_ref()
-            .map(|r| run_json(r, Some(f), &self.records));
-        if let Err(e) = write_summaries(&self.layout, &name, run.as_ref(), &self.records) {
+            .map(|r| run_json(r, Some((f, &overview.totals))));
+        if let Err(e) = write_summaries(&self.layout, &name, run.as_ref(), &self.records, &overview)
+        {
             errors.extend(e);
         }
         // The runner's syncs counted to the end: the last commits and summaries, and
@@ -256,7 +258,7 @@ impl ResultFiles {
         if let Some(runner) = &mut f.runner {
             runner.disk_syncs = crate::rundir::disk_syncs() + 2;
         }
-        errors.keep(self.write_run_json(Some(&f)));
+        errors.keep(self.write_run_json(Some((&f, &overview.totals))));
         errors.into_result()
     }
 
@@ -265,16 +267,17 @@ impl ResultFiles {
         write_json(&path, &tasks_status(&self.records)).map_err(|e| FileError::write(&path, e))
     }
 
-    fn write_run_json(&self, finished: Option<&RunFinished>) -> Result<(), FileError> {
+    /// `run.json`; once finished, with how the run ended and its totals.
+    fn write_run_json(&self, finished: Option<(&RunFinished, &Totals)>) -> Result<(), FileError> {
         let Some(run) = &self.run else { return Ok(()) };
         let path = self.layout.run_json();
-        write_json(&path, &run_json(run, finished, &self.records))
-            .map_err(|e| FileError::write(&path, e))
+        write_json(&path, &run_json(run, finished)).map_err(|e| FileError::write(&path, e))
     }
 }
 
-/// `run.json`: the run as started, and once finished, how it ended.
-fn run_json(run: &RunStarted, finished: Option<&RunFinished>, records: &Rows) -> Value {
+/// `run.json`: the run as started, and once finished, how it ended and its totals.
+fn run_json(run: &RunStarted, ended: Option<(&RunFinished, &Totals)>) -> Value {
+    let finished = ended.map(|(f, _)| f);
     let state = match finished {
         None => "running",
         Some(f) if f.interrupted => "interrupted",
@@ -295,7 +298,7 @@ fn run_json(run: &RunStarted, finished: Option<&RunFinished>, records: &Rows) ->
         "shard": run.shard.map(|s| s.to_string()),
         "tasks_selected": run.total,
         "tasks_run": run.to_run,
-        "totals": finished.map(|_| totals(records.rows())),
+        "totals": ended.map(|(_, totals)| totals),
         "runner": finished.and_then(|f| f.runner),
         "llm": finished.and_then(|f| f.llm),
         "config": run.config,

@@ -16,8 +16,8 @@ use serde_json::Value;
 
 use super::{cost_text, name_of, percent, render, url_path};
 use crate::record::{RowSource, TaskRow, TaskStatus};
-use crate::render::repeats::{has_repeats, rates, repeat_totals};
-use crate::render::summary::totals;
+use crate::render::overview::Overview;
+use crate::render::repeats::repeat_totals;
 use crate::rundir::layout::TASK_HTML;
 
 /// Characters of a reason shown in the table.
@@ -123,7 +123,8 @@ pub(crate) fn report_html(
     records: &dyn RowSource,
 ) -> Result<String, String> {
     let mut page = Vec::new();
-    write_report_html(&mut page, name, run, records).map_err(|e| e.to_string())?;
+    let overview = Overview::of(records);
+    write_report_html(&mut page, name, run, records, &overview).map_err(|e| e.to_string())?;
     String::from_utf8(page).map_err(|e| e.to_string())
 }
 
@@ -136,8 +137,9 @@ pub(crate) fn write_report_html(
     name: &str,
     run: Option<&Value>,
     records: &dyn RowSource,
+    overview: &Overview,
 ) -> io::Result<()> {
-    let t = totals(records.rows());
+    let t = &overview.totals;
     let counts = [
         ("failed", t.failed),
         ("error", t.error),
@@ -157,8 +159,8 @@ pub(crate) fn write_report_html(
         t.unfinished > 0,
         t.passed > 0,
     ];
-    let repeats = has_repeats(records.rows()).then(|| {
-        let r = repeat_totals(&rates(records.rows()));
+    let repeats = overview.rates.as_deref().map(|rates| {
+        let r = repeat_totals(rates);
         Repeats {
             pass_at_1: percent(r.pass_at_1),
             pass_at_k: percent(r.pass_at_k),
@@ -188,7 +190,7 @@ pub(crate) fn write_report_html(
         tokens: t.prompt_tokens + t.completion_tokens,
         cost: cost_text(t.cost_usd),
         more: t.total.saturating_sub(HTML_ROWS),
-        totals: t,
+        totals: t.clone(),
         repeats,
         statuses: statuses.into_iter().collect(),
         folders: folders.clone(),
