@@ -171,8 +171,19 @@ impl fmt::Display for TaskId {
 
 impl<'de> Deserialize<'de> for TaskId {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        let text = String::deserialize(d)?;
-        TaskId::parse(&text).map_err(serde::de::Error::custom)
+        // Checked where the text is (no string of its own first): a run's rows are
+        // read back many times over.
+        struct Text;
+        impl serde::de::Visitor<'_> for Text {
+            type Value = TaskId;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a string")
+            }
+            fn visit_str<E: serde::de::Error>(self, text: &str) -> Result<TaskId, E> {
+                TaskId::parse(text).map_err(E::custom)
+            }
+        }
+        d.deserialize_str(Text)
     }
 }
 
