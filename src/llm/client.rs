@@ -143,6 +143,13 @@ impl LlmClient {
                 "cannot reach the LLM at {}: no answer within 10s; is the server running? check --llm-base-url",
                 crate::text::without_userinfo(&url)
             )),
+            // A redirect this client does not follow (to https, see `new`): the
+            // server runs; the address is what to change.
+            Err(e) if e.is_redirect() => Err(format!(
+                "the LLM at {}: {}",
+                crate::text::without_userinfo(&url),
+                self.redact(&root_cause(&e))
+            )),
             Err(e) => Err(format!(
                 "cannot reach the LLM at {}: {}; is the server running? check --llm-base-url",
                 crate::text::without_userinfo(&url),
@@ -523,4 +530,39 @@ fn error_chain(e: &dyn std::error::Error) -> String {
         source = s.source();
     }
     parts.join(": ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A plain-HTTP server that sends the client on to https is said to do so, with
+    /// the address to give instead (the client for plain HTTP loads no certificates).
+    #[tokio::test]
+    async fn a_redirect_to_https_is_refused_in_words() {
+        if proxied() {
+            return;
+        }
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = listener.local_addr().unwrap().port();
+        std::thread::spawn(move || {
+            if let Some(Ok(mut stream)) = listener.incoming().next() {
+                let mut request = [0u8; 4096];
+                let _ = std::io::Read::read(&mut stream, &mut request);
+                let _ = std::io::Write::write_all(
+                    &mut stream,
+                    b"HTTP/1.1 301 Moved\r\nLocation: https://127.0.0.1:9/v1\r\nContent-Length: 0\r\nConnection: close\r\n\r\n",
+                );
+            }
+        });
+        let mut config = LlmConfig::new("m");
+        config.base_url = format!("http://127.0.0.1:{port}/v1");
+        let client = LlmClient::new(config, None, Arc::new(Spend::default())).unwrap();
+        let error = client.probe().await.unwrap_err();
+        assert!(
+            error.contains("the server redirects to https://127.0.0.1:9/v1: give that address"),
+            "{error}"
+        );
+        assert!(!error.contains("is the server running"), "{error}");
+    }
 }
