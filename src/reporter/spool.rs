@@ -20,6 +20,8 @@ use crate::record::{EncodedRows, TaskRow, decode_row, encode_row, row_len};
 const PENDING_MAX: usize = 64 * 1024;
 /// Bytes read from the file at a time.
 const WINDOW: usize = 64 * 1024;
+/// Bytes read for a single row, at least.
+const ROW_BLOCK: usize = 1024;
 
 /// Where a row is in the spool (one past its offset: an `Option<RowAt>` is 8 bytes).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -97,13 +99,20 @@ impl RowSpool {
     /// The row at `at`; `None` (and a problem noted) when it cannot be read back. For
     /// a pass over many rows, [`RowSpool::reader`].
     pub(crate) fn read(&self, at: RowAt) -> Option<TaskRow> {
-        self.reader().read(at)
+        // One row: a block about its size is read (most rows are smaller), not a
+        // window for a pass.
+        SpoolReader {
+            block: ROW_BLOCK,
+            ..self.reader()
+        }
+        .read(at)
     }
 
     /// A reader for one pass over rows, with its own window.
     pub(crate) fn reader(&self) -> SpoolReader<'_> {
         SpoolReader {
             spool: self,
+            block: WINDOW,
             start: 0,
             window: Vec::new(),
         }
@@ -162,6 +171,8 @@ impl RowSpool {
 /// One pass's reads of a spool: the part of the file it read last.
 pub(crate) struct SpoolReader<'a> {
     spool: &'a RowSpool,
+    /// Bytes read from the file at a time, at least.
+    block: usize,
     /// Where `window` starts in the file.
     start: u64,
     window: Vec<u8>,
@@ -214,7 +225,7 @@ impl SpoolReader<'_> {
             return Err(std::io::ErrorKind::UnexpectedEof.into());
         }
         if offset < self.start || end > self.start + self.window.len() as u64 {
-            let size = WINDOW.max(len).min((spool.written - offset) as usize);
+            let size = self.block.max(len).min((spool.written - offset) as usize);
             self.window.resize(size, 0);
             if let Err(e) = read_exact_at(file, &mut self.window, offset) {
                 self.window.clear();
