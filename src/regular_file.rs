@@ -64,6 +64,16 @@ pub(crate) fn read_bounded(
 ) -> Result<Bounded, FileAccessError> {
     check_kind(&std::fs::metadata(path)?)?;
     let (file, size) = open_regular(path, OpenOptions::new().read(true))?;
+    read_open(file, size, keep, refuse_above)
+}
+
+/// Reads at most `keep` bytes of `file`, open and checked regular, of `size` bytes.
+fn read_open(
+    file: File,
+    size: u64,
+    keep: u64,
+    refuse_above: Option<u64>,
+) -> Result<Bounded, FileAccessError> {
     if let Some(limit) = refuse_above.filter(|l| size > *l) {
         return Err(FileAccessError::TooLarge { size, limit });
     }
@@ -76,9 +86,7 @@ pub(crate) fn read_bounded(
 /// UTF-8: for the files of a run folder that the runner reads back (`status.json`,
 /// `response.log`), where anything may have been put in their place.
 pub(crate) fn read_text(path: &Path, limit: u64) -> Result<String, FileAccessError> {
-    let file = read_bounded(path, limit, Some(limit))?;
-    String::from_utf8(file.bytes)
-        .map_err(|e| FileAccessError::Io(std::io::Error::new(std::io::ErrorKind::InvalidData, e)))
+    utf8(read_bounded(path, limit, Some(limit))?)
 }
 
 /// The text of `file`, already open (without blocking, as [`read_text`] opens it),
@@ -87,15 +95,12 @@ pub(crate) fn read_text(path: &Path, limit: u64) -> Result<String, FileAccessErr
 pub(crate) fn read_opened_text(file: File, limit: u64) -> Result<String, FileAccessError> {
     let meta = file.metadata()?;
     check_kind(&meta)?;
-    if meta.len() > limit {
-        return Err(FileAccessError::TooLarge {
-            size: meta.len(),
-            limit,
-        });
-    }
-    let mut bytes = Vec::with_capacity(meta.len() as usize);
-    file.take(limit).read_to_end(&mut bytes)?;
-    String::from_utf8(bytes)
+    utf8(read_open(file, meta.len(), limit, Some(limit))?)
+}
+
+/// What was read, as text.
+fn utf8(read: Bounded) -> Result<String, FileAccessError> {
+    String::from_utf8(read.bytes)
         .map_err(|e| FileAccessError::Io(std::io::Error::new(std::io::ErrorKind::InvalidData, e)))
 }
 

@@ -206,7 +206,7 @@ fn write_body(out: &mut String, page: &Page) -> std::fmt::Result {
         "  <dt>request</dt><dd><pre>{}</pre></dd>",
         e(&t.request)
     )?;
-    if let Some(reason) = t.reason.as_deref().filter(|r| !r.is_empty()) {
+    if let Some(reason) = shown(&t.reason) {
         writeln!(
             out,
             "  <dt>reason</dt><dd class=\"reason\">{}</dd>",
@@ -341,7 +341,7 @@ fn write_step(out: &mut String, s: &StepView) -> std::fmt::Result {
         e(&s.agent),
         e(&s.status)
     )?;
-    if let Some(subtask) = s.subtask.as_deref().filter(|x| !x.is_empty()) {
+    if let Some(subtask) = shown(&s.subtask) {
         write!(out, " · {}", e(subtask))?;
     }
     writeln!(
@@ -350,7 +350,7 @@ fn write_step(out: &mut String, s: &StepView) -> std::fmt::Result {
         e(&s.duration)
     )?;
     let mut labelled = |label: &str, text: &Option<String>| -> std::fmt::Result {
-        match text.as_deref().filter(|x| !x.is_empty()) {
+        match shown(text) {
             Some(text) => writeln!(
                 out,
                 "  <div class=\"wrap\"><span class=\"muted\">{label}</span> {}</div>",
@@ -377,28 +377,28 @@ fn write_step(out: &mut String, s: &StepView) -> std::fmt::Result {
             " <span class=\"muted\">{}</span></div>",
             e(&a.duration)
         )?;
-        if let Some(d) = a.divergence.as_deref().filter(|x| !x.is_empty()) {
+        if let Some(d) = shown(&a.divergence) {
             writeln!(
                 out,
                 "  <div class=\"reason\"><b>diverged:</b> {}</div>",
                 e(d)
             )?;
         }
-        if let Some(err) = a.error.as_deref().filter(|x| !x.is_empty()) {
+        if let Some(err) = shown(&a.error) {
             writeln!(out, "  <pre>{}</pre>", e(err))?;
         }
         if !a.output.is_empty() {
             writeln!(out, "  <pre>{}</pre>", e(&a.output))?;
         }
     }
-    if let Some(c) = s.comment.as_deref().filter(|x| !x.is_empty()) {
+    if let Some(c) = shown(&s.comment) {
         writeln!(
             out,
             "  <div><span class=\"muted\">comment</span> {}</div>",
             e(c)
         )?;
     }
-    if let Some(err) = s.error.as_deref().filter(|x| !x.is_empty()) {
+    if let Some(err) = shown(&s.error) {
         writeln!(out, "  <pre>{}</pre>", e(err))?;
     }
     if !s.shots.is_empty() {
@@ -416,6 +416,11 @@ fn write_step(out: &mut String, s: &StepView) -> std::fmt::Result {
     }
     out.push_str("</section>\n");
     Ok(())
+}
+
+/// A text the page shows: there and not empty (as a template's `{% if %}` takes it).
+fn shown(text: &Option<String>) -> Option<&str> {
+    text.as_deref().filter(|t| !t.is_empty())
 }
 
 /// Shown in the run page's panel: Esc and "the run" close the panel instead.

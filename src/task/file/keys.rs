@@ -91,7 +91,16 @@ impl<'de> Visitor<'de> for TopKeys {
         let mut keys = UnknownKeys::default();
         while let Some(key) = map.next_key::<String>()? {
             match ACTION_LISTS.iter().position(|list| *list == key) {
-                Some(list) => keys.items[list] = map.next_value::<ItemKeys>()?.0,
+                Some(list) => {
+                    // A list of actions, or null (anything else is not a task file's).
+                    let items = map.next_value::<Option<Vec<ActionKeys>>>()?;
+                    keys.items[list].clear();
+                    for (i, item) in items.into_iter().flatten().enumerate() {
+                        for key in &item.0 {
+                            item_key(&mut keys.items[list], i, key);
+                        }
+                    }
+                }
                 None => {
                     keys.top_key(&key);
                     map.next_value::<Checked>()?;
@@ -99,41 +108,6 @@ impl<'de> Visitor<'de> for TopKeys {
             }
         }
         Ok(keys)
-    }
-}
-
-/// An action list's unknown keys (nothing when it is not a list).
-struct ItemKeys(Vec<(usize, String)>);
-
-impl<'de> Deserialize<'de> for ItemKeys {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        deserializer.deserialize_any(ItemKeysVisitor)
-    }
-}
-
-struct ItemKeysVisitor;
-
-impl<'de> Visitor<'de> for ItemKeysVisitor {
-    type Value = ItemKeys;
-
-    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-        f.write_str("a list of actions")
-    }
-
-    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<ItemKeys, A::Error> {
-        let mut keys = Vec::new();
-        let mut i = 0;
-        while let Some(item) = seq.next_element::<ActionKeys>()? {
-            for key in item.0 {
-                item_key(&mut keys, i, &key);
-            }
-            i += 1;
-        }
-        Ok(ItemKeys(keys))
-    }
-
-    fn visit_unit<E>(self) -> Result<ItemKeys, E> {
-        Ok(ItemKeys(Vec::new()))
     }
 }
 
