@@ -117,7 +117,7 @@ pub(crate) struct RunStarted {
     pub(crate) shard: Option<crate::shard::Shard>,
     /// Every task id of the batch before sharding, so that `merge` can tell which
     /// tasks no shard ran (shared: a large batch's is not copied).
-    pub(crate) selection: std::sync::Arc<[TaskId]>,
+    pub(crate) selection: std::sync::Arc<Vec<TaskId>>,
 }
 
 /// A task's final result and everything needed to write its files.

@@ -44,6 +44,22 @@ pub(crate) fn map_owned<T: Send, R: Send>(
     }
 }
 
+/// `items` as chunks of at most `size`, in order, to be mapped a chunk at a time. Each
+/// chunk is cut from the end of the list, which is then shrunk: the whole list is never
+/// held twice, and each chunk's room goes once it has been mapped.
+pub(crate) fn chunks<T>(mut items: Vec<T>, size: usize) -> Vec<Vec<T>> {
+    let size = size.max(1);
+    let mut chunks = Vec::with_capacity(items.len().div_ceil(size));
+    while items.len() > size {
+        let tail = items.split_off((items.len() - 1) / size * size);
+        items.shrink_to_fit();
+        chunks.push(tail);
+    }
+    chunks.push(items);
+    chunks.reverse();
+    chunks
+}
+
 #[cfg(test)]
 mod tests {
     #[test]
@@ -53,5 +69,16 @@ mod tests {
         assert!(doubled.iter().enumerate().all(|(i, d)| *d == i as u32 * 2));
         let names = super::map_owned(items, |i| i.to_string());
         assert_eq!(names[9_999], "9999");
+    }
+
+    #[test]
+    fn chunks_keep_every_item_in_order() {
+        for (n, size) in [(0, 4), (3, 4), (4, 4), (5, 4), (17, 4), (64, 16)] {
+            let items: Vec<usize> = (0..n).collect();
+            let chunks = super::chunks(items, size);
+            assert!(chunks.iter().all(|c| c.len() <= size), "{n} by {size}");
+            let joined: Vec<usize> = chunks.into_iter().flatten().collect();
+            assert_eq!(joined, (0..n).collect::<Vec<_>>(), "{n} by {size}");
+        }
     }
 }

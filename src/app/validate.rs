@@ -14,7 +14,7 @@ pub(super) fn validate(args: &ValidateArgs) -> Result<u8, Error> {
     let loaded = load_tasks_as(
         &args.paths,
         None,
-        &task_tools(mcp.as_ref().map(|(hub, _)| hub)),
+        task_tools(mcp.as_ref().map(|(hub, _)| hub)).into(),
         Checked::of,
     )?;
     let (text, bad) = validation_report(&loaded);

@@ -60,7 +60,8 @@ pub(crate) async fn execute<S: EventSink>(
             }))
             .collect(),
         shard: config.shard,
-        selection: batch.selection.into(),
+        // Shared as it is (a copy of a million ids was the run's peak).
+        selection: Arc::new(batch.selection),
     })));
     if !batch.kept.is_empty() {
         events.send(Event::TasksKept(Box::new(batch.kept)));

@@ -10,7 +10,7 @@ use humantime::format_duration;
 
 use super::RunSettings;
 use crate::eval::EvalMode;
-use crate::record::Inputs;
+use crate::record::{HeldInputs, Inputs};
 use crate::regular_file::read_bounded;
 use crate::task::{Task, TaskShape};
 
@@ -28,20 +28,42 @@ pub(super) fn uses_llm(task: &Task, config: &RunSettings) -> bool {
     agent || judged
 }
 
-/// The settings maps of a batch's inputs, one of each: a batch's tasks share a few.
+/// The settings maps of a batch's inputs, and the inputs held for its tasks, one of
+/// each: a batch's tasks share a few.
 #[derive(Default)]
-pub(super) struct SharedSettings(Mutex<HashSet<Arc<BTreeMap<String, String>>>>);
+pub(super) struct SharedSettings(Mutex<Shared>);
+
+#[derive(Default)]
+struct Shared {
+    maps: HashSet<Arc<BTreeMap<String, String>>>,
+    held: HashSet<HeldInputs>,
+}
 
 impl SharedSettings {
     /// `map`, or the equal one already shared.
     fn share(&self, map: BTreeMap<String, String>) -> Arc<BTreeMap<String, String>> {
-        let mut maps = self.0.lock().unwrap_or_else(|p| p.into_inner());
+        let maps = &mut self.0.lock().unwrap_or_else(|p| p.into_inner()).maps;
         if let Some(shared) = maps.get(&map) {
             return Arc::clone(shared);
         }
         let shared = Arc::new(map);
         maps.insert(Arc::clone(&shared));
         shared
+    }
+
+    /// `inputs` as a task not started holds them: the same as another task's, when they
+    /// are (a task given an object file has its own).
+    pub(super) fn held(&self, inputs: Inputs) -> HeldInputs {
+        let held = HeldInputs::from(inputs);
+        if held.has_object() {
+            return held;
+        }
+        let shared = &mut self.0.lock().unwrap_or_else(|p| p.into_inner()).held;
+        if let Some(same) = shared.get(&held) {
+            return same.clone();
+        }
+        shared.insert(held.clone());
+        held
     }
 }
 

@@ -19,7 +19,8 @@ use crate::pool::Scheduled;
 use crate::record::{EncodedRows, HeldInputs, Inputs, TaskRecord};
 use crate::rundir::{Discarding, Resumable, RunLayout, RunLock, plan_resume};
 use crate::task::{
-    Identified, InvalidTask, LoadedTasks, REQUEST_SOURCE, Task, TaskId, TaskShape, TaskSource,
+    FilePlace, Identified, InvalidTask, LoadedTasks, REQUEST_SOURCE, Task, TaskId, TaskShape,
+    TaskSource,
 };
 use crate::text::without_userinfo;
 use crate::tool::ToolSpec;
@@ -74,15 +75,15 @@ struct Queued {
 impl Queued {
     fn of(
         task: Task,
+        file: Option<FilePlace>,
         config: &RunSettings,
-        tools: &Arc<[ToolSpec]>,
         shared: &SharedSettings,
     ) -> Self {
         Self {
-            inputs: inputs_of(&task, config, shared).into(),
+            inputs: shared.held(inputs_of(&task, config, shared)),
             uses_llm: uses_llm(&task, config),
             agent: !matches!(task.shape, TaskShape::RecordedPlan { .. }),
-            source: TaskSource::of(task, tools),
+            source: TaskSource::of(task, file),
             previous: None,
         }
     }
@@ -147,15 +148,17 @@ pub(crate) async fn prepare(config: &RunSettings) -> Result<Prepared, BatchError
     // Each task is kept by its file once its inputs are known: a batch never holds
     // every task's parsed plan.
     let shared = SharedSettings::default();
-    let keep = |task: Task| Queued::of(task, config, &tools, &shared);
+    let keep = |task: Task, file| Queued::of(task, Some(file), config, &shared);
     let mut loaded = if config.paths.is_empty() {
         LoadedTasks::default()
     } else {
-        load_tasks_as(&config.paths, Some(&config.out_root), &tools, keep)?
+        load_tasks_as(&config.paths, Some(&config.out_root), tools, keep)?
     };
-    loaded
-        .tasks
-        .extend(request_tasks(&config.requests).into_iter().map(keep));
+    loaded.tasks.extend(
+        request_tasks(&config.requests)
+            .into_iter()
+            .map(|task| Queued::of(task, None, config, &shared)),
+    );
     let selection = all_ids(&loaded, config.repeat.unwrap_or(1));
     if let Some(shard) = config.shard {
         loaded.tasks.retain(|t| shard.contains(t.id()));

@@ -6,7 +6,11 @@ use std::path::{Path, PathBuf};
 
 use crate::rundir::layout::RESERVED_NAMES;
 use crate::rundir::{is_run_dir, recorded_plans};
-use crate::task::{FoundFile, Identified, LoadError, LoadedTasks, Task, discover, load_files_as};
+use std::sync::Arc;
+
+use crate::task::{
+    FilePlace, FoundFiles, Identified, LoadError, LoadedTasks, Task, discover, load_files_as,
+};
 use crate::tool::ToolSpec;
 
 /// Every task file under `paths`, loaded and checked against `tools`, keeping of each
@@ -15,8 +19,8 @@ use crate::tool::ToolSpec;
 pub(crate) fn load_tasks_as<T: Identified + Send>(
     paths: &[PathBuf],
     exclude: Option<&Path>,
-    tools: &[ToolSpec],
-    keep: impl Fn(Task) -> T + Sync + Send,
+    tools: Arc<[ToolSpec]>,
+    keep: impl Fn(Task, FilePlace) -> T + Sync + Send,
 ) -> Result<LoadedTasks<T>, LoadError> {
     let files = find_task_files(paths, exclude)?;
     Ok(load_files_as(files, tools, RESERVED_NAMES, keep))
@@ -24,8 +28,8 @@ pub(crate) fn load_tasks_as<T: Identified + Send>(
 
 /// The task files under `paths`, in the order given, each path's sorted by path. A file
 /// found under two of the paths given (`plans plans/csv`) is one task, found first.
-fn find_task_files(paths: &[PathBuf], exclude: Option<&Path>) -> Result<Vec<FoundFile>, LoadError> {
-    let mut found = Vec::new();
+fn find_task_files(paths: &[PathBuf], exclude: Option<&Path>) -> Result<FoundFiles, LoadError> {
+    let mut found = FoundFiles::default();
     for root in paths {
         let meta = std::fs::metadata(root).map_err(|_| LoadError::Missing(root.clone()))?;
         let here = if meta.is_dir() && is_run_dir(root) {
@@ -35,18 +39,14 @@ fn find_task_files(paths: &[PathBuf], exclude: Option<&Path>) -> Result<Vec<Foun
         };
         // The first path's files are the list itself (a copy of a large batch's list was
         // the loader's peak).
-        if found.is_empty() {
-            found = here;
-        } else {
-            found.extend(here);
-        }
+        found.append(here);
     }
     found.shrink_to_fit();
     // One folder's walk finds each path once: only a link can lead to a file found
     // already (resolving every path costs a system call per path component).
-    if paths.len() > 1 || found.iter().any(|f| f.linked) {
+    if paths.len() > 1 || found.iter().any(|(_, f)| f.linked) {
         let mut seen = HashSet::new();
-        found.retain(|f| seen.insert(f.path.canonicalize().unwrap_or_else(|_| f.path.clone())));
+        found.retain(|path, _| seen.insert(path.canonicalize().unwrap_or_else(|_| path.into())));
     }
     if found.is_empty() {
         return Err(LoadError::Empty(paths.to_vec()));
@@ -58,11 +58,8 @@ fn find_task_files(paths: &[PathBuf], exclude: Option<&Path>) -> Result<Vec<Foun
 mod tests {
     use super::*;
 
-    fn ids(found: &[FoundFile]) -> Vec<String> {
-        found
-            .iter()
-            .map(|f| f.relative().display().to_string())
-            .collect()
+    fn ids(found: &FoundFiles) -> Vec<String> {
+        found.relatives()
     }
 
     #[test]

@@ -22,10 +22,14 @@ pub(crate) struct Inputs {
     pub(crate) settings: Arc<BTreeMap<String, String>>,
 }
 
-/// The inputs of a task not started yet, held in few bytes: without the task file's
-/// hash, which the task's source holds (see [`HeldInputs::with_task_file`]).
-#[derive(Clone, Debug, Default)]
-pub(crate) struct HeldInputs {
+/// The inputs of a task not started yet, held in a pointer: without the task file's
+/// hash, which the task's source holds (see [`HeldInputs::with_task_file`]), and shared
+/// by the tasks whose inputs are the same (most of a batch).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
+pub(crate) struct HeldInputs(Arc<HeldParts>);
+
+#[derive(Debug, Default, PartialEq, Eq, Hash)]
+struct HeldParts {
     object: Option<Box<str>>,
     settings: Arc<BTreeMap<String, String>>,
 }
@@ -35,18 +39,23 @@ impl HeldInputs {
     pub(crate) fn with_task_file(&self, task_file: String) -> Inputs {
         Inputs {
             task_file,
-            object: self.object.as_deref().map(str::to_string),
-            settings: Arc::clone(&self.settings),
+            object: self.0.object.as_deref().map(str::to_string),
+            settings: Arc::clone(&self.0.settings),
         }
+    }
+
+    /// Whether the task was given a file of its own (such inputs are its alone).
+    pub(crate) fn has_object(&self) -> bool {
+        self.0.object.is_some()
     }
 }
 
 impl From<Inputs> for HeldInputs {
     fn from(inputs: Inputs) -> Self {
-        Self {
+        Self(Arc::new(HeldParts {
             object: inputs.object.map(String::into_boxed_str),
             settings: inputs.settings,
-        }
+        }))
     }
 }
 

@@ -3,10 +3,10 @@
 
 use std::collections::BTreeMap;
 use std::fmt::Write;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use crate::record::ShapeName;
-use crate::task::{Identified, LoadedTasks, Task, TaskId};
+use crate::task::{FilePlace, Identified, LoadedTasks, Task, TaskId};
 use crate::text::plural;
 
 /// What the report reads of a valid task: kept as each file loads, instead of the task
@@ -14,7 +14,7 @@ use crate::text::plural;
 #[derive(Debug)]
 pub(crate) struct Checked {
     id: TaskId,
-    source: PathBuf,
+    file: FilePlace,
     source_hash: String,
     shape: ShapeName,
     warnings: Vec<String>,
@@ -22,11 +22,11 @@ pub(crate) struct Checked {
 
 impl Checked {
     /// What the report reads of `task`.
-    pub(crate) fn of(task: Task) -> Self {
+    pub(crate) fn of(task: Task, file: FilePlace) -> Self {
         Self {
             shape: ShapeName::of(&task.shape),
             id: task.id,
-            source: task.source,
+            file,
             source_hash: task.source_hash,
             warnings: task.warnings,
         }
@@ -38,7 +38,7 @@ impl Identified for Checked {
         &self.id
     }
     fn source(&self) -> &Path {
-        &self.source
+        self.file.path()
     }
     fn source_hash(&self) -> String {
         self.source_hash.clone()
@@ -55,7 +55,7 @@ pub(crate) fn validation_report(loaded: &LoadedTasks<Checked>) -> (String, bool)
     }
     for task in &loaded.tasks {
         for w in &task.warnings {
-            let _ = writeln!(out, "warning: {}: {w}", task.source.display());
+            let _ = writeln!(out, "warning: {}: {w}", task.file.path().display());
         }
     }
     let mut shapes: BTreeMap<String, usize> = BTreeMap::new();

@@ -17,7 +17,7 @@ use crate::task::TaskId;
 #[derive(Debug)]
 pub(crate) struct Rows {
     /// The ids rows are placed by, sorted.
-    ids: Arc<[TaskId]>,
+    ids: Arc<Vec<TaskId>>,
     /// Where the row of each of `ids` is, once there is one.
     placed: Vec<Option<RowAt>>,
     /// Rows whose id is not among `ids` (none in a run; kept all the same).
@@ -30,7 +30,7 @@ impl Rows {
     /// `None`).
     pub(crate) fn spooled_in(dir: Option<&Path>) -> Self {
         Self {
-            ids: Arc::from([]),
+            ids: Arc::default(),
             placed: Vec::new(),
             others: BTreeMap::new(),
             spool: RowSpool::in_dir(dir),
@@ -38,7 +38,7 @@ impl Rows {
     }
 
     /// Rows placed by `ids`, which must be sorted (the rows already held stay).
-    pub(crate) fn place_by(&mut self, ids: Arc<[TaskId]>) {
+    pub(crate) fn place_by(&mut self, ids: Arc<Vec<TaskId>>) {
         debug_assert!(ids.is_sorted(), "rows are placed by sorted ids");
         let held: Vec<TaskRow> = self.rows().map(Cow::into_owned).collect();
         self.placed = vec![None; ids.len()];
@@ -118,7 +118,7 @@ mod tests {
         let mut rows = Rows::spooled_in(Some(dir.path()));
         rows.insert(&row("early", 1));
         let ids: Vec<TaskId> = ["b", "d", "f"].map(|i| TaskId::parse(i).unwrap()).into();
-        rows.place_by(ids.into());
+        rows.place_by(Arc::new(ids));
         for (id, steps) in [("f", 1), ("a", 1), ("d", 1), ("g", 1), ("d", 2), ("c", 1)] {
             rows.insert(&row(id, steps));
         }

@@ -9,7 +9,7 @@ use super::layout::{PLAN_JSON, RUN_JSON, RunLayout, STATUS_JSON, TASK_SUBFOLDERS
 use super::selection::{Selection, read_selection};
 use crate::record::TaskRecord;
 use crate::regular_file::read_text;
-use crate::task::{FoundFile, TaskId};
+use crate::task::{FoundFiles, TaskId};
 
 /// The largest file of a run dir read back (`status.json`, `response.log`): anything
 /// may have been put where one is expected, a FIFO or `/dev/zero` included, and reading
@@ -185,17 +185,15 @@ pub(crate) fn load_batch(run_dir: &Path) -> (Vec<StoredTask>, Vec<Unreadable>, O
 
 /// The `plan.json` of every task of an earlier run (`ufo-batch run results/RUN/`), with
 /// the task's folder as its id.
-pub(crate) fn recorded_plans(run_dir: &Path) -> Result<Vec<FoundFile>, walkdir::Error> {
-    let mut found = Vec::new();
+pub(crate) fn recorded_plans(run_dir: &Path) -> Result<FoundFiles, walkdir::Error> {
+    let mut found = FoundFiles::default();
     for entry in result_files(run_dir) {
         let entry = entry?;
         // Whatever is named plan.json but a folder: a FIFO or a broken link in its place
         // is a task that cannot load (an error of its own), never one left out.
         if !entry.file_type().is_dir() && entry.file_name() == PLAN_JSON {
             let linked = entry.path_is_symlink();
-            let mut file = FoundFile::under(run_dir, entry.into_path()).by_folder();
-            file.linked = linked;
-            found.push(file);
+            found.add(run_dir, entry.path()).by_folder().linked = linked;
         }
     }
     Ok(found)

@@ -124,16 +124,12 @@ pub(crate) fn plan_resume<T: Resumable>(
         });
     }
     let mut work = Vec::new();
-    let mut tasks = tasks.into_iter();
     let root = RunRoot::open(layout);
     // A chunk at a time, so that what is kept is encoded (and the rest of its task let
-    // go) before the next chunk's records are read: a resumed run never holds a whole
-    // record, nor a decision, for every task.
-    loop {
-        let chunk: Vec<T> = tasks.by_ref().take(DECIDED_AT_ONCE).collect();
-        if chunk.is_empty() {
-            break;
-        }
+    // go, with the chunk's room) before the next chunk's records are read: a resumed run
+    // never holds a whole record, nor a decision, for every task, nor the batch beside
+    // what it keeps of it.
+    for chunk in crate::parallel::chunks(tasks, DECIDED_AT_ONCE) {
         // Reading each stored record is independent of the others.
         let decided = crate::parallel::map_owned(chunk, |task| {
             // In one step where the system can check that no link is on the way.

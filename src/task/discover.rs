@@ -4,6 +4,8 @@
 
 use std::path::{Path, PathBuf};
 
+use super::paths::PathBlock;
+
 /// Failures that stop loading altogether (a bad path given by the user).
 #[derive(Debug, thiserror::Error)]
 pub(crate) enum LoadError {
@@ -41,71 +43,134 @@ impl LoadError {
 /// task folder's `tasks_status.json` is not a task.
 const UFO_STATUS_FILE: &str = "tasks_status.json";
 
+/// The files found under the paths given, in order: their paths held as one block.
+#[derive(Debug, Default)]
+pub(crate) struct FoundFiles {
+    paths: PathBlock,
+    files: Vec<FoundFile>,
+}
+
 /// One file found, with the id its path gives.
 #[derive(Clone, Debug)]
 pub(crate) struct FoundFile {
-    /// The file.
-    pub(crate) path: PathBuf,
-    /// How many of `path`'s first components are the folder given (see
+    /// The file's place in the block of paths.
+    pub(crate) at: u32,
+    /// How many of the path's first components are the folder given (see
     /// [`FoundFile::relative`]; a count, not a second path: a batch holds a million).
     root: u16,
     /// The task is the file's folder (a recorded plan's `plan.json`), not the file.
     by_folder: bool,
-    /// Why this entry cannot be a task, when that is known before reading it (a folder
-    /// that cannot be read, a link that leads nowhere or to a folder).
-    pub(crate) problem: Option<String>,
     /// Found by a symbolic link (to a file): it may be a file found by another path.
     pub(crate) linked: bool,
+    /// Why this entry cannot be a task, when that is known before reading it (a folder
+    /// that cannot be read, a link that leads nowhere or to a folder).
+    pub(crate) problem: Option<Box<str>>,
 }
 
-impl FoundFile {
-    /// `path`, found under the folder `root` (its path relative to it names it; all of
-    /// it when it is not under `root`).
-    pub(crate) fn under(root: &Path, path: PathBuf) -> Self {
+impl FoundFiles {
+    /// Adds `path`, found under the folder `root` (its path relative to it names it;
+    /// all of it when it is not under `root`).
+    pub(crate) fn add(&mut self, root: &Path, path: &Path) -> &mut FoundFile {
         let root = if path.starts_with(root) {
             u16::try_from(root.components().count()).unwrap_or(0)
         } else {
             0
         };
-        Self {
-            path,
+        self.push(path, root)
+    }
+
+    /// Adds a file given itself: its name names it.
+    fn add_given(&mut self, path: &Path) -> &mut FoundFile {
+        let root = path.components().count().saturating_sub(1);
+        self.push(path, u16::try_from(root).unwrap_or(0))
+    }
+
+    fn push(&mut self, path: &Path, root: u16) -> &mut FoundFile {
+        let at = self.paths.push(path);
+        self.files.push(FoundFile {
+            at,
             root,
             by_folder: false,
-            problem: None,
             linked: false,
-        }
+            problem: None,
+        });
+        self.files.last_mut().expect("just added")
     }
 
-    /// A file given itself: its name names it.
-    fn given(path: &Path) -> Self {
-        let count = path.components().count();
-        Self {
-            root: u16::try_from(count.saturating_sub(1)).unwrap_or(0),
-            ..Self::under(Path::new(""), path.to_path_buf())
-        }
+    /// How many files.
+    #[cfg(test)]
+    pub(crate) fn len(&self) -> usize {
+        self.files.len()
     }
 
+    /// No file.
+    pub(crate) fn is_empty(&self) -> bool {
+        self.files.is_empty()
+    }
+
+    /// Each file, with its path.
+    pub(crate) fn iter(&self) -> impl Iterator<Item = (&Path, &FoundFile)> {
+        self.files.iter().map(|f| (self.paths.get(f.at), f))
+    }
+
+    /// Each file's path relative to the folder given (what names it).
+    #[cfg(test)]
+    pub(crate) fn relatives(&self) -> Vec<String> {
+        self.files
+            .iter()
+            .map(|f| f.relative(&self.paths).display().to_string())
+            .collect()
+    }
+
+    /// Adds the files of `other`, after these.
+    pub(crate) fn append(&mut self, other: FoundFiles) {
+        if self.files.is_empty() {
+            *self = other;
+            return;
+        }
+        let base = self.paths.append(other.paths);
+        self.files
+            .extend(other.files.into_iter().map(|f| FoundFile {
+                at: f.at + base,
+                ..f
+            }));
+    }
+
+    /// Keeps the files `keep` says yes to (their paths stay in the block).
+    pub(crate) fn retain(&mut self, mut keep: impl FnMut(&Path, &FoundFile) -> bool) {
+        let paths = &self.paths;
+        self.files.retain(|f| keep(paths.get(f.at), f));
+    }
+
+    /// Lets go of room not used.
+    pub(crate) fn shrink_to_fit(&mut self) {
+        self.paths.shrink_to_fit();
+        self.files.shrink_to_fit();
+    }
+
+    /// The block of paths and the files.
+    pub(crate) fn into_parts(self) -> (PathBlock, Vec<FoundFile>) {
+        (self.paths, self.files)
+    }
+}
+
+impl FoundFile {
     /// The task is the file's folder, not the file.
-    pub(crate) fn by_folder(self) -> Self {
-        Self {
-            by_folder: true,
-            ..self
-        }
+    pub(crate) fn by_folder(&mut self) -> &mut Self {
+        self.by_folder = true;
+        self
     }
 
     /// With what cannot be a task about it.
-    fn with_problem(self, problem: Option<String>, linked: bool) -> Self {
-        Self {
-            problem,
-            linked,
-            ..self
-        }
+    fn with_problem(&mut self, problem: Option<String>, linked: bool) {
+        self.problem = problem.map(String::into_boxed_str);
+        self.linked = linked;
     }
 
     /// The path relative to the folder given (the file name for a file given; the
-    /// file's folder for a task that is its folder).
-    pub(crate) fn relative(&self) -> &Path {
-        let mut parts = self.path.components();
+    /// file's folder for a task that is its folder), its path being in `paths`.
+    pub(crate) fn relative<'a>(&self, paths: &'a PathBlock) -> &'a Path {
+        let mut parts = paths.get(self.at).components();
         for _ in 0..self.root {
             parts.next();
         }
@@ -122,10 +187,12 @@ impl FoundFile {
 /// found too, with its problem, so that it gets a result of its own and the rest runs.
 /// Symbolic links to files are followed; links to folders are not (one could lead to
 /// `/`), and each is reported.
-pub(crate) fn discover(root: &Path, exclude: Option<&Path>) -> Result<Vec<FoundFile>, LoadError> {
+pub(crate) fn discover(root: &Path, exclude: Option<&Path>) -> Result<FoundFiles, LoadError> {
     let meta = std::fs::metadata(root).map_err(|_| LoadError::Missing(root.to_path_buf()))?;
     if !meta.is_dir() {
-        return Ok(vec![FoundFile::given(root)]);
+        let mut found = FoundFiles::default();
+        found.add_given(root);
+        return Ok(found);
     }
     let exclude = exclude.and_then(|p| p.canonicalize().ok());
     let walker = walkdir::WalkDir::new(root)
@@ -138,17 +205,17 @@ pub(crate) fn discover(root: &Path, exclude: Option<&Path>) -> Result<Vec<FoundF
             });
             !hidden && !excluded
         });
-    let mut found = Vec::new();
+    let mut found = FoundFiles::default();
     for entry in walker {
         let entry = match entry {
             Ok(entry) => entry,
             Err(e) => {
-                let path = e.path().unwrap_or(root).to_path_buf();
+                let path = e.path().unwrap_or(root);
                 let why = e
                     .io_error()
                     .map_or_else(|| e.to_string(), ToString::to_string);
                 let problem = Some(format!("cannot search this folder: {why}"));
-                found.push(FoundFile::under(root, path).with_problem(problem, false));
+                found.add(root, path).with_problem(problem, false);
                 continue;
             }
         };
@@ -174,7 +241,7 @@ pub(crate) fn discover(root: &Path, exclude: Option<&Path>) -> Result<Vec<FoundF
             continue;
         };
         let linked = kind.is_symlink();
-        found.push(FoundFile::under(root, entry.into_path()).with_problem(problem, linked));
+        found.add(root, entry.path()).with_problem(problem, linked);
     }
     Ok(found)
 }

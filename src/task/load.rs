@@ -3,10 +3,12 @@
 
 use std::panic::AssertUnwindSafe;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
-use super::discover::FoundFile;
+use super::discover::{FoundFile, FoundFiles};
 use super::file::parse_task;
 use super::id::relative_id_text;
+use super::paths::{BatchFiles, FilePlace, PathBlock};
 use super::unique::{Identified, ReservedNames, unique_ids};
 use super::{Problem, Task, TaskId};
 use crate::regular_file::{FileAccessError, read_bounded};
@@ -71,33 +73,45 @@ impl<T> LoadedTasks<T> {
 /// actions may call; `reserved` are the run dir's names, which ids must keep clear of.
 #[cfg(test)]
 pub(crate) fn load_files(
-    files: Vec<FoundFile>,
+    files: FoundFiles,
     tools: &[ToolSpec],
     reserved: ReservedNames<'_>,
 ) -> LoadedTasks {
-    load_files_as(files, tools, reserved, |task| task)
+    load_files_as(files, tools.into(), reserved, |task, _| task)
 }
 
 /// Loads the given files as [`load_files`] does, keeping of each valid task what `keep`
-/// makes of it (as soon as it is loaded: the parsed tasks are never all held at once).
+/// makes of it and of its file's place in the batch (as soon as it is loaded: the parsed
+/// tasks are never all held at once).
 pub(crate) fn load_files_as<T: Identified + Send>(
-    files: Vec<FoundFile>,
-    tools: &[ToolSpec],
+    found: FoundFiles,
+    tools: Arc<[ToolSpec]>,
     reserved: ReservedNames<'_>,
-    keep: impl Fn(Task) -> T + Sync + Send,
+    keep: impl Fn(Task, FilePlace) -> T + Sync + Send,
 ) -> LoadedTasks<T> {
+    let (paths, files) = found.into_parts();
+    // The block of paths is the batch's, shared by every task held by its file.
+    let batch = Arc::new(BatchFiles { paths, tools });
     // Reading and parsing are independent per file. A file whose loading panics is an
     // error of its own, never silently gone. The files go a chunk at a time, each let
     // go once loaded: the list of files found and the list loaded are never both whole
     // (together they were the loader's peak).
     let mut loaded: Vec<Loaded<T>> = Vec::with_capacity(files.len());
-    for chunk in chunks(files, LOADED_AT_ONCE) {
+    for chunk in crate::parallel::chunks(files, LOADED_AT_ONCE) {
         loaded.extend(crate::parallel::map_owned(chunk, |f| {
-            std::panic::catch_unwind(AssertUnwindSafe(|| match load_one(&f, tools) {
-                Loaded::Task(task) => Loaded::Task(keep(task)),
-                Loaded::Invalid(bad) => Loaded::Invalid(bad),
+            std::panic::catch_unwind(AssertUnwindSafe(|| {
+                match load_one(&f, &batch.paths, &batch.tools) {
+                    Loaded::Task(task) => {
+                        let place = FilePlace {
+                            files: Arc::clone(&batch),
+                            at: f.at,
+                        };
+                        Loaded::Task(keep(task, place))
+                    }
+                    Loaded::Invalid(bad) => Loaded::Invalid(bad),
+                }
             }))
-            .unwrap_or_else(|_| lost(&f))
+            .unwrap_or_else(|_| lost(&f, &batch.paths))
         }));
     }
     // Split without a second copy of the batch: the few invalid files move out, and the
@@ -114,34 +128,27 @@ pub(crate) fn load_files_as<T: Identified + Send>(
 /// Files loaded together (in parallel).
 const LOADED_AT_ONCE: usize = 16 * 1024;
 
-/// `items` as chunks of at most `size`, in order. Each chunk is cut from the end of the
-/// list, which is then shrunk: the whole list is never held twice.
-fn chunks<T>(mut items: Vec<T>, size: usize) -> Vec<Vec<T>> {
-    let mut chunks = Vec::with_capacity(items.len().div_ceil(size));
-    while items.len() > size {
-        let tail = items.split_off((items.len() - 1) / size * size);
-        items.shrink_to_fit();
-        chunks.push(tail);
-    }
-    chunks.push(items);
-    chunks.reverse();
-    chunks
-}
-
 /// A file whose loading failed unexpectedly: an error, never silently gone.
-fn lost<T>(f: &FoundFile) -> Loaded<T> {
+fn lost<T>(f: &FoundFile, paths: &PathBlock) -> Loaded<T> {
     let problem = Problem::new(
-        &f.path,
+        paths.get(f.at),
         "internal error: the loader stopped while reading this file",
     )
     .fix("this is a bug in ufo-batch; please report it with the file");
-    Loaded::Invalid(pending_invalid(f, None, String::new(), vec![problem]))
+    Loaded::Invalid(Box::new(pending_invalid(
+        f,
+        paths,
+        None,
+        String::new(),
+        vec![problem],
+    )))
 }
 
 /// One file, read and parsed.
 enum Loaded<T> {
     Task(T),
-    Invalid(InvalidTask),
+    /// (Boxed: a batch's every file is one of these while it loads, and most are tasks.)
+    Invalid(Box<InvalidTask>),
 }
 
 impl<T> Loaded<T> {
@@ -154,40 +161,41 @@ impl<T> Loaded<T> {
 
     fn invalid(self) -> Option<InvalidTask> {
         match self {
-            Loaded::Invalid(bad) => Some(bad),
+            Loaded::Invalid(bad) => Some(*bad),
             Loaded::Task(_) => None,
         }
     }
 }
 
-fn load_one(file: &FoundFile, tools: &[ToolSpec]) -> Loaded<Task> {
-    if let Some(why) = &file.problem {
-        let problem = Problem::new(&file.path, why.clone())
-            .fix("remove the entry, or make it a readable task file");
-        return Loaded::Invalid(pending_invalid(file, None, String::new(), vec![problem]));
-    }
-    let text = match read_task_file(&file.path) {
-        Ok(text) => text,
-        Err(problem) => {
-            return Loaded::Invalid(pending_invalid(file, None, String::new(), vec![*problem]));
-        }
+fn load_one(file: &FoundFile, paths: &PathBlock, tools: &[ToolSpec]) -> Loaded<Task> {
+    let path = paths.get(file.at);
+    let invalid = |declared, hash, problems| {
+        Loaded::Invalid(Box::new(pending_invalid(
+            file, paths, declared, hash, problems,
+        )))
     };
-    let path_id = TaskId::from_relative_path(file.relative());
-    let parsed = std::panic::catch_unwind(AssertUnwindSafe(|| {
-        parse_task(&file.path, &text, path_id, tools)
-    }));
+    if let Some(why) = &file.problem {
+        let problem =
+            Problem::new(path, &**why).fix("remove the entry, or make it a readable task file");
+        return invalid(None, String::new(), vec![problem]);
+    }
+    let text = match read_task_file(path) {
+        Ok(text) => text,
+        Err(problem) => return invalid(None, String::new(), vec![*problem]),
+    };
+    let path_id = TaskId::from_relative_path(file.relative(paths));
+    let parsed =
+        std::panic::catch_unwind(AssertUnwindSafe(|| parse_task(path, &text, path_id, tools)));
     let hash = || crate::hash::hex(text.as_bytes());
     match parsed {
         Ok(outcome) => match outcome.result {
             Ok(task) => Loaded::Task(task),
-            Err(problems) => {
-                Loaded::Invalid(pending_invalid(file, outcome.declared_id, hash(), problems))
-            }
+            Err(problems) => invalid(outcome.declared_id, hash(), problems),
         },
         Err(_) => {
-            let problem = Problem::new(&file.path, "internal error: reading this file failed")
+            let problem = Problem::new(path, "internal error: reading this file failed")
                 .fix("this is a bug in ufo-batch; please report it with the file");
-            Loaded::Invalid(pending_invalid(file, None, hash(), vec![problem]))
+            invalid(None, hash(), vec![problem])
         }
     }
 }
@@ -219,14 +227,15 @@ pub(super) fn read_task_file(path: &Path) -> Result<String, Box<Problem>> {
 /// An invalid task whose final id is chosen by `unique_ids`.
 fn pending_invalid(
     file: &FoundFile,
+    paths: &PathBlock,
     declared: Option<TaskId>,
     hash: String,
     problems: Vec<Problem>,
 ) -> InvalidTask {
-    let id = declared.unwrap_or_else(|| TaskId::sanitized(&relative_id_text(file.relative())));
+    let id = declared.unwrap_or_else(|| TaskId::sanitized(&relative_id_text(file.relative(paths))));
     InvalidTask {
         id,
-        source: file.path.clone(),
+        source: paths.get(file.at).to_path_buf(),
         source_hash: hash,
         problems,
     }

@@ -3,14 +3,15 @@
 //! per task rather than each task's parsed plan. A task with no file (`--request`) is
 //! held whole.
 
+use std::num::NonZeroU32;
 use std::path::Path;
 use std::sync::{Arc, Mutex, mpsc};
 use std::time::Duration;
 
 use super::file::parse_task;
 use super::load::read_task_file;
+use super::paths::{BatchFiles, FilePlace};
 use super::{Task, TaskId};
-use crate::tool::ToolSpec;
 
 /// Where a task to run comes from.
 #[derive(Clone, Debug)]
@@ -21,29 +22,35 @@ pub(crate) enum TaskSource {
     File(TaskFile),
 }
 
-/// A task file validated when the batch was loaded, to be read again when it starts.
+/// A task file validated when the batch was loaded, to be read again when it starts:
+/// 48 bytes (its path is in the batch's block, with the tools it is checked against).
 #[derive(Clone, Debug)]
 pub(crate) struct TaskFile {
     id: TaskId,
-    path: Box<Path>,
+    files: Arc<BatchFiles>,
     /// The hash of the bytes that were validated.
     hash: u64,
-    repeat: Option<u32>,
-    tools: Arc<[ToolSpec]>,
+    /// Its place in the batch's files.
+    at: u32,
+    repeat: Option<NonZeroU32>,
 }
 
 impl TaskSource {
-    /// `task`, held by its file when it has one. `tools` are those it was checked
-    /// against (it is checked against them again when read again).
-    pub(crate) fn of(task: Task, tools: &Arc<[ToolSpec]>) -> Self {
-        match u64::from_str_radix(&task.source_hash, 16) {
-            Ok(hash) if task.has_file() => TaskSource::File(TaskFile {
-                id: task.id,
-                path: task.source.into_boxed_path(),
-                hash,
-                repeat: task.repeat,
-                tools: Arc::clone(tools),
-            }),
+    /// `task`, held by its file when it was loaded from `file` (checked against the
+    /// batch's tools, and checked against them again when read again).
+    pub(crate) fn of(task: Task, file: Option<FilePlace>) -> Self {
+        match (file, u64::from_str_radix(&task.source_hash, 16)) {
+            (Some(file), Ok(hash))
+                if task.has_file() && file.path().as_os_str() == task.source.as_os_str() =>
+            {
+                TaskSource::File(TaskFile {
+                    id: task.id,
+                    files: file.files,
+                    hash,
+                    at: file.at,
+                    repeat: task.repeat.and_then(NonZeroU32::new),
+                })
+            }
             _ => TaskSource::Loaded(Arc::new(task)),
         }
     }
@@ -60,7 +67,7 @@ impl TaskSource {
     pub(crate) fn path(&self) -> &Path {
         match self {
             TaskSource::Loaded(task) => &task.source,
-            TaskSource::File(file) => &file.path,
+            TaskSource::File(file) => file.path(),
         }
     }
 
@@ -78,7 +85,7 @@ impl TaskSource {
             TaskSource::Loaded(task) => TaskSource::Loaded(Arc::new(task.repetition(n))),
             TaskSource::File(file) => TaskSource::File(TaskFile {
                 id: file.id.repetition(n),
-                repeat: Some(n),
+                repeat: NonZeroU32::new(n),
                 ..file.clone()
             }),
         }
@@ -88,7 +95,7 @@ impl TaskSource {
     pub(crate) fn repeat(&self) -> Option<u32> {
         match self {
             TaskSource::Loaded(task) => task.repeat,
-            TaskSource::File(file) => file.repeat,
+            TaskSource::File(file) => file.repeat.map(NonZeroU32::get),
         }
     }
 
@@ -157,22 +164,26 @@ fn reader_stuck() {
 }
 
 impl TaskFile {
+    fn path(&self) -> &Path {
+        self.files.paths.get(self.at)
+    }
+
     fn load(&self) -> Result<Task, String> {
-        let text = read_task_file(&self.path)
+        let text = read_task_file(self.path())
             .map_err(|p| format!("its task file cannot be read again: {}", p.short()))?;
         if crate::hash::fnv1a64(text.as_bytes()) != self.hash {
             return Err(format!(
                 "its task file {} changed after the run started; run again to use the new version",
-                self.path.display()
+                self.path().display()
             ));
         }
-        let parsed = parse_task(&self.path, &text, Ok(self.id.clone()), &self.tools);
+        let parsed = parse_task(self.path(), &text, Ok(self.id.clone()), &self.files.tools);
         let mut task = parsed.result.map_err(|problems| {
             let first = problems.first().map(|p| p.short()).unwrap_or_default();
             format!("its task file no longer loads: {first}")
         })?;
         task.id = self.id.clone();
-        task.repeat = self.repeat;
+        task.repeat = self.repeat.map(NonZeroU32::get);
         Ok(task)
     }
 }
@@ -191,6 +202,8 @@ impl Task {
 mod tests {
     use super::*;
 
+    use crate::tool::ToolSpec;
+
     fn tools() -> Arc<[ToolSpec]> {
         crate::executor::all_tools().to_vec().into()
     }
@@ -202,12 +215,18 @@ mod tests {
         parse_task(&path, text, Ok(id), &tools()).result.unwrap()
     }
 
+    /// `task`, held by its file.
+    fn by_file(task: Task) -> TaskSource {
+        let place = FilePlace::alone(&task.source, tools());
+        TaskSource::of(task, Some(place))
+    }
+
     #[test]
     fn a_task_file_is_read_again_as_it_was_validated() {
         let dir = tempfile::tempdir().unwrap();
         let text = r#"{"request": "r", "actions": [{"action": "execute_command", "parameters": {"command": "true"}}], "tags": ["x"]}"#;
         let task = loaded(dir.path(), text);
-        let source = TaskSource::of(task.clone(), &tools()).repetition(2);
+        let source = by_file(task.clone()).repetition(2);
         assert!(matches!(source, TaskSource::File(_)));
         assert_eq!(source.id().as_str(), "t/rep-2");
         assert_eq!(source.source_hash(), task.source_hash);
@@ -222,7 +241,7 @@ mod tests {
     fn a_file_changed_or_gone_since_it_was_validated_is_refused_in_words() {
         let dir = tempfile::tempdir().unwrap();
         let task = loaded(dir.path(), r#"{"request": "r", "actions": []}"#);
-        let source = TaskSource::of(task, &tools());
+        let source = by_file(task);
         std::fs::write(
             dir.path().join("t.json"),
             r#"{"request": "other", "actions": []}"#,
@@ -246,7 +265,7 @@ mod tests {
             super::super::TaskShape::SeedRequest,
             "do it".into(),
         );
-        let source = TaskSource::of(task, &tools());
+        let source = TaskSource::of(task, None);
         assert!(matches!(source, TaskSource::Loaded(_)));
         assert_eq!(
             source.load_within(Duration::from_secs(5)).unwrap().request,
@@ -265,7 +284,7 @@ mod tests {
         reader_stuck();
         let dir = tempfile::tempdir().unwrap();
         let task = loaded(dir.path(), r#"{"request": "r", "actions": []}"#);
-        let source = TaskSource::of(task, &tools());
+        let source = by_file(task);
         let again = source.load_within(Duration::from_secs(5)).unwrap();
         assert_eq!(again.request, "r");
         release.send(()).unwrap();

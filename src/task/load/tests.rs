@@ -25,11 +25,7 @@ fn finds_json_recursively_sorted_skipping_hidden() {
     write(dir.path(), ".git/x.json", "{}");
     write(dir.path(), "notes.txt", "");
     let found = discover(dir.path(), None).unwrap();
-    let rel: Vec<String> = found
-        .iter()
-        .map(|f| f.relative().display().to_string())
-        .collect();
-    assert_eq!(rel, ["a/y.JSON", "a/z.json", "b.json"]);
+    assert_eq!(found.relatives(), ["a/y.JSON", "a/z.json", "b.json"]);
 }
 
 #[test]
@@ -94,33 +90,22 @@ fn nested_ids_cannot_land_in_reserved_folders() {
 /// A file's path relative to the folder given, held as a count of the path's components.
 #[test]
 fn a_file_found_is_named_by_its_path_under_the_folder_given() {
-    use std::path::{Path, PathBuf};
     let under = |root: &str, path: &str| {
-        FoundFile::under(Path::new(root), PathBuf::from(path))
-            .relative()
-            .display()
-            .to_string()
+        let mut found = FoundFiles::default();
+        found.add(Path::new(root), Path::new(path));
+        found.relatives().remove(0)
     };
     assert_eq!(under("plans", "plans/csv/a.json"), "csv/a.json");
     assert_eq!(under("./plans/", "./plans/a.json"), "a.json");
     assert_eq!(under(".", "./a.json"), "a.json");
     assert_eq!(under("/r/x", "/r/x/g/t.json"), "g/t.json");
     assert_eq!(under("elsewhere", "plans/a.json"), "plans/a.json");
-    let plan = FoundFile::under(Path::new("/runs/r"), PathBuf::from("/runs/r/g/t/plan.json"));
-    assert_eq!(plan.by_folder().relative(), Path::new("g/t"));
+    let mut plan = FoundFiles::default();
+    plan.add(Path::new("/runs/r"), Path::new("/runs/r/g/t/plan.json"))
+        .by_folder();
+    assert_eq!(plan.relatives(), ["g/t"]);
     let dir = tempfile::tempdir().unwrap();
     write(dir.path(), "one.json", "{}");
     let given = discover(&dir.path().join("one.json"), None).unwrap();
-    assert_eq!(given[0].relative(), Path::new("one.json"));
-}
-
-#[test]
-fn chunks_keep_every_item_in_order() {
-    for (n, size) in [(0, 4), (3, 4), (4, 4), (5, 4), (17, 4), (64, 16)] {
-        let items: Vec<usize> = (0..n).collect();
-        let chunks = chunks(items, size);
-        assert!(chunks.iter().all(|c| c.len() <= size), "{n} by {size}");
-        let joined: Vec<usize> = chunks.into_iter().flatten().collect();
-        assert_eq!(joined, (0..n).collect::<Vec<_>>(), "{n} by {size}");
-    }
+    assert_eq!(given.relatives(), ["one.json"]);
 }
