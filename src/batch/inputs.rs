@@ -18,7 +18,7 @@ use crate::task::{Task, TaskShape};
 const HASHED_OBJECT: u64 = 256 << 20;
 
 /// True when `task` will talk to the LLM under `config`: an agent, or the judge.
-pub(super) fn uses_llm(task: &Task, config: &RunSettings) -> bool {
+fn uses_llm(task: &Task, config: &RunSettings) -> bool {
     let agent = !matches!(task.shape, TaskShape::RecordedPlan { .. });
     let judged = match config.eval {
         EvalMode::Llm => true,
@@ -36,7 +36,18 @@ pub(super) struct SharedSettings(Mutex<Shared>);
 #[derive(Default)]
 struct Shared {
     maps: HashSet<Arc<BTreeMap<String, String>>>,
-    held: HashSet<HeldInputs>,
+    held: HashSet<Arc<Held>>,
+}
+
+/// What a task not started shares with the tasks like it: the inputs its result will
+/// depend on, and what it needs of the LLM.
+#[derive(Debug, PartialEq, Eq, Hash)]
+pub(super) struct Held {
+    pub(super) inputs: HeldInputs,
+    /// It talks to the LLM (an agent or the judge).
+    pub(super) uses_llm: bool,
+    /// It needs an LLM agent (it is not a recorded plan).
+    pub(super) agent: bool,
 }
 
 impl SharedSettings {
@@ -51,25 +62,30 @@ impl SharedSettings {
         shared
     }
 
-    /// `inputs` as a task not started holds them: the same as another task's, when they
-    /// are (a task given an object file has its own).
-    pub(super) fn held(&self, inputs: Inputs) -> HeldInputs {
-        let held = HeldInputs::from(inputs);
-        if held.has_object() {
-            return held;
+    /// What `task` holds until it starts under `config`: the same as another task's,
+    /// when it is (a task given an object file has its own).
+    pub(super) fn held(&self, task: &Task, config: &RunSettings) -> Arc<Held> {
+        let held = Held {
+            inputs: inputs_of(task, config, self).into(),
+            uses_llm: uses_llm(task, config),
+            agent: !matches!(task.shape, TaskShape::RecordedPlan { .. }),
+        };
+        if held.inputs.has_object() {
+            return Arc::new(held);
         }
         let shared = &mut self.0.lock().unwrap_or_else(|p| p.into_inner()).held;
         if let Some(same) = shared.get(&held) {
-            return same.clone();
+            return Arc::clone(same);
         }
-        shared.insert(held.clone());
+        let held = Arc::new(held);
+        shared.insert(Arc::clone(&held));
         held
     }
 }
 
 /// The inputs of `task`'s result under `config`, with its settings map shared through
 /// `shared`.
-pub(super) fn inputs_of(task: &Task, config: &RunSettings, shared: &SharedSettings) -> Inputs {
+fn inputs_of(task: &Task, config: &RunSettings, shared: &SharedSettings) -> Inputs {
     let mut settings = BTreeMap::new();
     let mut set = |name: &str, value: String| {
         settings.insert(name.to_string(), value);

@@ -3,11 +3,12 @@
 //! decide what a resumed run keeps, and build the LLM client when some task needs it.
 //! Everything that can be refused is refused here, before a task starts.
 
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::path::Path;
 use std::sync::Arc;
 
-use super::inputs::{SharedSettings, inputs_of, uses_llm};
+use super::inputs::{Held, SharedSettings};
 use super::sources::load_tasks_as;
 use super::{BatchError, RunSettings};
 use crate::device::DeviceHub;
@@ -16,7 +17,7 @@ use crate::executor::sandbox::{self, Sandbox};
 use crate::llm::{ApiKey, LlmClient, LlmConfig, Spend};
 use crate::mcp::McpHub;
 use crate::pool::Scheduled;
-use crate::record::{EncodedRows, HeldInputs, Inputs, TaskRecord};
+use crate::record::{EncodedRows, Inputs, TaskRecord};
 use crate::rundir::{Discarding, Resumable, RunLayout, RunLock, plan_resume};
 use crate::task::{
     FilePlace, Identified, InvalidTask, LoadedTasks, REQUEST_SOURCE, Task, TaskId, TaskShape,
@@ -60,14 +61,10 @@ pub(crate) struct Prepared {
 }
 
 /// A valid task as the batch holds it until it runs: by its file, with what its result
-/// will depend on and what it needs of the LLM.
+/// will depend on and what it needs of the LLM (64 bytes: a batch holds a million).
 struct Queued {
     source: TaskSource,
-    inputs: HeldInputs,
-    /// It talks to the LLM (an agent or the judge).
-    uses_llm: bool,
-    /// It needs an LLM agent (it is not a recorded plan).
-    agent: bool,
+    held: Arc<Held>,
     /// Its earlier record, when it runs again.
     previous: Option<Box<TaskRecord>>,
 }
@@ -80,9 +77,7 @@ impl Queued {
         shared: &SharedSettings,
     ) -> Self {
         Self {
-            inputs: shared.held(inputs_of(&task, config, shared)),
-            uses_llm: uses_llm(&task, config),
-            agent: !matches!(task.shape, TaskShape::RecordedPlan { .. }),
+            held: shared.held(&task, config),
             source: TaskSource::of(task, file),
             previous: None,
         }
@@ -91,9 +86,8 @@ impl Queued {
     fn repetition(&self, n: u32) -> Self {
         Self {
             source: self.source.repetition(n),
-            inputs: self.inputs.clone(),
+            held: Arc::clone(&self.held),
             previous: None,
-            ..*self
         }
     }
 }
@@ -102,7 +96,7 @@ impl Identified for Queued {
     fn id(&self) -> &TaskId {
         self.source.id()
     }
-    fn source(&self) -> &Path {
+    fn source(&self) -> Cow<'_, Path> {
         self.source.path()
     }
     fn source_hash(&self) -> String {
@@ -112,7 +106,7 @@ impl Identified for Queued {
 
 impl Resumable for Queued {
     fn inputs(&self) -> Inputs {
-        self.inputs.with_task_file(self.source.source_hash())
+        self.held.inputs.with_task_file(self.source.source_hash())
     }
     fn resume_from(&mut self, previous: Box<TaskRecord>) {
         self.previous = Some(previous);
@@ -189,7 +183,7 @@ pub(crate) async fn prepare(config: &RunSettings) -> Result<Prepared, BatchError
         .into_iter()
         .map(|queued| Scheduled {
             task: queued.source,
-            inputs: queued.inputs,
+            inputs: queued.held.inputs.clone(),
             previous: queued.previous,
         })
         .collect();
@@ -232,7 +226,7 @@ fn register_keys(config: &RunSettings) {
 fn refuse_agents_without_llm(work: &[Queued]) -> Result<(), BatchError> {
     let needing: Vec<&str> = work
         .iter()
-        .filter(|q| q.agent)
+        .filter(|q| q.held.agent)
         .map(|q| q.source.id().as_str())
         .collect();
     let Some(first) = needing.first() else {
@@ -257,7 +251,7 @@ async fn client(
     spend: Arc<Spend>,
 ) -> Result<Option<Arc<LlmClient>>, BatchError> {
     let key = ApiKey::from_env(&c.api_key_env);
-    let needed = work.iter().any(|q| q.uses_llm);
+    let needed = work.iter().any(|q| q.held.uses_llm);
     if !needed {
         return Ok(LlmClient::new(c.clone(), key, spend).map(Arc::new).ok());
     }
@@ -276,16 +270,17 @@ async fn client(
 /// Every id of the batch, valid and invalid, sorted: with `--repeat K`, the K
 /// repetitions of each valid task (they are what the run dir holds).
 fn all_ids(loaded: &LoadedTasks<Queued>, repeat: u32) -> Vec<TaskId> {
-    let mut ids: Vec<TaskId> = loaded
-        .tasks
-        .iter()
-        .flat_map(|t| match repeat {
-            0 | 1 => vec![t.id().clone()],
-            k => (1..=k).map(|n| t.id().repetition(n)).collect(),
-        })
-        .chain(loaded.invalid.iter().map(|t| t.id.clone()))
-        .collect();
-    ids.sort();
+    let repeat = repeat.max(1);
+    // Made to its size and sorted in place: a million ids are the largest list of a run.
+    let mut ids = Vec::with_capacity(loaded.tasks.len() * repeat as usize + loaded.invalid.len());
+    for task in &loaded.tasks {
+        match repeat {
+            1 => ids.push(task.id().clone()),
+            k => ids.extend((1..=k).map(|n| task.id().repetition(n))),
+        }
+    }
+    ids.extend(loaded.invalid.iter().map(|t| t.id.clone()));
+    ids.sort_unstable();
     ids
 }
 
@@ -304,4 +299,15 @@ fn request_tasks(requests: &[String]) -> Vec<Task> {
             Task::new(id, REQUEST_SOURCE, TaskShape::SeedRequest, text.clone())
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    /// A batch holds one of these per task until it starts: a million of them are most
+    /// of a large run's memory, so their size is kept.
+    #[test]
+    fn a_queued_task_is_held_in_64_bytes() {
+        assert!(std::mem::size_of::<super::Queued>() <= 64);
+        assert!(std::mem::size_of::<crate::pool::Scheduled>() <= 64);
+    }
 }

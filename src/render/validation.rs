@@ -1,6 +1,7 @@
 //! What `ufo-batch validate` prints: every problem of every bad file, warnings, and a
 //! count by shape.
 
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::fmt::Write;
 use std::path::Path;
@@ -37,8 +38,8 @@ impl Identified for Checked {
     fn id(&self) -> &TaskId {
         &self.id
     }
-    fn source(&self) -> &Path {
-        self.file.path()
+    fn source(&self) -> Cow<'_, Path> {
+        Cow::Owned(self.file.path())
     }
     fn source_hash(&self) -> String {
         self.source_hash.clone()

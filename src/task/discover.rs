@@ -53,11 +53,9 @@ pub(crate) struct FoundFiles {
 /// One file found, with the id its path gives.
 #[derive(Clone, Debug)]
 pub(crate) struct FoundFile {
-    /// The file's place in the block of paths.
+    /// The file's place in the block of paths (which holds it relative to the folder
+    /// given, see [`FoundFile::relative`]).
     pub(crate) at: u32,
-    /// How many of the path's first components are the folder given (see
-    /// [`FoundFile::relative`]; a count, not a second path: a batch holds a million).
-    root: u16,
     /// The task is the file's folder (a recorded plan's `plan.json`), not the file.
     by_folder: bool,
     /// Found by a symbolic link (to a file): it may be a file found by another path.
@@ -71,30 +69,19 @@ impl FoundFiles {
     /// Adds `path`, found under the folder `root` (its path relative to it names it;
     /// all of it when it is not under `root`).
     pub(crate) fn add(&mut self, root: &Path, path: &Path) -> &mut FoundFile {
-        let root = if path.starts_with(root) {
-            u16::try_from(root.components().count()).unwrap_or(0)
-        } else {
-            0
-        };
-        self.push(path, root)
-    }
-
-    /// Adds a file given itself: its name names it.
-    fn add_given(&mut self, path: &Path) -> &mut FoundFile {
-        let root = path.components().count().saturating_sub(1);
-        self.push(path, u16::try_from(root).unwrap_or(0))
-    }
-
-    fn push(&mut self, path: &Path, root: u16) -> &mut FoundFile {
-        let at = self.paths.push(path);
+        let at = self.paths.push(root, path);
         self.files.push(FoundFile {
             at,
-            root,
             by_folder: false,
             linked: false,
             problem: None,
         });
         self.files.last_mut().expect("just added")
+    }
+
+    /// Adds a file given itself: its name names it.
+    fn add_given(&mut self, path: &Path) -> &mut FoundFile {
+        self.add(path.parent().unwrap_or(Path::new("")), path)
     }
 
     /// How many files.
@@ -109,7 +96,7 @@ impl FoundFiles {
     }
 
     /// Each file, with its path.
-    pub(crate) fn iter(&self) -> impl Iterator<Item = (&Path, &FoundFile)> {
+    pub(crate) fn iter(&self) -> impl Iterator<Item = (PathBuf, &FoundFile)> {
         self.files.iter().map(|f| (self.paths.get(f.at), f))
     }
 
@@ -139,7 +126,7 @@ impl FoundFiles {
     /// Keeps the files `keep` says yes to (their paths stay in the block).
     pub(crate) fn retain(&mut self, mut keep: impl FnMut(&Path, &FoundFile) -> bool) {
         let paths = &self.paths;
-        self.files.retain(|f| keep(paths.get(f.at), f));
+        self.files.retain(|f| keep(&paths.get(f.at), f));
     }
 
     /// Lets go of room not used.
@@ -170,10 +157,7 @@ impl FoundFile {
     /// The path relative to the folder given (the file name for a file given; the
     /// file's folder for a task that is its folder), its path being in `paths`.
     pub(crate) fn relative<'a>(&self, paths: &'a PathBlock) -> &'a Path {
-        let mut parts = paths.get(self.at).components();
-        for _ in 0..self.root {
-            parts.next();
-        }
+        let mut parts = paths.relative(self.at).components();
         if self.by_folder {
             parts.next_back();
         }

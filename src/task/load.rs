@@ -36,7 +36,7 @@ impl InvalidTask {
     pub(crate) fn of(task: &impl Identified, problem: Problem) -> Self {
         Self {
             id: task.id().clone(),
-            source: task.source().to_path_buf(),
+            source: task.source().into_owned(),
             source_hash: task.source_hash(),
             problems: vec![problem],
         }
@@ -131,7 +131,7 @@ const LOADED_AT_ONCE: usize = 16 * 1024;
 /// A file whose loading failed unexpectedly: an error, never silently gone.
 fn lost<T>(f: &FoundFile, paths: &PathBlock) -> Loaded<T> {
     let problem = Problem::new(
-        paths.get(f.at),
+        &paths.get(f.at),
         "internal error: the loader stopped while reading this file",
     )
     .fix("this is a bug in ufo-batch; please report it with the file");
@@ -168,7 +168,7 @@ impl<T> Loaded<T> {
 }
 
 fn load_one(file: &FoundFile, paths: &PathBlock, tools: &[ToolSpec]) -> Loaded<Task> {
-    let path = paths.get(file.at);
+    let path = &paths.get(file.at);
     let invalid = |declared, hash, problems| {
         Loaded::Invalid(Box::new(pending_invalid(
             file, paths, declared, hash, problems,
@@ -235,7 +235,7 @@ fn pending_invalid(
     let id = declared.unwrap_or_else(|| TaskId::sanitized(&relative_id_text(file.relative(paths))));
     InvalidTask {
         id,
-        source: paths.get(file.at).to_path_buf(),
+        source: paths.get(file.at),
         source_hash: hash,
         problems,
     }

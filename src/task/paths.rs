@@ -1,9 +1,10 @@
-//! The paths of a batch's task files, held as one block: each path's bytes one after
-//! another, with where each ends. A batch of a million files keeps its paths in their
-//! own bytes and eight more each, with no allocation per path. A file found, and a task
+//! The paths of a batch's task files, held as one block: each file's path relative to
+//! the folder it was found under, one after another, with where each ends, and each
+//! folder once. A batch of a million files keeps its paths in the bytes that tell them
+//! apart and eight more each, with no allocation per path. A file found, and a task
 //! held by its file until it starts, name their path by its place in the block.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use crate::tool::ToolSpec;
@@ -11,27 +12,58 @@ use crate::tool::ToolSpec;
 /// Paths, one after another.
 #[derive(Debug, Default)]
 pub(crate) struct PathBlock {
+    /// Each path relative to its folder.
     bytes: Vec<u8>,
     ends: Vec<usize>,
+    /// The folders, each with the place of its first path (in order of places).
+    roots: Vec<(u32, PathBuf)>,
 }
 
 impl PathBlock {
-    /// Adds `path`; its place.
-    pub(crate) fn push(&mut self, path: &Path) -> u32 {
+    /// Adds `path`, found under the folder `root` (the whole path when it is not under
+    /// it); its place.
+    pub(crate) fn push(&mut self, root: &Path, path: &Path) -> u32 {
         let at = u32::try_from(self.ends.len()).expect("fewer than 2^32 task files in a batch");
-        self.bytes.extend_from_slice(bytes_of(path));
+        let (root, relative) = match path.strip_prefix(root) {
+            Ok(relative) => (root, relative),
+            Err(_) => (Path::new(""), path),
+        };
+        // (Bytes compared: a walk gives the same folder each time.)
+        if (self.roots.last()).is_none_or(|(_, last)| last.as_os_str() != root.as_os_str()) {
+            self.roots.push((at, root.to_path_buf()));
+        }
+        self.bytes.extend_from_slice(bytes_of(relative));
         self.ends.push(self.bytes.len());
         at
     }
 
     /// The path at `at` (a place [`PathBlock::push`] gave).
-    pub(crate) fn get(&self, at: u32) -> &Path {
+    pub(crate) fn get(&self, at: u32) -> PathBuf {
+        let relative = self.relative(at);
+        let root = self.root(at);
+        if relative.as_os_str().is_empty() {
+            root.to_path_buf()
+        } else {
+            root.join(relative)
+        }
+    }
+
+    /// The path at `at` relative to the folder it was found under.
+    pub(crate) fn relative(&self, at: u32) -> &Path {
         let at = at as usize;
         let start = match at {
             0 => 0,
             _ => self.ends[at - 1],
         };
         path_of(&self.bytes[start..self.ends[at]])
+    }
+
+    /// The folder the path at `at` was found under.
+    fn root(&self, at: u32) -> &Path {
+        let of = self.roots.partition_point(|(first, _)| *first <= at);
+        self.roots
+            .get(of.wrapping_sub(1))
+            .map_or(Path::new(""), |(_, root)| root)
     }
 
     /// How many paths.
@@ -46,6 +78,8 @@ impl PathBlock {
         let base = self.bytes.len();
         self.bytes.extend_from_slice(&other.bytes);
         self.ends.extend(other.ends.iter().map(|end| end + base));
+        self.roots
+            .extend((other.roots.into_iter()).map(|(at, root)| (at + first, root)));
         first
     }
 
@@ -97,7 +131,7 @@ pub(crate) struct FilePlace {
 
 impl FilePlace {
     /// The file's path.
-    pub(crate) fn path(&self) -> &Path {
+    pub(crate) fn path(&self) -> PathBuf {
         self.files.paths.get(self.at)
     }
 
@@ -105,7 +139,7 @@ impl FilePlace {
     #[cfg(test)]
     pub(crate) fn alone(path: &Path, tools: Arc<[ToolSpec]>) -> Self {
         let mut paths = PathBlock::default();
-        let at = paths.push(path);
+        let at = paths.push(path.parent().unwrap_or(Path::new("")), path);
         Self {
             files: Arc::new(BatchFiles { paths, tools }),
             at,
@@ -120,19 +154,33 @@ mod tests {
     #[test]
     fn each_path_is_given_back_as_it_was_pushed() {
         let mut block = PathBlock::default();
-        let names = ["/a/b.json", "", "rel/ü x.json", "c"];
-        let places: Vec<u32> = names.iter().map(|n| block.push(Path::new(n))).collect();
+        let found = [
+            ("/r", "/r/a/b.json", "a/b.json"),
+            ("/r", "/r/c.json", "c.json"),
+            ("./plans/", "./plans/x.json", "x.json"),
+            ("elsewhere", "plans/ü x.json", "plans/ü x.json"),
+            ("/r", "/r", ""),
+            ("", "t.json", "t.json"),
+        ];
+        let places: Vec<u32> = found
+            .iter()
+            .map(|(root, path, _)| block.push(Path::new(root), Path::new(path)))
+            .collect();
         let mut other = PathBlock::default();
-        other.push(Path::new("/other/one.json"));
-        other.push(Path::new("two.json"));
+        other.push(Path::new("/o"), Path::new("/o/one.json"));
+        other.push(Path::new("/p"), Path::new("/p/two.json"));
         let first = block.append(other);
         block.shrink_to_fit();
-        assert_eq!(block.len(), 6);
-        for (at, name) in places.iter().zip(names) {
-            assert_eq!(block.get(*at), Path::new(name));
+        assert_eq!(block.len(), 8);
+        for (at, (_, path, relative)) in places.iter().zip(found) {
+            assert_eq!(block.get(*at), Path::new(path));
+            assert_eq!(block.relative(*at), Path::new(relative));
         }
-        assert_eq!(block.get(first), Path::new("/other/one.json"));
-        assert_eq!(block.get(first + 1), Path::new("two.json"));
+        assert_eq!(block.get(first), Path::new("/o/one.json"));
+        assert_eq!(block.get(first + 1), Path::new("/p/two.json"));
+        assert_eq!(block.relative(first + 1), Path::new("two.json"));
+        // Each folder is held once.
+        assert_eq!(block.roots.len(), 7);
     }
 
     #[cfg(unix)]
@@ -141,8 +189,8 @@ mod tests {
         use std::os::unix::ffi::OsStrExt;
         let odd = Path::new(std::ffi::OsStr::from_bytes(b"/t/\xff\xfe.json"));
         let mut block = PathBlock::default();
-        block.push(Path::new("/t/a.json"));
-        let at = block.push(odd);
+        block.push(Path::new("/t"), Path::new("/t/a.json"));
+        let at = block.push(Path::new("/t"), odd);
         assert_eq!(block.get(at), odd);
     }
 }

@@ -3,8 +3,9 @@
 //! per task rather than each task's parsed plan. A task with no file (`--request`) is
 //! held whole.
 
+use std::borrow::Cow;
 use std::num::NonZeroU32;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, mpsc};
 use std::time::Duration;
 
@@ -40,17 +41,13 @@ impl TaskSource {
     /// batch's tools, and checked against them again when read again).
     pub(crate) fn of(task: Task, file: Option<FilePlace>) -> Self {
         match (file, u64::from_str_radix(&task.source_hash, 16)) {
-            (Some(file), Ok(hash))
-                if task.has_file() && file.path().as_os_str() == task.source.as_os_str() =>
-            {
-                TaskSource::File(TaskFile {
-                    id: task.id,
-                    files: file.files,
-                    hash,
-                    at: file.at,
-                    repeat: task.repeat.and_then(NonZeroU32::new),
-                })
-            }
+            (Some(file), Ok(hash)) if task.has_file() => TaskSource::File(TaskFile {
+                id: task.id,
+                files: file.files,
+                hash,
+                at: file.at,
+                repeat: task.repeat.and_then(NonZeroU32::new),
+            }),
             _ => TaskSource::Loaded(Arc::new(task)),
         }
     }
@@ -64,10 +61,10 @@ impl TaskSource {
     }
 
     /// Its task file (empty for a task with none).
-    pub(crate) fn path(&self) -> &Path {
+    pub(crate) fn path(&self) -> Cow<'_, Path> {
         match self {
-            TaskSource::Loaded(task) => &task.source,
-            TaskSource::File(file) => file.path(),
+            TaskSource::Loaded(task) => Cow::Borrowed(&task.source),
+            TaskSource::File(file) => Cow::Owned(file.path()),
         }
     }
 
@@ -164,20 +161,21 @@ fn reader_stuck() {
 }
 
 impl TaskFile {
-    fn path(&self) -> &Path {
+    fn path(&self) -> PathBuf {
         self.files.paths.get(self.at)
     }
 
     fn load(&self) -> Result<Task, String> {
-        let text = read_task_file(self.path())
+        let path = self.path();
+        let text = read_task_file(&path)
             .map_err(|p| format!("its task file cannot be read again: {}", p.short()))?;
         if crate::hash::fnv1a64(text.as_bytes()) != self.hash {
             return Err(format!(
                 "its task file {} changed after the run started; run again to use the new version",
-                self.path().display()
+                path.display()
             ));
         }
-        let parsed = parse_task(self.path(), &text, Ok(self.id.clone()), &self.files.tools);
+        let parsed = parse_task(&path, &text, Ok(self.id.clone()), &self.files.tools);
         let mut task = parsed.result.map_err(|problems| {
             let first = problems.first().map(|p| p.short()).unwrap_or_default();
             format!("its task file no longer loads: {first}")

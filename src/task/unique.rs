@@ -63,7 +63,7 @@ pub(crate) trait Identified {
     /// The task's id.
     fn id(&self) -> &TaskId;
     /// Its task file.
-    fn source(&self) -> &Path;
+    fn source(&self) -> Cow<'_, Path>;
     /// The hash of the task file's bytes.
     fn source_hash(&self) -> String;
 }
@@ -72,8 +72,8 @@ impl Identified for Task {
     fn id(&self) -> &TaskId {
         &self.id
     }
-    fn source(&self) -> &Path {
-        &self.source
+    fn source(&self) -> Cow<'_, Path> {
+        Cow::Borrowed(&self.source)
     }
     fn source_hash(&self) -> String {
         self.source_hash.clone()
@@ -118,13 +118,13 @@ pub(super) fn unique_ids<T: Identified>(
         for (n, place) in group.iter().map(|p| *p as usize).enumerate() {
             let task = &tasks[place];
             let problem = match &unusable {
-                Some((why, fix)) => Problem::new(task.source(), why.clone()).fix(*fix),
+                Some((why, fix)) => Problem::new(&task.source(), why.clone()).fix(*fix),
                 None if n == 0 => {
                     owners.push(place as u32);
                     continue;
                 }
                 None => Problem::new(
-                    task.source(),
+                    &task.source(),
                     format!(
                         "duplicate id `{}`: {} has it too",
                         task.id(),
@@ -153,7 +153,7 @@ pub(super) fn unique_ids<T: Identified>(
         owners.gone.insert(i as u32);
         let entry = clashing_entry(task.id(), &owners, &tasks, reserved).unwrap_or_default();
         let problem = Problem::new(
-            task.source(),
+            &task.source(),
             format!(
                 "the id `{}` would put this task's results inside another task's `{entry}`",
                 task.id()
