@@ -8,6 +8,9 @@
 # Usage: scripts/memory-bench.sh [N...]
 #        BENCH_DIR=/somewhere scripts/memory-bench.sh   (default: /dev/shm when present,
 #        so that the file system's own cost does not hide the runner's)
+#        OUT_DIR=/on/disk scripts/memory-bench.sh 100000 1000000   (the results apart
+#        from the task files: a million tasks' results take about 40 GB on ext4, more
+#        than a tmpfs holds; default: BENCH_DIR/out)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 sizes=("$@")
@@ -16,7 +19,8 @@ default_dir=$PWD/target/bench
 [ -d /dev/shm ] && [ -w /dev/shm ] && default_dir=/dev/shm/ufo-batch-memory-bench
 root=${BENCH_DIR:-$default_dir}
 mkdir -p "$root"
-trap 'rm -rf "$root/out"' EXIT
+out=${OUT_DIR:-$root/out}
+trap 'rm -rf "$out"' EXIT
 cargo build --release -q --bin ufo-batch --bin ufo-batch-jail
 bin=$PWD/target/release/ufo-batch
 
@@ -46,13 +50,13 @@ declare -A fresh resume
 for n in "${sizes[@]}"; do
   plans=$root/empty-$n
   [ -d "$plans" ] || generate "$plans" "$n"
-  read -r fw fk < <(measure run "$plans" --out "$root/out" --name "r$n" --fresh --progress quiet)
-  read -r rw rk < <(measure run "$plans" --out "$root/out" --name "r$n" --progress quiet)
+  read -r fw fk < <(measure run "$plans" --out "$out" --name "r$n" --fresh --progress quiet)
+  read -r rw rk < <(measure run "$plans" --out "$out" --name "r$n" --progress quiet)
   read -r vw vk < <(measure validate "$plans")
   fresh[$n]=$fk
   resume[$n]=$rk
   printf '%-9s %6.1f s %6d MB  %6.1f s %6d MB  %6.1f s %6d MB\n' "$n" "$fw" $((fk / 1024)) "$rw" $((rk / 1024)) "$vw" $((vk / 1024))
-  rm -rf "$root/out"
+  rm -rf "$out"
 done
 if [ ${#sizes[@]} -ge 2 ]; then
   a=${sizes[-2]}

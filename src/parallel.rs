@@ -44,10 +44,28 @@ pub(crate) fn map_owned<T: Send, R: Send>(
     }
 }
 
-/// `items` as chunks of at most `size`, in order, to be mapped a chunk at a time. Each
-/// chunk is cut from the end of the list, which is then shrunk: the whole list is never
-/// held twice, and each chunk's room goes once it has been mapped.
-pub(crate) fn chunks<T>(mut items: Vec<T>, size: usize) -> Vec<Vec<T>> {
+/// Items of a batch between two hand-backs of free memory in [`each_chunk`].
+const HANDED_BACK_EVERY: usize = 64 * 1024;
+
+/// Hands `items` to `each` a chunk of at most `size` at a time, in order. Each chunk's
+/// room goes once `each` is done with it, and the memory freed goes back to the system
+/// every [`HANDED_BACK_EVERY`] items: what a batch's chunks become (tasks loaded, rows
+/// kept) never adds up with what they were.
+pub(crate) fn each_chunk<T>(items: Vec<T>, size: usize, mut each: impl FnMut(Vec<T>)) {
+    let mut since = 0;
+    for chunk in chunks(items, size) {
+        since += chunk.len();
+        if since >= HANDED_BACK_EVERY {
+            crate::resources::release_free_memory();
+            since = 0;
+        }
+        each(chunk);
+    }
+}
+
+/// `items` as chunks of at most `size`, in order. Each chunk is cut from the end of the
+/// list, which is then shrunk: the whole list is never held twice.
+fn chunks<T>(mut items: Vec<T>, size: usize) -> Vec<Vec<T>> {
     let size = size.max(1);
     let mut chunks = Vec::with_capacity(items.len().div_ceil(size));
     while items.len() > size {
@@ -80,5 +98,11 @@ mod tests {
             let joined: Vec<usize> = chunks.into_iter().flatten().collect();
             assert_eq!(joined, (0..n).collect::<Vec<_>>(), "{n} by {size}");
         }
+        let mut handed = Vec::new();
+        super::each_chunk((0..200_000).collect(), 4096, |chunk| {
+            assert!(chunk.len() <= 4096);
+            handed.extend(chunk);
+        });
+        assert_eq!(handed, (0..200_000).collect::<Vec<usize>>());
     }
 }

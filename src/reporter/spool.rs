@@ -79,6 +79,12 @@ impl RowSpool {
     /// Appends `rows`; where the first is (see [`RowAt::plus`] for the others).
     pub(crate) fn append_all(&mut self, rows: &EncodedRows) -> RowAt {
         let base = self.end();
+        // Written from the rows as they are: a resumed run's million kept rows are not
+        // copied first.
+        self.write_pending();
+        if self.pending.is_empty() && self.write_out(rows.bytes()) {
+            return base;
+        }
         self.pending.extend_from_slice(rows.bytes());
         self.written_enough();
         base
@@ -132,6 +138,20 @@ impl RowSpool {
     /// Moves the pending rows to the file (making it first); rows stay pending where no
     /// file can be made or written.
     fn write_pending(&mut self) {
+        let pending = std::mem::take(&mut self.pending);
+        let written = self.write_out(&pending);
+        // The room stays for the next rows.
+        self.pending = pending;
+        if written {
+            self.pending.clear();
+        }
+    }
+
+    /// Writes `bytes` at the end of the file, made on first use; `false` when they
+    /// cannot be (the caller keeps them in memory). What a failed write left in the file
+    /// is never read: nothing more is written to it, and reads go on from the last whole
+    /// write.
+    fn write_out(&mut self, bytes: &[u8]) -> bool {
         if !self.opened {
             self.opened = true;
             self.file = self
@@ -149,20 +169,19 @@ impl RowSpool {
                 });
         }
         let Some(file) = self.file.as_mut().filter(|_| !self.stopped) else {
-            return;
+            return false;
         };
-        match file.write_all(&self.pending) {
+        match file.write_all(bytes) {
             Ok(()) => {
-                self.written += self.pending.len() as u64;
-                self.pending.clear();
+                self.written += bytes.len() as u64;
+                true
             }
             Err(e) => {
-                // What a failed write left in the file is never read: the rows stay
-                // pending and go on from the last whole write.
                 self.noted().push(format!(
                     "cannot write the run's spool file (the rows are kept in memory): {e}"
                 ));
                 self.stopped = true;
+                false
             }
         }
     }
@@ -290,6 +309,28 @@ mod tests {
         assert!(spool.problems().is_empty());
         // The file is nobody's to see: the run dir holds nothing of it.
         assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
+    }
+
+    /// Rows kept whole from an earlier invocation go to the file as they are, between
+    /// rows appended one by one, and read back with them; without a file they stay in
+    /// memory.
+    #[test]
+    fn rows_appended_whole_read_back_beside_the_others() {
+        let dir = tempfile::tempdir().unwrap();
+        for place in [Some(dir.path()), Some(Path::new("/nonexistent/run"))] {
+            let mut spool = RowSpool::in_dir(place);
+            let mut at: Vec<RowAt> = (0..10).map(|i| spool.append(&row(i))).collect();
+            let mut kept = EncodedRows::default();
+            (10..2010).for_each(|i| kept.push(&row(i)));
+            let base = spool.append_all(&kept);
+            at.extend(kept.ids().map(|(_, offset)| base.plus(offset)));
+            at.extend((2010..2020).map(|i| spool.append(&row(i))));
+            assert_eq!(at.len(), 2020);
+            for (i, at) in at.iter().enumerate().rev() {
+                assert_eq!(spool.read(*at).unwrap(), row(i), "row {i}");
+            }
+            assert_eq!(spool.written > 0, place == Some(dir.path()));
+        }
     }
 
     /// A folder where no file can be made: the rows stay in memory, and it is said.

@@ -129,7 +129,7 @@ pub(crate) fn plan_resume<T: Resumable>(
     // go, with the chunk's room) before the next chunk's records are read: a resumed run
     // never holds a whole record, nor a decision, for every task, nor the batch beside
     // what it keeps of it.
-    for chunk in crate::parallel::chunks(tasks, DECIDED_AT_ONCE) {
+    crate::parallel::each_chunk(tasks, DECIDED_AT_ONCE, |chunk| {
         // Reading each stored record is independent of the others.
         let decided = crate::parallel::map_owned(chunk, |task| {
             // In one step where the system can check that no link is on the way.
@@ -159,7 +159,7 @@ pub(crate) fn plan_resume<T: Resumable>(
                 }
             }
         }
-    }
+    });
     Ok(Resumption {
         previous_invocations,
         discarding,

@@ -97,7 +97,7 @@ pub(crate) fn load_files_as<T: Identified + Send>(
     // go once loaded: the list of files found and the list loaded are never both whole
     // (together they were the loader's peak).
     let mut loaded: Vec<Loaded<T>> = Vec::with_capacity(files.len());
-    for chunk in crate::parallel::chunks(files, LOADED_AT_ONCE) {
+    crate::parallel::each_chunk(files, LOADED_AT_ONCE, |chunk| {
         loaded.extend(crate::parallel::map_owned(chunk, |f| {
             std::panic::catch_unwind(AssertUnwindSafe(|| {
                 match load_one(&f, &batch.paths, &batch.tools) {
@@ -113,7 +113,7 @@ pub(crate) fn load_files_as<T: Identified + Send>(
             }))
             .unwrap_or_else(|_| lost(&f, &batch.paths))
         }));
-    }
+    });
     // Split without a second copy of the batch: the few invalid files move out, and the
     // tasks are unwrapped where they lie (a million tasks' vectors are the loader's peak).
     let invalid: Vec<InvalidTask> = loaded
