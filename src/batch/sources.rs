@@ -44,7 +44,7 @@ fn find_task_files(paths: &[PathBuf], exclude: Option<&Path>) -> Result<FoundFil
     found.shrink_to_fit();
     // One folder's walk finds each path once: only a link can lead to a file found
     // already (resolving every path costs a system call per path component).
-    if paths.len() > 1 || found.iter().any(|(_, f)| f.linked) {
+    if paths.len() > 1 || found.any_linked() {
         let mut seen = HashSet::new();
         found.retain(|path, _| seen.insert(path.canonicalize().unwrap_or_else(|_| path.into())));
     }

@@ -79,11 +79,13 @@ impl RowSpool {
     /// Appends `rows`; where the first is (see [`RowAt::plus`] for the others).
     pub(crate) fn append_all(&mut self, rows: &EncodedRows) -> RowAt {
         let base = self.end();
-        // Written from the rows as they are: a resumed run's million kept rows are not
-        // copied first.
-        self.write_pending();
-        if self.pending.is_empty() && self.write_out(rows.bytes()) {
-            return base;
+        // Many rows are written from where they are: a resumed run's million kept rows
+        // are not copied first.
+        if rows.bytes().len() >= PENDING_MAX {
+            self.write_pending();
+            if self.pending.is_empty() && self.write_out(rows.bytes()) {
+                return base;
+            }
         }
         self.pending.extend_from_slice(rows.bytes());
         self.written_enough();

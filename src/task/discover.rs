@@ -4,7 +4,7 @@
 
 use std::path::{Path, PathBuf};
 
-use super::paths::PathBlock;
+use super::paths::{PathBlock, folder_as_given};
 
 /// Failures that stop loading altogether (a bad path given by the user).
 #[derive(Debug, thiserror::Error)]
@@ -81,7 +81,7 @@ impl FoundFiles {
 
     /// Adds a file given itself: its name names it.
     fn add_given(&mut self, path: &Path) -> &mut FoundFile {
-        self.add(path.parent().unwrap_or(Path::new("")), path)
+        self.add(folder_as_given(path), path)
     }
 
     /// How many files.
@@ -95,9 +95,9 @@ impl FoundFiles {
         self.files.is_empty()
     }
 
-    /// Each file, with its path.
-    pub(crate) fn iter(&self) -> impl Iterator<Item = (PathBuf, &FoundFile)> {
-        self.files.iter().map(|f| (self.paths.get(f.at), f))
+    /// Some file was found by a symbolic link.
+    pub(crate) fn any_linked(&self) -> bool {
+        self.files.iter().any(|f| f.linked)
     }
 
     /// Each file's path relative to the folder given (what names it).

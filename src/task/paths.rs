@@ -90,6 +90,18 @@ impl PathBlock {
     }
 }
 
+/// The folder of the file `path`, as `path` gives it: its bytes up to the file's name,
+/// separators and all (`Path::parent` tidies `a//b` and `a/./b`, and the file would be
+/// shown otherwise than as it was given).
+pub(crate) fn folder_as_given(path: &Path) -> &Path {
+    let bytes = bytes_of(path);
+    match path.file_name().map(|name| bytes_of(Path::new(name))) {
+        // Cut right after a separator (or a drive), before the name that ends the path.
+        Some(name) if bytes.ends_with(name) => path_of(&bytes[..bytes.len() - name.len()]),
+        _ => path.parent().unwrap_or(Path::new("")),
+    }
+}
+
 #[cfg(unix)]
 fn bytes_of(path: &Path) -> &[u8] {
     use std::os::unix::ffi::OsStrExt;
@@ -181,6 +193,25 @@ mod tests {
         assert_eq!(block.relative(first + 1), Path::new("two.json"));
         // Each folder is held once.
         assert_eq!(block.roots.len(), 7);
+    }
+
+    /// A file given by name is held as it was given, and named by its name.
+    #[test]
+    fn a_file_given_keeps_its_path_as_typed() {
+        for (given, folder) in [
+            ("plans//t.json", "plans//"),
+            ("plans/./t.json", "plans/./"),
+            ("t.json", ""),
+            ("/abs/t.json", "/abs/"),
+            ("./t.json", "./"),
+        ] {
+            let path = Path::new(given);
+            assert_eq!(folder_as_given(path), Path::new(folder), "{given}");
+            let mut block = PathBlock::default();
+            let at = block.push(folder_as_given(path), path);
+            assert_eq!(block.get(at).as_os_str(), path.as_os_str(), "{given}");
+            assert_eq!(block.relative(at), Path::new("t.json"), "{given}");
+        }
     }
 
     #[cfg(unix)]
