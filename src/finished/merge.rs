@@ -13,7 +13,6 @@ use super::FinishedError;
 use super::missing::{Ended, answered, mark_interrupted, missing};
 use crate::record::{TaskRecord, TaskRow};
 use crate::render::{Overview, Totals, task_pages, write_summaries};
-use crate::rundir::layout::STATUS_JSON;
 use crate::rundir::{
     FileError, RunLayout, TaskFiles, load_batch, read_run_json, read_selection, write_json,
 };
@@ -77,7 +76,8 @@ pub(crate) fn merge(out: &Path, inputs: &[PathBuf]) -> Result<MergeReport, Finis
         };
         let ended = Ended::of(&run);
         runs.push(run);
-        let selection = read_selection(input);
+        // (An unreadable one is told with the input's other unreadable files, below.)
+        let selection = read_selection(input).ok().flatten();
         shards.push((input.clone(), selection.as_ref().and_then(|s| s.shard)));
         if let Some(selection) = selection {
             selections.push(selection.ids.len());
@@ -103,11 +103,9 @@ pub(crate) fn merge(out: &Path, inputs: &[PathBuf]) -> Result<MergeReport, Finis
     let mut merged: BTreeMap<TaskId, (TaskRecord, PathBuf)> = BTreeMap::new();
     for input in inputs {
         let (stored, unreadable, _) = load_batch(input);
-        report.problems.extend(
-            unreadable
-                .into_iter()
-                .map(|p| format!("unreadable {STATUS_JSON}: {p}")),
-        );
+        report
+            .problems
+            .extend(unreadable.into_iter().map(|p| format!("unreadable: {p}")));
         for mut task in stored {
             let interrupted = mark_interrupted(&mut task.record);
             if let Some((_, first)) = merged.get(&task.record.id) {

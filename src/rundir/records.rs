@@ -173,10 +173,14 @@ pub(crate) fn load_records(run_dir: &Path) -> (Vec<StoredTask>, Vec<Unreadable>)
 
 /// The records of the tasks a run dir answers for (see [`Selection::holds`]): a folder
 /// left from a task no longer in the batch (its file deleted, a lower `--repeat`) is
-/// not counted. Also the files that could not be read, and the selection.
+/// not counted. Also the files that could not be read (a `selection.json` among them:
+/// then every record found is counted), and the selection.
 pub(crate) fn load_batch(run_dir: &Path) -> (Vec<StoredTask>, Vec<Unreadable>, Option<Selection>) {
-    let (mut stored, problems) = load_records(run_dir);
-    let selection = read_selection(run_dir);
+    let (mut stored, mut problems) = load_records(run_dir);
+    let selection = read_selection(run_dir).unwrap_or_else(|bad| {
+        problems.push(bad);
+        None
+    });
     if let Some(selection) = &selection {
         stored.retain(|t| selection.holds(&t.record.id));
     }

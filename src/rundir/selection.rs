@@ -8,8 +8,8 @@ use std::path::Path;
 use serde_json::Value;
 
 use super::layout::RunLayout;
-use super::records::{STORED_FILE_LIMIT, read_run_json};
-use crate::regular_file::read_text;
+use super::records::{STORED_FILE_LIMIT, Unreadable, read_run_json};
+use crate::regular_file::{FileAccessError, read_text};
 use crate::shard::Shard;
 use crate::task::TaskId;
 
@@ -73,13 +73,27 @@ impl Selection {
     }
 }
 
-/// The selection of the run dir at `dir`, if it has a readable one.
-pub(crate) fn read_selection(dir: &Path) -> Option<Selection> {
-    let text = read_text(&RunLayout::new(dir).selection(), STORED_FILE_LIMIT).ok()?;
-    let v: Value = serde_json::from_str(&text).ok()?;
+/// The selection of the run dir at `dir`: `None` when it has none (a run dir of a
+/// version before it), and why when there is one that cannot be read (then which tasks
+/// the run dir answers for is not known, and the caller must say so).
+pub(crate) fn read_selection(dir: &Path) -> Result<Option<Selection>, Unreadable> {
+    let path = RunLayout::new(dir).selection();
+    let unreadable = |why: String| Unreadable {
+        path: path.clone(),
+        why,
+    };
+    let text = match read_text(&path, STORED_FILE_LIMIT) {
+        Ok(text) => text,
+        Err(FileAccessError::NotFound) => return Ok(None),
+        Err(e) => return Err(unreadable(format!("cannot read it: {e}"))),
+    };
+    let v: Value = serde_json::from_str(&text)
+        .map_err(|e| unreadable(format!("it is not the JSON a run writes: {e}")))?;
     let shard = v["shard"].as_str().and_then(|s| Shard::parse(s).ok());
-    let mut ids: Vec<TaskId> = v["tasks"]
-        .as_array()?
+    let Some(tasks) = v["tasks"].as_array() else {
+        return Err(unreadable("it has no list of \"tasks\"".to_string()));
+    };
+    let mut ids: Vec<TaskId> = tasks
         .iter()
         .filter_map(|i| i.as_str().and_then(|s| TaskId::parse(s).ok()))
         .collect();
@@ -87,5 +101,5 @@ pub(crate) fn read_selection(dir: &Path) -> Option<Selection> {
     let repeat = read_run_json(dir)
         .and_then(|run| run["config"]["repeat"].as_u64())
         .map_or(1, |k| k.clamp(1, u64::from(u32::MAX)) as u32);
-    Some(Selection { shard, ids, repeat })
+    Ok(Some(Selection { shard, ids, repeat }))
 }

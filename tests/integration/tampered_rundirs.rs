@@ -257,3 +257,35 @@ fn compare_counts_the_whole_batch_of_a_run_cut_short() {
     assert!(regressions[0].0 == "b" && regressions[0].1.starts_with("not started"));
     assert!(regressions[1].0 == "c" && regressions[1].1.starts_with("interrupted"));
 }
+
+/// A `selection.json` that cannot be read leaves unknown which tasks the run dir answers
+/// for: `report` says so and counts the records found; `compare` refuses rather than
+/// compare a batch it cannot tell whole.
+#[test]
+fn a_selection_that_cannot_be_read_is_told_and_compare_refuses() {
+    let p = Project::new();
+    p.task("a.json", shell_plan("a", &["true"]));
+    p.task("b.json", shell_plan("b", &["true"]));
+    p.run(&[]).expect_code(0);
+    let run = p.path().join("results/proj");
+    std::fs::write(run.join("selection.json"), "{\"tasks\": [\"a\", ").unwrap();
+
+    let report = p.cmd(&["report", "results/proj"]);
+    report.expect_code(1);
+    assert!(
+        report
+            .stderr
+            .contains("selection.json: it is not the JSON a run writes"),
+        "{}",
+        report.stderr
+    );
+    assert_eq!(read_json(&run.join("summary.json"))["totals"]["passed"], 2);
+
+    let compare = p.cmd(&["compare", "results/proj", "results/proj"]);
+    assert_ne!(compare.code, 0, "{}", compare.stdout);
+    assert!(
+        compare.stderr.contains("selection.json"),
+        "{}",
+        compare.stderr
+    );
+}
