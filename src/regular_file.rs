@@ -55,8 +55,8 @@ impl Bounded {
     }
 }
 
-/// Reads at most `keep` bytes of the regular file at `path`. With `refuse_above`, a file
-/// larger than that is refused rather than cut.
+/// Reads at most `keep` bytes of the regular file at `path`, up to the size it has when it
+/// is opened. With `refuse_above`, a file larger than that is refused rather than cut.
 pub(crate) fn read_bounded(
     path: &Path,
     keep: u64,
@@ -77,8 +77,12 @@ fn read_open(
     if let Some(limit) = refuse_above.filter(|l| size > *l) {
         return Err(FileAccessError::TooLarge { size, limit });
     }
-    let mut bytes = Vec::with_capacity(size.min(keep) as usize);
-    file.take(keep).read_to_end(&mut bytes)?;
+    // Read to the size the open file gave, not on to the end: no last read to see the
+    // end (a system call a file, and a batch reads two files a task), and a file that
+    // grows meanwhile is read as it was.
+    let want = size.min(keep);
+    let mut bytes = Vec::with_capacity(want as usize);
+    file.take(want).read_to_end(&mut bytes)?;
     Ok(Bounded { bytes, size })
 }
 
