@@ -53,13 +53,10 @@ pub(super) struct Held {
 impl SharedSettings {
     /// `map`, or the equal one already shared.
     fn share(&self, map: BTreeMap<String, String>) -> Arc<BTreeMap<String, String>> {
-        let maps = &mut self.0.lock().unwrap_or_else(|p| p.into_inner()).maps;
-        if let Some(shared) = maps.get(&map) {
-            return Arc::clone(shared);
-        }
-        let shared = Arc::new(map);
-        maps.insert(Arc::clone(&shared));
-        shared
+        one_of(
+            &mut self.0.lock().unwrap_or_else(|p| p.into_inner()).maps,
+            map,
+        )
     }
 
     /// What `task` holds until it starts under `config`: the same as another task's,
@@ -73,14 +70,21 @@ impl SharedSettings {
         if held.inputs.has_object() {
             return Arc::new(held);
         }
-        let shared = &mut self.0.lock().unwrap_or_else(|p| p.into_inner()).held;
-        if let Some(same) = shared.get(&held) {
-            return Arc::clone(same);
-        }
-        let held = Arc::new(held);
-        shared.insert(Arc::clone(&held));
-        held
+        one_of(
+            &mut self.0.lock().unwrap_or_else(|p| p.into_inner()).held,
+            held,
+        )
     }
+}
+
+/// `value` from `set`: the equal one already there, or `value`, added.
+fn one_of<T: Eq + std::hash::Hash>(set: &mut HashSet<Arc<T>>, value: T) -> Arc<T> {
+    if let Some(same) = set.get(&value) {
+        return Arc::clone(same);
+    }
+    let value = Arc::new(value);
+    set.insert(Arc::clone(&value));
+    value
 }
 
 /// The inputs of `task`'s result under `config`, with its settings map shared through
