@@ -95,8 +95,10 @@ pub(crate) struct RunStarted {
     pub(crate) name: String,
     /// The run dir.
     pub(crate) dir: PathBuf,
-    /// When it started.
+    /// When it started (its task files began to be read).
     pub(crate) started: Timestamp,
+    /// The same, for measuring how long it takes.
+    pub(crate) began: std::time::Instant,
     /// Tasks selected, runnable or not, skipped or not: the denominator.
     pub(crate) total: usize,
     /// Tasks that will actually be run in this invocation.

@@ -63,8 +63,21 @@ pub(crate) fn read_bounded(
     refuse_above: Option<u64>,
 ) -> Result<Bounded, FileAccessError> {
     check_kind(&std::fs::metadata(path)?)?;
-    let (file, size) = open_regular(path, OpenOptions::new().read(true))?;
+    let (file, size) = open_regular(path, OpenOptions::new().read(true), 0)?;
     read_open(file, size, keep, refuse_above)
+}
+
+/// Opens the regular file at `path` for reading, without changing its access time when
+/// this process may ask that (its owner): reading a run folder back (a million
+/// `status.json` on a resume) then writes nothing to the disk. Another's file is read
+/// with its access time updated as usual.
+fn open_to_read_untouched(path: &Path) -> Result<(File, u64), FileAccessError> {
+    #[cfg(target_os = "linux")]
+    match open_regular(path, OpenOptions::new().read(true), libc::O_NOATIME) {
+        Err(FileAccessError::Io(e)) if e.raw_os_error() == Some(libc::EPERM) => {}
+        opened => return opened,
+    }
+    open_regular(path, OpenOptions::new().read(true), 0)
 }
 
 /// Reads at most `keep` bytes of `file`, open and checked regular, of `size` bytes.
@@ -90,7 +103,9 @@ fn read_open(
 /// UTF-8: for the files of a run folder that the runner reads back (`status.json`,
 /// `response.log`), where anything may have been put in their place.
 pub(crate) fn read_text(path: &Path, limit: u64) -> Result<String, FileAccessError> {
-    utf8(read_bounded(path, limit, Some(limit))?)
+    check_kind(&std::fs::metadata(path)?)?;
+    let (file, size) = open_to_read_untouched(path)?;
+    utf8(read_open(file, size, limit, Some(limit))?)
 }
 
 /// The text of `file`, already open (without blocking, as [`read_text`] opens it),
@@ -120,7 +135,7 @@ pub(crate) fn write_regular(
     }
     let mut options = OpenOptions::new();
     options.write(true).create(true).append(append);
-    let (mut file, _) = open_regular(path, &mut options)?;
+    let (mut file, _) = open_regular(path, &mut options, 0)?;
     if !append {
         file.set_len(0)?;
     }
@@ -132,11 +147,16 @@ pub(crate) fn write_regular(
 /// reading) and checks, on the open file, that it is regular; gives its size too.
 /// `O_NONBLOCK` stays set: it makes no difference to a regular file (clearing it cost
 /// two system calls a file, and every task file is read twice).
-fn open_regular(path: &Path, options: &mut OpenOptions) -> Result<(File, u64), FileAccessError> {
+/// `extra_flags` are more `open` flags (Unix).
+fn open_regular(
+    path: &Path,
+    options: &mut OpenOptions,
+    #[cfg_attr(not(unix), allow(unused_variables))] extra_flags: i32,
+) -> Result<(File, u64), FileAccessError> {
     #[cfg(unix)]
     {
         use std::os::unix::fs::OpenOptionsExt;
-        options.custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY);
+        options.custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY | extra_flags);
     }
     let file = options.open(path).map_err(|e| match e.raw_os_error() {
         // A FIFO opened for writing without a reader.
@@ -196,6 +216,22 @@ mod tests {
             read_bounded(&dir.path().join("nope"), 5, None),
             Err(FileAccessError::NotFound)
         ));
+    }
+
+    /// Reading a run folder's file back writes nothing: its access time stays as it was
+    /// (this process owns it), where an ordinary read would update it, the file having
+    /// changed since it was last read.
+    #[test]
+    #[cfg(target_os = "linux")]
+    fn text_read_back_leaves_the_access_time() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("status.json");
+        std::fs::write(&p, "{}").unwrap();
+        let long_ago = std::time::SystemTime::UNIX_EPOCH + std::time::Duration::from_secs(1 << 30);
+        crate::testutil::set_accessed(&p, long_ago);
+        assert_eq!(read_text(&p, 100).unwrap(), "{}");
+        let accessed = std::fs::metadata(&p).unwrap().accessed().unwrap();
+        assert_eq!(accessed, long_ago);
     }
 
     #[test]

@@ -39,7 +39,8 @@ pub(crate) async fn execute<S: EventSink>(
     events.send(Event::RunStarted(Box::new(RunStarted {
         name: config.run_name.clone(),
         dir: config.run_dir.clone(),
-        started: Timestamp::now(),
+        started: batch.began_at,
+        began: batch.began,
         total,
         to_run: batch.work.len() + batch.invalid.len(),
         jobs: config.jobs.get(),

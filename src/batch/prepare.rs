@@ -7,6 +7,7 @@ use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::path::Path;
 use std::sync::Arc;
+use std::time::Instant;
 
 use super::inputs::{Held, SharedSettings};
 use super::sources::load_tasks_as;
@@ -25,6 +26,7 @@ use crate::task::{
 };
 use crate::text::without_userinfo;
 use crate::tool::ToolSpec;
+use crate::units::Timestamp;
 
 /// A batch ready to run.
 pub(crate) struct Prepared {
@@ -58,6 +60,11 @@ pub(crate) struct Prepared {
     pub(crate) mcp: Option<Arc<McpHub>>,
     /// The device server, when the run's tasks go to UFO's device clients.
     pub(crate) devices: Option<Arc<DeviceHub>>,
+    /// When preparing began: the run's time counts from then (finding, reading and
+    /// deciding a million tasks takes seconds).
+    pub(crate) began: Instant,
+    /// The same, as a date.
+    pub(crate) began_at: Timestamp,
 }
 
 /// A valid task as the batch holds it until it runs: by its file, with what its result
@@ -115,6 +122,7 @@ impl Resumable for Queued {
 
 /// Prepares the batch `config` describes.
 pub(crate) async fn prepare(config: &RunSettings) -> Result<Prepared, BatchError> {
+    let (began, began_at) = (Instant::now(), Timestamp::now());
     register_keys(config);
     let mcp = if config.mcp.is_empty() {
         None
@@ -204,6 +212,8 @@ pub(crate) async fn prepare(config: &RunSettings) -> Result<Prepared, BatchError
         spend,
         mcp,
         devices,
+        began,
+        began_at,
     })
 }
 

@@ -45,6 +45,8 @@ impl EventSink for Reporter {
         self.files.handle(event);
         if let Event::RunFinished(_) = event {
             self.stats.write_errors = self.files.errors();
+            // The run ends once its files are written (a million rows take seconds).
+            self.stats.stop_clock();
         }
         self.terminal.handle(event, &self.stats);
     }

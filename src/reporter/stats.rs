@@ -75,13 +75,18 @@ impl RunStats {
         }
     }
 
+    /// The run ends now: how long it took, from when it began to be prepared.
+    pub(crate) fn stop_clock(&mut self) {
+        self.elapsed = self.started.map(|s| s.elapsed()).unwrap_or_default();
+    }
+
     /// Updates the counts with one event.
     pub(crate) fn observe(&mut self, event: &Event) {
         match event {
             Event::RunStarted(r) => {
                 self.run_dir = r.dir.clone();
                 self.total = r.total;
-                self.started = Some(Instant::now());
+                self.started = Some(r.began);
             }
             Event::TasksKept(rows) => {
                 self.kept += rows.len();
@@ -104,7 +109,7 @@ impl RunStats {
                 if self.stopped.is_none() {
                     self.stopped = f.stopped.clone();
                 }
-                self.elapsed = self.started.map(|s| s.elapsed()).unwrap_or_default();
+                self.stop_clock();
             }
             Event::TaskStarted(_)
             | Event::Tick

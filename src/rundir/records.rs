@@ -2,6 +2,7 @@
 //! enter a task's workspace, temporary folder or earlier attempts.
 
 use std::path::Path;
+use std::sync::atomic::AtomicBool;
 
 use serde_json::Value;
 
@@ -52,21 +53,23 @@ pub(crate) fn record_beneath(root: &RunRoot, id: &TaskId) -> Result<Option<TaskR
     {
         let path =
             std::ffi::CString::new(format!("{}/{STATUS_JSON}", id.as_str())).map_err(|_| ())?;
-        // SAFETY: open_how is plain data; zero is "no flags" for each of its fields.
-        let mut how: libc::open_how = unsafe { std::mem::zeroed() };
-        how.flags = (libc::O_RDONLY | libc::O_NONBLOCK | libc::O_NOCTTY | libc::O_CLOEXEC) as u64;
-        how.resolve = libc::RESOLVE_NO_SYMLINKS | libc::RESOLVE_BENEATH;
-        // SAFETY: openat2 reads the path and `how`, both alive for the call; the
-        // descriptor it returns is owned below and nowhere else.
-        let fd = unsafe {
-            libc::syscall(
-                libc::SYS_openat2,
-                std::os::fd::AsRawFd::as_raw_fd(&root.0),
-                path.as_ptr(),
-                &how as *const libc::open_how,
-                std::mem::size_of::<libc::open_how>(),
-            )
-        };
+        // The access time is left as it was when this process may ask that (the
+        // record is its own): a resume then writes nothing for the records it reads.
+        // Once refused (another's run folder), it is not asked again.
+        let untouched = root.untouched.load(std::sync::atomic::Ordering::Relaxed);
+        let mut fd = openat2_beneath(
+            &root.file,
+            &path,
+            if untouched { libc::O_NOATIME } else { 0 },
+        );
+        if untouched
+            && fd < 0
+            && std::io::Error::last_os_error().raw_os_error() == Some(libc::EPERM)
+        {
+            root.untouched
+                .store(false, std::sync::atomic::Ordering::Relaxed);
+            fd = openat2_beneath(&root.file, &path, 0);
+        }
         if fd < 0 {
             return match std::io::Error::last_os_error().raw_os_error() {
                 // No folder, or no record in it.
@@ -91,13 +94,45 @@ pub(crate) fn record_beneath(root: &RunRoot, id: &TaskId) -> Result<Option<TaskR
     }
 }
 
+/// `openat2` of `path` below `root` for reading, with no link followed on the way, with
+/// more `flags`: the descriptor, or -1 and `errno`.
+#[cfg(target_os = "linux")]
+fn openat2_beneath(root: &std::fs::File, path: &std::ffi::CStr, flags: i32) -> i64 {
+    // SAFETY: open_how is plain data; zero is "no flags" for each of its fields.
+    let mut how: libc::open_how = unsafe { std::mem::zeroed() };
+    how.flags =
+        (libc::O_RDONLY | libc::O_NONBLOCK | libc::O_NOCTTY | libc::O_CLOEXEC | flags) as u64;
+    how.resolve = libc::RESOLVE_NO_SYMLINKS | libc::RESOLVE_BENEATH;
+    // SAFETY: openat2 reads the path and `how`, both alive for the call; the caller owns
+    // the descriptor it returns.
+    unsafe {
+        libc::syscall(
+            libc::SYS_openat2,
+            std::os::fd::AsRawFd::as_raw_fd(root),
+            path.as_ptr(),
+            &how as *const libc::open_how,
+            std::mem::size_of::<libc::open_how>(),
+        )
+    }
+}
+
 /// A run dir held open, for [`record_beneath`] to read below it.
-pub(crate) struct RunRoot(#[cfg_attr(not(target_os = "linux"), allow(dead_code))] std::fs::File);
+#[cfg_attr(not(target_os = "linux"), allow(dead_code))]
+pub(crate) struct RunRoot {
+    file: std::fs::File,
+    /// Records are still read without updating their access time (see
+    /// [`record_beneath`]).
+    untouched: AtomicBool,
+}
 
 impl RunRoot {
     /// The run dir of `layout`, opened; `None` when it cannot be.
     pub(crate) fn open(layout: &RunLayout) -> Option<Self> {
-        std::fs::File::open(layout.root()).ok().map(Self)
+        let file = std::fs::File::open(layout.root()).ok()?;
+        Some(Self {
+            file,
+            untouched: AtomicBool::new(true),
+        })
     }
 }
 
@@ -254,9 +289,21 @@ mod tests {
         // SAFETY: a valid path for the call.
         assert_eq!(unsafe { libc::mkfifo(path.as_ptr(), 0o600) }, 0);
 
+        // Read before it was last changed: an ordinary read would update its access time.
+        let long_ago = std::time::SystemTime::UNIX_EPOCH + std::time::Duration::from_secs(1 << 30);
+        crate::testutil::set_accessed(&folder.status(), long_ago);
+
         let root = RunRoot::open(&layout).unwrap();
         let read = record_beneath(&root, &id("g/kept")).unwrap().unwrap();
         assert_eq!(read.id, record.id);
+        let accessed = std::fs::metadata(folder.status())
+            .unwrap()
+            .accessed()
+            .unwrap();
+        assert_eq!(
+            accessed, long_ago,
+            "reading a record leaves its access time"
+        );
         assert!(matches!(record_beneath(&root, &id("g/none")), Ok(None)));
         assert!(matches!(record_beneath(&root, &id("g/fifo")), Ok(None)));
         assert!(
