@@ -270,3 +270,71 @@ fn nothing_outlives_a_runner_killed_with_sigkill() {
     let record = read_json(&out.run_dir("proj").join("t0/status.json"));
     assert_eq!(record["attempts"][0]["status"], "interrupted", "{record}");
 }
+
+/// Every jail that ends is reaped by the runner's own processes: none is left as a
+/// zombie for the machine's init, which may be slow to reap (in a container, it may
+/// never). The runner runs as the init of a PID namespace of its own (`unshare`), so
+/// that a jail orphaned on the way would come to it (which reaps only what it started)
+/// rather than to this machine's init, where other tests' processes are.
+#[test]
+fn ended_jails_are_reaped_by_the_runner_not_left_to_init() {
+    let p = Project::new();
+    for i in 0..12 {
+        p.task(
+            &format!("quick{i:02}.json"),
+            crate::helpers::shell_plan("q", &["true"]),
+        );
+    }
+    // Holds the run open while the quick tasks' jails end.
+    p.task("a_slow.json", crate::helpers::shell_plan("s", &["sleep 6"]));
+    let mut unshare = std::process::Command::new("unshare")
+        .args([
+            "--user",
+            "--map-root-user",
+            "--pid",
+            "--fork",
+            "--kill-child",
+        ])
+        .arg(env!("CARGO_BIN_EXE_ufo-batch"))
+        .args(["run", "tasks", "--jobs", "3", "--progress", "quiet"])
+        .current_dir(p.path())
+        .env_remove("OPENAI_API_KEY")
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("unshare (util-linux)");
+    let pid = unshare.id();
+    let runner = || -> Option<u32> {
+        std::fs::read_to_string(format!("/proc/{pid}/task/{pid}/children"))
+            .ok()?
+            .split_whitespace()
+            .next()?
+            .parse()
+            .ok()
+    };
+    let run_dir = p.path().join("results/proj");
+    let quick_done = || crate::helpers::count_status(&run_dir, "passed") >= 12;
+    let finished = eventually(quick_done);
+    // Zombies whose parent is the runner: orphaned jails it never reaps.
+    let zombies = runner().map(|runner| {
+        std::fs::read_dir("/proc")
+            .into_iter()
+            .flatten()
+            .flatten()
+            .filter_map(|e| std::fs::read_to_string(e.path().join("stat")).ok())
+            .filter(|stat| {
+                let mut fields = stat.rsplit(')').next().unwrap_or("").split_whitespace();
+                let (state, parent) = (fields.next(), fields.next());
+                state == Some("Z") && parent == Some(runner.to_string().as_str())
+            })
+            .count()
+    });
+    let _ = unshare.kill();
+    let _ = unshare.wait();
+    assert!(finished, "the quick tasks did not finish");
+    assert_eq!(
+        zombies,
+        Some(0),
+        "ended jails left unreaped under the runner"
+    );
+}

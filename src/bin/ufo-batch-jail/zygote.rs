@@ -34,11 +34,16 @@ pub(crate) fn main() -> ExitCode {
             return ExitCode::from(1);
         }
     };
-    // SAFETY: changes only this process's dispositions.
+    // SAFETY: changes only this process's dispositions and how its descendants are
+    // reaped.
     unsafe {
         for signal in JOB_SIGNALS {
             libc::signal(signal, libc::SIG_IGN);
         }
+        // A jail's init whose outer process the runner killed (it kills the jail once
+        // its init has said it is done) comes to the factory, which reaps it as its
+        // own, instead of waiting as a zombie for the machine's init to get to it.
+        libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
     }
     let mut inbox = Inbox::default();
     let mut buf = vec![0u8; 64 * 1024];
@@ -140,7 +145,8 @@ fn make(args: Vec<Vec<u8>>, control: OwnedFd) -> Result<(u32, OwnedFd), String> 
     Ok((pid as u32, unsafe { OwnedFd::from_raw_fd(fd as RawFd) }))
 }
 
-/// Reaps every jail that ended.
+/// Reaps every jail that ended, and every process of a jail that came to the factory
+/// (see `main`).
 fn reap() {
     let mut status = 0;
     // SAFETY: reaps our own children without waiting.
