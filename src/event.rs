@@ -95,7 +95,8 @@ pub(crate) struct RunStarted {
     pub(crate) name: String,
     /// The run dir.
     pub(crate) dir: PathBuf,
-    /// When it started (its task files began to be read).
+    /// When it started: when the batch began to be prepared (its MCP servers started,
+    /// its task files found and read, the results already in its run dir read).
     pub(crate) started: Timestamp,
     /// The same, for measuring how long it takes.
     pub(crate) began: std::time::Instant,

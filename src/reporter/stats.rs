@@ -25,7 +25,8 @@ pub(crate) struct RunStats {
     pub(crate) usage: Usage,
     /// Cost of this invocation.
     pub(crate) cost: Cost,
-    /// How long this invocation took.
+    /// How long this invocation took: from when its batch began to be prepared until its
+    /// run-level files were written.
     pub(crate) elapsed: Duration,
     /// Why scheduling stopped early, if it did.
     pub(crate) stopped: Option<String>,

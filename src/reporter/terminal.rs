@@ -177,8 +177,10 @@ impl Terminal {
             self.print(warning);
         }
         if self.mode == TerminalMode::Bar {
+            // Its clock counts from when the run began, as the final line's does.
             let bar =
-                ProgressBar::with_draw_target(Some(r.total as u64), ProgressDrawTarget::stderr());
+                ProgressBar::with_draw_target(Some(r.total as u64), ProgressDrawTarget::stderr())
+                    .with_elapsed(r.began.elapsed());
             let style = ProgressStyle::with_template(
                 "{spinner} {elapsed_precise} [{bar:30}] {pos}/{len} ETA {eta} {msg}",
             )

@@ -55,7 +55,7 @@ pub(crate) fn record_beneath(root: &RunRoot, id: &TaskId) -> Result<Option<TaskR
             std::ffi::CString::new(format!("{}/{STATUS_JSON}", id.as_str())).map_err(|_| ())?;
         // The access time is left as it was when this process may ask that (the
         // record is its own): a resume then writes nothing for the records it reads.
-        // Once refused (another's run folder), it is not asked again.
+        // Once refused for one record (another's), it is not asked again.
         let untouched = root.untouched.load(std::sync::atomic::Ordering::Relaxed);
         let mut fd = openat2_beneath(
             &root.file,
@@ -97,7 +97,7 @@ pub(crate) fn record_beneath(root: &RunRoot, id: &TaskId) -> Result<Option<TaskR
 /// `openat2` of `path` below `root` for reading, with no link followed on the way, with
 /// more `flags`: the descriptor, or -1 and `errno`.
 #[cfg(target_os = "linux")]
-fn openat2_beneath(root: &std::fs::File, path: &std::ffi::CStr, flags: i32) -> i64 {
+fn openat2_beneath(root: &std::fs::File, path: &std::ffi::CStr, flags: i32) -> libc::c_long {
     // SAFETY: open_how is plain data; zero is "no flags" for each of its fields.
     let mut how: libc::open_how = unsafe { std::mem::zeroed() };
     how.flags =

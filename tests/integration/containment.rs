@@ -285,8 +285,12 @@ fn ended_jails_are_reaped_by_the_runner_not_left_to_init() {
             crate::helpers::shell_plan("q", &["true"]),
         );
     }
-    // Holds the run open while the quick tasks' jails end.
-    p.task("a_slow.json", crate::helpers::shell_plan("s", &["sleep 6"]));
+    // Holds the run open while the quick tasks' jails end (the test ends it).
+    p.task(
+        "a_slow.json",
+        crate::helpers::shell_plan("s", &["sleep 300"]),
+    );
+    let log = p.path().join("runner.log");
     let mut unshare = std::process::Command::new("unshare")
         .args([
             "--user",
@@ -296,45 +300,81 @@ fn ended_jails_are_reaped_by_the_runner_not_left_to_init() {
             "--kill-child",
         ])
         .arg(env!("CARGO_BIN_EXE_ufo-batch"))
-        .args(["run", "tasks", "--jobs", "3", "--progress", "quiet"])
+        .args(["run", "tasks", "--jobs", "3", "--sandbox", "jail"])
+        .args(["--progress", "lines"])
         .current_dir(p.path())
         .env_remove("OPENAI_API_KEY")
         .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
+        .stderr(std::fs::File::create(&log).unwrap())
         .spawn()
-        .expect("unshare (util-linux)");
-    let pid = unshare.id();
-    let runner = || -> Option<u32> {
-        std::fs::read_to_string(format!("/proc/{pid}/task/{pid}/children"))
-            .ok()?
-            .split_whitespace()
-            .next()?
-            .parse()
-            .ok()
-    };
-    let run_dir = p.path().join("results/proj");
-    let quick_done = || crate::helpers::count_status(&run_dir, "passed") >= 12;
-    let finished = eventually(quick_done);
-    // Zombies whose parent is the runner: orphaned jails it never reaps.
-    let zombies = runner().map(|runner| {
+        .expect("unshare (util-linux) runs");
+    let said = || std::fs::read_to_string(&log).unwrap_or_default();
+    // Every process as (pid, state, parent).
+    let processes = || -> Vec<(u32, String, u32)> {
         std::fs::read_dir("/proc")
             .into_iter()
             .flatten()
             .flatten()
-            .filter_map(|e| std::fs::read_to_string(e.path().join("stat")).ok())
-            .filter(|stat| {
-                let mut fields = stat.rsplit(')').next().unwrap_or("").split_whitespace();
-                let (state, parent) = (fields.next(), fields.next());
-                state == Some("Z") && parent == Some(runner.to_string().as_str())
+            .filter_map(|e| {
+                let pid = e.file_name().to_str()?.parse().ok()?;
+                let stat = std::fs::read_to_string(e.path().join("stat")).ok()?;
+                let mut fields = stat.rsplit(')').next()?.split_whitespace();
+                let state = fields.next()?.to_string();
+                Some((pid, state, fields.next()?.parse().ok()?))
             })
-            .count()
+            .collect()
+    };
+    let children = |parent: u32| -> Vec<u32> {
+        processes()
+            .into_iter()
+            .filter(|(_, state, p)| *p == parent && state != "Z")
+            .map(|(pid, ..)| pid)
+            .collect()
+    };
+    let unshared = unshare.id();
+    let mut runner = None;
+    let started = eventually(|| {
+        runner = children(unshared).first().copied();
+        runner.is_some()
     });
+    let run_dir = p.path().join("results/proj");
+    let quick_done =
+        started && eventually(|| crate::helpers::count_status(&run_dir, "passed") >= 12);
+    // Zombies under the runner or any of its processes (the jail factory among them):
+    // seen twice, 200 ms apart, so that one about to be reaped does not count.
+    let zombies = || -> Vec<u32> {
+        let Some(runner) = runner else {
+            return Vec::new();
+        };
+        let all = processes();
+        let ours: Vec<u32> = std::iter::once(runner)
+            .chain(
+                all.iter()
+                    .filter(|(_, _, p)| *p == runner)
+                    .map(|(pid, ..)| *pid),
+            )
+            .collect();
+        all.iter()
+            .filter(|(_, state, p)| state == "Z" && ours.contains(p))
+            .map(|(pid, ..)| *pid)
+            .collect()
+    };
+    let first = zombies();
+    std::thread::sleep(std::time::Duration::from_millis(200));
+    let left: Vec<u32> = zombies()
+        .into_iter()
+        .filter(|pid| first.contains(pid))
+        .collect();
+    let still_running = unshare.try_wait().ok().flatten().is_none();
     let _ = unshare.kill();
     let _ = unshare.wait();
-    assert!(finished, "the quick tasks did not finish");
-    assert_eq!(
-        zombies,
-        Some(0),
-        "ended jails left unreaped under the runner"
+    assert!(started, "the runner did not start:\n{}", said());
+    assert!(quick_done, "the quick tasks did not finish:\n{}", said());
+    assert!(still_running, "the run ended early:\n{}", said());
+    assert!(
+        said().contains("sandbox jail"),
+        "not run in jails:\n{}",
+        said()
     );
+    assert_eq!(left, Vec::<u32>::new(), "ended jails left unreaped");
 }
