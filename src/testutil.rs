@@ -69,9 +69,9 @@ impl crate::executor::Executor for RecordingExecutor {
     }
 }
 
-#[cfg(target_os = "linux")]
 /// Sets the access time of the file at `path` (its modification time becomes now: the
 /// file has changed since that access, as a file the runner writes then reads back).
+#[cfg(target_os = "linux")]
 pub(crate) fn set_accessed(path: &std::path::Path, at: std::time::SystemTime) {
     let file = std::fs::File::options().write(true).open(path).unwrap();
     let times = std::fs::FileTimes::new()

@@ -76,7 +76,8 @@ impl RunStats {
         }
     }
 
-    /// The run ends now: how long it took, from when it began to be prepared.
+    /// The run ends now: how long it took, from when it began to be prepared (the
+    /// reporter calls it once the run-level files are written).
     pub(crate) fn stop_clock(&mut self) {
         self.elapsed = self.started.map(|s| s.elapsed()).unwrap_or_default();
     }
@@ -110,7 +111,6 @@ impl RunStats {
                 if self.stopped.is_none() {
                     self.stopped = f.stopped.clone();
                 }
-                self.stop_clock();
             }
             Event::TaskStarted(_)
             | Event::Tick

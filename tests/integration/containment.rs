@@ -8,7 +8,8 @@ use std::time::Duration;
 use serde_json::{Value, json};
 
 use crate::helpers::{
-    Project, commands_running, eventually, processes_running, processes_working_in, read_json,
+    Project, commands_running, eventually, process_table, processes_running, processes_working_in,
+    read_json,
 };
 
 const KEY: &str = "sk-test-CONTAINMENT-0123456789abcdef";
@@ -309,29 +310,14 @@ fn ended_jails_are_reaped_by_the_runner_not_left_to_init() {
         .spawn()
         .expect("unshare (util-linux) runs");
     let said = || std::fs::read_to_string(&log).unwrap_or_default();
-    // Every process as (pid, state, parent).
-    let processes = || -> Vec<(u32, String, u32)> {
-        std::fs::read_dir("/proc")
+    let children = |parent: i32| -> Vec<i32> {
+        process_table()
             .into_iter()
-            .flatten()
-            .flatten()
-            .filter_map(|e| {
-                let pid = e.file_name().to_str()?.parse().ok()?;
-                let stat = std::fs::read_to_string(e.path().join("stat")).ok()?;
-                let mut fields = stat.rsplit(')').next()?.split_whitespace();
-                let state = fields.next()?.to_string();
-                Some((pid, state, fields.next()?.parse().ok()?))
-            })
+            .filter(|p| p.parent == parent && !p.zombie)
+            .map(|p| p.pid)
             .collect()
     };
-    let children = |parent: u32| -> Vec<u32> {
-        processes()
-            .into_iter()
-            .filter(|(_, state, p)| *p == parent && state != "Z")
-            .map(|(pid, ..)| pid)
-            .collect()
-    };
-    let unshared = unshare.id();
+    let unshared = unshare.id() as i32;
     let mut runner = None;
     let started = eventually(|| {
         runner = children(unshared).first().copied();
@@ -342,26 +328,22 @@ fn ended_jails_are_reaped_by_the_runner_not_left_to_init() {
         started && eventually(|| crate::helpers::count_status(&run_dir, "passed") >= 12);
     // Zombies under the runner or any of its processes (the jail factory among them):
     // seen twice, 200 ms apart, so that one about to be reaped does not count.
-    let zombies = || -> Vec<u32> {
+    let zombies = || -> Vec<i32> {
         let Some(runner) = runner else {
             return Vec::new();
         };
-        let all = processes();
-        let ours: Vec<u32> = std::iter::once(runner)
-            .chain(
-                all.iter()
-                    .filter(|(_, _, p)| *p == runner)
-                    .map(|(pid, ..)| *pid),
-            )
+        let all = process_table();
+        let ours: Vec<i32> = std::iter::once(runner)
+            .chain(all.iter().filter(|p| p.parent == runner).map(|p| p.pid))
             .collect();
         all.iter()
-            .filter(|(_, state, p)| state == "Z" && ours.contains(p))
-            .map(|(pid, ..)| *pid)
+            .filter(|p| p.zombie && ours.contains(&p.parent))
+            .map(|p| p.pid)
             .collect()
     };
     let first = zombies();
     std::thread::sleep(std::time::Duration::from_millis(200));
-    let left: Vec<u32> = zombies()
+    let left: Vec<i32> = zombies()
         .into_iter()
         .filter(|pid| first.contains(pid))
         .collect();
@@ -376,5 +358,5 @@ fn ended_jails_are_reaped_by_the_runner_not_left_to_init() {
         "not run in jails:\n{}",
         said()
     );
-    assert_eq!(left, Vec::<u32>::new(), "ended jails left unreaped");
+    assert_eq!(left, Vec::<i32>::new(), "ended jails left unreaped");
 }

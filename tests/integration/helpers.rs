@@ -207,20 +207,44 @@ pub(crate) fn processes_working_in(dir: &Path) -> Vec<i32> {
 
 /// Processes (not zombies) whose command line (arguments joined by spaces) `fits`.
 fn processes_matching(fits: impl Fn(&str) -> bool) -> Vec<i32> {
+    process_table()
+        .into_iter()
+        .filter(|p| !p.zombie)
+        .map(|p| p.pid)
+        .filter(|pid| {
+            let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
+            fits(&String::from_utf8_lossy(&cmdline).replace('\0', " "))
+        })
+        .collect()
+}
+
+/// A process as `/proc/PID/stat` gives it.
+pub(crate) struct ProcessStat {
+    pub(crate) pid: i32,
+    /// It has ended and waits for its parent to reap it.
+    pub(crate) zombie: bool,
+    /// Its parent's pid.
+    pub(crate) parent: i32,
+}
+
+/// Every process of the machine (those that end meanwhile left out).
+pub(crate) fn process_table() -> Vec<ProcessStat> {
     std::fs::read_dir("/proc")
         .into_iter()
         .flatten()
         .flatten()
-        .filter_map(|e| e.file_name().to_str()?.parse::<i32>().ok())
-        .filter(|pid| {
-            let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
-            let state = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
-            let zombie = state
-                .rsplit(')')
-                .next()
-                .and_then(|s| s.split_whitespace().next())
-                == Some("Z");
-            !zombie && fits(&String::from_utf8_lossy(&cmdline).replace('\0', " "))
+        .filter_map(|e| {
+            let pid = e.file_name().to_str()?.parse().ok()?;
+            let stat = std::fs::read_to_string(e.path().join("stat")).ok()?;
+            // After the command name in brackets (which may hold anything): state, parent.
+            let mut fields = stat.rsplit(')').next()?.split_whitespace();
+            let zombie = fields.next()? == "Z";
+            let parent = fields.next()?.parse().ok()?;
+            Some(ProcessStat {
+                pid,
+                zombie,
+                parent,
+            })
         })
         .collect()
 }
