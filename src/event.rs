@@ -239,6 +239,12 @@ impl<S> SinkThread<S> {
     }
 }
 
+/// How long the sink's thread lets events gather once it has handled all there were:
+/// in a busy run they come thousands a second, a few for each task, and waking the
+/// thread for each costs more than handling it (and the writers it feeds then wake for
+/// a batch each, not a file each). It delays what the sink does by at most this much.
+const GATHER: std::time::Duration = std::time::Duration::from_millis(1);
+
 /// Runs `sink` on its own thread, fed by the returned sender (and its clones).
 pub(crate) fn spawn_sink<S: EventSink>(mut sink: S) -> (EventSender, SinkThread<S>) {
     let (tx, mut rx) = channel();
@@ -247,6 +253,9 @@ pub(crate) fn spawn_sink<S: EventSink>(mut sink: S) -> (EventSender, SinkThread<
         .spawn(move || {
             while let Some(event) = rx.blocking_recv() {
                 sink.handle(&event);
+                if rx.0.is_empty() {
+                    std::thread::sleep(GATHER);
+                }
             }
             sink
         })

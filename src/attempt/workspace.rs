@@ -5,6 +5,13 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
+/// How many attempts make their folders at once. A wave of tasks starting together
+/// would otherwise ask for a blocking thread each (tokio makes one for every job that
+/// finds none idle: over a hundred in a wave of 256, each dearer to make than the
+/// folders it makes), and would make them all in lockstep, so that every task's first
+/// LLM call waited for the last task's folders. In turn, the first tasks go first.
+static PREPARING: tokio::sync::Semaphore = tokio::sync::Semaphore::const_new(8);
+
 /// Makes `workspace` fresh for the next attempt, and `tmp` an empty folder. When
 /// earlier attempts ran, the old workspace moves to `archive/<previous_attempts>/workspace`
 /// so it can be inspected. (One blocking job for all of it: a file operation each would
@@ -22,6 +29,8 @@ pub(super) async fn prepare(
         archive.to_owned(),
         files.clone(),
     );
+    // (Never closed, so a permit always comes.)
+    let _turn = PREPARING.acquire().await;
     let made = tokio::task::spawn_blocking(move || {
         prepare_now(&workspace, &archive, previous_attempts, &files)
             .map_err(|e| format!("cannot prepare the workspace {}: {e}", workspace.display()))?;

@@ -25,7 +25,7 @@ use crate::attempt::{AttemptOutcome, AttemptRunner, AttemptStop};
 use crate::event::{Event, EventSender, TaskFinished};
 use crate::pending::Backlog;
 use crate::record::{HeldInputs, Inputs, TaskRecord};
-use crate::task::TaskSource;
+use crate::task::{Loading, TaskSource};
 use crate::units::Timestamp;
 use rules::FailLimit;
 
@@ -44,10 +44,16 @@ pub(crate) struct Scheduled {
     pub(crate) previous: Option<Box<TaskRecord>>,
 }
 
+/// How many tasks' files are read ahead of their start, at most (and never more than
+/// `jobs`): a wave of `jobs` tasks ending together finds the next wave read.
+const READ_AHEAD: usize = 256;
+
 /// A task in the pool's hands.
 struct Item {
     /// Held by its file until its first attempt starts, then loaded.
     task: TaskSource,
+    /// Its file being read ahead of its start, when it is.
+    loading: Option<Loading>,
     inputs: Arc<Inputs>,
     /// (Boxed: most tasks have none, and a queue of a million is not a record each.)
     previous: Option<Box<TaskRecord>>,
@@ -61,8 +67,24 @@ impl Item {
         Self {
             inputs: Arc::new(s.inputs.with_task_file(s.task.source_hash())),
             task: s.task,
+            loading: None,
             previous: s.previous,
             retries: 0,
+        }
+    }
+
+    /// A scheduled task whose file starts being read now.
+    fn read_ahead(s: Scheduled) -> Self {
+        let mut item = Self::of(s);
+        item.loading = Some(item.task.begin_load());
+        item
+    }
+
+    /// The task, read again (or as read ahead) within `limit`.
+    fn load(&mut self, limit: std::time::Duration) -> Result<Arc<crate::task::Task>, String> {
+        match self.loading.take() {
+            Some(loading) => loading.wait(limit),
+            None => self.task.load_within(limit),
         }
     }
 }
@@ -136,21 +158,33 @@ impl SessionPool {
         stop.mark_started();
         // Made an item only when taken: a queue of a million holds no shared inputs.
         let mut queue: VecDeque<Scheduled> = work.into();
+        // The next tasks of the queue, their files being read.
+        let mut ahead: VecDeque<Item> = VecDeque::new();
+        let read_ahead = self.jobs.min(READ_AHEAD);
         let mut waiting: Vec<(Instant, Item)> = Vec::new();
         let mut set: JoinSet<AttemptOutcome> = JoinSet::new();
         let mut running: HashMap<tokio::task::Id, Running> = HashMap::new();
         let mut stopping = false;
         loop {
             while !self.stopping(&stop, &mut stopping) && set.len() < self.jobs && !self.flooded() {
-                let Some(item) = take_due(&mut waiting).or_else(|| queue.pop_front().map(Item::of))
-                else {
+                // Asked for in batches, so the reader wakes once for many.
+                if ahead.len() <= read_ahead / 2 {
+                    while ahead.len() < read_ahead
+                        && let Some(next) = queue.pop_front()
+                    {
+                        ahead.push_back(Item::read_ahead(next));
+                    }
+                }
+                let Some(item) = take_due(&mut waiting).or_else(|| ahead.pop_front()) else {
                     break;
                 };
                 if let Some((id, entry)) = self.start(&mut set, item, &stop) {
                     running.insert(id, entry);
                 }
             }
-            if set.is_empty() && (stopping || (waiting.is_empty() && queue.is_empty())) {
+            if set.is_empty()
+                && (stopping || (waiting.is_empty() && ahead.is_empty() && queue.is_empty()))
+            {
                 break;
             }
             let flooded = self.flooded();
@@ -185,12 +219,13 @@ impl SessionPool {
         // Once a file does not answer, the rest are not read again: the stop must not
         // wait for each of them in turn.
         let mut read = true;
-        for item in waiting
+        for mut item in waiting
             .into_iter()
             .map(|(_, item)| item)
+            .chain(ahead)
             .chain(queue.into_iter().map(Item::of))
         {
-            let previous = item.previous.map(|b| *b);
+            let previous = item.previous.take().map(|b| *b);
             // A task with nothing on disk yet is recorded from what the batch holds: its
             // file is not read again, and no folder is written for it (see
             // `TaskFinished::unstarted`). One with an earlier record gets its new one.
@@ -203,7 +238,7 @@ impl SessionPool {
                 continue;
             }
             let began = std::time::Instant::now();
-            let loaded = read.then(|| item.task.load_within(TASK_FILE_READ));
+            let loaded = read.then(|| item.load(TASK_FILE_READ));
             read &= began.elapsed() < TASK_FILE_READ;
             let record = match loaded {
                 Some(Ok(task)) => lifecycle::not_started(&task, &item.inputs, previous, reason),
@@ -245,7 +280,7 @@ impl SessionPool {
         mut item: Item,
         stop: &StopTokens,
     ) -> Option<(tokio::task::Id, Running)> {
-        let task = match item.task.load_within(TASK_FILE_READ) {
+        let task = match item.load(TASK_FILE_READ) {
             Ok(task) => task,
             Err(why) => {
                 let record = lifecycle::unreadable(

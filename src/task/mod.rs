@@ -22,5 +22,5 @@ pub(crate) use load::{InvalidTask, LoadedTasks, load_files_as};
 pub(crate) use model::{App, RecordedVerdict, Task, TaskShape};
 pub(crate) use paths::FilePlace;
 pub(crate) use problem::Problem;
-pub(crate) use source::{REQUEST_SOURCE, TaskSource};
+pub(crate) use source::{Loading, REQUEST_SOURCE, TaskSource};
 pub(crate) use unique::{Identified, ReservedNames};

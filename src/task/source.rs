@@ -103,28 +103,83 @@ impl TaskSource {
     /// holds up neither the run nor its stop for longer than `limit`; a read that never
     /// ends leaves only that thread waiting, and the next read gets a new one.
     pub(crate) fn load_within(&self, limit: Duration) -> Result<Arc<Task>, String> {
+        self.begin_load().wait(limit)
+    }
+
+    /// Starts reading the task again on the reader thread, to be taken with
+    /// [`Loading::wait`]: the pool asks for the next tasks' files before it needs them, so
+    /// that starting a task waits for no read (and the reader reads many per wake-up).
+    pub(crate) fn begin_load(&self) -> Loading {
         let file = match self {
-            TaskSource::Loaded(task) => return Ok(Arc::clone(task)),
+            TaskSource::Loaded(task) => return Loading::Ready(Ok(Arc::clone(task))),
             TaskSource::File(file) => file.clone(),
         };
         let (tx, rx) = mpsc::sync_channel(1);
-        if let Err(e) = on_reader(Box::new(move || {
-            let _ = tx.send(file.load());
+        let read = file.clone();
+        match on_reader(Box::new(move || {
+            let _ = tx.send(read.load());
         })) {
-            return Err(format!(
+            Ok(generation) => Loading::Reading {
+                file,
+                rx,
+                generation,
+            },
+            Err(e) => Loading::Ready(Err(format!(
                 "its task file cannot be read again: no thread to read it ({e})"
-            ));
+            ))),
         }
+    }
+}
+
+/// A task being read again (see [`TaskSource::begin_load`]).
+pub(crate) enum Loading {
+    /// Known already: a task held whole, or a read that could not be asked for.
+    Ready(Result<Arc<Task>, String>),
+    /// Asked of the reader thread of `generation`.
+    Reading {
+        file: TaskFile,
+        rx: mpsc::Receiver<Result<Task, String>>,
+        generation: u64,
+    },
+}
+
+impl Loading {
+    /// The task, once read; fails when the read fails or takes longer than `limit` from
+    /// now. A read queued behind one that did not answer (its reader was left behind) is
+    /// asked again of the new reader.
+    pub(crate) fn wait(self, limit: Duration) -> Result<Arc<Task>, String> {
+        let (file, rx, generation) = match self {
+            Loading::Ready(task) => return task,
+            Loading::Reading {
+                file,
+                rx,
+                generation,
+            } => (file, rx, generation),
+        };
+        let (rx, generation) = match rx.try_recv() {
+            Ok(loaded) => return loaded.map(Arc::new),
+            Err(mpsc::TryRecvError::Empty) if generation != reader_generation() => {
+                match TaskSource::File(file.clone()).begin_load() {
+                    Loading::Reading { rx, generation, .. } => (rx, generation),
+                    ready => return ready.wait(limit),
+                }
+            }
+            Err(_) => (rx, generation),
+        };
         match rx.recv_timeout(limit) {
             Ok(loaded) => loaded.map(Arc::new),
-            Err(_) => {
-                reader_stuck();
+            Err(mpsc::RecvTimeoutError::Timeout) => {
+                reader_stuck(generation);
                 Err(format!(
                     "its task file {} could not be read again within {}s (a FIFO, a device, or a file system that does not answer?)",
-                    self.path().display(),
+                    file.path().display(),
                     limit.as_secs()
                 ))
             }
+            Err(mpsc::RecvTimeoutError::Disconnected) => Err(format!(
+                "its task file {} could not be read again: its reader stopped",
+                file.path().display()
+            )),
         }
     }
 }
@@ -134,14 +189,28 @@ type ReadJob = Box<dyn FnOnce() + Send>;
 
 /// The thread task files are read again on (one for the process, made on first use):
 /// replaced when a read does not answer, so that the next reads do not queue behind it.
-static READER: Mutex<Option<mpsc::Sender<ReadJob>>> = Mutex::new(None);
+struct Reader {
+    jobs: Option<mpsc::Sender<ReadJob>>,
+    /// How many readers were left behind.
+    generation: u64,
+}
 
-/// Runs `job` on the reader thread, starting one when there is none.
-fn on_reader(job: ReadJob) -> std::io::Result<()> {
-    let mut reader = READER.lock().unwrap_or_else(|p| p.into_inner());
-    let job = match reader.as_ref() {
+static READER: Mutex<Reader> = Mutex::new(Reader {
+    jobs: None,
+    generation: 0,
+});
+
+fn reader() -> std::sync::MutexGuard<'static, Reader> {
+    READER.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// Runs `job` on the reader thread, starting one when there is none; returns the
+/// reader's generation.
+fn on_reader(job: ReadJob) -> std::io::Result<u64> {
+    let mut reader = reader();
+    let job = match reader.jobs.as_ref() {
         Some(jobs) => match jobs.send(job) {
-            Ok(()) => return Ok(()),
+            Ok(()) => return Ok(reader.generation),
             Err(mpsc::SendError(job)) => job,
         },
         None => job,
@@ -151,13 +220,23 @@ fn on_reader(job: ReadJob) -> std::io::Result<()> {
         .name("task-file".into())
         .spawn(move || queue.into_iter().for_each(|job| job()))?;
     let _ = jobs.send(job);
-    *reader = Some(jobs);
-    Ok(())
+    reader.jobs = Some(jobs);
+    Ok(reader.generation)
 }
 
-/// The reader thread is stuck in a read: the next read starts another.
-fn reader_stuck() {
-    *READER.lock().unwrap_or_else(|p| p.into_inner()) = None;
+/// The generation of the reader thread now.
+fn reader_generation() -> u64 {
+    reader().generation
+}
+
+/// The reader of `generation` is stuck in a read: the next read starts another (the
+/// reads queued behind it are asked again, see [`Loading::wait`]).
+fn reader_stuck(generation: u64) {
+    let mut reader = reader();
+    if reader.generation == generation {
+        reader.jobs = None;
+        reader.generation += 1;
+    }
 }
 
 impl TaskFile {
@@ -272,14 +351,39 @@ mod tests {
     }
 
     #[test]
+    fn reads_asked_for_ahead_behind_one_that_does_not_answer_are_asked_again() {
+        let dir = tempfile::tempdir().unwrap();
+        let task = loaded(dir.path(), r#"{"request": "r", "actions": []}"#);
+        let source = by_file(task);
+        let (release, blocked) = mpsc::channel::<()>();
+        let generation = on_reader(Box::new(move || {
+            let _ = blocked.recv();
+        }))
+        .unwrap();
+        // Asked for ahead of its start, queued behind the read that does not answer.
+        let ahead = source.begin_load();
+        assert!(matches!(ahead, Loading::Reading { .. }));
+        reader_stuck(generation);
+        let began = std::time::Instant::now();
+        let again = ahead.wait(Duration::from_secs(5)).unwrap();
+        assert_eq!(again.request, "r");
+        assert!(
+            began.elapsed() < Duration::from_secs(4),
+            "{:?}",
+            began.elapsed()
+        );
+        release.send(()).unwrap();
+    }
+
+    #[test]
     fn a_read_that_does_not_answer_is_left_behind_and_the_next_read_gets_a_new_reader() {
         let (release, blocked) = mpsc::channel::<()>();
-        on_reader(Box::new(move || {
+        let generation = on_reader(Box::new(move || {
             let _ = blocked.recv();
         }))
         .unwrap();
         // What the pool does when a read times out.
-        reader_stuck();
+        reader_stuck(generation);
         let dir = tempfile::tempdir().unwrap();
         let task = loaded(dir.path(), r#"{"request": "r", "actions": []}"#);
         let source = by_file(task);
