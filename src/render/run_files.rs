@@ -11,7 +11,7 @@ use crate::record::RowSource;
 use crate::rundir::layout::{
     JUNIT_XML, REPORT_HTML, REPORT_MD, SUMMARY_CSV, SUMMARY_JSON, TASKS_STATUS_JSON,
 };
-use crate::rundir::{FileError, FileErrors, RunLayout, write_atomic_with, write_json};
+use crate::rundir::{FileError, FileErrors, RunLayout, Staged, put_in_place, stage_with};
 
 /// Writes every run-level file derived from the records of a run named `name` (and its
 /// `run.json`, which the page's header shows), whose overview is `overview`. The files
@@ -57,14 +57,22 @@ pub(crate) fn write_summaries(
         ),
     ];
     let mut errors = FileErrors::default();
+    let mut staged = Vec::new();
     for result in crate::parallel::map(&jobs, |job| job()) {
-        errors.keep(result);
+        match result {
+            Ok(file) => staged.push(file),
+            Err(e) => errors.keep(Err(e)),
+        }
+    }
+    // Each replaces its old version atomically, all made durable together.
+    if let Err(e) = put_in_place(staged) {
+        errors.extend(e);
     }
     errors.into_result()
 }
 
-/// Writing one run-level file.
-type Job<'a> = Box<dyn Fn() -> Result<(), FileError> + Send + Sync + 'a>;
+/// Rendering one run-level file into a temporary file beside its place.
+type Job<'a> = Box<dyn Fn() -> Result<Staged, FileError> + Send + Sync + 'a>;
 
 /// What fills a file as it is written.
 type Fill<'a> = Box<dyn Fn(&mut dyn Write) -> std::io::Result<()> + Send + Sync + 'a>;
@@ -73,13 +81,21 @@ type Fill<'a> = Box<dyn Fn(&mut dyn Write) -> std::io::Result<()> + Send + Sync 
 fn streamed<'a>(layout: &'a RunLayout, file: &'static str, fill: Fill<'a>) -> Job<'a> {
     Box::new(move || {
         let path = layout.file(file);
-        write_atomic_with(&path, &fill).map_err(|e| FileError::write(&path, e))
+        stage_with(&path, &fill).map_err(|e| FileError::write(&path, e))
     })
 }
 
-fn json(layout: &RunLayout, file: &str, value: &impl serde::Serialize) -> Result<(), FileError> {
+fn json(
+    layout: &RunLayout,
+    file: &str,
+    value: &impl serde::Serialize,
+) -> Result<Staged, FileError> {
     let path = layout.file(file);
-    write_json(&path, value).map_err(|e| FileError::write(&path, e))
+    stage_with(&path, |out| {
+        serde_json::to_writer_pretty(&mut *out, value).map_err(std::io::Error::other)?;
+        out.write_all(b"\n")
+    })
+    .map_err(|e| FileError::write(&path, e))
 }
 
 #[cfg(test)]

@@ -31,7 +31,7 @@ pub(crate) fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
 
 /// Replaces `path`, atomically and durably, with what `fill` writes: a large file is
 /// written as it is made, never held whole in memory.
-pub(crate) fn write_atomic_with(
+fn write_atomic_with(
     path: &Path,
     fill: impl FnOnce(&mut dyn Write) -> std::io::Result<()>,
 ) -> std::io::Result<()> {
@@ -75,6 +75,28 @@ pub(crate) fn write_new_or_replace(path: &Path, bytes: &[u8]) -> std::io::Result
     }
 }
 
+/// Writes what `fill` writes, as it is made, to a temporary file beside `path` (its
+/// folder made if need be), not yet in its place: for files put in place together by
+/// [`super::durable::put_in_place`].
+pub(crate) fn stage_with(
+    path: &Path,
+    fill: impl FnOnce(&mut dyn Write) -> std::io::Result<()>,
+) -> std::io::Result<Staged> {
+    if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
+        std::fs::create_dir_all(parent)?;
+    }
+    let staged = Staged::beside(path)?;
+    // A new file: whatever is at the temporary name (a link planted there) is refused.
+    let file = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(&staged.temp)?;
+    let mut out = ScrubbingWriter::new(std::io::BufWriter::new(file));
+    fill(&mut out)?;
+    out.finish()?;
+    Ok(staged)
+}
+
 /// `bytes` written to a temporary file beside `path`, not yet in its place; removed if
 /// dropped before [`Staged::commit`].
 pub(crate) struct Staged {
@@ -86,20 +108,25 @@ pub(crate) struct Staged {
 /// Writes `bytes` for `path` to a temporary file beside it (`.NAME.xxxxxxxx`); the
 /// folder must exist.
 pub(crate) fn stage(path: &Path, bytes: &[u8]) -> std::io::Result<Staged> {
-    let name = path
-        .file_name()
-        .ok_or_else(|| std::io::Error::other("no file name"))?
-        .to_string_lossy();
-    let staged = Staged {
-        temp: path.with_file_name(format!(".{name}.{:08x}", fastrand::u32(..))),
-        path: path.to_path_buf(),
-        committed: false,
-    };
+    let staged = Staged::beside(path)?;
     std::fs::write(&staged.temp, scrub_bytes(bytes))?;
     Ok(staged)
 }
 
 impl Staged {
+    /// A temporary name beside `path` (`.NAME.xxxxxxxx`), nothing written yet.
+    fn beside(path: &Path) -> std::io::Result<Self> {
+        let name = path
+            .file_name()
+            .ok_or_else(|| std::io::Error::other("no file name"))?
+            .to_string_lossy();
+        Ok(Staged {
+            temp: path.with_file_name(format!(".{name}.{:08x}", fastrand::u32(..))),
+            path: path.to_path_buf(),
+            committed: false,
+        })
+    }
+
     /// The temporary file.
     pub(crate) fn temp(&self) -> &Path {
         &self.temp

@@ -20,6 +20,7 @@ use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 
 use super::atomic::{Staged, count_syncs};
+use super::error::{FileError, FileErrors};
 
 /// A staged final `status.json` and the files of its task written before it.
 pub(crate) struct Pending {
@@ -155,8 +156,12 @@ fn commit_all(batch: Vec<Pending>) -> (Vec<String>, Option<PathBuf>) {
     let mut moved = None;
     #[cfg(target_os = "linux")]
     let batch = {
-        let (ready, errors, count) = linux::sync_file_systems(batch);
-        failed.extend(errors);
+        let (ready, errors, count) = linux::sync_file_systems(batch, |p: &Pending| p.staged.temp());
+        failed.extend(
+            errors
+                .into_iter()
+                .map(|(p, e)| not_durable(p.staged.path(), &e)),
+        );
         count_syncs(count);
         ready
     };
@@ -174,6 +179,73 @@ fn commit_all(batch: Vec<Pending>) -> (Vec<String>, Option<PathBuf>) {
         moved = Some(path);
     }
     (failed, moved)
+}
+
+/// Puts `staged` files in their places now, together and durably: the contents of all of
+/// them reach the disk before any is moved into place (one `syncfs` on Linux, a sync of
+/// each elsewhere), and the moves before this returns (one more `syncfs`, or a sync of
+/// the folder). After a crash each file is its old or its new version, never torn, as
+/// with `write_atomic`, for two syncs however many files there are (the run-level files
+/// at the end of a run).
+pub(crate) fn put_in_place(staged: Vec<Staged>) -> Result<(), FileErrors> {
+    let mut errors = FileErrors::default();
+    let mut moved: Vec<PathBuf> = Vec::new();
+    #[cfg(target_os = "linux")]
+    let staged = {
+        let (ready, failed, count) = linux::sync_file_systems(staged, |s: &Staged| s.temp());
+        count_syncs(count);
+        for (s, e) in failed {
+            errors.keep(Err(FileError::write(s.path(), e)));
+        }
+        ready
+    };
+    for s in staged {
+        #[cfg(not(target_os = "linux"))]
+        {
+            count_syncs(1);
+            let synced = std::fs::OpenOptions::new()
+                .write(true)
+                .open(s.temp())
+                .and_then(|f| f.sync_all());
+            if let Err(e) = synced {
+                errors.keep(Err(FileError::write(s.path(), e)));
+                continue;
+            }
+        }
+        let path = s.path().to_path_buf();
+        match s.commit() {
+            Ok(()) => moved.push(path),
+            Err(e) => errors.keep(Err(FileError::write(&path, e))),
+        }
+    }
+    // The moves: one sync of each file system (Linux) or folder holding them.
+    let mut settled: Vec<PathBuf> = Vec::new();
+    for path in moved {
+        let within = settle_scope(&path);
+        if settled.contains(&within) {
+            continue;
+        }
+        count_syncs(1);
+        if let Err(e) = settle(&path) {
+            errors.keep(Err(FileError::write(&path, e)));
+        }
+        settled.push(within);
+    }
+    errors.into_result()
+}
+
+/// What one [`settle`] of `path` covers: its file system on Linux (told apart by the
+/// folder's device), its folder elsewhere.
+fn settle_scope(path: &Path) -> PathBuf {
+    let folder = path.parent().unwrap_or(Path::new(".")).to_path_buf();
+    #[cfg(target_os = "linux")]
+    {
+        use std::os::unix::fs::MetadataExt;
+        if let Ok(meta) = std::fs::metadata(&folder) {
+            return PathBuf::from(format!("dev:{}", meta.dev()));
+        }
+    }
+    folder
 }
 
 /// Makes the moves into `path`'s folder durable: on Linux with a `syncfs` (its file
@@ -241,21 +313,22 @@ mod linux {
     use std::os::fd::AsRawFd;
     use std::os::unix::fs::MetadataExt;
 
-    use super::{Pending, not_durable};
-
-    /// One `syncfs` per file system of `batch`; returns what was synced, the
-    /// failures, and how many syncs ran.
-    pub(super) fn sync_file_systems(batch: Vec<Pending>) -> (Vec<Pending>, Vec<String>, u64) {
+    /// One `syncfs` per file system of `batch` (each item's file is `file` of it);
+    /// returns what was synced, what failed and why, and how many syncs ran.
+    pub(super) fn sync_file_systems<T>(
+        batch: Vec<T>,
+        file: impl Fn(&T) -> &std::path::Path,
+    ) -> (Vec<T>, Vec<(T, std::io::Error)>, u64) {
         let mut ready = Vec::with_capacity(batch.len());
         let mut failed = Vec::new();
         // Each file system's outcome, by device number.
         let mut done: Vec<(u64, Result<(), String>)> = Vec::new();
         let mut syncs = 0;
-        for pending in batch {
-            let device = match std::fs::metadata(pending.staged.temp()) {
+        for item in batch {
+            let device = match std::fs::metadata(file(&item)) {
                 Ok(meta) => meta.dev(),
                 Err(e) => {
-                    failed.push(not_durable(pending.staged.path(), &e));
+                    failed.push((item, e));
                     continue;
                 }
             };
@@ -263,17 +336,14 @@ mod linux {
                 Some((_, outcome)) => outcome.clone(),
                 None => {
                     syncs += 1;
-                    let outcome = syncfs(pending.staged.temp()).map_err(|e| e.to_string());
+                    let outcome = syncfs(file(&item)).map_err(|e| e.to_string());
                     done.push((device, outcome.clone()));
                     outcome
                 }
             };
             match outcome {
-                Ok(()) => ready.push(pending),
-                Err(e) => failed.push(not_durable(
-                    pending.staged.path(),
-                    &std::io::Error::other(e),
-                )),
+                Ok(()) => ready.push(item),
+                Err(e) => failed.push((item, std::io::Error::other(e))),
             }
         }
         (ready, failed, syncs)
@@ -323,6 +393,51 @@ mod tests {
                 .count();
             assert_eq!(left, 1);
         }
+    }
+
+    #[test]
+    fn files_put_in_place_together_replace_their_old_versions_and_leave_nothing_else() {
+        let dir = tempfile::tempdir().unwrap();
+        let old = dir.path().join("summary.csv");
+        std::fs::write(&old, "old").unwrap();
+        let staged = ["summary.csv", "report.md", "sub/junit.xml"]
+            .map(|name| {
+                crate::rundir::atomic::stage_with(&dir.path().join(name), |out| {
+                    out.write_all(name.as_bytes())
+                })
+                .unwrap()
+            })
+            .into();
+        // Nothing is in place before they all are.
+        assert_eq!(std::fs::read_to_string(&old).unwrap(), "old");
+        put_in_place(staged).unwrap();
+        for name in ["summary.csv", "report.md", "sub/junit.xml"] {
+            assert_eq!(
+                std::fs::read_to_string(dir.path().join(name)).unwrap(),
+                name
+            );
+        }
+        let mut left: Vec<String> = std::fs::read_dir(dir.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        left.sort();
+        assert_eq!(left, ["report.md", "sub", "summary.csv"]);
+    }
+
+    #[test]
+    fn a_file_put_in_place_whose_folder_went_is_an_error_naming_it_and_the_rest_are_placed() {
+        let dir = tempfile::tempdir().unwrap();
+        let gone = dir.path().join("gone/report.md");
+        let kept = dir.path().join("summary.json");
+        let staged = vec![
+            crate::rundir::atomic::stage_with(&gone, |out| out.write_all(b"x")).unwrap(),
+            crate::rundir::atomic::stage_with(&kept, |out| out.write_all(b"y")).unwrap(),
+        ];
+        std::fs::remove_dir_all(gone.parent().unwrap()).unwrap();
+        let errors = put_in_place(staged).unwrap_err().to_string();
+        assert!(errors.contains("gone/report.md"), "{errors}");
+        assert_eq!(std::fs::read_to_string(&kept).unwrap(), "y");
     }
 
     #[test]

@@ -14,9 +14,9 @@ mod selection;
 mod task_files;
 
 pub(crate) use atomic::{
-    append_line, disk_syncs, remove_stale_temps, write_atomic, write_atomic_with, write_json,
+    Staged, append_line, disk_syncs, remove_stale_temps, stage_with, write_atomic, write_json,
 };
-pub(crate) use durable::{Committer, Pending};
+pub(crate) use durable::{Committer, Pending, put_in_place};
 pub(crate) use error::{FileError, FileErrors};
 pub(crate) use layout::RunLayout;
 pub(crate) use lock::RunLock;
