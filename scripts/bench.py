@@ -3,7 +3,7 @@ generates the inputs). Every figure comes from this run; rounds are interleaved 
 that a slow moment of the machine hits every contender alike, and medians are shown.
 
 Usage: python3 scripts/bench.py plans BIN[,BIN...] PLANS_DIR OUT ROUNDS SANDBOX JOBS...
-       python3 scripts/bench.py llm BIN REQUESTS_DIR OUT MOCK_URL MOCK_PID DELAY_MS STEPS JOBS...
+       python3 scripts/bench.py llm BIN REQUESTS_DIR OUT MOCK_URL MOCK_PID DELAY_MS STEPS SANDBOX ROUNDS JOBS...
 """
 
 import json
@@ -122,29 +122,38 @@ def proc_cpu(pid):
     return (int(fields[11]) + int(fields[12])) / tick
 
 
-def llm_table(bin, requests, out, url, mock_pid, delay_ms, steps, sandbox, jobs_list):
+def llm_table(bin, requests, out, url, mock_pid, delay_ms, steps, sandbox, jobs_list, rounds):
+    """Each --jobs level `rounds` times, interleaved; the median makespan, and the range."""
     n = len(task_files(requests))
     calls = n * steps
-    print(f"{'jobs':>5} {'makespan s':>11} {'ideal s':>8} {'ratio':>6} {'runner ms':>10} "
-          f"{'mock cpu/call':>14} {'mock limit/s':>13} {'asked/s':>8}")
+    runs = {jobs: [] for jobs in jobs_list}
+    for _ in range(rounds):
+        for jobs in jobs_list:
+            name = fresh(out, f"llm-s{steps}-j{jobs}")
+            mock_before = proc_cpu(mock_pid)
+            wall, _ = timed(
+                [bin, "run", requests, "--out", out, "--name", name, "--jobs", str(jobs),
+                 "--sandbox", sandbox, "--model", "bench", "--llm-base-url", url,
+                 "--eval", "none", "--progress", "quiet"]
+            )
+            mock_cpu = proc_cpu(mock_pid) - mock_before
+            with open(os.path.join(out, name, "run.json")) as f:
+                run = json.load(f)
+            assert run["totals"]["passed"] == n, f"not every task passed: {run['totals']}"
+            runs[jobs].append((wall, run["runner"]["cpu_s"] * 1000 / n, mock_cpu / calls))
+    print(f"{'jobs':>5} {'makespan s':>11} {'ideal s':>8} {'ratio':>6} {'range':>11} "
+          f"{'runner ms':>10} {'mock cpu/call':>14} {'mock limit/s':>13} {'asked/s':>8}")
     for jobs in jobs_list:
-        name = fresh(out, f"llm-s{steps}-j{jobs}")
-        mock_before = proc_cpu(mock_pid)
-        wall, _ = timed(
-            [bin, "run", requests, "--out", out, "--name", name, "--jobs", str(jobs),
-             "--sandbox", sandbox, "--model", "bench", "--llm-base-url", url,
-             "--eval", "none", "--progress", "quiet"]
-        )
-        mock_cpu = proc_cpu(mock_pid) - mock_before
-        with open(os.path.join(out, name, "run.json")) as f:
-            run = json.load(f)
-        assert run["totals"]["passed"] == n, f"not every task passed: {run['totals']}"
+        wall = statistics.median(r[0] for r in runs[jobs])
         ideal = calls * delay_ms / 1000 / min(jobs, n)
-        per_call = mock_cpu / calls
+        low, high = (min(r[0] for r in runs[jobs]) / ideal, max(r[0] for r in runs[jobs]) / ideal)
+        runner_ms = statistics.median(r[1] for r in runs[jobs])
+        per_call = statistics.median(r[2] for r in runs[jobs])
         limit = 1 / per_call if per_call > 0 else float("inf")
         print(f"{jobs:>5} {wall:>11.2f} {ideal:>8.2f} {wall / ideal:>6.2f} "
-              f"{run['runner']['cpu_s'] * 1000 / n:>10.2f} {per_call * 1e6:>12.0f}us "
+              f"{f'{low:.2f}-{high:.2f}':>11} {runner_ms:>10.2f} {per_call * 1e6:>12.0f}us "
               f"{limit:>13.0f} {calls / wall:>8.0f}")
+    print(f"  median of {rounds} interleaved rounds (range: the fastest and slowest round);")
     print("  ideal = calls x delay / jobs; mock limit/s: calls per CPU-second the mock server")
     print("  can serve (its own CPU per call), against asked/s, the calls per second the run made.")
 
@@ -156,9 +165,9 @@ def main():
         plans_table(bin.split(","), plans, out, int(rounds), sandbox,
                     [int(j) for j in sys.argv[7:]])
     else:
-        bin, requests, out, url, pid, delay, steps, sandbox = sys.argv[2:10]
+        bin, requests, out, url, pid, delay, steps, sandbox, rounds = sys.argv[2:11]
         llm_table(bin, requests, out, url, int(pid), int(delay), int(steps), sandbox,
-                  [int(j) for j in sys.argv[10:]])
+                  [int(j) for j in sys.argv[11:]], int(rounds))
 
 
 if __name__ == "__main__":

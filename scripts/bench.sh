@@ -11,8 +11,9 @@
 # 2. LLM_TASKS request tasks (default 512) against the loopback mock LLM, which answers
 #    each call after LLM_DELAY_MS (default 200 ms): makespan against the ideal (calls x
 #    delay / jobs) at LLM_JOBS (default "8 64 256"), first with one call per task, then
-#    with three (two commands, then FINISH); and the mock server's own CPU per call,
-#    the rate it could serve, beside the rate the run asked of it.
+#    with three (two commands, then FINISH), the median of ROUNDS interleaved rounds
+#    and the range; and the mock server's own CPU per call, the rate it could serve,
+#    beside the rate the run asked of it.
 #
 # Usage: scripts/bench.sh [N] [JOBS...]        (default: 10000, jobs 1 8 64 256)
 #        SANDBOX=none scripts/bench.sh ...     (default: auto)
@@ -76,7 +77,7 @@ for steps in 1 3; do
   echo
   echo "== $llm_tasks LLM tasks, $steps call(s) each ($((steps - 1)) commands), ${llm_delay_ms} ms per call (loopback mock LLM)"
   python3 scripts/bench.py llm "$bin" "$requests" "$out" "$(cat "$root/mock.url")" "$mock" \
-    "$llm_delay_ms" "$steps" "$sandbox" "${llm_jobs[@]}"
+    "$llm_delay_ms" "$steps" "$sandbox" "$rounds" "${llm_jobs[@]}"
   kill $mock 2>/dev/null || true
   wait $mock 2>/dev/null || true
 done

@@ -9,8 +9,9 @@ use std::path::Path;
 /// would otherwise ask for a blocking thread each (tokio makes one for every job that
 /// finds none idle: over a hundred in a wave of 256, each dearer to make than the
 /// folders it makes), and would make them all in lockstep, so that every task's first
-/// LLM call waited for the last task's folders. In turn, the first tasks go first.
-static PREPARING: tokio::sync::Semaphore = tokio::sync::Semaphore::const_new(8);
+/// LLM call waited for the last task's folders. In turn (the semaphore is fair), the
+/// first tasks go first; 32 at once still overlap the waits of a network file system.
+static PREPARING: tokio::sync::Semaphore = tokio::sync::Semaphore::const_new(32);
 
 /// Makes `workspace` fresh for the next attempt, and `tmp` an empty folder. When
 /// earlier attempts ran, the old workspace moves to `archive/<previous_attempts>/workspace`
