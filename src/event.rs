@@ -242,7 +242,7 @@ impl<S> SinkThread<S> {
 /// How long the sink's thread lets events gather once it has handled all there were:
 /// in a busy run they come thousands a second, a few for each task, and waking the
 /// thread for each costs more than handling it (and the writers it feeds then wake for
-/// a batch each, not a file each). It delays what the sink does by at most this much.
+/// a batch each, not a file each). It delays what the sink does by about this much.
 const GATHER: std::time::Duration = std::time::Duration::from_millis(1);
 
 /// Runs `sink` on its own thread, fed by the returned sender (and its clones).

@@ -131,9 +131,15 @@ pub(crate) async fn run_attempt(
     let ws = dir.workspace();
     let archive = dir.attempts();
     let tmp = dir.tmp();
-    if let Err(reason) =
-        workspace::prepare(&ws, &tmp, &archive, previous_attempts, &task.files).await
-    {
+    // A folder that cannot be made on a file system that does not answer holds this
+    // attempt until the run kills it, not longer.
+    let prepared = tokio::select! {
+        prepared = workspace::prepare(&ws, &tmp, &archive, previous_attempts, &task.files) => prepared,
+        () = stop.kill.cancelled() => {
+            return AttemptOutcome::from_end(Ended::Killed, None, stage_name(Stage::Setup));
+        }
+    };
+    if let Err(reason) = prepared {
         return setup_failed(&events, reason);
     }
     match workspace::copy_object(task, &ws).await {

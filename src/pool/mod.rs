@@ -36,7 +36,7 @@ const TASK_FILE_READ: std::time::Duration = std::time::Duration::from_secs(10);
 
 /// A task to run, with its record from an earlier invocation if there is one.
 pub(crate) struct Scheduled {
-    /// The task, or its file (read when it starts).
+    /// The task, or its file (read again shortly before it starts).
     pub(crate) task: TaskSource,
     /// What its result will depend on (recorded with it), but its task file's hash.
     pub(crate) inputs: HeldInputs,
@@ -50,7 +50,8 @@ const READ_AHEAD: usize = 256;
 
 /// A task in the pool's hands.
 struct Item {
-    /// Held by its file until its first attempt starts, then loaded.
+    /// Held by its file until its first attempt starts (read a little ahead of it),
+    /// then loaded.
     task: TaskSource,
     /// Its file being read ahead of its start, when it is.
     loading: Option<Loading>,
@@ -216,6 +217,11 @@ impl SessionPool {
         }
         let stopped = stop.reason();
         let reason = stopped.as_deref().unwrap_or("the run stopped");
+        // The files read ahead for tasks with nothing on disk yet are not wanted (they
+        // are recorded without being read): the reads not begun yet are not made.
+        for item in ahead.iter_mut().filter(|item| item.previous.is_none()) {
+            item.loading = None;
+        }
         // Once a file does not answer, the rest are not read again: the stop must not
         // wait for each of them in turn.
         let mut read = true;

@@ -128,6 +128,76 @@ async fn draining_cancels_unstarted_tasks_and_lets_running_ones_finish() {
 }
 
 #[tokio::test(start_paused = true)]
+async fn tasks_read_ahead_of_a_stop_end_once_each_in_order_as_not_started() {
+    let dir = tempfile::tempdir().unwrap();
+    let ids: Vec<String> = (0..8).map(|i| format!("t{i}")).collect();
+    let mut work: Vec<Scheduled> = ids
+        .iter()
+        .map(|id| Scheduled {
+            inputs: Default::default(),
+            task: TaskSource::held_by_file(
+                &dir.path().join(format!("{id}.json")),
+                &format!(r#"{{"request": "do {id}", "actions": []}}"#),
+                id,
+            ),
+            previous: None,
+        })
+        .collect();
+    // One of those read ahead has a record from an earlier invocation: its file is read
+    // (as read ahead) for its new record, which keeps its attempts.
+    let earlier = work[2].task.load_within(Duration::from_secs(5)).unwrap();
+    let mut record = lifecycle::new_record(&earlier);
+    record.request = "as it was then".into();
+    record.attempts.push(crate::record::AttemptRecord {
+        attempt: 1,
+        started: crate::units::Timestamp::now(),
+        finished: None,
+        status: crate::record::AttemptStatus::Interrupted,
+        error: Some("killed".into()),
+        device: None,
+    });
+    work[2].previous = Some(Box::new(record));
+    let (tx, mut rx) = crate::event::channel();
+    let stop = StopTokens::default();
+    let stopper = stop.clone();
+    tokio::spawn(async move {
+        tokio::time::sleep(Duration::from_secs(1)).await;
+        stopper.interrupt("Ctrl-C", Duration::from_secs(30));
+    });
+    SessionPool::new(2, Arc::new(Counting::default()), tx)
+        .run(work, stop)
+        .await;
+    let mut ended = Vec::new();
+    while let Ok(event) = rx.try_recv() {
+        if let Event::TaskFinished(f) = event {
+            ended.push((
+                f.record.id.to_string(),
+                f.record.status,
+                f.record.attempts.len(),
+                f.record.request.clone(),
+            ));
+        }
+    }
+    let ids_ended: Vec<&str> = ended.iter().map(|(id, ..)| id.as_str()).collect();
+    // The running ones finish first, then the rest are recorded in their order.
+    assert_eq!(ids_ended, ["t0", "t1", "t2", "t3", "t4", "t5", "t6", "t7"]);
+    for (id, status, attempts, request) in &ended {
+        let started = id == "t0" || id == "t1";
+        let expected = if started {
+            TaskStatus::Passed
+        } else {
+            TaskStatus::Cancelled
+        };
+        assert_eq!(*status, expected, "{id}");
+        let expected_attempts = usize::from(started) + usize::from(id == "t2");
+        assert_eq!(*attempts, expected_attempts, "{id}");
+        if id == "t2" {
+            assert_eq!(request, "do t2", "its file was read at the stop");
+        }
+    }
+}
+
+#[tokio::test(start_paused = true)]
 async fn every_task_gets_started_and_finished_events_in_order() {
     let (tx, mut rx) = crate::event::channel();
     SessionPool::new(1, Arc::new(Counting::default()), tx)

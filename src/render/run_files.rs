@@ -11,7 +11,9 @@ use crate::record::RowSource;
 use crate::rundir::layout::{
     JUNIT_XML, REPORT_HTML, REPORT_MD, SUMMARY_CSV, SUMMARY_JSON, TASKS_STATUS_JSON,
 };
-use crate::rundir::{FileError, FileErrors, RunLayout, Staged, put_in_place, stage_with};
+use crate::rundir::{
+    FileError, FileErrors, RunLayout, Staged, put_in_place, stage_json, stage_with,
+};
 
 /// Writes every run-level file derived from the records of a run named `name` (and its
 /// `run.json`, which the page's header shows), whose overview is `overview`. The files
@@ -77,7 +79,7 @@ type Job<'a> = Box<dyn Fn() -> Result<Staged, FileError> + Send + Sync + 'a>;
 /// What fills a file as it is written.
 type Fill<'a> = Box<dyn Fn(&mut dyn Write) -> std::io::Result<()> + Send + Sync + 'a>;
 
-/// Writing `file` of the run dir with what `fill` writes.
+/// Staging `file` of the run dir with what `fill` writes.
 fn streamed<'a>(layout: &'a RunLayout, file: &'static str, fill: Fill<'a>) -> Job<'a> {
     Box::new(move || {
         let path = layout.file(file);
@@ -85,17 +87,14 @@ fn streamed<'a>(layout: &'a RunLayout, file: &'static str, fill: Fill<'a>) -> Jo
     })
 }
 
+/// Staging `file` of the run dir as `value` in JSON.
 fn json(
     layout: &RunLayout,
     file: &str,
     value: &impl serde::Serialize,
 ) -> Result<Staged, FileError> {
     let path = layout.file(file);
-    stage_with(&path, |out| {
-        serde_json::to_writer_pretty(&mut *out, value).map_err(std::io::Error::other)?;
-        out.write_all(b"\n")
-    })
-    .map_err(|e| FileError::write(&path, e))
+    stage_json(&path, value).map_err(|e| FileError::write(&path, e))
 }
 
 #[cfg(test)]

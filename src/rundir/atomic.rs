@@ -1,8 +1,10 @@
 //! File writing for results. Whole files are replaced atomically (a temporary file
 //! renamed over the old one), so a crash leaves the old or the new version, never a torn
-//! one; run-level files also durably (fsync of the file and of its folder), a finished
-//! task's through the group commit of `durable`. Log lines are appended with one write each, so
-//! a killed runner never leaves half a line.
+//! one; `run.json` and `selection.json` also durably (fsync of the file and of its
+//! folder), the other run-level files together (staged here, put in place by
+//! `durable::put_in_place`), a finished task's through the group commit of `durable`.
+//! Log lines are appended with one write each, so a killed runner never leaves half a
+//! line.
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -85,20 +87,20 @@ pub(crate) fn stage_with(
     if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
         std::fs::create_dir_all(parent)?;
     }
-    let staged = Staged::beside(path)?;
-    // A new file: whatever is at the temporary name (a link planted there) is refused.
-    let file = std::fs::OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .open(&staged.temp)?;
+    let (staged, file) = Staged::create(path)?;
     let mut out = ScrubbingWriter::new(std::io::BufWriter::new(file));
     fill(&mut out)?;
     out.finish()?;
     Ok(staged)
 }
 
-/// `bytes` written to a temporary file beside `path`, not yet in its place; removed if
-/// dropped before [`Staged::commit`].
+/// `value` as pretty JSON with a final newline, staged for `path` (see [`stage_with`]).
+pub(crate) fn stage_json(path: &Path, value: &impl serde::Serialize) -> std::io::Result<Staged> {
+    stage_with(path, |out| fill_json(out, value))
+}
+
+/// A file's content written to a temporary file beside it, not yet in its place;
+/// removed if dropped before [`Staged::commit`].
 pub(crate) struct Staged {
     temp: PathBuf,
     path: PathBuf,
@@ -108,23 +110,31 @@ pub(crate) struct Staged {
 /// Writes `bytes` for `path` to a temporary file beside it (`.NAME.xxxxxxxx`); the
 /// folder must exist.
 pub(crate) fn stage(path: &Path, bytes: &[u8]) -> std::io::Result<Staged> {
-    let staged = Staged::beside(path)?;
-    std::fs::write(&staged.temp, scrub_bytes(bytes))?;
+    let (staged, mut file) = Staged::create(path)?;
+    file.write_all(&scrub_bytes(bytes))?;
     Ok(staged)
 }
 
 impl Staged {
-    /// A temporary name beside `path` (`.NAME.xxxxxxxx`), nothing written yet.
-    fn beside(path: &Path) -> std::io::Result<Self> {
+    /// A new temporary file beside `path` (`.NAME.xxxxxxxx`), open for writing. Anything
+    /// already at that name (a link planted there) is refused, never written through nor
+    /// removed.
+    fn create(path: &Path) -> std::io::Result<(Self, std::fs::File)> {
         let name = path
             .file_name()
             .ok_or_else(|| std::io::Error::other("no file name"))?
             .to_string_lossy();
-        Ok(Staged {
-            temp: path.with_file_name(format!(".{name}.{:08x}", fastrand::u32(..))),
+        let temp = path.with_file_name(format!(".{name}.{:08x}", fastrand::u32(..)));
+        let file = std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(&temp)?;
+        let staged = Staged {
+            temp,
             path: path.to_path_buf(),
             committed: false,
-        })
+        };
+        Ok((staged, file))
     }
 
     /// The temporary file.
@@ -162,10 +172,13 @@ pub(crate) fn json_bytes(value: &impl serde::Serialize) -> std::io::Result<Vec<u
 
 /// Replaces `path` with `value` as pretty JSON, atomically (written as it is made).
 pub(crate) fn write_json(path: &Path, value: &impl serde::Serialize) -> std::io::Result<()> {
-    write_atomic_with(path, |out| {
-        serde_json::to_writer_pretty(&mut *out, value).map_err(std::io::Error::other)?;
-        out.write_all(b"\n")
-    })
+    write_atomic_with(path, |out| fill_json(out, value))
+}
+
+/// Writes `value` to `out` as pretty JSON with a final newline.
+fn fill_json(out: &mut dyn Write, value: &impl serde::Serialize) -> std::io::Result<()> {
+    serde_json::to_writer_pretty(&mut *out, value).map_err(std::io::Error::other)?;
+    out.write_all(b"\n")
 }
 
 /// Removes temporary files that a write killed half-way left in `dir` (`.NAME.xxxxxx`

@@ -14,7 +14,8 @@ mod selection;
 mod task_files;
 
 pub(crate) use atomic::{
-    Staged, append_line, disk_syncs, remove_stale_temps, stage_with, write_atomic, write_json,
+    Staged, append_line, disk_syncs, remove_stale_temps, stage_json, stage_with, write_atomic,
+    write_json,
 };
 pub(crate) use durable::{Committer, Pending, put_in_place};
 pub(crate) use error::{FileError, FileErrors};

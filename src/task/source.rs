@@ -6,6 +6,7 @@
 use std::borrow::Cow;
 use std::num::NonZeroU32;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, mpsc};
 use std::time::Duration;
 
@@ -109,26 +110,47 @@ impl TaskSource {
     /// Starts reading the task again on the reader thread, to be taken with
     /// [`Loading::wait`]: the pool asks for the next tasks' files before it needs them, so
     /// that starting a task waits for no read (and the reader reads many per wake-up).
+    /// A read whose [`Loading`] is dropped before the reader comes to it is not made.
     pub(crate) fn begin_load(&self) -> Loading {
-        let file = match self {
-            TaskSource::Loaded(task) => return Loading::Ready(Ok(Arc::clone(task))),
-            TaskSource::File(file) => file.clone(),
-        };
-        let (tx, rx) = mpsc::sync_channel(1);
-        let read = file.clone();
-        match on_reader(Box::new(move || {
-            let _ = tx.send(read.load());
-        })) {
-            Ok(generation) => Loading::Reading {
-                file,
-                rx,
-                generation,
-            },
-            Err(e) => Loading::Ready(Err(format!(
-                "its task file cannot be read again: no thread to read it ({e})"
-            ))),
+        match self {
+            TaskSource::Loaded(task) => Loading::Ready(Ok(Arc::clone(task))),
+            TaskSource::File(file) => ask(file.clone()),
         }
     }
+}
+
+/// Asks the reader thread for `file`.
+fn ask(file: TaskFile) -> Loading {
+    let (tx, rx) = mpsc::sync_channel(1);
+    let asked = Arc::new(Asked::default());
+    let wanted = Arc::downgrade(&asked);
+    let read = file.clone();
+    let job = Box::new(move || {
+        // Nobody waits for it any more (the run stopped before its task started).
+        let Some(asked) = wanted.upgrade() else {
+            return;
+        };
+        asked.started.store(true, Ordering::Release);
+        let _ = tx.send(read.load());
+    });
+    match on_reader(job) {
+        Ok(generation) => Loading::Reading {
+            file,
+            rx,
+            generation,
+            asked,
+        },
+        Err(e) => Loading::Ready(Err(format!(
+            "its task file cannot be read again: no thread to read it ({e})"
+        ))),
+    }
+}
+
+/// What the reader has done of a read asked of it.
+#[derive(Default)]
+pub(crate) struct Asked {
+    /// The reader has begun it.
+    started: AtomicBool,
 }
 
 /// A task being read again (see [`TaskSource::begin_load`]).
@@ -140,46 +162,61 @@ pub(crate) enum Loading {
         file: TaskFile,
         rx: mpsc::Receiver<Result<Task, String>>,
         generation: u64,
+        asked: Arc<Asked>,
     },
 }
 
 impl Loading {
-    /// The task, once read; fails when the read fails or takes longer than `limit` from
-    /// now. A read queued behind one that did not answer (its reader was left behind) is
-    /// asked again of the new reader.
+    /// The task, once read; fails when the read fails or its file does not answer
+    /// within `limit` from now. A read that its reader never began (the reader was left
+    /// behind in another file's read, or stopped) is asked again of a new reader, once:
+    /// another file that does not answer is not this one's fault.
     pub(crate) fn wait(self, limit: Duration) -> Result<Arc<Task>, String> {
-        let (file, rx, generation) = match self {
-            Loading::Ready(task) => return task,
-            Loading::Reading {
-                file,
-                rx,
-                generation,
-            } => (file, rx, generation),
-        };
-        let (rx, generation) = match rx.try_recv() {
-            Ok(loaded) => return loaded.map(Arc::new),
-            Err(mpsc::TryRecvError::Empty) if generation != reader_generation() => {
-                match TaskSource::File(file.clone()).begin_load() {
-                    Loading::Reading { rx, generation, .. } => (rx, generation),
-                    ready => return ready.wait(limit),
+        let mut this = self;
+        let mut asked_again = false;
+        loop {
+            let (file, rx, generation, asked) = match this {
+                Loading::Ready(task) => return task,
+                Loading::Reading {
+                    file,
+                    rx,
+                    generation,
+                    asked,
+                } => (file, rx, generation, asked),
+            };
+            let begun = || asked.started.load(Ordering::Acquire);
+            let answer = match rx.try_recv() {
+                Ok(loaded) => Ok(loaded),
+                Err(mpsc::TryRecvError::Disconnected) => Err(mpsc::RecvTimeoutError::Disconnected),
+                // Queued behind a read its reader was left in.
+                Err(mpsc::TryRecvError::Empty) if generation != reader_generation() && !begun() => {
+                    Err(mpsc::RecvTimeoutError::Disconnected)
                 }
+                Err(mpsc::TryRecvError::Empty) => rx.recv_timeout(limit),
+            };
+            let began = begun();
+            match answer {
+                Ok(loaded) => return loaded.map(Arc::new),
+                Err(mpsc::RecvTimeoutError::Timeout) => {
+                    reader_stuck(generation);
+                    if began || asked_again {
+                        return Err(format!(
+                            "its task file {} could not be read again within {}s (a FIFO, a device, or a file system that does not answer?)",
+                            file.path().display(),
+                            limit.as_secs()
+                        ));
+                    }
+                }
+                Err(mpsc::RecvTimeoutError::Disconnected) if began || asked_again => {
+                    return Err(format!(
+                        "its task file {} could not be read again: its reader stopped",
+                        file.path().display()
+                    ));
+                }
+                Err(mpsc::RecvTimeoutError::Disconnected) => {}
             }
-            Err(_) => (rx, generation),
-        };
-        match rx.recv_timeout(limit) {
-            Ok(loaded) => loaded.map(Arc::new),
-            Err(mpsc::RecvTimeoutError::Timeout) => {
-                reader_stuck(generation);
-                Err(format!(
-                    "its task file {} could not be read again within {}s (a FIFO, a device, or a file system that does not answer?)",
-                    file.path().display(),
-                    limit.as_secs()
-                ))
-            }
-            Err(mpsc::RecvTimeoutError::Disconnected) => Err(format!(
-                "its task file {} could not be read again: its reader stopped",
-                file.path().display()
-            )),
+            asked_again = true;
+            this = ask(file);
         }
     }
 }
@@ -262,6 +299,20 @@ impl TaskFile {
         task.id = self.id.clone();
         task.repeat = self.repeat.map(NonZeroU32::get);
         Ok(task)
+    }
+}
+
+#[cfg(test)]
+impl TaskSource {
+    /// A task held by its file, as a batch holds it: `text` written to `path`, its id
+    /// `id`, checked against every tool.
+    pub(crate) fn held_by_file(path: &Path, text: &str, id: &str) -> Self {
+        std::fs::write(path, text).expect("writing a task file");
+        let tools: Arc<[crate::tool::ToolSpec]> = crate::executor::all_tools().to_vec().into();
+        let task = parse_task(path, text, Ok(TaskId::parse(id).expect("an id")), &tools)
+            .result
+            .expect("a valid task file");
+        TaskSource::of(task, Some(FilePlace::alone(path, tools)))
     }
 }
 
@@ -372,6 +423,27 @@ mod tests {
             "{:?}",
             began.elapsed()
         );
+        release.send(()).unwrap();
+    }
+
+    #[test]
+    fn a_read_stuck_behind_another_files_read_is_asked_again_not_failed() {
+        let dir = tempfile::tempdir().unwrap();
+        let task = loaded(dir.path(), r#"{"request": "r", "actions": []}"#);
+        let source = by_file(task);
+        // Another file's read that does not answer, and nobody has said so yet.
+        let (release, blocked) = mpsc::channel::<()>();
+        on_reader(Box::new(move || {
+            let _ = blocked.recv();
+        }))
+        .unwrap();
+        let began = std::time::Instant::now();
+        let again = source
+            .begin_load()
+            .wait(Duration::from_millis(500))
+            .unwrap();
+        assert_eq!(again.request, "r");
+        assert!(began.elapsed() >= Duration::from_millis(500));
         release.send(()).unwrap();
     }
 
