@@ -147,6 +147,15 @@ pub(crate) async fn prepare(config: &RunSettings) -> Result<Prepared, BatchError
         tools.push(ToolSpec::any());
     }
     let tools: Arc<[ToolSpec]> = tools.into();
+    // The sandbox is probed while the task files load: a jail's probe starts its
+    // factory and makes a jail, milliseconds that are mostly waiting.
+    let shim = std::env::current_exe().ok();
+    let probing = {
+        let (mode, shim) = (config.sandbox, shim.clone());
+        std::thread::Builder::new()
+            .name("sandbox-probe".into())
+            .spawn(move || sandbox::resolve(mode, shim.as_deref()))
+    };
     // Each task is kept by its file once its inputs are known: a batch never holds
     // every task's parsed plan.
     let shared = SharedSettings::default();
@@ -173,9 +182,14 @@ pub(crate) async fn prepare(config: &RunSettings) -> Result<Prepared, BatchError
             .flat_map(|t| (1..=k).map(|n| t.repetition(n)))
             .collect();
     }
-    let shim = std::env::current_exe().ok();
-    let (sandbox, sandbox_warning) =
-        sandbox::resolve(config.sandbox, shim.as_deref()).map_err(BatchError::Refused)?;
+    let probed = match probing {
+        Ok(probe) => probe
+            .join()
+            .unwrap_or_else(|_| Err("internal error: the sandbox probe panicked".to_string())),
+        // No thread to spare: probed here.
+        Err(_) => sandbox::resolve(config.sandbox, shim.as_deref()),
+    };
+    let (sandbox, sandbox_warning) = probed.map_err(BatchError::Refused)?;
     let layout = RunLayout::new(&config.run_dir);
     let resumed = plan_resume(&layout, loaded.tasks, config.resume)?;
     let spend = Arc::new(Spend::default());
