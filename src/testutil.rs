@@ -19,6 +19,21 @@ pub(crate) async fn wait_gone(pid: i32) -> bool {
     false
 }
 
+/// The names of what is in `dir`, sorted.
+pub(crate) fn names_in(dir: &std::path::Path) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(dir)
+        .expect("reading a test folder")
+        .map(|e| {
+            e.expect("an entry")
+                .file_name()
+                .to_string_lossy()
+                .into_owned()
+        })
+        .collect();
+    names.sort();
+    names
+}
+
 /// A minimal recorded-plan task with id `id`.
 pub(crate) fn task(id: &str) -> crate::task::Task {
     use crate::task::{Task, TaskId, TaskShape};

@@ -295,11 +295,9 @@ mod tests {
             remove_stale_temps(dir.path(), &["status.json", "output.md"]),
             2
         );
-        let mut left: Vec<String> = std::fs::read_dir(dir.path())
-            .unwrap()
-            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-            .collect();
-        left.sort();
-        assert_eq!(left, [".hidden", ".status.json", "status.json"]);
+        assert_eq!(
+            crate::testutil::names_in(dir.path()),
+            [".hidden", ".status.json", "status.json"]
+        );
     }
 }

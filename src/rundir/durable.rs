@@ -422,12 +422,10 @@ mod tests {
                 name
             );
         }
-        let mut left: Vec<String> = std::fs::read_dir(dir.path())
-            .unwrap()
-            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-            .collect();
-        left.sort();
-        assert_eq!(left, ["report.md", "sub", "summary.csv"]);
+        assert_eq!(
+            crate::testutil::names_in(dir.path()),
+            ["report.md", "sub", "summary.csv"]
+        );
     }
 
     #[test]
