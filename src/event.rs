@@ -251,6 +251,7 @@ pub(crate) fn spawn_sink<S: EventSink>(mut sink: S) -> (EventSender, SinkThread<
     let handle = std::thread::Builder::new()
         .name("reporter".into())
         .spawn(move || {
+            crate::priority::lower_this_thread();
             while let Some(event) = rx.blocking_recv() {
                 sink.handle(&event);
                 if rx.0.is_empty() {

@@ -54,6 +54,7 @@ mod mcp;
 mod parallel;
 mod pending;
 mod pool;
+mod priority;
 mod record;
 mod regular_file;
 mod relpath;

@@ -7,6 +7,7 @@ mod evaluate;
 mod factory;
 mod outcome;
 mod plan;
+mod preparers;
 mod workspace;
 
 use std::time::Duration;

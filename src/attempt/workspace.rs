@@ -5,18 +5,11 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
-/// How many attempts make their folders at once. A wave of tasks starting together
-/// would otherwise ask for a blocking thread each (tokio makes one for every job that
-/// finds none idle: over a hundred in a wave of 256, each dearer to make than the
-/// folders it makes), and would make them all in lockstep, so that every task's first
-/// LLM call waited for the last task's folders. In turn (the semaphore is fair), the
-/// first tasks go first; 32 at once still overlap the waits of a network file system.
-static PREPARING: tokio::sync::Semaphore = tokio::sync::Semaphore::const_new(32);
-
 /// Makes `workspace` fresh for the next attempt, and `tmp` an empty folder. When
 /// earlier attempts ran, the old workspace moves to `archive/<previous_attempts>/workspace`
-/// so it can be inspected. (One blocking job for all of it: a file operation each would
-/// cost a thread hand-off.) The error says which folder could not be made, and why.
+/// so it can be inspected. (One job on a preparer thread for all of it: a file operation
+/// each would cost a thread hand-off.) The error says which folder could not be made,
+/// and why.
 pub(super) async fn prepare(
     workspace: &Path,
     tmp: &Path,
@@ -30,9 +23,7 @@ pub(super) async fn prepare(
         archive.to_owned(),
         files.clone(),
     );
-    // (Never closed, so a permit always comes.)
-    let _turn = PREPARING.acquire().await;
-    let made = tokio::task::spawn_blocking(move || {
+    let made = super::preparers::run(move || {
         prepare_now(&workspace, &archive, previous_attempts, &files)
             .map_err(|e| format!("cannot prepare the workspace {}: {e}", workspace.display()))?;
         fresh_dir(&tmp)

@@ -36,6 +36,7 @@ impl Lanes {
             let handle = std::thread::Builder::new()
                 .name(format!("writer-{i}"))
                 .spawn(move || {
+                    crate::priority::lower_this_thread();
                     for message in rx {
                         match message {
                             Message::Run(job) => {

@@ -55,7 +55,10 @@ impl Committer {
         let kept = Arc::clone(&errors);
         let handle = std::thread::Builder::new()
             .name("committer".into())
-            .spawn(move || serve(&rx, &kept))
+            .spawn(move || {
+                crate::priority::lower_this_thread();
+                serve(&rx, &kept)
+            })
             .expect("spawning the committer thread");
         Self {
             tx: Some(tx),
