@@ -254,7 +254,8 @@ pub(crate) fn spawn_sink<S: EventSink>(mut sink: S) -> (EventSender, SinkThread<
             crate::priority::lower_this_thread();
             while let Some(event) = rx.blocking_recv() {
                 sink.handle(&event);
-                if rx.0.is_empty() {
+                // (After the run's last event, nothing more is to gather.)
+                if rx.0.is_empty() && !matches!(event, Event::RunFinished(_)) {
                     std::thread::sleep(GATHER);
                 }
             }
