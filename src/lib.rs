@@ -26,7 +26,7 @@
 //! rundir         the on-disk layout: paths, atomic writes, the group commit, records, resume
 //! record         the persisted schema (status.json, response.log, evaluation.log)
 //! tool           tool calls, results and specs
-//! units, text, hash, relpath, backoff, shard, resources, parallel   leaves
+//! units, text, hash, relpath, backoff, shard, resources, parallel, priority   leaves
 //! ```
 //!
 //! The core (everything above `event`) never prints; reporters and `app` do.

@@ -6,104 +6,177 @@
 //! ends one, so a wave costs a few wake-ups, the first tasks' folders are made first,
 //! and each task's LLM call goes out as soon as its own folders are made.
 
-use std::sync::{Arc, Mutex, OnceLock, mpsc};
+use std::sync::{Arc, Mutex, mpsc};
 
-/// How many: enough that a network file system's waits overlap; more made no
-/// difference on a local disk.
-const THREADS: usize = 8;
+/// How many: enough that a network file system's waits overlap, and that a slow job (the
+/// removal of a large old workspace) holds few of them. From 2 to 16 measured the same on
+/// a local disk; idle ones cost nothing.
+const THREADS: usize = 16;
 
 type Job = Box<dyn FnOnce() + Send>;
 
-/// The queue the threads take jobs from, once they are started; the error says why
-/// none could be.
-fn queue() -> Result<&'static Mutex<mpsc::Sender<Job>>, &'static str> {
-    static QUEUE: OnceLock<Result<Mutex<mpsc::Sender<Job>>, String>> = OnceLock::new();
-    QUEUE
-        .get_or_init(|| {
-            let (tx, rx) = mpsc::channel::<Job>();
-            let rx = Arc::new(Mutex::new(rx));
-            let mut started = 0;
-            let mut failed = None;
-            for i in 0..THREADS {
-                let rx = Arc::clone(&rx);
-                match std::thread::Builder::new()
-                    .name(format!("preparer-{i}"))
-                    .spawn(move || serve(&rx))
-                {
-                    Ok(_) => started += 1,
-                    Err(e) => failed = Some(e.to_string()),
-                }
-            }
-            match (started, failed) {
-                (0, Some(e)) => Err(e),
-                _ => Ok(Mutex::new(tx)),
-            }
-        })
-        .as_ref()
-        .map_err(String::as_str)
+/// Threads fed from one queue.
+struct Pool {
+    threads: usize,
+    name: &'static str,
+    /// The queue, once its threads are started.
+    queue: Mutex<Option<mpsc::Sender<Job>>>,
 }
 
-/// One thread's loop: the next job, until the process ends. A job that panics ends
-/// alone (its caller learns of it); the thread goes on.
+impl Pool {
+    const fn new(threads: usize, name: &'static str) -> Self {
+        Self {
+            threads,
+            name,
+            queue: Mutex::new(None),
+        }
+    }
+
+    /// Queues `job`; starts the threads when none run. Failing to start any is an error
+    /// for this job alone: the next one tries again.
+    fn submit(&self, job: Job) -> Result<(), String> {
+        let mut queue = self.queue.lock().unwrap_or_else(|p| p.into_inner());
+        let job = match queue.as_ref() {
+            Some(tx) => match tx.send(job) {
+                Ok(()) => return Ok(()),
+                Err(mpsc::SendError(job)) => job,
+            },
+            None => job,
+        };
+        let (tx, rx) = mpsc::channel::<Job>();
+        let rx = Arc::new(Mutex::new(rx));
+        let mut started = 0;
+        let mut failed = String::new();
+        for i in 0..self.threads {
+            let rx = Arc::clone(&rx);
+            match std::thread::Builder::new()
+                .name(format!("{}-{i}", self.name))
+                .spawn(move || serve(&rx))
+            {
+                Ok(_) => started += 1,
+                Err(e) => failed = e.to_string(),
+            }
+        }
+        if started == 0 {
+            return Err(format!("no thread to make them ({failed})"));
+        }
+        let _ = tx.send(job);
+        *queue = Some(tx);
+        Ok(())
+    }
+
+    /// Runs `job` on one of the threads; the error says why it gave no answer.
+    async fn run<R: Send + 'static>(
+        &self,
+        job: impl FnOnce() -> R + Send + 'static,
+    ) -> Result<R, String> {
+        let (tx, rx) = tokio::sync::oneshot::channel();
+        self.submit(Box::new(move || {
+            // Its attempt ended while it waited (the run killed it): not made.
+            if tx.is_closed() {
+                return;
+            }
+            let answer =
+                std::panic::catch_unwind(std::panic::AssertUnwindSafe(job)).map_err(|payload| {
+                    let text = payload
+                        .downcast_ref::<&str>()
+                        .map(|s| (*s).to_string())
+                        .or_else(|| payload.downcast_ref::<String>().cloned())
+                        .unwrap_or_else(|| "unknown panic".into());
+                    format!("internal error: it panicked: {text}")
+                });
+            let _ = tx.send(answer);
+        }))?;
+        rx.await
+            .map_err(|_| "internal error: its thread stopped".to_string())?
+    }
+}
+
+/// One thread's loop: the next job, until the queue goes.
 fn serve(jobs: &Mutex<mpsc::Receiver<Job>>) {
     loop {
         let job = jobs.lock().unwrap_or_else(|p| p.into_inner()).recv();
         let Ok(job) = job else { return };
-        let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(job));
+        job();
     }
 }
+
+static PREPARERS: Pool = Pool::new(THREADS, "preparer");
 
 /// Runs `job` on a preparer thread; the error says why it gave no answer.
 pub(super) async fn run<R: Send + 'static>(
     job: impl FnOnce() -> R + Send + 'static,
 ) -> Result<R, String> {
-    let (tx, rx) = tokio::sync::oneshot::channel();
-    let queue = queue().map_err(|e| format!("no thread to make them ({e})"))?;
-    let sent = queue
-        .lock()
-        .unwrap_or_else(|p| p.into_inner())
-        .send(Box::new(move || {
-            let _ = tx.send(job());
-        }));
-    if sent.is_err() {
-        return Err("their threads stopped".into());
-    }
-    rx.await
-        .map_err(|_| "their thread stopped in the middle".into())
+    PREPARERS.run(job).await
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::sync::Barrier;
+    use std::time::Duration;
 
     #[tokio::test]
-    async fn jobs_answer_and_one_that_panics_stops_neither_its_thread_nor_the_others() {
-        assert_eq!(run(|| 2 + 2).await, Ok(4));
-        let panicked = run(|| -> u32 { panic!("a job that panics") }).await;
-        assert_eq!(panicked, Err("their thread stopped in the middle".into()));
-        let answers =
-            futures_util::future::join_all((0..4 * THREADS).map(|i| run(move || i))).await;
-        assert_eq!(answers, (0..4 * THREADS).map(Ok).collect::<Vec<_>>());
+    async fn a_job_that_panics_is_an_error_saying_so_and_every_thread_goes_on() {
+        let pool = Pool::new(4, "test-preparer");
+        assert_eq!(pool.run(|| 2 + 2).await, Ok(4));
+        let panicked = pool.run(|| -> u32 { panic!("a job that panics") }).await;
+        assert_eq!(
+            panicked,
+            Err("internal error: it panicked: a job that panics".into())
+        );
+        // Four jobs that can only end together: each needs a thread of its own.
+        let barrier = Arc::new(Barrier::new(4));
+        let jobs = (0..4).map(|i| {
+            let barrier = Arc::clone(&barrier);
+            pool.run(move || {
+                barrier.wait();
+                i
+            })
+        });
+        let answers = tokio::time::timeout(
+            Duration::from_secs(10),
+            futures_util::future::join_all(jobs),
+        )
+        .await
+        .expect("a thread stopped after the panic");
+        assert_eq!(answers, vec![Ok(0), Ok(1), Ok(2), Ok(3)]);
     }
 
     #[tokio::test]
-    async fn jobs_run_in_the_order_asked_when_they_queue() {
+    async fn jobs_run_in_the_order_asked() {
+        let pool = Pool::new(1, "test-preparer");
         let order = Arc::new(Mutex::new(Vec::new()));
-        let waits: Vec<_> = (0..64)
-            .map(|i| {
-                let order = Arc::clone(&order);
-                run(move || order.lock().unwrap().push(i))
-            })
-            .collect();
-        futures_util::future::join_all(waits).await;
-        let order = order.lock().unwrap().clone();
-        // Several threads take them: each is begun in order, and none waits behind the
-        // whole queue.
-        let late = order
-            .iter()
-            .enumerate()
-            .filter(|(at, i)| at.abs_diff(**i) > THREADS)
-            .count();
-        assert_eq!(late, 0, "{order:?}");
+        let jobs = (0..64).map(|i| {
+            let order = Arc::clone(&order);
+            pool.run(move || order.lock().unwrap().push(i))
+        });
+        futures_util::future::join_all(jobs).await;
+        assert_eq!(*order.lock().unwrap(), (0..64).collect::<Vec<_>>());
+    }
+
+    #[tokio::test]
+    async fn a_job_whose_caller_is_gone_is_not_run() {
+        use futures_util::FutureExt;
+        use std::sync::atomic::{AtomicBool, Ordering};
+        let pool = Pool::new(1, "test-preparer");
+        // The one thread is held until the gate opens.
+        let gate = Arc::new(Barrier::new(2));
+        let held = Arc::clone(&gate);
+        let mut blocker = Box::pin(pool.run(move || {
+            held.wait();
+        }));
+        assert!((&mut blocker).now_or_never().is_none());
+        let ran = Arc::new(AtomicBool::new(false));
+        let flag = Arc::clone(&ran);
+        let mut abandoned = Box::pin(pool.run(move || flag.store(true, Ordering::SeqCst)));
+        assert!((&mut abandoned).now_or_never().is_none());
+        // Its attempt ends (the run killed it) while it waits in the queue.
+        drop(abandoned);
+        gate.wait();
+        assert_eq!(blocker.await, Ok(()));
+        // Queued after it: once this one has run, the abandoned one was passed over.
+        assert_eq!(pool.run(|| 1).await, Ok(1));
+        assert!(!ran.load(Ordering::SeqCst));
     }
 }
