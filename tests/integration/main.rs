@@ -18,6 +18,7 @@ mod llm;
 mod llm_faults;
 mod mcp;
 mod outcomes;
+mod priorities;
 mod rate_limits;
 mod report_page;
 mod reports;
