@@ -78,11 +78,7 @@ impl Pool {
             }
             let answer =
                 std::panic::catch_unwind(std::panic::AssertUnwindSafe(job)).map_err(|payload| {
-                    let text = payload
-                        .downcast_ref::<&str>()
-                        .map(|s| (*s).to_string())
-                        .or_else(|| payload.downcast_ref::<String>().cloned())
-                        .unwrap_or_else(|| "unknown panic".into());
+                    let text = crate::text::panic_text(&*payload);
                     format!("internal error: it panicked: {text}")
                 });
             let _ = tx.send(answer);

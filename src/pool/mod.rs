@@ -386,12 +386,7 @@ fn panic_message(e: tokio::task::JoinError) -> String {
     if e.is_cancelled() {
         return "internal error: the session was aborted".to_string();
     }
-    let payload = e.into_panic();
-    let text = payload
-        .downcast_ref::<&str>()
-        .map(|s| s.to_string())
-        .or_else(|| payload.downcast_ref::<String>().cloned())
-        .unwrap_or_else(|| "unknown panic".to_string());
+    let text = crate::text::panic_text(&*e.into_panic());
     format!("internal error: the session panicked: {text}")
 }
 

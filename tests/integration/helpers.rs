@@ -227,6 +227,12 @@ pub(crate) struct ProcessStat {
     pub(crate) parent: i32,
 }
 
+/// The fields of a `/proc/.../stat` line from the third (the state) on: they follow the
+/// command name in brackets, which may hold anything.
+pub(crate) fn stat_fields(stat: &str) -> Option<Vec<&str>> {
+    Some(stat.rsplit_once(')')?.1.split_whitespace().collect())
+}
+
 /// Every process of the machine (those that end meanwhile left out).
 pub(crate) fn process_table() -> Vec<ProcessStat> {
     std::fs::read_dir("/proc")
@@ -236,10 +242,9 @@ pub(crate) fn process_table() -> Vec<ProcessStat> {
         .filter_map(|e| {
             let pid = e.file_name().to_str()?.parse().ok()?;
             let stat = std::fs::read_to_string(e.path().join("stat")).ok()?;
-            // After the command name in brackets (which may hold anything): state, parent.
-            let mut fields = stat.rsplit(')').next()?.split_whitespace();
-            let zombie = fields.next()? == "Z";
-            let parent = fields.next()?.parse().ok()?;
+            let fields = stat_fields(&stat)?;
+            let zombie = *fields.first()? == "Z";
+            let parent = fields.get(1)?.parse().ok()?;
             Some(ProcessStat {
                 pid,
                 zombie,

@@ -1,7 +1,7 @@
 //! The threads that keep the record (the reporter, the file writers, the committer)
 //! run below the runner's own priority; the ones that run tasks do not.
 
-use crate::helpers::{Project, count_status, eventually, shell_plan};
+use crate::helpers::{Project, count_status, eventually, shell_plan, stat_fields};
 
 /// Each thread of process `pid`: its name and its `nice` (field 19 of its `stat`).
 fn threads(pid: i32) -> Vec<(String, i32)> {
@@ -14,9 +14,9 @@ fn threads(pid: i32) -> Vec<(String, i32)> {
             let dir = entry.path();
             let name = std::fs::read_to_string(dir.join("comm")).ok()?;
             let stat = std::fs::read_to_string(dir.join("stat")).ok()?;
-            // After the name's closing parenthesis come fields 3 onwards.
-            let fields: Vec<&str> = stat.rsplit_once(')')?.1.split_whitespace().collect();
-            Some((name.trim().to_string(), fields.get(16)?.parse().ok()?))
+            // Field 19.
+            let nice = stat_fields(&stat)?.get(16)?.parse().ok()?;
+            Some((name.trim().to_string(), nice))
         })
         .collect()
 }
