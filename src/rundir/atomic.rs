@@ -59,21 +59,69 @@ pub(crate) fn write_unsynced(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     stage(path, bytes)?.commit()
 }
 
-/// Writes `bytes` to `path` as a new file, neither atomically nor durably, when nothing
-/// is there yet (a task's first attempt): for a file of a task that is not final yet
-/// (its final status is put in place only once every file before it is on disk, and a
-/// crash before that runs the task again). Anything already at `path` (an earlier
-/// result's page, a link, a hard link to a copy kept elsewhere, a FIFO, a read-only
-/// file) is replaced atomically instead, never written through.
+/// Writes `bytes` to `path` as a new file, not durably, when nothing is there yet (a
+/// task's first attempt): for a file of a task that is not final yet (its final status
+/// is put in place only once every file before it is on disk, and a crash before that
+/// runs the task again). The file appears under its name whole or not at all, however
+/// the runner ends (its folder keeps it when the task's next attempt starts): on Linux
+/// it is written unnamed and then linked in, one system call more than writing it in
+/// place and one fewer than a rename; elsewhere, or where the file system has no unnamed
+/// files, it is staged and renamed. Anything already at `path` (an earlier result's page,
+/// a link, a hard link to a copy kept elsewhere, a FIFO, a read-only file) is replaced
+/// atomically, never written through.
 pub(crate) fn write_new_or_replace(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
-    let created = std::fs::OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .open(path);
-    match created {
-        Ok(mut file) => file.write_all(&scrub_bytes(bytes)),
-        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => write_unsynced(path, bytes),
-        Err(e) => Err(e),
+    #[cfg(target_os = "linux")]
+    if unnamed::write_new(path, bytes)? {
+        return Ok(());
+    }
+    write_unsynced(path, bytes)
+}
+
+#[cfg(target_os = "linux")]
+mod unnamed {
+    use std::ffi::CString;
+    use std::io::Write;
+    use std::os::fd::AsRawFd;
+    use std::os::unix::ffi::OsStrExt;
+    use std::os::unix::fs::OpenOptionsExt;
+    use std::path::Path;
+
+    use crate::secrets::scrub_bytes;
+
+    /// Writes `bytes` into an unnamed file of `path`'s folder (`O_TMPFILE`), then links
+    /// it in as `path`; false when it was not: something is at `path`, or this system
+    /// cannot (no unnamed files on this file system, no `/proc`). An error writing the
+    /// bytes is the caller's.
+    pub(super) fn write_new(path: &Path, bytes: &[u8]) -> std::io::Result<bool> {
+        let folder = match path.parent() {
+            Some(p) if !p.as_os_str().is_empty() => p,
+            _ => Path::new("."),
+        };
+        let Ok(mut file) = std::fs::OpenOptions::new()
+            .write(true)
+            .custom_flags(libc::O_TMPFILE)
+            .open(folder)
+        else {
+            return Ok(false);
+        };
+        file.write_all(&scrub_bytes(bytes))?;
+        let (Ok(from), Ok(to)) = (
+            CString::new(format!("/proc/self/fd/{}", file.as_raw_fd())),
+            CString::new(path.as_os_str().as_bytes()),
+        ) else {
+            return Ok(false);
+        };
+        // SAFETY: both are NUL-terminated paths that live across the call.
+        let linked = unsafe {
+            libc::linkat(
+                libc::AT_FDCWD,
+                from.as_ptr(),
+                libc::AT_FDCWD,
+                to.as_ptr(),
+                libc::AT_SYMLINK_FOLLOW,
+            )
+        };
+        Ok(linked == 0)
     }
 }
 
@@ -277,6 +325,13 @@ mod tests {
         write_new_or_replace(&hard, b"plan").unwrap();
         assert_eq!(std::fs::read_to_string(&hard).unwrap(), "plan");
         assert_eq!(std::fs::read_to_string(&elsewhere).unwrap(), "kept");
+        // Nothing else was left in the folder (no temporary file, named or not).
+        let mut names: Vec<_> = std::fs::read_dir(dir.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name().into_string().unwrap())
+            .collect();
+        names.sort();
+        assert_eq!(names, ["elsewhere", "output.md", "plan.json", "task.html"]);
     }
 
     #[test]
