@@ -179,7 +179,7 @@ impl TaskFiles {
         // The status on disk is not this result's until the one staged below is
         // committed, once every file here is on disk; a crash before then leaves the
         // task to be run (or, for a task file that cannot run, written) again: a file
-        // new to the folder is written as it is, one already there replaced.
+        // new to the folder appears whole (linked in), one already there is replaced.
         let mut unsynced = |name: &str, bytes: std::io::Result<Vec<u8>>| {
             let path = self.0.file(name);
             let result = bytes.and_then(|bytes| write_new_or_replace(&path, &bytes));
