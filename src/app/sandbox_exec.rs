@@ -1,11 +1,11 @@
 //! `ufo-batch sandbox-exec` (hidden): the step through which the runner starts a command
-//! under Landlock and resource limits; it returns only when it could not become the
-//! command.
+//! under Landlock and resource limits. It becomes the command, or (`--supervise`) stays
+//! as its supervisor; it returns at once only when it could not start the command.
 
 use crate::cli::SandboxExecArgs;
 use crate::error::Error;
 
-/// Becomes the command under Landlock; returns only on failure.
+/// Becomes the command under Landlock, or supervises it; returns its exit code.
 #[cfg(target_os = "linux")]
 pub(super) fn sandbox_exec(args: &SandboxExecArgs) -> Result<u8, Error> {
     use crate::executor::{ResourceLimits, sandbox};
@@ -13,9 +13,23 @@ pub(super) fn sandbox_exec(args: &SandboxExecArgs) -> Result<u8, Error> {
         memory_bytes: args.memory,
         cpu_seconds: args.cpu,
     };
-    let why = sandbox::shim::exec(&args.writable, !args.no_landlock, limits, &args.argv);
-    eprintln!("ufo-batch sandbox: {why}");
-    Ok(126)
+    let become_command =
+        || sandbox::shim::exec(&args.writable, !args.no_landlock, limits, &args.argv);
+    let Some(runner) = args.supervise else {
+        eprintln!("ufo-batch sandbox: {}", become_command());
+        return Ok(126);
+    };
+    // The command's process: its stderr is the command's, read by the runner.
+    let start = |ready: Result<(), String>| {
+        let why = ready.map_or_else(|e| e, |()| become_command());
+        eprintln!("ufo-batch sandbox: {why}");
+    };
+    Ok(
+        sandbox::supervisor::supervise(runner, args.report_status, start).unwrap_or_else(|why| {
+            eprintln!("ufo-batch sandbox: {why}");
+            126
+        }),
+    )
 }
 
 #[cfg(not(target_os = "linux"))]

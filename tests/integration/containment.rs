@@ -1,7 +1,8 @@
 //! What a task's commands cannot do under the default sandbox (a jail per task): read
 //! the runner's environment (its API key), signal the runner, change anything outside
 //! their folders (contents or metadata), make or use device nodes, reach Unix sockets of
-//! the machine, or outlive their task, even when the runner itself is killed.
+//! the machine, or outlive their task, even when the runner itself is killed. Under
+//! Landlock (no namespaces) they still cannot outlive their task.
 
 use std::time::Duration;
 
@@ -233,27 +234,51 @@ fn the_key_reaches_no_output_byte() {
 
 #[test]
 fn nothing_outlives_a_runner_killed_with_sigkill() {
+    nothing_outlives_a_killed_runner("jail", "304");
+}
+
+/// Without namespaces: each command's supervisor ends what the command left when the
+/// runner is gone.
+#[test]
+fn nothing_outlives_a_runner_killed_with_sigkill_under_landlock() {
+    nothing_outlives_a_killed_runner("landlock", "305");
+}
+
+/// Three tasks each leave a process in a session of its own and wait in another; the
+/// runner is killed with SIGKILL. `marker` keeps the processes of concurrent tests apart.
+fn nothing_outlives_a_killed_runner(sandbox: &str, marker: &str) {
     let p = Project::new();
     for i in 0..3 {
         p.task(
             &format!("t{i}.json"),
             json!({"request": "r", "actions": [{"action": "execute_command",
-                "parameters": {"command": format!("setsid -f sleep 304.{i}; sleep 304.9{i}")}}]}),
+                "parameters": {"command": format!("setsid -f sleep {marker}.{i}; sleep {marker}.9{i}")}}]}),
         );
     }
-    let run = p.start(&["run", "tasks", "--jobs", "3", "--progress", "lines"]);
+    let run = p.start(&[
+        "run",
+        "tasks",
+        "--jobs",
+        "3",
+        "--progress",
+        "lines",
+        "--sandbox",
+        sandbox,
+    ]);
+    let waiting = format!("sleep {marker}.9");
+    let all = format!("sleep {marker}.");
     assert!(
-        eventually(|| commands_running("sleep 304.9").len() == 3),
+        eventually(|| commands_running(&waiting).len() == 3),
         "{:?}",
-        commands_running("sleep 304.")
+        commands_running(&all)
     );
-    assert_eq!(commands_running("sleep 304.").len(), 6);
+    assert_eq!(commands_running(&all).len(), 6);
     run.signal(libc::SIGKILL);
     let _ = run.wait_within(Duration::from_secs(10));
     assert!(
-        eventually(|| processes_running("sleep 304.").is_empty()),
+        eventually(|| processes_running(&all).is_empty()),
         "survivors: {:?}",
-        processes_running("sleep 304.")
+        processes_running(&all)
     );
     // Nor does the runner's jail factory, or a jail it made: they work where the
     // runner was started.
@@ -264,12 +289,83 @@ fn nothing_outlives_a_runner_killed_with_sigkill() {
     );
     // The next run resumes: the three tasks were interrupted, not lost.
     let out = p.cmd_within(
-        &["run", "tasks", "--progress", "lines", "--timeout", "1s"],
+        &[
+            "run",
+            "tasks",
+            "--progress",
+            "lines",
+            "--timeout",
+            "1s",
+            "--sandbox",
+            sandbox,
+        ],
         Duration::from_secs(60),
     );
     out.expect_code(1);
     let record = read_json(&out.run_dir("proj").join("t0/status.json"));
     assert_eq!(record["attempts"][0]["status"], "interrupted", "{record}");
+    assert!(
+        eventually(|| processes_running(&all).is_empty()),
+        "survivors of the resumed run: {:?}",
+        processes_running(&all)
+    );
+}
+
+/// Without namespaces, a task's commands still leave nothing running: what they start in
+/// the background or in sessions of their own is ended with the task, when the task
+/// ends normally and when its timeout ends it; their exit codes and signals still read
+/// as the commands' own.
+#[test]
+fn a_task_under_landlock_leaves_no_process_behind() {
+    let p = Project::new();
+    let step = |command: &str, expect: Value| json!({"action": "execute_command", "parameters": {"command": command}, "expect": expect});
+    p.task(
+        "leaves.json",
+        json!({"request": "leave processes", "actions": [
+            step("setsid -f sleep 306.1; (setsid sleep 306.2 &); sleep 306.3 & echo started",
+                 json!({"status": "success", "stdout": "started\n"})),
+            step("exit 3", json!({"status": "failure", "exit_code": 3})),
+            step("echo out; echo err >&2; kill -9 $$",
+                 json!({"status": "failure", "stdout": "out\n"})),
+        ]}),
+    );
+    p.task(
+        "times_out.json",
+        json!({"request": "time out", "actions": [
+            step("setsid -f sleep 306.4; sleep 306.5", json!({"status": "success"})),
+        ]}),
+    );
+    let out = p.cmd_within(
+        &[
+            "run",
+            "tasks",
+            "--progress",
+            "lines",
+            "--sandbox",
+            "landlock",
+            "--timeout",
+            "2s",
+        ],
+        Duration::from_secs(60),
+    );
+    out.expect_code(1);
+    assert_eq!(out.status_of("leaves"), "passed", "{}", out.stderr);
+    assert_eq!(out.status_of("times_out"), "timeout", "{}", out.stderr);
+    let log = out.task_file("leaves", "response.log");
+    let step: Value = serde_json::from_str(log.lines().nth(2).unwrap()).unwrap();
+    let killed = &step["action"][0]["result"]["result"];
+    assert_eq!(
+        (&killed["exit_code"], &killed["signal"], &killed["stderr"]),
+        (&Value::Null, &json!(9), &json!("err\n")),
+        "{killed}"
+    );
+    assert!(
+        eventually(|| processes_running("sleep 306.").is_empty()),
+        "survivors: {:?}",
+        processes_running("sleep 306.")
+    );
+    let log = out.task_file("leaves", "task.log");
+    assert!(log.contains("left running by commands"), "{log}");
 }
 
 /// Every jail that ends is reaped by the runner's own processes: none is left as a

@@ -209,14 +209,15 @@ fn kernel() -> (u32, u32) {
 
 #[test]
 fn landlock_commands_cannot_read_or_signal_the_runner_and_keep_no_capability() {
-    // The runner's environment holds the key; its process is the command's parent.
+    // The runner's environment holds the key; its process is the parent of the
+    // command's supervisor (the command's parent).
     let key = "sk-test-LANDLOCK-0123456789abcdef";
     let p = Project::new();
     p.task(
         "reach.json",
         json!({"request": "reach the runner", "actions": [
             {"action": "execute_command", "parameters": {"command":
-                "tr '\\0' '\\n' < /proc/$PPID/environ | base64 > env.txt; kill -0 $PPID && echo signalled > signal.txt; grep CapEff /proc/self/status > caps.txt; true"}}
+                "R=$(awk '{print $4}' /proc/$PPID/stat); tr '\\0' '\\n' < /proc/$R/environ | base64 > env.txt; kill -0 $R && echo signalled > signal.txt; kill -0 $PPID && echo signalled > supervisor.txt; grep CapEff /proc/self/status > caps.txt; true"}}
         ]}),
     );
     let out = p.cmd_env(
@@ -232,7 +233,7 @@ fn landlock_commands_cannot_read_or_signal_the_runner_and_keep_no_capability() {
     );
     out.expect_code(0);
     assert!(
-        out.stderr.contains("can outlive its task"),
+        out.stderr.contains("can see the others"),
         "the start line says what landlock leaves open: {}",
         out.stderr
     );
@@ -248,5 +249,9 @@ fn landlock_commands_cannot_read_or_signal_the_runner_and_keep_no_capability() {
     );
     if kernel() >= (6, 12) {
         assert!(!ws.join("signal.txt").exists(), "signalled the runner");
+        assert!(
+            !ws.join("supervisor.txt").exists(),
+            "signalled its supervisor"
+        );
     }
 }

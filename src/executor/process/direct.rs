@@ -1,17 +1,21 @@
-//! A command spawned by the runner itself, in a process group of its own; a guard kills
-//! the group if the command is abandoned (task timeout, cancellation) before it ends.
+//! A command spawned by the runner itself, in a process group of its own. A guard ends
+//! the command's processes if the command is abandoned (task timeout, cancellation)
+//! before it ends: it kills the group, or asks the command's supervisor (Landlock mode,
+//! see `sandbox::supervisor`) to end everything the command started, its own sessions
+//! included. A supervised command's own end comes from the supervisor, on a pipe.
 
 use std::process::Stdio;
+use std::time::Duration;
 
 use tokio::process::Command;
 
 use super::{Finished, ResourceLimits, Spec, Started, supervise};
 
+/// How long the end of a task waits for a supervisor to end what it supervises.
+const SUPERVISOR_END: Duration = Duration::from_secs(5);
+
 /// Spawns `spec` in a process group of its own with `stdin`, its stdout and stderr piped.
-pub(super) fn spawn(
-    spec: &Spec<'_>,
-    stdin: Stdio,
-) -> std::io::Result<(tokio::process::Child, ProcessGroup)> {
+pub(super) fn spawn(spec: &Spec<'_>, stdin: Stdio) -> std::io::Result<tokio::process::Child> {
     let (program, args) = spec.argv.split_first().expect("argv is never empty");
     let mut command = Command::new(program);
     command
@@ -22,18 +26,22 @@ pub(super) fn spawn(
         .stdin(stdin)
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
-        .kill_on_drop(true);
+        // A supervisor killed outright could not end what it supervises.
+        .kill_on_drop(!spec.supervised);
     isolate(&mut command, spec.limits);
-    let child = command.spawn()?;
-    let group = ProcessGroup::of(&child);
-    Ok((child, group))
+    command.spawn()
 }
 
 /// Runs a command to its end or its timeout.
 pub(super) async fn run(spec: Spec<'_>) -> std::io::Result<Finished> {
-    let (mut child, group) = spawn(&spec, Stdio::null())?;
+    let (stdin, report) = report_pipe(spec.supervised)?;
+    let mut child = spawn(&spec, stdin)?;
     let (stdout_pipe, stderr_pipe) = (child.stdout.take(), child.stderr.take());
-    let mut direct = Direct { child, group };
+    let mut direct = Direct {
+        group: ProcessGroup::new(child, spec.supervised),
+        report,
+        reported: None,
+    };
     let s = supervise(&mut direct, stdout_pipe, stderr_pipe, &spec).await?;
     let group = &mut direct.group;
     let leftover = if !s.timed_out && (!s.pipes_closed || group.alive()) {
@@ -45,20 +53,91 @@ pub(super) async fn run(spec: Spec<'_>) -> std::io::Result<Finished> {
     Ok(s.finished(leftover))
 }
 
+/// The standard input of a command: /dev/null, or for a supervised one the pipe its
+/// supervisor reports the command's end on (and the end the runner reads).
+#[cfg(unix)]
+fn report_pipe(supervised: bool) -> std::io::Result<(Stdio, Option<ReportPipe>)> {
+    if !supervised {
+        return Ok((Stdio::null(), None));
+    }
+    let (read, write) = std::io::pipe()?;
+    let read = tokio::net::unix::pipe::Receiver::from_owned_fd(std::os::fd::OwnedFd::from(read))?;
+    Ok((Stdio::from(write), Some(read)))
+}
+
+#[cfg(not(unix))]
+fn report_pipe(_supervised: bool) -> std::io::Result<(Stdio, Option<ReportPipe>)> {
+    Ok((Stdio::null(), None))
+}
+
+#[cfg(unix)]
+type ReportPipe = tokio::net::unix::pipe::Receiver;
+#[cfg(not(unix))]
+type ReportPipe = std::convert::Infallible;
+
 /// A directly spawned command and its group.
 struct Direct {
-    child: tokio::process::Child,
     group: ProcessGroup,
+    /// Where a supervisor reports the command's end (until it has been read).
+    report: Option<ReportPipe>,
+    /// The command's end, once reported.
+    reported: Option<(Option<i32>, Option<i32>)>,
 }
 
 impl Started for &mut Direct {
     async fn wait(&mut self) -> std::io::Result<(Option<i32>, Option<i32>)> {
-        let status = self.child.wait().await?;
+        if let Some(end) = self.reported {
+            return Ok(end);
+        }
+        if let Some(pipe) = &mut self.report {
+            let report = read_report(pipe).await?;
+            self.report = None;
+            if let Some(end) = report {
+                self.reported = Some(end);
+                return Ok(end);
+            }
+            // No report: the supervisor itself ended first; its end is all there is.
+        }
+        let child = self
+            .group
+            .child
+            .as_mut()
+            .expect("the group holds its process");
+        let status = child.wait().await?;
         Ok((status.code(), exit_signal(&status)))
     }
 
     async fn kill(&mut self) {
         self.group.kill();
+    }
+}
+
+/// The command's end as its supervisor reports it; None when the supervisor ended
+/// without a report.
+#[cfg(unix)]
+async fn read_report(pipe: &mut ReportPipe) -> std::io::Result<Option<(Option<i32>, Option<i32>)>> {
+    use tokio::io::AsyncReadExt;
+    // One read: the line is written whole, and a read is safe to cancel.
+    let mut line = [0u8; 64];
+    let n = pipe.read(&mut line).await?;
+    Ok(parse_report(&line[..n]))
+}
+
+#[cfg(not(unix))]
+async fn read_report(pipe: &mut ReportPipe) -> std::io::Result<Option<(Option<i32>, Option<i32>)>> {
+    match *pipe {}
+}
+
+/// `exit N` or `signal N`, as the supervisor writes them.
+#[cfg(unix)]
+fn parse_report(line: &[u8]) -> Option<(Option<i32>, Option<i32>)> {
+    let line = std::str::from_utf8(line).ok()?.trim_end();
+    let (kind, value) = line.split_once(' ')?;
+    let value: i32 = value.parse().ok()?;
+    match kind {
+        "exit" => Some((Some(value), None)),
+        "signal" => Some((None, Some(value))),
+        _ => None,
     }
 }
 
@@ -113,38 +192,76 @@ fn exit_signal(_status: &std::process::ExitStatus) -> Option<i32> {
     None
 }
 
-/// A command's process group. Dropping it while armed kills the whole group, so an
-/// abandoned command never outlives its task.
+/// A command's process group, and the process started (held unreaped, so that its id
+/// stays its own while the group may be signalled). Dropping it while armed ends every
+/// process of the command, so an abandoned command never outlives its task.
 #[derive(Debug)]
 pub(crate) struct ProcessGroup {
+    /// The group's id (the started process's), while armed.
     id: Option<u32>,
+    child: Option<tokio::process::Child>,
+    /// The started process is the command's supervisor: asked to end everything rather
+    /// than killed (it follows processes that left the group).
+    supervised: bool,
 }
 
 impl ProcessGroup {
-    pub(super) fn of(child: &tokio::process::Child) -> Self {
-        Self { id: child.id() }
+    pub(super) fn new(child: tokio::process::Child, supervised: bool) -> Self {
+        Self {
+            id: child.id(),
+            child: Some(child),
+            supervised,
+        }
     }
 
-    /// The group, armed again (after `release`), to be killed by the executor later.
+    /// The group, armed again (after `release`), to be ended by the executor later.
     pub(super) fn release(&mut self) -> ProcessGroup {
-        ProcessGroup { id: self.id.take() }
+        ProcessGroup {
+            id: self.id.take(),
+            child: self.child.take(),
+            supervised: self.supervised,
+        }
     }
 
-    /// Forgets the group without killing it (it has ended).
+    /// Forgets the group without ending it (it has ended, or has been asked to).
     pub(super) fn disarm(&mut self) {
         self.id = None;
     }
 
-    /// True while any process of the group exists.
-    pub(crate) fn alive(&self) -> bool {
+    /// True while any process of the command may still run: its supervisor's (which
+    /// lives exactly as long as they do), or any process of its group.
+    pub(crate) fn alive(&mut self) -> bool {
+        if self.supervised {
+            return self.supervisor_running();
+        }
         self.id.is_some_and(group_alive)
     }
 
-    /// Kills every process of the group.
+    /// Ends every process of the command (without waiting).
     pub(crate) fn kill(&mut self) {
-        if let Some(id) = self.id {
+        let Some(id) = self.id else { return };
+        if self.supervised && self.supervisor_running() {
+            ask_to_end(id);
+        } else {
+            // A supervisor that ended early (killed) leaves at most its group behind.
             kill_group(id);
         }
+    }
+
+    /// Ends every process of the command, and waits (a few seconds at most) until a
+    /// supervisor says they are gone.
+    pub(crate) async fn end(mut self) {
+        self.kill();
+        self.id = None;
+        if let (true, Some(child)) = (self.supervised, self.child.as_mut()) {
+            let _ = tokio::time::timeout(SUPERVISOR_END, child.wait()).await;
+        }
+    }
+
+    fn supervisor_running(&mut self) -> bool {
+        self.child
+            .as_mut()
+            .is_some_and(|c| matches!(c.try_wait(), Ok(None)))
     }
 }
 
@@ -162,6 +279,16 @@ fn kill_group(id: u32) {
     }
 }
 
+/// Asks a supervisor to end everything it supervises (and wakes it if stopped).
+#[cfg(unix)]
+fn ask_to_end(id: u32) {
+    // SAFETY: kill only sends signals; the id is our child's, not yet reaped.
+    unsafe {
+        libc::kill(id as libc::pid_t, libc::SIGTERM);
+        libc::kill(id as libc::pid_t, libc::SIGCONT);
+    }
+}
+
 #[cfg(unix)]
 fn group_alive(id: u32) -> bool {
     // SAFETY: signal 0 only checks that the group exists.
@@ -175,6 +302,11 @@ fn kill_group(id: u32) {
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .status();
+}
+
+#[cfg(windows)]
+fn ask_to_end(id: u32) {
+    kill_group(id);
 }
 
 #[cfg(windows)]
@@ -203,6 +335,7 @@ mod tests {
             timeout,
             output_limit: 4096,
             limits: ResourceLimits::default(),
+            supervised: false,
         })
         .await
         .unwrap()
@@ -232,10 +365,20 @@ mod tests {
         let f = sh("sleep 30 & echo $!", Duration::from_secs(10)).await;
         assert_eq!(f.exit_code, Some(0));
         let pid: i32 = f.stdout.text().trim().parse().unwrap();
-        let group = f.leftover.expect("the sleeper keeps the group alive");
+        let mut group = f.leftover.expect("the sleeper keeps the group alive");
         assert!(group.alive());
         drop(group);
         assert!(wait_gone(pid).await, "background sleeper {pid} survived");
+    }
+
+    #[test]
+    fn a_supervisors_report_reads_as_the_commands_end() {
+        assert_eq!(parse_report(b"exit 3\n"), Some((Some(3), None)));
+        assert_eq!(parse_report(b"signal 9\n"), Some((None, Some(9))));
+        // Nothing (the supervisor ended first) or anything else: no report.
+        for line in [&b""[..], b"exit", b"exit x\n", b"stop 1\n", b"\xff 1"] {
+            assert_eq!(parse_report(line), None, "{line:?}");
+        }
     }
 
     #[tokio::test]
@@ -257,6 +400,7 @@ mod tests {
             timeout: Duration::from_secs(10),
             output_limit: 4096,
             limits,
+            supervised: false,
         };
         let f = run(spec).await.unwrap();
         assert_eq!(f.stdout.text(), "524288\n7\n");

@@ -62,6 +62,8 @@ pub(crate) struct Spec<'a> {
     pub(crate) output_limit: usize,
     /// Resource limits of the command's processes.
     pub(crate) limits: ResourceLimits,
+    /// True when `argv` starts the sandbox's supervisor (see `Wrapped::supervised`).
+    pub(crate) supervised: bool,
 }
 
 /// Per-process resource limits (each process of a command gets them).

@@ -30,10 +30,7 @@ pub(crate) struct Service {
 /// What ends a service when dropped.
 enum Guard {
     /// A directly started one: its process and group.
-    Direct {
-        _child: tokio::process::Child,
-        _group: ProcessGroup,
-    },
+    Direct(#[expect(dead_code, reason = "held to be dropped")] ProcessGroup),
     /// A jailed one: its jail (ending the jail ends every process in it).
     #[cfg(target_os = "linux")]
     Jail { _jail: crate::jail::Jail },
@@ -91,7 +88,7 @@ impl StderrTail {
 
 /// Starts `spec` directly (its timeout is not used: a service runs until dropped).
 pub(crate) fn start(spec: Spec<'_>) -> std::io::Result<Service> {
-    let (mut child, group) = super::direct::spawn(&spec, Stdio::piped())?;
+    let mut child = super::direct::spawn(&spec, Stdio::piped())?;
     let missing = || std::io::Error::other("a pipe of the process is missing");
     let stdin = child.stdin.take().ok_or_else(missing)?;
     let stdout = child.stdout.take().ok_or_else(missing)?;
@@ -100,10 +97,7 @@ pub(crate) fn start(spec: Spec<'_>) -> std::io::Result<Service> {
         stdin: Some(Box::new(stdin)),
         stdout: Some(Box::new(stdout)),
         stderr,
-        _guard: Guard::Direct {
-            _child: child,
-            _group: group,
-        },
+        _guard: Guard::Direct(ProcessGroup::new(child, spec.supervised)),
     })
 }
 

@@ -5,8 +5,10 @@
 //!   for its folders, its own `/proc` and `/dev`, no capabilities, Landlock, seccomp);
 //!   see `executor::jail`.
 //! - `landlock`: the runner starts each command through its own hidden `sandbox-exec`
-//!   subcommand, which restricts itself with Landlock (read-only file system; read-write
-//!   workspace, task temp folder and a few devices) and then execs the command.
+//!   subcommand, which stays as the command's supervisor (a subreaper that ends every
+//!   process the command leaves, see `supervisor`) and starts the command restricted
+//!   with Landlock (read-only file system; read-write workspace, task temp folder and a
+//!   few devices).
 //! - `bwrap`: bubblewrap with a read-only root, the workspace bound read-write, private
 //!   `/tmp` and PID namespace (a process that leaves its session still dies with it).
 //! - `none`: no confinement (a loud warning is printed when `auto` finds nothing better).
@@ -19,6 +21,8 @@ mod caps;
 mod probe;
 #[cfg(target_os = "linux")]
 pub(crate) mod shim;
+#[cfg(target_os = "linux")]
+pub(crate) mod supervisor;
 
 use std::fmt;
 use std::path::{Path, PathBuf};
@@ -35,9 +39,10 @@ const UNCONFINED: &str = "WARNING: --sandbox none: commands are not confined. Th
 
 /// What `landlock` leaves open (it has no namespaces), said at the start of the run.
 const LANDLOCK_GAPS: &str = "sandbox landlock: commands write only in their task's folders, keep no \
-    capability and cannot read the runner's environment or (from Linux 6.12) signal it, but \
-    they share this user's processes: one that starts its own session (setsid) can outlive \
-    its task. A jail (user namespaces) or bubblewrap closes this.";
+    capability, cannot read the runner's environment and (from Linux 6.12) cannot signal \
+    processes outside their task; a supervisor ends whatever they leave running, new \
+    sessions included. But they share this user's processes: they can see the others, \
+    and before Linux 6.12 signal them. A jail (user namespaces) or bubblewrap closes this.";
 
 /// bubblewrap's arguments for a read-only view of the machine.
 const BWRAP_BASE: &[&str] = &["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"];
@@ -171,23 +176,32 @@ impl Sandbox {
         }
     }
 
-    /// The argv that runs `argv` confined to `writable` folders, starting in `cwd`, and
-    /// the limits the spawn itself must still apply (when no shim applies them).
+    /// How to start `argv` confined to `writable` folders, in `cwd`, as `role`.
     pub(crate) fn wrap(
         &self,
         argv: &[String],
         writable: &[PathBuf],
         cwd: &Path,
         limits: ResourceLimits,
-    ) -> (Vec<String>, ResourceLimits) {
+        role: Role,
+    ) -> Wrapped {
         let limited = limits != ResourceLimits::default();
         let mut out = Vec::new();
         let mut spawn_limits = limits;
+        let mut supervised = false;
         match (&self.confinement, &self.shim) {
             (Confinement::Jail { .. }, _) => {}
             (Confinement::Landlock, Some(shim)) => {
                 out.extend(shim_args(shim, Some(writable), limits));
+                // No namespace holds the command's processes: the shim stays as their
+                // supervisor (see `supervisor`).
+                out.extend(["--supervise".to_string(), std::process::id().to_string()]);
+                if role == Role::Command {
+                    out.push("--report-status".to_string());
+                }
+                out.push("--".to_string());
                 spawn_limits = ResourceLimits::default();
+                supervised = true;
             }
             (Confinement::Bwrap { bwrap }, shim) => {
                 out.push(bwrap.display().to_string());
@@ -216,6 +230,7 @@ impl Sandbox {
                 );
                 if let (Some(shim), true) = (shim, limited) {
                     out.extend(shim_args(shim, None, limits));
+                    out.push("--".to_string());
                     spawn_limits = ResourceLimits::default();
                 }
             }
@@ -223,11 +238,38 @@ impl Sandbox {
             (Confinement::None, _) | (Confinement::Landlock, None) => {}
         }
         out.extend(argv.iter().cloned());
-        (out, spawn_limits)
+        Wrapped {
+            argv: out,
+            limits: spawn_limits,
+            supervised,
+        }
     }
 }
 
-/// `shim sandbox-exec [--rw DIR]... | --no-landlock, [--memory N] [--cpu N] --`.
+/// What a started program is to its task.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Role {
+    /// A command, run to its end: its end is what the runner waits for.
+    Command,
+    /// A helper kept running beside the commands (its standard input is its channel).
+    Service,
+}
+
+/// How to start a program confined.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct Wrapped {
+    /// What to spawn.
+    pub(crate) argv: Vec<String>,
+    /// The limits the spawn itself must still apply (when no shim applies them).
+    pub(crate) limits: ResourceLimits,
+    /// True when what is spawned is the shim as supervisor (`sandbox-exec --supervise`):
+    /// asked to end rather than killed, and (for a command) reporting its end on its
+    /// standard input.
+    pub(crate) supervised: bool,
+}
+
+/// `shim sandbox-exec [--rw DIR]... | --no-landlock, [--memory N] [--cpu N]` (the
+/// caller ends it with `--`).
 fn shim_args(
     shim: &Path,
     landlock_writable: Option<&[PathBuf]>,
@@ -248,7 +290,6 @@ fn shim_args(
     if let Some(c) = limits.cpu_seconds {
         out.extend(["--cpu".to_string(), c.to_string()]);
     }
-    out.push("--".to_string());
     out
 }
 
@@ -284,45 +325,63 @@ mod tests {
         let argv = vec!["/bin/sh".to_string(), "-c".to_string(), "ls".to_string()];
         let ws = PathBuf::from("/r/t/workspace");
         let dirs = std::slice::from_ref(&ws);
-        let (plain, spawn) = Sandbox::none().wrap(&argv, dirs, &ws, LIMITS);
+        let wrap = |s: &Sandbox, role| {
+            let w = s.wrap(&argv, dirs, &ws, LIMITS, role);
+            (w.argv.join(" "), w.limits, w.supervised)
+        };
+        let plain = argv.join(" ");
         assert_eq!(
-            (plain, spawn),
-            (argv.clone(), LIMITS),
+            wrap(&Sandbox::none(), Role::Command),
+            (plain.clone(), LIMITS, false),
             "without a shim the spawn applies the limits"
         );
-        let (l, spawn) = sandbox(Confinement::Landlock, true).wrap(&argv, dirs, &ws, LIMITS);
+        let me = std::process::id();
+        let landlock = sandbox(Confinement::Landlock, true);
         assert_eq!(
-            l.join(" "),
-            "/bin/ufo-batch sandbox-exec --rw /r/t/workspace --memory 1024 --cpu 9 -- /bin/sh -c ls"
+            wrap(&landlock, Role::Command),
+            (
+                format!(
+                    "/bin/ufo-batch sandbox-exec --rw /r/t/workspace --memory 1024 --cpu 9 --supervise {me} --report-status -- /bin/sh -c ls"
+                ),
+                ResourceLimits::default(),
+                true
+            )
         );
-        assert_eq!(spawn, ResourceLimits::default());
-        let (n, spawn) = sandbox(Confinement::None, true).wrap(&argv, dirs, &ws, LIMITS);
         assert_eq!(
-            (n, spawn),
-            (argv.clone(), LIMITS),
+            wrap(&landlock, Role::Service).0,
+            format!(
+                "/bin/ufo-batch sandbox-exec --rw /r/t/workspace --memory 1024 --cpu 9 --supervise {me} -- /bin/sh -c ls"
+            ),
+            "a service's standard input is its own"
+        );
+        assert_eq!(
+            wrap(&sandbox(Confinement::None, true), Role::Command),
+            (plain.clone(), LIMITS, false),
             "unconfined: nothing in between, the spawn applies the limits"
         );
-        let (j, spawn) = sandbox(
+        let jail = sandbox(
             Confinement::Jail {
                 binary: "/bin/j".into(),
             },
             true,
-        )
-        .wrap(&argv, dirs, &ws, LIMITS);
+        );
         assert_eq!(
-            (j, spawn),
-            (argv.clone(), LIMITS),
+            wrap(&jail, Role::Command),
+            (plain.clone(), LIMITS, false),
             "the jail applies the limits"
         );
-        let (b, _) = sandbox(
+        let bwrap = sandbox(
             Confinement::Bwrap {
                 bwrap: "/usr/bin/bwrap".into(),
             },
             true,
-        )
-        .wrap(&argv, dirs, &ws, LIMITS);
-        let b = b.join(" ");
+        );
+        let (b, _, supervised) = wrap(&bwrap, Role::Command);
         assert!(b.contains("--bind /r/t/workspace /r/t/workspace --ro-bind /bin/ufo-batch /bin/ufo-batch --chdir /r/t/workspace"), "{b}");
         assert!(b.ends_with("--new-session -- /bin/ufo-batch sandbox-exec --no-landlock --memory 1024 --cpu 9 -- /bin/sh -c ls"), "{b}");
+        assert!(
+            !supervised,
+            "bubblewrap's PID namespace holds the processes"
+        );
     }
 }

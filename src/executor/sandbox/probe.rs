@@ -4,12 +4,13 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
-/// True when the shim can restrict itself with Landlock here.
+/// True when the shim can restrict itself with Landlock here, and supervise the command.
 pub(super) fn landlock(shim: &Path) -> bool {
     let dir = std::env::temp_dir();
     Command::new(shim)
         .args(["sandbox-exec", "--rw"])
         .arg(&dir)
+        .args(["--supervise", &std::process::id().to_string()])
         .args(["--", "/bin/sh", "-c", "true"])
         .stdin(Stdio::null())
         .stdout(Stdio::null())

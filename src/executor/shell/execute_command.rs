@@ -9,6 +9,7 @@ use super::{NAMESPACE, ShellExecutor, str_arg};
 use crate::executor::process::{self, Launcher, Spec};
 #[cfg(target_os = "linux")]
 use crate::executor::sandbox::Confinement;
+use crate::executor::sandbox::Role;
 use crate::executor::{Service, ServiceSpec};
 #[cfg(target_os = "linux")]
 use crate::jail::Jail;
@@ -54,17 +55,21 @@ impl ShellExecutor {
         wanted[0] = on_path(&program, &env).ok_or_else(|| {
             format!("cannot start {program}: it is not found on the PATH commands get")
         })?;
-        let (argv, limits) =
-            self.settings
-                .sandbox
-                .wrap(&wanted, &self.writable, &cwd, self.settings.limits);
+        let wrapped = self.settings.sandbox.wrap(
+            &wanted,
+            &self.writable,
+            &cwd,
+            self.settings.limits,
+            Role::Service,
+        );
         let process = Spec {
-            argv: &argv,
+            argv: &wrapped.argv,
             cwd: &cwd,
             env: &env,
             timeout: Duration::MAX,
             output_limit: 0,
-            limits,
+            limits: wrapped.limits,
+            supervised: wrapped.supervised,
         };
         let failed = |e: std::io::Error| format!("cannot start {program}: {e}");
         // Not in the commands' jail: one of its own, with the same view of the files, so
@@ -100,22 +105,26 @@ impl ShellExecutor {
             None => self.workspace.clone(),
         };
         let shell = ["/bin/sh".to_string(), "-c".to_string(), line];
-        let (argv, spawn_limits) =
-            self.settings
-                .sandbox
-                .wrap(&shell, &self.writable, &cwd, self.settings.limits);
+        let wrapped = self.settings.sandbox.wrap(
+            &shell,
+            &self.writable,
+            &cwd,
+            self.settings.limits,
+            Role::Command,
+        );
         let clock = Instant::now();
         if let Err(why) = self.start_jail().await {
             self.fault = Some(why.clone());
             return self.fail(command, why);
         }
         let spec = Spec {
-            argv: &argv,
+            argv: &wrapped.argv,
             cwd: &cwd,
             env: &self.env,
             timeout,
             output_limit: self.settings.output_limit,
-            limits: spawn_limits,
+            limits: wrapped.limits,
+            supervised: wrapped.supervised,
         };
         #[cfg(target_os = "linux")]
         let launcher = match self.jail.as_mut() {
@@ -128,7 +137,7 @@ impl ShellExecutor {
             Ok(f) => f,
             Err(e) => {
                 // The machine, not the command: the attempt ends as an infrastructure error.
-                let why = format!("could not start {}: {e}", argv[0]);
+                let why = format!("could not start {}: {e}", wrapped.argv[0]);
                 self.fault = Some(why.clone());
                 return self.fail(command, why);
             }

@@ -162,8 +162,15 @@ impl Executor for ShellExecutor {
                 )
             });
         }
-        let alive = self.leftovers.iter().filter(|g| g.alive()).count();
-        self.leftovers.clear(); // dropping a group kills it
+        let alive = self
+            .leftovers
+            .iter_mut()
+            .map(|g| g.alive())
+            .filter(|&a| a)
+            .count();
+        for group in self.leftovers.drain(..) {
+            group.end().await;
+        }
         (alive > 0).then(|| {
             format!(
                 "ended {} left running by commands",
