@@ -1,9 +1,8 @@
 //! Helpers shared by unit tests.
 
-use std::time::Duration;
-
 /// Polls until process `pid` is gone or a zombie (killed, not yet reaped by init).
 /// Returns false if it is still running after about five seconds.
+#[cfg(unix)]
 pub(crate) async fn wait_gone(pid: i32) -> bool {
     for _ in 0..100 {
         let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
@@ -14,7 +13,7 @@ pub(crate) async fn wait_gone(pid: i32) -> bool {
         if stat.is_empty() || state == Some("Z") {
             return true;
         }
-        tokio::time::sleep(Duration::from_millis(50)).await;
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
     }
     false
 }

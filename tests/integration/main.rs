@@ -1,5 +1,7 @@
 //! Integration tests: the `ufo-batch` binary run on temporary folders, its exit code,
-//! its output and the files it writes.
+//! its output and the files it writes. They drive Unix processes, signals and `/proc`:
+//! on other systems there are none.
+#![cfg(unix)]
 
 mod cdp;
 mod helpers;

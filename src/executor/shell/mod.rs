@@ -69,7 +69,7 @@ pub(crate) struct ShellExecutor {
 
 impl ShellExecutor {
     /// An executor for `workspace` (which must exist).
-    #[cfg(test)]
+    #[cfg(all(test, unix))]
     pub(crate) fn new(workspace: PathBuf, settings: ShellSettings) -> Self {
         Self::with_tmp(workspace, None, settings)
     }
