@@ -185,6 +185,9 @@ pub(crate) struct RunFinished {
     pub(crate) runner: Option<crate::resources::Resources>,
     /// The LLM calls of the run, when it had an LLM.
     pub(crate) llm: Option<LimiterStats>,
+    /// Commands whose processes were still being ended when the run ended (their
+    /// supervisors, Landlock mode, go on without the runner).
+    pub(crate) still_ending: usize,
 }
 
 /// Severity of a task log line.

@@ -125,6 +125,9 @@ pub(crate) async fn execute<S: EventSink>(
         // sessions' results (and at least 64), and memory holds no more than that.
         .with_backlog(Backlog::default(), config.jobs.get().max(32) * 2);
     let stopped = pool.run(batch.work, stop.clone()).await;
+    // Commands ended without their task waiting (timeouts, cancellations): their
+    // supervisors end what they left before the run does.
+    let still_ending = crate::executor::wait_for_supervisors(SUPERVISORS_AT_THE_END).await;
     // Every jail has ended with its task: the factory that made them goes too.
     #[cfg(target_os = "linux")]
     let _ = tokio::task::spawn_blocking(crate::jail::close_factory).await;
@@ -144,6 +147,7 @@ pub(crate) async fn execute<S: EventSink>(
         llm: llm
             .map(|client| client.load())
             .filter(|load| load.calls > 0),
+        still_ending,
     }));
     drop(events);
     let sink = sink.join().ok_or_else(|| {
@@ -153,6 +157,9 @@ pub(crate) async fn execute<S: EventSink>(
     drop(batch.lock);
     sink
 }
+
+/// How long the end of a run waits for commands' supervisors still ending processes.
+const SUPERVISORS_AT_THE_END: std::time::Duration = std::time::Duration::from_secs(5);
 
 /// Tells the reporters that a second went by, every second, until aborted.
 async fn tick(events: EventSender) {

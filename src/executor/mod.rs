@@ -13,7 +13,7 @@ mod shell;
 use async_trait::async_trait;
 
 pub(crate) use desktop::{DesktopExecutor, DesktopSettings};
-pub(crate) use process::{ResourceLimits, Service, StderrTail};
+pub(crate) use process::{ResourceLimits, Service, StderrTail, wait_for_supervisors};
 pub(crate) use screen::{Listed, Scope, ScreenView, StepScreens};
 pub(crate) use shell::{ShellExecutor, ShellSettings, shell_tools};
 

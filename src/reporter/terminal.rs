@@ -122,9 +122,16 @@ impl Terminal {
                 };
                 self.line(&line);
             }
-            Event::RunFinished(_) => {
+            Event::RunFinished(finished) => {
                 if let Some(bar) = self.bar.take() {
                     bar.finish_and_clear();
+                }
+                if finished.still_ending > 0 {
+                    let line = format!(
+                        "warning: the processes of {} were still being ended when the run ended",
+                        plural(finished.still_ending, "command")
+                    );
+                    self.print(&line);
                 }
                 if let Some(reason) = &stats.stopped {
                     let line = format!("stopped early: {reason}");

@@ -456,3 +456,96 @@ fn ended_jails_are_reaped_by_the_runner_not_left_to_init() {
     );
     assert_eq!(left, Vec::<i32>::new(), "ended jails left unreaped");
 }
+
+/// Processes that make ending them hard, under Landlock: a process traced by its own
+/// child (its corpse can only be reaped once the tracer is gone), hundreds of
+/// background processes, a chain of processes that keep forking, and a command whose
+/// own timeout ends it with all of those running. Nothing is left, and the run does not
+/// wait on any of them.
+#[test]
+fn hard_to_end_processes_under_landlock_are_all_ended() {
+    let p = Project::new();
+    // T forks X; X attaches to T with ptrace (where the kernel allows it), keeps a sleeper
+    // and waits. (perl's `syscall`: 101 is ptrace, 16 PTRACE_ATTACH, 7 PTRACE_CONT.)
+    let trap = r#"my $t = $$; my $x = fork(); if ($x == 0) { syscall(101, 16, $t, 0, 0); waitpid($t, 0x40000000); syscall(101, 7, $t, 0, 0); if (fork() == 0) { exec "sleep", "308.1" } sleep 300; exit 0 } sleep 300;"#;
+    let chain = r#"sub link { my $n = shift; while (1) { my $c = fork(); if (defined $c && $c == 0) { exec "sleep", "308.3" if $n == 0; link($n - 1) } sleep 1 } } link(40);"#;
+    let step = |command: String, expect: Value| json!({"action": "execute_command", "parameters": {"command": command}, "expect": expect});
+    p.task(
+        "hard.json",
+        json!({"request": "leave hard processes", "actions": [
+            step(format!("perl -e '{trap}' & sleep 0.5; echo ok"), json!({"stdout": "ok\n"})),
+            step("for i in $(seq 300); do sleep 308.2 & done; echo ok".into(), json!({"stdout": "ok\n"})),
+            {"action": "execute_command", "parameters": {"command": format!("perl -e '{chain}' & sleep 30"), "timeout": 2},
+             "expect": {"status": "failure"}},
+        ]}),
+    );
+    let started = std::time::Instant::now();
+    let out = p.cmd_within(
+        &[
+            "run",
+            "tasks",
+            "--progress",
+            "lines",
+            "--sandbox",
+            "landlock",
+        ],
+        Duration::from_secs(60),
+    );
+    out.expect_code(0);
+    assert!(
+        started.elapsed() < Duration::from_secs(20),
+        "the run waited on its processes: {:?}",
+        started.elapsed()
+    );
+    assert!(
+        eventually(
+            || processes_running("308.").is_empty() && processes_running("perl -e").is_empty()
+        ),
+        "survivors: {:?} {:?}",
+        processes_running("308."),
+        processes_running("perl -e")
+    );
+    let log = out.task_file("hard", "task.log");
+    assert!(log.contains("left running by commands"), "{log}");
+    assert!(!log.contains("not ended"), "{log}");
+}
+
+/// A command has no terminal, even when the runner has one: it can neither read what the
+/// user types nor stop anything with the terminal's job control. (The runner gets a
+/// terminal from `script`.)
+#[test]
+fn commands_have_no_terminal_even_when_the_runner_has_one() {
+    if std::process::Command::new("script")
+        .arg("--version")
+        .output()
+        .is_err()
+    {
+        eprintln!("skipped: no `script` to give the runner a terminal");
+        return;
+    }
+    for sandbox in ["jail", "landlock"] {
+        let p = Project::new();
+        p.task(
+            "tty.json",
+            json!({"request": "find a terminal", "actions": [
+                {"action": "execute_command",
+                 "parameters": {"command": "(exec 3</dev/tty) 2>/dev/null && echo terminal || echo none"},
+                 "expect": {"stdout": "none\n"}}
+            ]}),
+        );
+        let runner = format!(
+            "{} run tasks --progress lines --sandbox {sandbox}",
+            env!("CARGO_BIN_EXE_ufo-batch")
+        );
+        let out = std::process::Command::new("script")
+            .args(["-qfec", &runner, "/dev/null"])
+            .current_dir(p.path())
+            .stdin(std::process::Stdio::null())
+            .output()
+            .unwrap();
+        let printed = String::from_utf8_lossy(&out.stdout);
+        assert!(out.status.success(), "{sandbox}: {printed}");
+        let status = read_json(&p.path().join("results/proj/tty/status.json"));
+        assert_eq!(status["status"], "passed", "{sandbox}: {status} {printed}");
+    }
+}

@@ -12,7 +12,7 @@ use tokio::process::Command;
 use super::{Finished, ResourceLimits, Spec, Started, supervise};
 
 /// How long the end of a task waits for a supervisor to end what it supervises.
-const SUPERVISOR_END: Duration = Duration::from_secs(5);
+pub(crate) const SUPERVISOR_END: Duration = Duration::from_secs(5);
 
 /// Spawns `spec` in a process group of its own with `stdin`, its stdout and stderr piped.
 pub(super) fn spawn(spec: &Spec<'_>, stdin: Stdio) -> std::io::Result<tokio::process::Child> {
@@ -43,14 +43,29 @@ pub(super) async fn run(spec: Spec<'_>) -> std::io::Result<Finished> {
         reported: None,
     };
     let s = supervise(&mut direct, stdout_pipe, stderr_pipe, &spec).await?;
+    // A supervisor said whether anything of the command is left; a plain group is looked
+    // at. (A command that timed out was ended whole; its supervisor may still be at it.)
+    let left = match direct.reported {
+        Some(Report { done, .. }) => !done,
+        None => direct.group.alive(),
+    };
     let group = &mut direct.group;
-    let leftover = if !s.timed_out && (!s.pipes_closed || group.alive()) {
+    let leftover = if !s.timed_out && (!s.pipes_closed || left) {
         Some(group.release())
     } else {
         group.disarm();
         None
     };
     Ok(s.finished(leftover))
+}
+
+/// A supervisor's report of its command's end.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Report {
+    exit_code: Option<i32>,
+    signal: Option<i32>,
+    /// Nothing of the command was left when it ended.
+    done: bool,
 }
 
 /// The standard input of a command: /dev/null, or for a supervised one the pipe its
@@ -81,20 +96,20 @@ struct Direct {
     /// Where a supervisor reports the command's end (until it has been read).
     report: Option<ReportPipe>,
     /// The command's end, once reported.
-    reported: Option<(Option<i32>, Option<i32>)>,
+    reported: Option<Report>,
 }
 
 impl Started for &mut Direct {
     async fn wait(&mut self) -> std::io::Result<(Option<i32>, Option<i32>)> {
-        if let Some(end) = self.reported {
-            return Ok(end);
+        if let Some(r) = self.reported {
+            return Ok((r.exit_code, r.signal));
         }
         if let Some(pipe) = &mut self.report {
             let report = read_report(pipe).await?;
             self.report = None;
-            if let Some(end) = report {
-                self.reported = Some(end);
-                return Ok(end);
+            if let Some(r) = report {
+                self.reported = Some(r);
+                return Ok((r.exit_code, r.signal));
             }
             // No report: the supervisor itself ended first; its end is all there is.
         }
@@ -115,7 +130,7 @@ impl Started for &mut Direct {
 /// The command's end as its supervisor reports it; None when the supervisor ended
 /// without a report.
 #[cfg(unix)]
-async fn read_report(pipe: &mut ReportPipe) -> std::io::Result<Option<(Option<i32>, Option<i32>)>> {
+async fn read_report(pipe: &mut ReportPipe) -> std::io::Result<Option<Report>> {
     use tokio::io::AsyncReadExt;
     // One read: the line is written whole, and a read is safe to cancel.
     let mut line = [0u8; 64];
@@ -124,21 +139,32 @@ async fn read_report(pipe: &mut ReportPipe) -> std::io::Result<Option<(Option<i3
 }
 
 #[cfg(not(unix))]
-async fn read_report(pipe: &mut ReportPipe) -> std::io::Result<Option<(Option<i32>, Option<i32>)>> {
+async fn read_report(pipe: &mut ReportPipe) -> std::io::Result<Option<Report>> {
     match *pipe {}
 }
 
-/// `exit N` or `signal N`, as the supervisor writes them.
+/// `exit N` or `signal N`, then `done` or `running`, as the supervisor writes them.
 #[cfg(unix)]
-fn parse_report(line: &[u8]) -> Option<(Option<i32>, Option<i32>)> {
-    let line = std::str::from_utf8(line).ok()?.trim_end();
-    let (kind, value) = line.split_once(' ')?;
+fn parse_report(line: &[u8]) -> Option<Report> {
+    let line = std::str::from_utf8(line).ok()?.strip_suffix('\n')?;
+    let mut words = line.split(' ');
+    let (kind, value, left) = (words.next()?, words.next()?, words.next()?);
     let value: i32 = value.parse().ok()?;
-    match kind {
-        "exit" => Some((Some(value), None)),
-        "signal" => Some((None, Some(value))),
-        _ => None,
-    }
+    let done = match left {
+        "done" => true,
+        "running" => false,
+        _ => return None,
+    };
+    let (exit_code, signal) = match kind {
+        "exit" => (Some(value), None),
+        "signal" => (None, Some(value)),
+        _ => return None,
+    };
+    (words.next().is_none()).then_some(Report {
+        exit_code,
+        signal,
+        done,
+    })
 }
 
 /// Its own process group (so the whole tree can be killed) and its resource limits, set
@@ -249,12 +275,15 @@ impl ProcessGroup {
     }
 
     /// Ends every process of the command, and waits (a few seconds at most) until a
-    /// supervisor says they are gone.
-    pub(crate) async fn end(mut self) {
+    /// supervisor says they are gone; false when it did not in that time (it goes on).
+    pub(crate) async fn end(mut self) -> bool {
         self.kill();
         self.id = None;
-        if let (true, Some(child)) = (self.supervised, self.child.as_mut()) {
-            let _ = tokio::time::timeout(SUPERVISOR_END, child.wait()).await;
+        match (self.supervised, self.child.as_mut()) {
+            (true, Some(child)) => tokio::time::timeout(SUPERVISOR_END, child.wait())
+                .await
+                .is_ok(),
+            _ => true,
         }
     }
 
@@ -268,7 +297,34 @@ impl ProcessGroup {
 impl Drop for ProcessGroup {
     fn drop(&mut self) {
         self.kill();
+        // A supervisor still at work is waited for at the end of the run.
+        if self.supervised
+            && let Some(mut child) = self.child.take()
+            && matches!(child.try_wait(), Ok(None))
+        {
+            ENDING.lock().unwrap_or_else(|e| e.into_inner()).push(child);
+        }
     }
+}
+
+/// Supervisors asked to end (or ending) whose task went on without waiting for them.
+static ENDING: std::sync::Mutex<Vec<tokio::process::Child>> = std::sync::Mutex::new(Vec::new());
+
+/// Waits, `limit` at most, until every supervisor asked to end has ended; returns how
+/// many have not.
+pub(crate) async fn wait_for_supervisors(limit: Duration) -> usize {
+    let mut ending = std::mem::take(&mut *ENDING.lock().unwrap_or_else(|e| e.into_inner()));
+    let all = async {
+        for child in &mut ending {
+            let _ = child.wait().await;
+        }
+    };
+    let _ = tokio::time::timeout(limit, all).await;
+    ending
+        .iter_mut()
+        .map(|c| matches!(c.try_wait(), Ok(None)))
+        .filter(|&running| running)
+        .count()
 }
 
 #[cfg(unix)]
@@ -373,10 +429,29 @@ mod tests {
 
     #[test]
     fn a_supervisors_report_reads_as_the_commands_end() {
-        assert_eq!(parse_report(b"exit 3\n"), Some((Some(3), None)));
-        assert_eq!(parse_report(b"signal 9\n"), Some((None, Some(9))));
+        let report = |exit_code, signal, done| {
+            Some(Report {
+                exit_code,
+                signal,
+                done,
+            })
+        };
+        assert_eq!(parse_report(b"exit 3 done\n"), report(Some(3), None, true));
+        assert_eq!(
+            parse_report(b"signal 9 running\n"),
+            report(None, Some(9), false)
+        );
         // Nothing (the supervisor ended first) or anything else: no report.
-        for line in [&b""[..], b"exit", b"exit x\n", b"stop 1\n", b"\xff 1"] {
+        for line in [
+            &b""[..],
+            b"exit 3",
+            b"exit 3 done",
+            b"exit x done\n",
+            b"stop 1 done\n",
+            b"exit 1 maybe\n",
+            b"exit 1 done more\n",
+            b"\xff 1 done\n",
+        ] {
             assert_eq!(parse_report(line), None, "{line:?}");
         }
     }

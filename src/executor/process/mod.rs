@@ -22,7 +22,7 @@ use super::capture::{Captured, drain};
 #[cfg(target_os = "linux")]
 use crate::jail::Jail;
 
-pub(crate) use direct::ProcessGroup;
+pub(crate) use direct::{ProcessGroup, SUPERVISOR_END, wait_for_supervisors};
 #[cfg(target_os = "linux")]
 pub(crate) use service::start_jailed as start_jailed_service;
 pub(crate) use service::{Service, StderrTail, start as start_service};

@@ -3,15 +3,18 @@
 //!
 //! It becomes a child subreaper, so every process the command leaves behind, one that
 //! started its own session (`setsid`) included, becomes its child when its parent ends;
-//! then it forks the command (which confines itself in the child and execs) and waits.
-//! It ends every one of those processes, generation by generation, when the runner asks
-//! (SIGTERM) or when the runner is gone (its parent-death signal). Otherwise it lives
-//! exactly as long as any of them, so the runner knows a command left something running
-//! while this process exists. The command is confined and this process is not: from
-//! Linux 6.12, Landlock keeps the command from signalling it.
+//! then it forks the command, which starts a session of its own (no terminal, no job
+//! control signal reaches this process), confines itself and execs. This process waits.
+//! It ends every process it has (the whole tree in one pass, again until none is left,
+//! never blocking on one) when the runner asks (SIGTERM) or when the runner is gone (its
+//! parent-death signal). Otherwise it lives exactly as long as any of them, so the runner
+//! knows a command left something running while this process exists. The command is
+//! confined and this process is not: from Linux 6.12, Landlock keeps the command from
+//! signalling it or tracing it.
 //!
 //! With `--report-status`, standard input is a pipe on which the command's own end is
-//! written as one line (`exit N` or `signal N`) as soon as it happens.
+//! written as one line as soon as it happens: `exit N` or `signal N`, then `done` when
+//! nothing of the command is left or `running` when something is.
 
 use std::io::Write;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
@@ -19,6 +22,13 @@ use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 /// The signals this process waits for: a child ended, the runner asks for the end, the
 /// runner (or the thread that started us) is gone.
 const WATCHED: [libc::c_int; 4] = [libc::SIGCHLD, libc::SIGTERM, libc::SIGINT, libc::SIGHUP];
+
+/// Job-control signals, which would stop this process: ignored here (the command gets
+/// them back as usual).
+const JOB_CONTROL: [libc::c_int; 3] = [libc::SIGTSTP, libc::SIGTTIN, libc::SIGTTOU];
+
+/// The longest pause between two passes over processes that are slow to end.
+const MAX_PAUSE: std::time::Duration = std::time::Duration::from_millis(50);
 
 /// Starts the command through `start` and supervises it until every process it left has
 /// ended; returns this process's exit code (the command's). `start` runs in the forked
@@ -45,6 +55,14 @@ struct Supervisor {
     report: Option<std::fs::File>,
 }
 
+/// What reaping found.
+enum Reaped {
+    /// Every child is gone.
+    AllGone,
+    /// Some are left; this many were reaped.
+    Some(usize),
+}
+
 impl Supervisor {
     fn start(
         runner: u32,
@@ -67,6 +85,7 @@ impl Supervisor {
             return Err("the runner is gone".to_string());
         }
         let signals = block_and_watch()?;
+        set_job_control(libc::SIG_IGN);
         let null = std::fs::OpenOptions::new()
             .read(true)
             .write(true)
@@ -112,7 +131,9 @@ impl Supervisor {
     fn serve(&mut self) -> u8 {
         loop {
             match self.next_signal() {
-                libc::SIGCHLD if self.reap() => return self.exit_code(),
+                libc::SIGCHLD if matches!(self.reap(), Reaped::AllGone) => {
+                    return self.exit_code();
+                }
                 libc::SIGTERM | libc::SIGINT => return self.end_all(),
                 // Sent when the thread of the runner that started us ends, and again
                 // when the runner itself does: only the second is the end.
@@ -146,63 +167,68 @@ impl Supervisor {
         }
     }
 
-    /// Reaps every ended child; true when none is left.
-    fn reap(&mut self) -> bool {
-        loop {
+    /// Reaps every child that has ended, without waiting; reports the command's end
+    /// once it is among them.
+    fn reap(&mut self) -> Reaped {
+        let mut reaped = 0;
+        let result = loop {
             let mut status = 0;
             // SAFETY: waitpid writes the status it is given.
             let pid = unsafe { libc::waitpid(-1, &mut status, libc::WNOHANG) };
             match pid {
-                0 => return false,
-                p if p > 0 => self.ended_child(p, status),
+                0 => break Reaped::Some(reaped),
+                p if p > 0 => {
+                    reaped += 1;
+                    if p == self.command && self.ended.is_none() {
+                        self.ended = Some(status);
+                    }
+                }
                 _ if errno() == libc::EINTR => {}
                 // ECHILD: no child at all.
-                _ => return true,
+                _ => break Reaped::AllGone,
             }
-        }
+        };
+        self.send_report(matches!(result, Reaped::AllGone));
+        result
     }
 
-    /// Ends every process this one has or will inherit, then itself.
+    /// Ends every process this one has or will inherit, then itself. Each pass kills the
+    /// whole tree (children, theirs, and so on), then reaps what ended; a process that
+    /// cannot be reaped yet (a traced one, whose tracer is killed in the same pass) is
+    /// looked at again after a pause, never waited for.
     fn end_all(&mut self) -> u8 {
+        let mut pause = std::time::Duration::from_millis(1);
         loop {
-            let children = children();
-            for &pid in &children {
-                // SAFETY: a child of this process, not yet reaped: the pid is its own.
+            for pid in descendants() {
+                // SAFETY: kill only sends a signal to a process of this tree.
                 unsafe { libc::kill(pid, libc::SIGKILL) };
             }
-            let mut status = 0;
-            // Wait for one of those just killed; with none listed, only look.
-            let flags = if children.is_empty() {
-                libc::WNOHANG
-            } else {
-                0
-            };
-            // SAFETY: waitpid writes the status it is given.
-            let pid = unsafe { libc::waitpid(-1, &mut status, flags) };
-            match pid {
-                p if p > 0 => self.ended_child(p, status),
-                // A child appeared between the listing and the look: list again.
-                0 => {}
-                _ if errno() == libc::EINTR => {}
-                _ => return self.exit_code(),
+            match self.reap() {
+                Reaped::AllGone => return self.exit_code(),
+                Reaped::Some(0) => {
+                    std::thread::sleep(pause);
+                    pause = (pause * 2).min(MAX_PAUSE);
+                }
+                Reaped::Some(_) => pause = std::time::Duration::from_millis(1),
             }
         }
     }
 
-    fn ended_child(&mut self, pid: libc::pid_t, status: libc::c_int) {
-        if pid != self.command || self.ended.is_some() {
+    /// Writes the command's end (once it has ended, and once), and whether anything of
+    /// it is left.
+    fn send_report(&mut self, nothing_left: bool) {
+        let Some(status) = self.ended else { return };
+        let Some(mut report) = self.report.take() else {
             return;
-        }
-        self.ended = Some(status);
-        if let Some(mut report) = self.report.take() {
-            let line = if libc::WIFSIGNALED(status) {
-                format!("signal {}\n", libc::WTERMSIG(status))
-            } else {
-                format!("exit {}\n", libc::WEXITSTATUS(status))
-            };
-            // The runner may be gone; nothing else to tell then.
-            let _ = report.write_all(line.as_bytes());
-        }
+        };
+        let end = if libc::WIFSIGNALED(status) {
+            format!("signal {}", libc::WTERMSIG(status))
+        } else {
+            format!("exit {}", libc::WEXITSTATUS(status))
+        };
+        let left = if nothing_left { "done" } else { "running" };
+        // The runner may be gone; nothing else to tell then.
+        let _ = report.write_all(format!("{end} {left}\n").as_bytes());
     }
 
     fn exit_code(&self) -> u8 {
@@ -214,14 +240,22 @@ impl Supervisor {
     }
 }
 
-/// In the forked child: the signal mask back to normal, and /dev/null as standard input
-/// when the parent keeps the report pipe there.
+/// In the forked child: signals back to normal, a session of its own (so that nothing it
+/// does with a terminal stops its supervisor, and it has no terminal), and /dev/null as
+/// standard input when the parent keeps the report pipe there.
 fn in_child(null: &std::fs::File, report_status: bool) -> Result<(), String> {
-    // SAFETY: plain signal-mask and descriptor calls on this process.
+    set_job_control(libc::SIG_DFL);
+    // SAFETY: plain signal-mask, session and descriptor calls on this process.
     unsafe {
         let mut none: libc::sigset_t = std::mem::zeroed();
         libc::sigemptyset(&mut none);
         libc::sigprocmask(libc::SIG_SETMASK, &none, std::ptr::null_mut());
+        if libc::setsid() < 0 {
+            return Err(format!(
+                "cannot start the command's session: {}",
+                std::io::Error::last_os_error()
+            ));
+        }
         if report_status && libc::dup2(null.as_raw_fd(), 0) < 0 {
             return Err(format!(
                 "cannot give the command its input: {}",
@@ -230,6 +264,14 @@ fn in_child(null: &std::fs::File, report_status: bool) -> Result<(), String> {
         }
     }
     Ok(())
+}
+
+/// Sets what the job-control signals do to this process.
+fn set_job_control(action: libc::sighandler_t) {
+    for signal in JOB_CONTROL {
+        // SAFETY: sets a signal's disposition to ignore or default, no handler.
+        unsafe { libc::signal(signal, action) };
+    }
 }
 
 /// Blocks the watched signals and opens a descriptor that reads them.
@@ -260,26 +302,52 @@ fn runner_alive(runner: libc::pid_t) -> bool {
     unsafe { libc::getppid() == runner }
 }
 
-/// This process's children, from `/proc` (its one thread's `children` list, or a scan of
-/// every process where the kernel keeps no such list).
-fn children() -> Vec<libc::pid_t> {
+/// Every process below this one: its children, theirs, and so on (each thread's
+/// children, from `/proc`; where the kernel keeps no such list, from every process's
+/// parent).
+fn descendants() -> Vec<libc::pid_t> {
     // SAFETY: getpid has no preconditions.
     let me = unsafe { libc::getpid() };
-    let parse = |text: &str| -> Vec<libc::pid_t> {
-        text.split_whitespace()
-            .filter_map(|p| p.parse().ok())
-            .collect()
-    };
-    if let Ok(text) = std::fs::read_to_string(format!("/proc/{me}/task/{me}/children")) {
-        return parse(&text);
+    if std::fs::metadata(format!("/proc/{me}/task/{me}/children")).is_err() {
+        return descendants_by_parent(me);
     }
+    let mut found = Vec::new();
+    let mut next = vec![me];
+    while let Some(pid) = next.pop() {
+        let Ok(threads) = std::fs::read_dir(format!("/proc/{pid}/task")) else {
+            continue;
+        };
+        for thread in threads.flatten() {
+            let Ok(text) = std::fs::read_to_string(thread.path().join("children")) else {
+                continue;
+            };
+            for child in text.split_whitespace().filter_map(|p| p.parse().ok()) {
+                found.push(child);
+                next.push(child);
+            }
+        }
+    }
+    found
+}
+
+/// [`descendants`] from one scan of every process's parent.
+fn descendants_by_parent(me: libc::pid_t) -> Vec<libc::pid_t> {
     let Ok(entries) = std::fs::read_dir("/proc") else {
         return Vec::new();
     };
-    entries
+    let parents: Vec<(libc::pid_t, libc::pid_t)> = entries
         .filter_map(|e| e.ok()?.file_name().to_str()?.parse::<libc::pid_t>().ok())
-        .filter(|pid| parent_of(*pid) == Some(me))
-        .collect()
+        .filter_map(|pid| Some((pid, parent_of(pid)?)))
+        .collect();
+    let mut found = Vec::new();
+    let mut next = vec![me];
+    while let Some(parent) = next.pop() {
+        for &(pid, _) in parents.iter().filter(|(_, p)| *p == parent) {
+            found.push(pid);
+            next.push(pid);
+        }
+    }
+    found
 }
 
 /// A process's parent, from `/proc/PID/stat` (the field after the state, past the

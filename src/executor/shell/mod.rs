@@ -17,7 +17,7 @@ use serde_json::{Map, Value};
 
 pub(crate) use tools::shell_tools;
 
-use super::process::{ProcessGroup, ResourceLimits};
+use super::process::{ProcessGroup, ResourceLimits, SUPERVISOR_END};
 use super::sandbox::Sandbox;
 use super::{Executor, Service, ServiceSpec};
 use crate::tool::{ToolCall, ToolResult};
@@ -168,15 +168,20 @@ impl Executor for ShellExecutor {
             .map(|g| g.alive())
             .filter(|&a| a)
             .count();
+        let mut unended = 0;
         for group in self.leftovers.drain(..) {
-            group.end().await;
+            unended += usize::from(!group.end().await);
         }
-        (alive > 0).then(|| {
-            format!(
-                "ended {} left running by commands",
-                crate::text::plural(alive, "background process group")
-            )
-        })
+        let what = |n| crate::text::plural(n, "background process group");
+        match (alive, unended) {
+            (0, 0) => None,
+            (n, 0) => Some(format!("ended {} left running by commands", what(n))),
+            (n, u) => Some(format!(
+                "{} left running by commands: {u} not ended within {}s (still being ended)",
+                what(n.max(u)),
+                SUPERVISOR_END.as_secs()
+            )),
+        }
     }
 }
 
