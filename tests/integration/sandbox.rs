@@ -255,3 +255,44 @@ fn landlock_commands_cannot_read_or_signal_the_runner_and_keep_no_capability() {
         );
     }
 }
+
+/// Landlock does not scope resource limits, CPU affinity or priorities: a command could
+/// take its supervisor's file descriptors (so it ends nothing) or the runner's memory.
+/// They are refused unless aimed at the command itself.
+#[test]
+fn landlock_commands_cannot_change_the_limits_or_priority_of_other_processes() {
+    let p = Project::new();
+    let step = |command: &str, stdout: &str| {
+        json!({"action": "execute_command", "parameters": {"command": command},
+               "expect": {"stdout": stdout}})
+    };
+    let runner = "$(awk '{print $4}' /proc/$PPID/stat)";
+    p.task(
+        "limits.json",
+        json!({"request": "limit the others", "actions": [
+            step("prlimit --pid $PPID --nofile=3:3 2>/dev/null && echo changed || echo refused", "refused\n"),
+            step(&format!("prlimit --pid {runner} --as=4096:4096 2>/dev/null && echo changed || echo refused"), "refused\n"),
+            step("renice -n 10 -p $PPID >/dev/null 2>&1 && echo changed || echo refused", "refused\n"),
+            step("renice -n 10 -u $(id -u) >/dev/null 2>&1 && echo changed || echo refused", "refused\n"),
+            step("taskset -p 1 $PPID >/dev/null 2>&1 && echo changed || echo refused", "refused\n"),
+            step("chrt -i -p 0 $PPID 2>/dev/null && echo changed || echo refused", "refused\n"),
+            // Its own (as pid 0, the caller): allowed.
+            step("ulimit -n 64 && nice -n 3 sh -c 'ulimit -n' && echo own", "64\nown\n"),
+            step("setsid -f sleep 309.1; echo ok", "ok\n"),
+        ]}),
+    );
+    let out = p.cmd(&[
+        "run",
+        "tasks",
+        "--sandbox",
+        "landlock",
+        "--progress",
+        "lines",
+    ]);
+    out.expect_code(0);
+    assert!(
+        crate::helpers::eventually(|| crate::helpers::processes_running("sleep 309.1").is_empty()),
+        "{:?}",
+        crate::helpers::processes_running("sleep 309.1")
+    );
+}

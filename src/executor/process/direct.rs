@@ -53,6 +53,10 @@ pub(super) async fn run(spec: Spec<'_>) -> std::io::Result<Finished> {
     let leftover = if !s.timed_out && (!s.pipes_closed || left) {
         Some(group.release())
     } else {
+        if s.timed_out {
+            // The next command starts once what this one started is gone.
+            group.wait_ended().await;
+        }
         group.disarm();
         None
     };
@@ -279,6 +283,11 @@ impl ProcessGroup {
     pub(crate) async fn end(mut self) -> bool {
         self.kill();
         self.id = None;
+        self.wait_ended().await
+    }
+
+    /// Waits (a few seconds at most) until a supervisor that was asked to end has.
+    async fn wait_ended(&mut self) -> bool {
         match (self.supervised, self.child.as_mut()) {
             (true, Some(child)) => tokio::time::timeout(SUPERVISOR_END, child.wait())
                 .await

@@ -20,6 +20,8 @@
 mod caps;
 mod probe;
 #[cfg(target_os = "linux")]
+mod seccomp;
+#[cfg(target_os = "linux")]
 pub(crate) mod shim;
 #[cfg(target_os = "linux")]
 pub(crate) mod supervisor;
@@ -39,8 +41,9 @@ const UNCONFINED: &str = "WARNING: --sandbox none: commands are not confined. Th
 
 /// What `landlock` leaves open (it has no namespaces), said at the start of the run.
 const LANDLOCK_GAPS: &str = "sandbox landlock: commands write only in their task's folders, keep no \
-    capability, cannot read the runner's environment and (from Linux 6.12) cannot signal \
-    processes outside their task; a supervisor ends whatever they leave running, new \
+    capability, cannot read the runner's environment, change other processes' limits or \
+    priorities, or (from Linux 6.12) signal processes outside their task; a supervisor \
+    ends whatever they leave running, new \
     sessions included. But they share this user's processes: they can see the others, \
     and before Linux 6.12 signal them. A jail (user namespaces) or bubblewrap closes this.";
 

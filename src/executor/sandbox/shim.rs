@@ -39,6 +39,11 @@ pub(crate) fn exec(
     if landlock && let Err(e) = restrict(writable) {
         return e;
     }
+    // Landlock does not keep a command from changing the limits or the scheduling of
+    // this user's other processes (its supervisor, the runner): seccomp does.
+    if landlock && let Err(e) = super::seccomp::refuse_other_processes() {
+        return e;
+    }
     // Even a root runner's commands keep no capability (with one, a command could read
     // the runner's memory and environment, or signal it).
     if let Err(e) = super::caps::drop_all() {

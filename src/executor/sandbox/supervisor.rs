@@ -45,6 +45,8 @@ pub(crate) fn supervise(
 
 struct Supervisor {
     runner: libc::pid_t,
+    /// This process.
+    me: libc::pid_t,
     /// SIGCHLD, SIGTERM, SIGINT and SIGHUP, blocked and read here.
     signals: OwnedFd,
     /// The command's own process.
@@ -120,6 +122,8 @@ impl Supervisor {
         });
         Ok(Self {
             runner,
+            // SAFETY: getpid has no preconditions.
+            me: unsafe { libc::getpid() },
             signals,
             command,
             ended: None,
@@ -199,9 +203,8 @@ impl Supervisor {
     fn end_all(&mut self) -> u8 {
         let mut pause = std::time::Duration::from_millis(1);
         loop {
-            for pid in descendants() {
-                // SAFETY: kill only sends a signal to a process of this tree.
-                unsafe { libc::kill(pid, libc::SIGKILL) };
+            for (pid, parent) in descendants() {
+                kill_in_tree(pid, parent, self.me);
             }
             match self.reap() {
                 Reaped::AllGone => return self.exit_code(),
@@ -302,10 +305,10 @@ fn runner_alive(runner: libc::pid_t) -> bool {
     unsafe { libc::getppid() == runner }
 }
 
-/// Every process below this one: its children, theirs, and so on (each thread's
-/// children, from `/proc`; where the kernel keeps no such list, from every process's
-/// parent).
-fn descendants() -> Vec<libc::pid_t> {
+/// Every process below this one, with its parent: its children, theirs, and so on (each
+/// thread's children, from `/proc`; where the kernel keeps no such list, from every
+/// process's parent).
+fn descendants() -> Vec<(libc::pid_t, libc::pid_t)> {
     // SAFETY: getpid has no preconditions.
     let me = unsafe { libc::getpid() };
     if std::fs::metadata(format!("/proc/{me}/task/{me}/children")).is_err() {
@@ -313,8 +316,8 @@ fn descendants() -> Vec<libc::pid_t> {
     }
     let mut found = Vec::new();
     let mut next = vec![me];
-    while let Some(pid) = next.pop() {
-        let Ok(threads) = std::fs::read_dir(format!("/proc/{pid}/task")) else {
+    while let Some(parent) = next.pop() {
+        let Ok(threads) = std::fs::read_dir(format!("/proc/{parent}/task")) else {
             continue;
         };
         for thread in threads.flatten() {
@@ -322,7 +325,7 @@ fn descendants() -> Vec<libc::pid_t> {
                 continue;
             };
             for child in text.split_whitespace().filter_map(|p| p.parse().ok()) {
-                found.push(child);
+                found.push((child, parent));
                 next.push(child);
             }
         }
@@ -331,7 +334,7 @@ fn descendants() -> Vec<libc::pid_t> {
 }
 
 /// [`descendants`] from one scan of every process's parent.
-fn descendants_by_parent(me: libc::pid_t) -> Vec<libc::pid_t> {
+fn descendants_by_parent(me: libc::pid_t) -> Vec<(libc::pid_t, libc::pid_t)> {
     let Ok(entries) = std::fs::read_dir("/proc") else {
         return Vec::new();
     };
@@ -343,11 +346,47 @@ fn descendants_by_parent(me: libc::pid_t) -> Vec<libc::pid_t> {
     let mut next = vec![me];
     while let Some(parent) = next.pop() {
         for &(pid, _) in parents.iter().filter(|(_, p)| *p == parent) {
-            found.push(pid);
+            found.push((pid, parent));
             next.push(pid);
         }
     }
     found
+}
+
+/// Kills `pid`, found as a child of `parent`, if it still is that process. A child of
+/// this process is ours until reaped; a deeper one could have ended and its pid gone
+/// to an unrelated process since it was listed: it is held by a pidfd and its parent
+/// checked again before the signal.
+fn kill_in_tree(pid: libc::pid_t, parent: libc::pid_t, me: libc::pid_t) {
+    if parent == me {
+        // SAFETY: kill only sends a signal; the child is not reaped yet.
+        unsafe { libc::kill(pid, libc::SIGKILL) };
+        return;
+    }
+    // SAFETY: pidfd_open takes a pid and flags and returns a new descriptor or -1.
+    let fd = unsafe { libc::syscall(libc::SYS_pidfd_open, pid, 0) };
+    if fd < 0 {
+        if errno() == libc::ENOSYS {
+            // A kernel before 5.3: only the pid to go by.
+            // SAFETY: kill only sends a signal.
+            unsafe { libc::kill(pid, libc::SIGKILL) };
+        }
+        return;
+    }
+    // SAFETY: the descriptor was just opened and is owned here.
+    let fd = unsafe { OwnedFd::from_raw_fd(fd as libc::c_int) };
+    if parent_of(pid) == Some(parent) {
+        // SAFETY: sends a signal through a pidfd of ours; no siginfo.
+        unsafe {
+            libc::syscall(
+                libc::SYS_pidfd_send_signal,
+                fd.as_raw_fd(),
+                libc::SIGKILL,
+                std::ptr::null::<libc::siginfo_t>(),
+                0,
+            )
+        };
+    }
 }
 
 /// A process's parent, from `/proc/PID/stat` (the field after the state, past the
