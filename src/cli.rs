@@ -228,12 +228,13 @@ pub(crate) struct SandboxExecArgs {
     #[arg(long, value_name = "SECS")]
     pub(crate) cpu: Option<u64>,
     /// Stay as the command's supervisor, a subreaper that ends every process the command
-    /// leaves (its own sessions included) when asked (SIGTERM) or when the runner of
-    /// this pid is gone.
+    /// leaves (its own sessions included) when asked (a real-time signal, SIGRTMIN+3) or
+    /// when the runner of this pid is gone.
     #[arg(long, value_name = "RUNNER_PID")]
     pub(crate) supervise: Option<u32>,
     /// With `--supervise`: standard input is a pipe to write the command's end to
-    /// (`exit N` or `signal N`); the command gets /dev/null.
+    /// (`exit N` or `signal N`, then `done` or `running`: whether anything of it is
+    /// left); the command gets /dev/null.
     #[arg(long, requires = "supervise")]
     pub(crate) report_status: bool,
     /// The command and its arguments.

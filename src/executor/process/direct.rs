@@ -55,7 +55,9 @@ pub(super) async fn run(spec: Spec<'_>) -> std::io::Result<Finished> {
     } else {
         if s.timed_out {
             // The next command starts once what this one started is gone.
-            group.wait_ended().await;
+            group
+                .wait_ended(tokio::time::Instant::now() + SUPERVISOR_END)
+                .await;
         }
         group.disarm();
         None
@@ -233,6 +235,8 @@ pub(crate) struct ProcessGroup {
     /// The started process is the command's supervisor: asked to end everything rather
     /// than killed (it follows processes that left the group).
     supervised: bool,
+    /// The supervisor has been asked to end everything.
+    asked: bool,
 }
 
 impl ProcessGroup {
@@ -241,6 +245,7 @@ impl ProcessGroup {
             id: child.id(),
             child: Some(child),
             supervised,
+            asked: false,
         }
     }
 
@@ -250,6 +255,7 @@ impl ProcessGroup {
             id: self.id.take(),
             child: self.child.take(),
             supervised: self.supervised,
+            asked: self.asked,
         }
     }
 
@@ -270,26 +276,27 @@ impl ProcessGroup {
     /// Ends every process of the command (without waiting).
     pub(crate) fn kill(&mut self) {
         let Some(id) = self.id else { return };
-        if self.supervised && self.supervisor_running() {
-            ask_to_end(id);
-        } else {
-            // A supervisor that ended early (killed) leaves at most its group behind.
+        if !self.supervised {
             kill_group(id);
+        } else if self.supervisor_running() {
+            ask_to_end(id);
+            self.asked = true;
         }
+        // A supervisor that has ended (and is reaped) left nothing: its command had a
+        // session of its own, and the id may already be another's.
     }
 
-    /// Ends every process of the command, and waits (a few seconds at most) until a
-    /// supervisor says they are gone; false when it did not in that time (it goes on).
-    pub(crate) async fn end(mut self) -> bool {
-        self.kill();
+    /// Waits, until `deadline` at most, for a supervisor asked to end; false when it had
+    /// not ended by then (it goes on).
+    pub(crate) async fn ended_by(mut self, deadline: tokio::time::Instant) -> bool {
         self.id = None;
-        self.wait_ended().await
+        self.wait_ended(deadline).await
     }
 
-    /// Waits (a few seconds at most) until a supervisor that was asked to end has.
-    async fn wait_ended(&mut self) -> bool {
-        match (self.supervised, self.child.as_mut()) {
-            (true, Some(child)) => tokio::time::timeout(SUPERVISOR_END, child.wait())
+    /// Waits (until `deadline` at most) until a supervisor that was asked to end has.
+    async fn wait_ended(&mut self, deadline: tokio::time::Instant) -> bool {
+        match (self.supervised && self.asked, self.child.as_mut()) {
+            (true, Some(child)) => tokio::time::timeout_at(deadline, child.wait())
                 .await
                 .is_ok(),
             _ => true,
@@ -306,12 +313,16 @@ impl ProcessGroup {
 impl Drop for ProcessGroup {
     fn drop(&mut self) {
         self.kill();
-        // A supervisor still at work is waited for at the end of the run.
+        // A supervisor asked to end and still at it is waited for at the end of the run;
+        // any other is reaped by the runtime once it exits.
         if self.supervised
+            && self.asked
             && let Some(mut child) = self.child.take()
             && matches!(child.try_wait(), Ok(None))
         {
-            ENDING.lock().unwrap_or_else(|e| e.into_inner()).push(child);
+            let mut ending = ENDING.lock().unwrap_or_else(|e| e.into_inner());
+            ending.retain_mut(|c| matches!(c.try_wait(), Ok(None)));
+            ending.push(child);
         }
     }
 }
@@ -347,9 +358,13 @@ fn kill_group(id: u32) {
 /// Asks a supervisor to end everything it supervises (and wakes it if stopped).
 #[cfg(unix)]
 fn ask_to_end(id: u32) {
+    #[cfg(target_os = "linux")]
+    let end = crate::executor::sandbox::supervisor::end_signal();
+    #[cfg(not(target_os = "linux"))]
+    let end = libc::SIGTERM;
     // SAFETY: kill only sends signals; the id is our child's, not yet reaped.
     unsafe {
-        libc::kill(id as libc::pid_t, libc::SIGTERM);
+        libc::kill(id as libc::pid_t, end);
         libc::kill(id as libc::pid_t, libc::SIGCONT);
     }
 }

@@ -1,8 +1,8 @@
-//! Running one shell command as its own process group: bounded output, a timeout that
-//! kills the whole tree, and no process outliving its task. A command starts either
-//! directly (`direct`: the runner spawns it, for `--sandbox none|landlock|bwrap`) or in
-//! the task's jail (`jailed`); either way `supervise` reads its output, enforces its
-//! timeout and says how it ended.
+//! Running one shell command as its own process group (or, under Landlock, under its own
+//! supervisor): bounded output, a timeout that ends the whole tree, and no process
+//! outliving its task. A command starts either directly (`direct`: the runner spawns it,
+//! for `--sandbox none|landlock|bwrap`) or in the task's jail (`jailed`); either way
+//! `supervise` reads its output, enforces its timeout and says how it ended.
 //!
 //! A command may leave background processes behind (`server &`). Once the command's
 //! own process exits we wait a moment for the pipes to close, then stop reading; the
@@ -103,7 +103,7 @@ pub(crate) async fn run(spec: Spec<'_>, launcher: Launcher<'_>) -> std::io::Resu
 trait Started {
     /// Waits for the command's own process to end: its exit code or signal.
     async fn wait(&mut self) -> std::io::Result<(Option<i32>, Option<i32>)>;
-    /// Kills it and its process group.
+    /// Ends it and every process it started (its group, or all its supervisor holds).
     async fn kill(&mut self);
 }
 

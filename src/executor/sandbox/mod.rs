@@ -43,9 +43,10 @@ const UNCONFINED: &str = "WARNING: --sandbox none: commands are not confined. Th
 const LANDLOCK_GAPS: &str = "sandbox landlock: commands write only in their task's folders, keep no \
     capability, cannot read the runner's environment, change other processes' limits or \
     priorities, or (from Linux 6.12) signal processes outside their task; a supervisor \
-    ends whatever they leave running, new \
-    sessions included. But they share this user's processes: they can see the others, \
-    and before Linux 6.12 signal them. A jail (user namespaces) or bubblewrap closes this.";
+    ends whatever they leave running, new sessions included. But they share this user's \
+    processes: they can see the others, before Linux 6.12 signal them, and reach the \
+    user's services over Unix sockets (which could start processes for them). A jail \
+    (user namespaces) or bubblewrap closes this.";
 
 /// bubblewrap's arguments for a read-only view of the machine.
 const BWRAP_BASE: &[&str] = &["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"];

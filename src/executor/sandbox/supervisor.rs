@@ -6,11 +6,13 @@
 //! then it forks the command, which starts a session of its own (no terminal, no job
 //! control signal reaches this process), confines itself and execs. This process waits.
 //! It ends every process it has (the whole tree in one pass, again until none is left,
-//! never blocking on one) when the runner asks (SIGTERM) or when the runner is gone (its
-//! parent-death signal). Otherwise it lives exactly as long as any of them, so the runner
-//! knows a command left something running while this process exists. The command is
-//! confined and this process is not: from Linux 6.12, Landlock keeps the command from
-//! signalling it or tracing it.
+//! never blocking on one) when the runner asks ([`end_signal`], a real-time signal: the
+//! SIGTERM a scheduler or service manager sends to every process is the runner's to
+//! handle, with its grace period) or when the runner is gone (its parent-death signal).
+//! Otherwise it lives exactly as long as any of them, so the runner knows a command left
+//! something running while this process exists. The command is confined and this
+//! process is not: Landlock keeps the command from tracing it, and from Linux 6.12 from
+//! signalling it.
 //!
 //! With `--report-status`, standard input is a pipe on which the command's own end is
 //! written as one line as soon as it happens: `exit N` or `signal N`, then `done` when
@@ -19,13 +21,26 @@
 use std::io::Write;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 
-/// The signals this process waits for: a child ended, the runner asks for the end, the
-/// runner (or the thread that started us) is gone.
-const WATCHED: [libc::c_int; 4] = [libc::SIGCHLD, libc::SIGTERM, libc::SIGINT, libc::SIGHUP];
+/// The signals this process waits for: a child ended, the runner (or the thread that
+/// started us) is gone, the runner asks for the end.
+fn watched() -> [libc::c_int; 3] {
+    [libc::SIGCHLD, libc::SIGHUP, end_signal()]
+}
 
-/// Job-control signals, which would stop this process: ignored here (the command gets
-/// them back as usual).
-const JOB_CONTROL: [libc::c_int; 3] = [libc::SIGTSTP, libc::SIGTTIN, libc::SIGTTOU];
+/// The signal by which the runner asks a supervisor to end everything it supervises.
+pub(crate) fn end_signal() -> libc::c_int {
+    libc::SIGRTMIN() + 3
+}
+
+/// Signals ignored here (the command gets them back as usual): job control, which would
+/// stop this process, and the termination signals sent to a whole process tree.
+const IGNORED: [libc::c_int; 5] = [
+    libc::SIGTSTP,
+    libc::SIGTTIN,
+    libc::SIGTTOU,
+    libc::SIGTERM,
+    libc::SIGINT,
+];
 
 /// The longest pause between two passes over processes that are slow to end.
 const MAX_PAUSE: std::time::Duration = std::time::Duration::from_millis(50);
@@ -47,7 +62,7 @@ struct Supervisor {
     runner: libc::pid_t,
     /// This process.
     me: libc::pid_t,
-    /// SIGCHLD, SIGTERM, SIGINT and SIGHUP, blocked and read here.
+    /// The watched signals, blocked and read here.
     signals: OwnedFd,
     /// The command's own process.
     command: libc::pid_t,
@@ -73,6 +88,10 @@ impl Supervisor {
     ) -> Result<Self, String> {
         let runner = runner as libc::pid_t;
         let failed = |what: &str| format!("{what}: {}", std::io::Error::last_os_error());
+        // Blocked before the parent-death signal is set, which would otherwise end this
+        // process should the runner's thread that started it end.
+        let signals = block_and_watch()?;
+        set_ignored(libc::SIG_IGN);
         // SAFETY: prctl only changes this process.
         unsafe {
             if libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) != 0 {
@@ -86,8 +105,6 @@ impl Supervisor {
         if !runner_alive(runner) {
             return Err("the runner is gone".to_string());
         }
-        let signals = block_and_watch()?;
-        set_job_control(libc::SIG_IGN);
         let null = std::fs::OpenOptions::new()
             .read(true)
             .write(true)
@@ -114,12 +131,17 @@ impl Supervisor {
             // SAFETY: dup2 onto a standard descriptor of this process.
             unsafe { libc::dup2(null.as_raw_fd(), fd) };
         }
-        // SAFETY: descriptor 0 is the report pipe, owned from here on (and moved off 0).
-        let report = report_status.then(|| unsafe {
-            let fd = libc::fcntl(0, libc::F_DUPFD_CLOEXEC, 3);
-            libc::dup2(null.as_raw_fd(), 0);
-            std::fs::File::from(OwnedFd::from_raw_fd(fd))
-        });
+        // Descriptor 0 is the report pipe, owned from here on (and moved off 0). Without
+        // a descriptor to move it to, the runner gets no report and reads this
+        // process's end instead.
+        // SAFETY: fcntl and dup2 on this process's descriptors; the new one is owned.
+        let report = report_status
+            .then(|| unsafe {
+                let fd = libc::fcntl(0, libc::F_DUPFD_CLOEXEC, 3);
+                libc::dup2(null.as_raw_fd(), 0);
+                (fd >= 0).then(|| std::fs::File::from(OwnedFd::from_raw_fd(fd)))
+            })
+            .flatten();
         Ok(Self {
             runner,
             // SAFETY: getpid has no preconditions.
@@ -138,7 +160,7 @@ impl Supervisor {
                 libc::SIGCHLD if matches!(self.reap(), Reaped::AllGone) => {
                     return self.exit_code();
                 }
-                libc::SIGTERM | libc::SIGINT => return self.end_all(),
+                signal if signal == end_signal() => return self.end_all(),
                 // Sent when the thread of the runner that started us ends, and again
                 // when the runner itself does: only the second is the end.
                 libc::SIGHUP if !runner_alive(self.runner) => return self.end_all(),
@@ -166,7 +188,7 @@ impl Supervisor {
             }
             if std::io::Error::last_os_error().kind() != std::io::ErrorKind::Interrupted {
                 // The descriptor broke: nothing more can be watched, so end it all.
-                return libc::SIGTERM;
+                return end_signal();
             }
         }
     }
@@ -203,7 +225,14 @@ impl Supervisor {
     fn end_all(&mut self) -> u8 {
         let mut pause = std::time::Duration::from_millis(1);
         loop {
-            for (pid, parent) in descendants() {
+            let tree = descendants();
+            if tree.is_empty() && self.ended.is_none() {
+                // Nothing listed (`/proc` unreadable?) while the command is not reaped:
+                // it at least is ours to end.
+                // SAFETY: kill only sends a signal; the child is not reaped yet.
+                unsafe { libc::kill(self.command, libc::SIGKILL) };
+            }
+            for (pid, parent) in tree {
                 kill_in_tree(pid, parent, self.me);
             }
             match self.reap() {
@@ -247,7 +276,7 @@ impl Supervisor {
 /// does with a terminal stops its supervisor, and it has no terminal), and /dev/null as
 /// standard input when the parent keeps the report pipe there.
 fn in_child(null: &std::fs::File, report_status: bool) -> Result<(), String> {
-    set_job_control(libc::SIG_DFL);
+    set_ignored(libc::SIG_DFL);
     // SAFETY: plain signal-mask, session and descriptor calls on this process.
     unsafe {
         let mut none: libc::sigset_t = std::mem::zeroed();
@@ -269,9 +298,9 @@ fn in_child(null: &std::fs::File, report_status: bool) -> Result<(), String> {
     Ok(())
 }
 
-/// Sets what the job-control signals do to this process.
-fn set_job_control(action: libc::sighandler_t) {
-    for signal in JOB_CONTROL {
+/// Sets what the ignored signals do to this process.
+fn set_ignored(action: libc::sighandler_t) {
+    for signal in IGNORED {
         // SAFETY: sets a signal's disposition to ignore or default, no handler.
         unsafe { libc::signal(signal, action) };
     }
@@ -283,7 +312,7 @@ fn block_and_watch() -> Result<OwnedFd, String> {
     unsafe {
         let mut set: libc::sigset_t = std::mem::zeroed();
         libc::sigemptyset(&mut set);
-        for signal in WATCHED {
+        for signal in watched() {
             libc::sigaddset(&mut set, signal);
         }
         libc::sigprocmask(libc::SIG_BLOCK, &set, std::ptr::null_mut());
@@ -366,8 +395,9 @@ fn kill_in_tree(pid: libc::pid_t, parent: libc::pid_t, me: libc::pid_t) {
     // SAFETY: pidfd_open takes a pid and flags and returns a new descriptor or -1.
     let fd = unsafe { libc::syscall(libc::SYS_pidfd_open, pid, 0) };
     if fd < 0 {
-        if errno() == libc::ENOSYS {
-            // A kernel before 5.3: only the pid to go by.
+        // Gone already (or no pidfds where a filter refuses them: then the parent is
+        // checked just before the signal, a narrower window).
+        if errno() == libc::ENOSYS && parent_of(pid) == Some(parent) {
             // SAFETY: kill only sends a signal.
             unsafe { libc::kill(pid, libc::SIGKILL) };
         }

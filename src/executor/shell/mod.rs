@@ -1,6 +1,6 @@
 //! The `shell` executor: `execute_command`, `write_file`, `read_file` and `list_dir`,
 //! all confined to the task's workspace. Commands run with `sh -c` in a scrubbed
-//! environment, one process group each (see `process`).
+//! environment, one process group (or supervisor) each (see `process`).
 
 mod execute_command;
 mod files;
@@ -168,9 +168,14 @@ impl Executor for ShellExecutor {
             .map(|g| g.alive())
             .filter(|&a| a)
             .count();
+        // All asked at once, then waited for together.
+        for group in &mut self.leftovers {
+            group.kill();
+        }
+        let deadline = tokio::time::Instant::now() + SUPERVISOR_END;
         let mut unended = 0;
         for group in self.leftovers.drain(..) {
-            unended += usize::from(!group.end().await);
+            unended += usize::from(!group.ended_by(deadline).await);
         }
         let what = |n| crate::text::plural(n, "background process group");
         match (alive, unended) {
