@@ -9,8 +9,8 @@ use std::time::Duration;
 use serde_json::{Value, json};
 
 use crate::helpers::{
-    Project, commands_running, eventually, process_table, processes_running, processes_working_in,
-    read_json,
+    Project, RUN_UNDER_LANDLOCK, commands_running, eventually, process_table, processes_running,
+    processes_working_in, read_json,
 };
 
 const KEY: &str = "sk-test-CONTAINMENT-0123456789abcdef";
@@ -336,16 +336,7 @@ fn a_task_under_landlock_leaves_no_process_behind() {
         ]}),
     );
     let out = p.cmd_within(
-        &[
-            "run",
-            "tasks",
-            "--progress",
-            "lines",
-            "--sandbox",
-            "landlock",
-            "--timeout",
-            "5s",
-        ],
+        &[&RUN_UNDER_LANDLOCK[..], &["--timeout", "5s"]].concat(),
         Duration::from_secs(60),
     );
     out.expect_code(1);
@@ -482,17 +473,7 @@ fn hard_to_end_processes_under_landlock_are_all_ended() {
         ]}),
     );
     let started = std::time::Instant::now();
-    let out = p.cmd_within(
-        &[
-            "run",
-            "tasks",
-            "--progress",
-            "lines",
-            "--sandbox",
-            "landlock",
-        ],
-        Duration::from_secs(60),
-    );
+    let out = p.cmd_within(&RUN_UNDER_LANDLOCK, Duration::from_secs(60));
     out.expect_code(0);
     assert!(
         started.elapsed() < Duration::from_secs(20),

@@ -63,6 +63,16 @@ impl Project {
 }
 
 /// What one run of the binary did.
+/// `run tasks` under Landlock, its progress a line per task.
+pub(crate) const RUN_UNDER_LANDLOCK: [&str; 6] = [
+    "run",
+    "tasks",
+    "--progress",
+    "lines",
+    "--sandbox",
+    "landlock",
+];
+
 pub(crate) struct Output {
     pub(crate) code: i32,
     pub(crate) stdout: String,

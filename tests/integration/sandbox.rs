@@ -3,7 +3,7 @@
 
 use serde_json::json;
 
-use crate::helpers::{Project, read_json};
+use crate::helpers::{Project, RUN_UNDER_LANDLOCK, read_json};
 
 fn escape_task(p: &Project, marker: &str) {
     let outside = p.path().join(format!("outside-{marker}.txt"));
@@ -220,17 +220,7 @@ fn landlock_commands_cannot_read_or_signal_the_runner_and_keep_no_capability() {
                 "R=$(awk '{print $4}' /proc/$PPID/stat); tr '\\0' '\\n' < /proc/$R/environ | base64 > env.txt; kill -0 $R && echo signalled > signal.txt; kill -0 $PPID && echo signalled > supervisor.txt; grep CapEff /proc/self/status > caps.txt; true"}}
         ]}),
     );
-    let out = p.cmd_env(
-        &[
-            "run",
-            "tasks",
-            "--sandbox",
-            "landlock",
-            "--progress",
-            "lines",
-        ],
-        &[("OPENAI_API_KEY", key)],
-    );
+    let out = p.cmd_env(&RUN_UNDER_LANDLOCK, &[("OPENAI_API_KEY", key)]);
     out.expect_code(0);
     assert!(
         out.stderr.contains("can see the others"),
@@ -287,14 +277,7 @@ fn landlock_commands_cannot_change_the_limits_or_priority_of_other_processes() {
             step("setsid -f sleep 309.1; echo ok", "ok\n"),
         ]}),
     );
-    let out = p.cmd(&[
-        "run",
-        "tasks",
-        "--sandbox",
-        "landlock",
-        "--progress",
-        "lines",
-    ]);
+    let out = p.cmd(&RUN_UNDER_LANDLOCK);
     out.expect_code(0);
     assert!(
         crate::helpers::eventually(|| crate::helpers::processes_running("sleep 309.1").is_empty()),

@@ -65,60 +65,30 @@ fn landlock(dirs: &[String]) -> Result<(), String> {
 /// keyring calls with EPERM, and system calls of another architecture (a 32-bit
 /// `socketcall` would get around the first rule) with ENOSYS.
 fn seccomp(unix_sockets: bool) -> Result<(), String> {
-    #[cfg(target_arch = "x86_64")]
-    const ARCH: u32 = 0xC000_003E;
-    #[cfg(target_arch = "aarch64")]
-    const ARCH: u32 = 0xC000_00B7;
-    const LD_W_ABS: u16 = 0x20;
-    const JEQ_K: u16 = 0x15;
-    const JSET_K: u16 = 0x45;
-    const RET_K: u16 = 0x06;
-    const ALLOW: u32 = 0x7fff_0000;
-    const ERRNO: u32 = 0x0005_0000;
-    const X32_BIT: u32 = 0x4000_0000;
-    let op = |code, jt, jf, k| libc::sock_filter { code, jt, jf, k };
-    // Jumps count instructions after the next one.
+    use crate::bpf::{ALLOW, ARCH, ARCH_AT, ERRNO, NR, Op, X32_BIT, arg};
+    let foreign = ERRNO | libc::ENOSYS as u32;
     let program = [
-        /* 0 */ op(LD_W_ABS, 0, 0, 4), // arch
-        /* 1 */ op(JEQ_K, 1, 0, ARCH), // native: 3
-        /* 2 */ op(RET_K, 0, 0, ERRNO | libc::ENOSYS as u32),
-        /* 3 */ op(LD_W_ABS, 0, 0, 0), // syscall number
-        /* 4 */ op(JSET_K, 0, 1, X32_BIT), // x32: 5, else 6
-        /* 5 */ op(RET_K, 0, 0, ERRNO | libc::ENOSYS as u32),
-        /* 6 */ op(JEQ_K, 0, 3, libc::SYS_socket as u32), // socket: 7, else 10
-        /* 7 */ op(LD_W_ABS, 0, 0, 16), // first argument, low half
-        /* 8 */ op(JEQ_K, 6, 0, libc::AF_UNIX as u32), // AF_UNIX: 15, else 9
-        /* 9 */ op(RET_K, 0, 0, ALLOW),
-        /* 10 */ op(JEQ_K, 3, 0, libc::SYS_keyctl as u32), // 14
-        /* 11 */ op(JEQ_K, 2, 0, libc::SYS_add_key as u32), // 14
-        /* 12 */ op(JEQ_K, 1, 0, libc::SYS_request_key as u32), // 14
-        /* 13 */ op(RET_K, 0, 0, ALLOW),
-        /* 14 */ op(RET_K, 0, 0, ERRNO | libc::EPERM as u32),
+        /* 0 */ Op::Load(ARCH_AT),
+        /* 1 */ Op::IfEq(ARCH, 3, 2),
+        /* 2 */ Op::Ret(foreign),
+        /* 3 */ Op::Load(NR),
+        /* 4 */ Op::IfSet(X32_BIT, 5, 6),
+        /* 5 */ Op::Ret(foreign),
+        /* 6 */ Op::IfEq(libc::SYS_socket as u32, 7, 10),
+        /* 7 */ Op::Load(arg(0)),
+        /* 8 */ Op::IfEq(libc::AF_UNIX as u32, 15, 9),
+        /* 9 */ Op::Ret(ALLOW),
+        /* 10 */ Op::IfEq(libc::SYS_keyctl as u32, 14, 11),
+        /* 11 */ Op::IfEq(libc::SYS_add_key as u32, 14, 12),
+        /* 12 */ Op::IfEq(libc::SYS_request_key as u32, 14, 13),
+        /* 13 */ Op::Ret(ALLOW),
+        /* 14 */ Op::Ret(ERRNO | libc::EPERM as u32),
         /* 15 */
-        op(
-            RET_K,
-            0,
-            0,
-            if unix_sockets {
-                ALLOW
-            } else {
-                ERRNO | libc::EACCES as u32
-            },
-        ),
+        Op::Ret(if unix_sockets {
+            ALLOW
+        } else {
+            ERRNO | libc::EACCES as u32
+        }),
     ];
-    let fprog = libc::sock_fprog {
-        len: program.len() as u16,
-        filter: program.as_ptr() as *mut libc::sock_filter,
-    };
-    // SAFETY: the program outlives the call; the kernel copies it.
-    let ret = unsafe {
-        libc::prctl(
-            libc::PR_SET_SECCOMP,
-            libc::SECCOMP_MODE_FILTER,
-            &fprog as *const libc::sock_fprog,
-            0,
-            0,
-        )
-    };
-    check(ret as libc::c_long, "cannot install the seccomp filter")
+    crate::bpf::install(&program)
 }

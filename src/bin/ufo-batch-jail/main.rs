@@ -22,6 +22,9 @@
 mod protocol;
 
 #[cfg(target_os = "linux")]
+#[path = "../../executor/sandbox/bpf.rs"]
+mod bpf;
+#[cfg(target_os = "linux")]
 #[path = "../../executor/sandbox/caps.rs"]
 mod caps;
 #[cfg(target_os = "linux")]

@@ -16,6 +16,11 @@
 //! Resource limits (address space, CPU seconds) and the scrubbed environment apply in
 //! every mode; they are set in `process`.
 
+#[cfg(all(
+    target_os = "linux",
+    any(target_arch = "x86_64", target_arch = "aarch64")
+))]
+mod bpf;
 #[cfg(target_os = "linux")]
 mod caps;
 mod probe;

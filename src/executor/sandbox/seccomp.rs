@@ -10,70 +10,18 @@
 //! `setpriority`/`ioprio_set` aimed at a whole user. System calls of another ABI (32-bit,
 //! x32) are refused with ENOSYS, as they would get around it.
 
-/// The seccomp architecture of this build.
-#[cfg(target_arch = "x86_64")]
-const ARCH: u32 = 0xC000_003E;
-#[cfg(target_arch = "aarch64")]
-const ARCH: u32 = 0xC000_00B7;
-
-const LD_W_ABS: u16 = 0x20;
-const JEQ_K: u16 = 0x15;
-const JSET_K: u16 = 0x45;
-const RET_K: u16 = 0x06;
-const ALLOW: u32 = 0x7fff_0000;
-const ERRNO: u32 = 0x0005_0000;
-const X32_BIT: u32 = 0x4000_0000;
-
-/// Offsets in `struct seccomp_data`: the call's number, its architecture, and the low
-/// half of an argument (little-endian).
-const NR: u32 = 0;
-const ARCH_AT: u32 = 4;
-const fn arg(i: u32) -> u32 {
-    16 + 8 * i
-}
+#[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
+use super::bpf::{ALLOW, ARCH, ARCH_AT, ERRNO, NR, Op, X32_BIT, arg};
 
 /// `setpriority`'s `which` for a whole user, and `ioprio_set`'s.
 const PRIO_USER: u32 = 2;
 const IOPRIO_WHO_USER: u32 = 3;
 
-/// One instruction, its jumps given as instruction indexes (resolved by `assemble`).
-#[derive(Clone, Copy)]
-enum Op {
-    Load(u32),
-    /// If the loaded word equals `k`, go to `yes`, else to `no`.
-    IfEq(u32, usize, usize),
-    /// If the loaded word has any of `k`'s bits, go to `yes`, else to `no`.
-    IfSet(u32, usize, usize),
-    Ret(u32),
-}
-
 /// Installs the filter on this process (and so on everything it execs and starts). Needs
 /// `no_new_privs`, which Landlock has set.
 #[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
 pub(crate) fn refuse_other_processes() -> Result<(), String> {
-    let program = assemble(&program());
-    let fprog = libc::sock_fprog {
-        len: program.len() as u16,
-        filter: program.as_ptr() as *mut libc::sock_filter,
-    };
-    // SAFETY: the program outlives the call; the kernel copies it.
-    let ret = unsafe {
-        libc::prctl(
-            libc::PR_SET_SECCOMP,
-            libc::SECCOMP_MODE_FILTER,
-            &fprog as *const libc::sock_fprog,
-            0,
-            0,
-        )
-    };
-    if ret == 0 {
-        Ok(())
-    } else {
-        Err(format!(
-            "cannot install the seccomp filter: {}",
-            std::io::Error::last_os_error()
-        ))
-    }
+    super::bpf::install(&program())
 }
 
 /// No filter where this build knows no seccomp architecture.
@@ -147,24 +95,6 @@ enum Check {
     IoPriority,
 }
 
-/// The instructions, with jumps made relative (BPF jumps only forward).
-fn assemble(ops: &[Op]) -> Vec<libc::sock_filter> {
-    let jump = |from: usize, to: usize| -> u8 {
-        assert!(to > from, "a BPF jump goes forward");
-        u8::try_from(to - from - 1).expect("a BPF jump is short")
-    };
-    let op = |code, jt, jf, k| libc::sock_filter { code, jt, jf, k };
-    ops.iter()
-        .enumerate()
-        .map(|(i, o)| match *o {
-            Op::Load(at) => op(LD_W_ABS, 0, 0, at),
-            Op::IfEq(k, yes, no) => op(JEQ_K, jump(i, yes), jump(i, no), k),
-            Op::IfSet(k, yes, no) => op(JSET_K, jump(i, yes), jump(i, no), k),
-            Op::Ret(k) => op(RET_K, 0, 0, k),
-        })
-        .collect()
-}
-
 #[cfg(all(test, any(target_arch = "x86_64", target_arch = "aarch64")))]
 mod tests {
     use super::*;
@@ -228,6 +158,6 @@ mod tests {
                 assert!(i < yes && yes < ops.len() && i < no && no < ops.len());
             }
         }
-        assert_eq!(assemble(&ops).len(), ops.len());
+        assert_eq!(super::super::bpf::assemble(&ops).len(), ops.len());
     }
 }
