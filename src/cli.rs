@@ -245,8 +245,9 @@ pub(crate) struct SandboxExecArgs {
 /// Options of the hidden `ufo-batch read-document`.
 #[derive(Debug, Args)]
 pub(crate) struct ReadDocumentArgs {
-    /// The document.
-    pub(crate) path: PathBuf,
+    /// The document's name (its extension says how to read it); its bytes come on
+    /// standard input, from a file the runner opened with the task's rights.
+    pub(crate) name: PathBuf,
     /// Print this cell's value instead of the text (`B4`).
     #[arg(long)]
     pub(crate) cell: Option<String>,

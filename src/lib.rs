@@ -18,6 +18,7 @@
 //! device         UFO's device clients (AIP over WebSocket) as remote workers
 //! jail           a task's jail (Linux namespaces, Landlock, seccomp), runner's side
 //! eval, document deterministic checks; reading the documents they look into
+//! confined       files a task names: opened beneath its folder, no links, the task's rights
 //! task           task files: shapes, ids, loading
 //! event          the one interface between the core and the reporters
 //! reporter       live reporters: statistics, result files, the terminal
@@ -36,8 +37,11 @@ mod app;
 mod attempt;
 mod backoff;
 mod batch;
+#[cfg(target_os = "linux")]
+mod caps;
 pub mod cli;
 mod config;
+mod confined;
 mod desktop;
 mod device;
 mod document;

@@ -1,11 +1,13 @@
-//! Reading and writing files that a task, a model or a user controls: regular files only,
-//! never more than a bound, and never blocking. A FIFO, a socket or a device node where a
-//! file should be is refused before a byte moves (opening a FIFO could wait forever,
-//! reading `/dev/zero` would never end), and a file larger than the bound is read only up
-//! to it.
+//! Reading files by path that a user or the runner itself placed (task files, configs, a
+//! run folder's records, screenshots): regular files only, never more than a bound, and
+//! never blocking. A FIFO, a socket or a device node where a file should be is refused
+//! before a byte moves (opening a FIFO could wait forever, reading `/dev/zero` would never
+//! end), and a file larger than the bound is read only up to it. Files a task, a plan or a
+//! model names are opened through `confined` instead (beneath their folder, no links, the
+//! task's rights), with the same checks and errors.
 
 use std::fs::{File, OpenOptions};
-use std::io::{Read, Write};
+use std::io::Read;
 use std::path::Path;
 
 /// Why a file was refused or could not be read or written.
@@ -25,9 +27,53 @@ pub(crate) enum FileAccessError {
         /// The bound.
         limit: u64,
     },
+    /// A symbolic link where the file is, or on its path: never followed in a folder a
+    /// task writes (see `confined`).
+    #[error("it is a symbolic link, or one is on its path; links are not followed")]
+    Link,
+    /// A name on its path is a file, not a folder.
+    #[error("a name on its path is not a folder")]
+    NotAFolderOnTheWay,
+    /// A file where a folder should be.
+    #[error("it is a file, not a folder")]
+    NotAFolder,
+    /// A regular file with other hard links, which could be outside the folder.
+    #[error("it has other hard links; files with more than one name are not written")]
+    HardLinked,
+    /// A path whose text is refused (absolute, `..` above the start, a NUL, a name too
+    /// long).
+    #[error(transparent)]
+    Path(#[from] crate::relpath::PathError),
     /// Anything else the system said.
     #[error("{0}")]
     Io(std::io::Error),
+}
+
+impl FileAccessError {
+    /// True when the machine, not the path or what is there, is why (a full or read-only
+    /// disk, an I/O error, no memory or file handles left): trying again may succeed.
+    pub(crate) fn is_machines(&self) -> bool {
+        use std::io::ErrorKind;
+        let Self::Io(e) = self else {
+            return false;
+        };
+        #[cfg(unix)]
+        if matches!(
+            e.raw_os_error(),
+            Some(libc::EIO | libc::EMFILE | libc::ENFILE | libc::ENOMEM)
+        ) {
+            return true;
+        }
+        matches!(
+            e.kind(),
+            ErrorKind::StorageFull
+                | ErrorKind::QuotaExceeded
+                | ErrorKind::ReadOnlyFilesystem
+                | ErrorKind::OutOfMemory
+                | ErrorKind::Interrupted
+                | ErrorKind::WouldBlock
+        )
+    }
 }
 
 impl From<std::io::Error> for FileAccessError {
@@ -81,7 +127,7 @@ fn open_to_read_untouched(path: &Path) -> Result<(File, u64), FileAccessError> {
 }
 
 /// Reads at most `keep` bytes of `file`, open and checked regular, of `size` bytes.
-fn read_open(
+pub(crate) fn read_open(
     file: File,
     size: u64,
     keep: u64,
@@ -123,26 +169,6 @@ fn utf8(read: Bounded) -> Result<String, FileAccessError> {
         .map_err(|e| FileAccessError::Io(std::io::Error::new(std::io::ErrorKind::InvalidData, e)))
 }
 
-/// Writes `content` to the regular file at `path` (created if missing), replacing or
-/// appending. An existing path that is not a regular file is refused untouched.
-pub(crate) fn write_regular(
-    path: &Path,
-    content: &[u8],
-    append: bool,
-) -> Result<(), FileAccessError> {
-    if let Ok(meta) = std::fs::metadata(path) {
-        check_kind(&meta)?;
-    }
-    let mut options = OpenOptions::new();
-    options.write(true).create(true).append(append);
-    let (mut file, _) = open_regular(path, &mut options, 0)?;
-    if !append {
-        file.set_len(0)?;
-    }
-    file.write_all(content)?;
-    Ok(())
-}
-
 /// Opens `path` without blocking (a FIFO with no writer would block an open for
 /// reading) and checks, on the open file, that it is regular; gives its size too.
 /// `O_NONBLOCK` stays set: it makes no difference to a regular file (clearing it cost
@@ -170,7 +196,7 @@ fn open_regular(
 }
 
 /// Regular files pass; anything else is named.
-fn check_kind(meta: &std::fs::Metadata) -> Result<(), FileAccessError> {
+pub(crate) fn check_kind(meta: &std::fs::Metadata) -> Result<(), FileAccessError> {
     let kind = meta.file_type();
     if kind.is_file() {
         return Ok(());
@@ -243,21 +269,9 @@ mod tests {
         assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
         let e = read_bounded(&fifo, 10, None).unwrap_err();
         assert_eq!(e.to_string(), "it is a FIFO, not a regular file");
-        let e = write_regular(&fifo, b"x", false).unwrap_err();
-        assert_eq!(e.to_string(), "it is a FIFO, not a regular file");
         let e = read_bounded(Path::new("/dev/zero"), 10, None).unwrap_err();
         assert_eq!(e.to_string(), "it is a device, not a regular file");
         let e = read_bounded(dir.path(), 10, None).unwrap_err();
         assert_eq!(e.to_string(), "it is a folder, not a regular file");
-    }
-
-    #[test]
-    fn writes_replace_or_append() {
-        let dir = tempfile::tempdir().unwrap();
-        let p = dir.path().join("w.txt");
-        write_regular(&p, b"long first text", false).unwrap();
-        write_regular(&p, b"second", false).unwrap();
-        write_regular(&p, b"+", true).unwrap();
-        assert_eq!(std::fs::read_to_string(&p).unwrap(), "second+");
     }
 }

@@ -1,7 +1,14 @@
-//! Workspace-relative paths: the one place that decides whether a path given by a task
-//! file, a recorded plan or a model stays inside the task's workspace.
+//! Relative paths that a task file, a recorded plan or a model gives: the one place that
+//! decides whether a path's text stays below the folder it is relative to. It looks at the
+//! text only (no absolute part, no `..` above the start, no NUL, no name too long for a
+//! file system); what is on the disk (symbolic links) is `confined`'s concern, which opens
+//! a [`RelPath`] step by step beneath its folder.
 
 use std::path::{Component, Path, PathBuf};
+
+/// The longest name of one file or folder that file systems take (Linux's `NAME_MAX`,
+/// in bytes; NTFS's 255 UTF-16 units are at least as many).
+const NAME_MAX: usize = 255;
 
 /// Why a path was refused.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
@@ -15,16 +22,82 @@ pub(crate) enum PathError {
     /// Climbs above the workspace with `..`.
     #[error("`{0}` leaves the workspace")]
     Escapes(String),
-    /// Resolves, through a symbolic link, to a place outside the workspace.
-    #[error("`{0}` leads outside the workspace through a symbolic link")]
-    Symlink(String),
+    /// Holds a NUL character, which no file name can.
+    #[error("`{0}` holds a NUL character, which no file name can")]
+    Nul(String),
+    /// A name in it is longer than file systems take.
+    #[error("`{path}` has a name of {len} bytes; file systems take at most {NAME_MAX}")]
+    NameTooLong {
+        /// The path, as given.
+        path: String,
+        /// The length of its longest name, in bytes.
+        len: usize,
+    },
+}
+
+/// A relative path, normalised (`a/./b/../c` is `a/c`) and known, from its text, to stay
+/// below the folder it is relative to. Empty for that folder itself.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub(crate) struct RelPath(PathBuf);
+
+impl RelPath {
+    /// Parses `text`; `""` and `.` (the folder itself) only with `allow_root`.
+    pub(crate) fn parse(text: &str, allow_root: bool) -> Result<Self, PathError> {
+        normalize_relative(text, allow_root).map(Self)
+    }
+
+    /// The folder itself.
+    pub(crate) fn root() -> Self {
+        Self(PathBuf::new())
+    }
+
+    /// The path, relative.
+    pub(crate) fn as_path(&self) -> &Path {
+        &self.0
+    }
+
+    /// True for the folder itself.
+    pub(crate) fn is_root(&self) -> bool {
+        self.0.as_os_str().is_empty()
+    }
+
+    /// Its folder (the root for a name alone) and its last name; `None` for the root.
+    pub(crate) fn split_last(&self) -> Option<(RelPath, &std::ffi::OsStr)> {
+        let name = self.0.file_name()?;
+        let parent = self.0.parent().map(Path::to_path_buf).unwrap_or_default();
+        Some((RelPath(parent), name))
+    }
+
+    /// The names it is made of, in order.
+    pub(crate) fn names(&self) -> impl Iterator<Item = &std::ffi::OsStr> {
+        self.0.iter()
+    }
+
+    /// `self/name` (a name read from a folder: no separator, not `..`).
+    pub(crate) fn join_name(&self, name: &std::ffi::OsStr) -> RelPath {
+        RelPath(self.0.join(name))
+    }
+}
+
+impl std::fmt::Display for RelPath {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        if self.is_root() {
+            f.write_str(".")
+        } else {
+            self.0.display().fmt(f)
+        }
+    }
 }
 
 /// The lexically normalised form of a relative path (`a/./b/../c` → `a/c`), refusing
-/// absolute paths and any `..` that climbs above the start. `""` and `.` mean the root.
+/// absolute paths, any `..` that climbs above the start, NUL characters and names
+/// longer than file systems take. `""` and `.` mean the root.
 pub(crate) fn normalize_relative(text: &str, allow_root: bool) -> Result<PathBuf, PathError> {
     if text.is_empty() && !allow_root {
         return Err(PathError::Empty);
+    }
+    if text.contains('\0') {
+        return Err(PathError::Nul(text.escape_debug().to_string()));
     }
     let path = Path::new(text);
     let looks_windows_absolute = text.len() >= 2 && text.as_bytes()[1] == b':';
@@ -38,7 +111,16 @@ pub(crate) fn normalize_relative(text: &str, allow_root: bool) -> Result<PathBuf
     let mut out = PathBuf::new();
     for component in path.components() {
         match component {
-            Component::Normal(part) => out.push(part),
+            Component::Normal(part) => {
+                let len = part.len();
+                if len > NAME_MAX {
+                    return Err(PathError::NameTooLong {
+                        path: crate::text::shorten(text, 80),
+                        len,
+                    });
+                }
+                out.push(part)
+            }
             Component::CurDir => {}
             Component::ParentDir => {
                 if !out.pop() {
@@ -54,29 +136,6 @@ pub(crate) fn normalize_relative(text: &str, allow_root: bool) -> Result<PathBuf
         return Err(PathError::Empty);
     }
     Ok(out)
-}
-
-/// `text` resolved inside `root`, refusing lexical escapes and symbolic links that
-/// lead out of `root`. The file itself need not exist; its nearest existing ancestor
-/// is what is checked.
-pub(crate) fn resolve_in(root: &Path, text: &str, allow_root: bool) -> Result<PathBuf, PathError> {
-    let relative = normalize_relative(text, allow_root)?;
-    let joined = root.join(&relative);
-    let real_root = root.canonicalize().unwrap_or_else(|_| root.to_path_buf());
-    let mut probe = joined.as_path();
-    loop {
-        if let Ok(real) = probe.canonicalize() {
-            if !real.starts_with(&real_root) {
-                return Err(PathError::Symlink(text.to_string()));
-            }
-            break;
-        }
-        match probe.parent() {
-            Some(parent) if parent.starts_with(root) => probe = parent,
-            _ => break,
-        }
-    }
-    Ok(joined)
 }
 
 #[cfg(test)]
@@ -114,22 +173,20 @@ mod tests {
             Err(PathError::Empty)
         ));
         assert_eq!(normalize_relative(".", true).unwrap(), PathBuf::new());
-    }
-
-    #[cfg(unix)]
-    #[test]
-    fn refuses_symlinks_out_of_the_root() {
-        let dir = tempfile::tempdir().unwrap();
-        let root = dir.path().join("ws");
-        std::fs::create_dir(&root).unwrap();
-        std::os::unix::fs::symlink(dir.path(), root.join("up")).unwrap();
         assert!(matches!(
-            resolve_in(&root, "up/secret", false),
-            Err(PathError::Symlink(_))
+            normalize_relative("a\0b", false),
+            Err(PathError::Nul(_))
         ));
-        assert_eq!(
-            resolve_in(&root, "new/file.txt", false).unwrap(),
-            root.join("new/file.txt")
-        );
+        let long = "x".repeat(256);
+        assert!(matches!(
+            normalize_relative(&format!("d/{long}"), false),
+            Err(PathError::NameTooLong { len: 256, .. })
+        ));
+        assert!(normalize_relative(&"x".repeat(255), false).is_ok());
+        let rel = RelPath::parse("a/b/c.txt", false).unwrap();
+        let (parent, name) = rel.split_last().unwrap();
+        assert_eq!((parent.as_path(), name), (Path::new("a/b"), "c.txt".as_ref()));
+        assert!(RelPath::parse(".", true).unwrap().is_root());
+        assert_eq!(RelPath::parse(".", true).unwrap().to_string(), ".");
     }
 }

@@ -240,20 +240,20 @@ fn brief(request: &str, steps: &[StepRecord], workspace: &Path) -> String {
     m
 }
 
-/// Up to FILES_SHOWN small UTF-8 files of the workspace, with their text.
+/// Up to FILES_SHOWN small UTF-8 files of the workspace, with their text, read beneath
+/// it with the task's rights (`confined`).
 fn small_text_files(root: &Path) -> Vec<(String, String)> {
-    walkdir::WalkDir::new(root)
-        .min_depth(1)
-        .sort_by_file_name()
+    let Ok(ws) = crate::confined::Confined::open(root) else {
+        return Vec::new();
+    };
+    let limit = FILE_LIMIT as u64;
+    ws.walk(usize::MAX, super::prompt::WORKSPACE_SEEN)
+        .entries
         .into_iter()
-        .flatten()
-        .filter(|e| {
-            e.file_type().is_file() && e.metadata().is_ok_and(|m| m.len() as usize <= FILE_LIMIT)
-        })
+        .filter(|e| e.kind == crate::confined::Kind::File && e.size <= limit)
         .filter_map(|e| {
-            let text = String::from_utf8(std::fs::read(e.path()).ok()?).ok()?;
-            let rel = e.path().strip_prefix(root).ok()?.display().to_string();
-            Some((rel, text))
+            let file = ws.read(&e.path, limit, Some(limit)).ok()?;
+            Some((e.path.to_string(), String::from_utf8(file.bytes).ok()?))
         })
         .take(FILES_SHOWN)
         .collect()

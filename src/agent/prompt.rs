@@ -293,38 +293,33 @@ pub(super) fn json_type(kind: &ParamKind) -> String {
     }
 }
 
-/// Files under `root` (relative paths and sizes), at most `max` lines.
+/// How many entries of a workspace a listing looks at, at most (a task can make millions).
+pub(super) const WORKSPACE_SEEN: u64 = 10_000;
+
+/// Files under `root` (relative paths and sizes), at most `max` lines, as the task's
+/// rights see them (`confined`: links are shown, not followed).
 pub(super) fn workspace_listing(root: &Path, max: usize) -> String {
-    let mut lines = Vec::new();
-    let mut total = 0;
-    for entry in walkdir::WalkDir::new(root)
-        .min_depth(1)
-        .sort_by_file_name()
-        .into_iter()
-        .flatten()
-    {
-        total += 1;
-        if lines.len() >= max {
-            continue;
-        }
-        let rel = entry
-            .path()
-            .strip_prefix(root)
-            .unwrap_or(entry.path())
-            .display()
-            .to_string();
-        if entry.file_type().is_dir() {
-            lines.push(format!("{rel}/"));
-        } else {
-            let size = entry.metadata().map(|m| m.len()).unwrap_or(0);
-            lines.push(format!("{rel} ({size} bytes)"));
-        }
-    }
-    if lines.is_empty() {
+    let walk = match crate::confined::Confined::open(root) {
+        Ok(ws) => ws.walk(max, WORKSPACE_SEEN),
+        Err(e) => return format!("(cannot be read: {e})"),
+    };
+    let mut lines: Vec<String> = walk
+        .entries
+        .iter()
+        .map(|entry| match entry.kind {
+            crate::confined::Kind::Dir => format!("{}/", entry.path),
+            crate::confined::Kind::File => format!("{} ({} bytes)", entry.path, entry.size),
+            kind => format!("{} ({})", entry.path, kind.name()),
+        })
+        .collect();
+    if lines.is_empty() && walk.complete {
         return "(empty)".to_string();
     }
-    if total > lines.len() {
-        lines.push(format!("… and {} more", total - lines.len()));
+    let rest = walk.seen - lines.len() as u64;
+    match (rest, walk.complete) {
+        (0, true) => {}
+        (n, true) => lines.push(format!("… and {n} more")),
+        (n, false) => lines.push(format!("… and more than {n} more")),
     }
     lines.join("\n")
 }

@@ -1,10 +1,13 @@
-//! `ufo-batch read-document` (hidden): reads a document's text or one cell and prints the
-//! answer as one JSON object (`{"ok": TEXT}` or `{"error": WHY}`). The runner starts it
-//! for each document check in a child process with bounded memory and time, so a
-//! document built to exhaust a parser ends that child, never the runner.
+//! `ufo-batch read-document NAME` (hidden): reads a document's text or one cell from
+//! standard input and prints the answer as one JSON object (`{"ok": TEXT}` or
+//! `{"error": WHY}`). The runner starts it for each document check in a child process with
+//! bounded memory and time, the document open as its standard input, so a document built
+//! to exhaust a parser ends that child, never the runner.
+
+use std::io::Read;
 
 use crate::cli::ReadDocumentArgs;
-use crate::document::{CellRef, cell_value, text_of};
+use crate::document::{CellRef, TEXT_LIMIT, cell_value, text_of};
 
 /// Reads and prints; the exit code is 0 whenever an answer was printed.
 pub(super) fn read_document(args: &ReadDocumentArgs) -> u8 {
@@ -18,12 +21,24 @@ pub(super) fn read_document(args: &ReadDocumentArgs) -> u8 {
 }
 
 fn read(args: &ReadDocumentArgs) -> Result<String, String> {
-    let bytes = std::fs::read(&args.path).map_err(|e| e.to_string())?;
-    match &args.cell {
+    let mut bytes = Vec::new();
+    std::io::stdin()
+        .lock()
+        .read_to_end(&mut bytes)
+        .map_err(|e| e.to_string())?;
+    let text = match &args.cell {
         Some(cell) => {
             let at = CellRef::parse(cell)?;
-            cell_value(&bytes, args.sheet.as_deref(), at).map_err(|e| e.to_string())
+            cell_value(&bytes, args.sheet.as_deref(), at).map_err(|e| e.to_string())?
         }
-        None => text_of(&args.path, &bytes).map_err(|e| e.to_string()),
+        None => text_of(&args.name, &bytes).map_err(|e| e.to_string())?,
+    };
+    if text.len() > TEXT_LIMIT {
+        return Err(format!(
+            "its text is {} MiB, more than the {} MiB a check reads",
+            text.len() >> 20,
+            TEXT_LIMIT >> 20
+        ));
     }
+    Ok(text)
 }

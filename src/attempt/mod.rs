@@ -119,6 +119,18 @@ fn setup_failed(events: &TaskEvents, reason: String) -> AttemptOutcome {
     AttemptOutcome::infrastructure_error(reason)
 }
 
+/// An attempt whose workspace could not be made ready: the machine's failure is an
+/// infrastructure error (retried), the task file's an error of its own (not retried).
+fn unprepared(events: &TaskEvents, e: workspace::PrepareError) -> AttemptOutcome {
+    match e {
+        workspace::PrepareError::Machine(reason) => setup_failed(events, reason),
+        workspace::PrepareError::TaskFile(reason) => {
+            events.log(crate::event::Level::Error, reason.clone());
+            AttemptOutcome::from_end(Ended::CannotRun(reason), None, stage_name(Stage::Setup))
+        }
+    }
+}
+
 /// Runs one attempt. `previous_attempts` is how many attempts came before (their
 /// workspaces are kept under `attempts/`). `stop` ends it, or says the run is stopping.
 pub(crate) async fn run_attempt(
@@ -140,13 +152,13 @@ pub(crate) async fn run_attempt(
             return AttemptOutcome::from_end(Ended::Killed, None, stage_name(Stage::Setup));
         }
     };
-    if let Err(reason) = prepared {
-        return setup_failed(&events, reason);
+    if let Err(e) = prepared {
+        return unprepared(&events, e);
     }
-    match workspace::copy_object(task, &ws).await {
+    match workspace::copy_object(task, dir.path(), &ws).await {
         Ok(Some(from)) => events.info(format!("copied {} into the workspace", from.display())),
         Ok(None) => {}
-        Err(reason) => return setup_failed(&events, reason),
+        Err(e) => return unprepared(&events, e),
     }
     for warning in &task.warnings {
         events.warn(format!("task file: {warning}"));
@@ -173,8 +185,7 @@ pub(crate) async fn run_attempt(
         let document = task
             .object_file
             .as_ref()
-            .and_then(|f| f.file_name())
-            .map(|n| n.to_string_lossy().into_owned());
+            .map(|f| f.name().to_string_lossy().into_owned());
         // UFO's `object` may name the app itself (`notepad`).
         let named =
             (task.app.is_none() && task.object_file.is_none() && task.desktop_object().is_some())

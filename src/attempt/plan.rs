@@ -1,6 +1,6 @@
 //! `plan.json`: the actions an attempt actually took, written as a recorded-plan task
 //! file that replays with no LLM. Each action carries its result as `expect`; the task's
-//! object (as an absolute path), files, setup and checks come along so the replay starts
+//! object (by its name: a copy is kept in `files/` beside the plan), files, setup and checks come along so the replay starts
 //! and is judged the same way; and the verdict the attempt got is recorded, so that a
 //! replay with no checks of its own cannot turn a failure into a pass.
 
@@ -92,8 +92,9 @@ pub(super) fn recorded_plan(
                 .map(move |a| recorded_action(step, a))
         })
         .collect();
+    // The object by its name alone: the run keeps a copy in `files/` beside this plan.
     let object = match &task.object_file {
-        Some(file) => Some(file.display().to_string()),
+        Some(file) => Some(file.name().to_string_lossy().into_owned()),
         None => task.object.clone(),
     };
     let recorded = RecordedVerdict {

@@ -11,7 +11,6 @@ use humantime::format_duration;
 use super::RunSettings;
 use crate::eval::EvalMode;
 use crate::record::{HeldInputs, Inputs};
-use crate::regular_file::read_bounded;
 use crate::task::{Task, TaskShape};
 
 /// The largest object file hashed whole (larger ones are hashed by size and time).
@@ -148,11 +147,13 @@ fn inputs_of(task: &Task, config: &RunSettings, shared: &SharedSettings) -> Inpu
     }
     Inputs {
         task_file: task.source_hash.clone(),
-        object: task.object_file.as_ref().map(|path| {
-            match read_bounded(path, HASHED_OBJECT, Some(HASHED_OBJECT)) {
-                Ok(file) => crate::hash::hex(&file.bytes),
-                Err(_) => std::fs::metadata(path)
-                    .map(|m| format!("{}:{:?}", m.len(), m.modified().ok()))
+        object: task.object_file.as_ref().map(|object| {
+            match object.read(HASHED_OBJECT) {
+                Ok(bytes) => crate::hash::hex(&bytes),
+                Err(_) => object
+                    .open()
+                    .and_then(|(file, size)| Ok((size, file.metadata()?.modified().ok())))
+                    .map(|(size, modified)| format!("{size}:{modified:?}"))
                     .unwrap_or_else(|e| e.to_string()),
             }
         }),

@@ -2,16 +2,25 @@
 //! limit and a time limit: office files come from tasks, and a few bytes of zip can
 //! describe a sheet a parser would allocate hundreds of GB for. A child that runs out of
 //! memory or time is a clear error for the check; the runner never sees the allocation.
+//! The child reads the document from a file the runner opened (beneath the workspace,
+//! with the task's rights), and the runner reads no more of its answer than a bounded
+//! text can take.
 
-use std::path::Path;
+use std::fs::File;
 use std::time::Duration;
 
+use tokio::io::AsyncReadExt;
 use tokio::process::Command;
 
 /// The memory a document read may use.
 const MEMORY: u64 = 1 << 30;
 /// The time a document read may take.
 const TIME: Duration = Duration::from_secs(60);
+/// The longest text a check reads of a document, in bytes.
+pub(crate) const TEXT_LIMIT: usize = 4 << 20;
+/// The most the runner reads of the child's answer: the text as JSON, where a control
+/// character takes six bytes (`\u001b`).
+const ANSWER_LIMIT: u64 = 6 * TEXT_LIMIT as u64 + 4096;
 
 /// What to read.
 pub(crate) enum Read<'a> {
@@ -26,11 +35,12 @@ pub(crate) enum Read<'a> {
     },
 }
 
-/// Reads `path` in a bounded child process; `Err` says why it could not.
-pub(crate) async fn read_in_child(path: &Path, what: Read<'_>) -> Result<String, String> {
+/// Reads the document open as `file`, named `name` (its extension says what it is), in a
+/// bounded child process; `Err` says why it could not.
+pub(crate) async fn read_in_child(file: File, name: &str, what: Read<'_>) -> Result<String, String> {
     let exe = std::env::current_exe().map_err(|e| format!("cannot find ufo-batch itself: {e}"))?;
     let mut command = Command::new(exe);
-    command.arg("read-document").arg(path);
+    command.arg("read-document").arg(name);
     if let Read::Cell { sheet, cell } = what {
         command.args(["--cell", cell]);
         if let Some(sheet) = sheet {
@@ -39,19 +49,45 @@ pub(crate) async fn read_in_child(path: &Path, what: Read<'_>) -> Result<String,
     }
     command
         .env_clear()
-        .stdin(std::process::Stdio::null())
+        .stdin(std::process::Stdio::from(file))
+        .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::null())
         .kill_on_drop(true);
     limit_memory(&mut command);
-    let output = match tokio::time::timeout(TIME, command.output()).await {
-        Ok(output) => output.map_err(|e| format!("cannot start the document reader: {e}"))?,
+    let mut child = command
+        .spawn()
+        .map_err(|e| format!("cannot start the document reader: {e}"))?;
+    let mut stdout = child.stdout.take().ok_or("the document reader has no output")?;
+    let read = async {
+        let mut answer = Vec::new();
+        (&mut stdout)
+            .take(ANSWER_LIMIT + 1)
+            .read_to_end(&mut answer)
+            .await
+            .map(|_| answer)
+    };
+    let answer = match tokio::time::timeout(TIME, read).await {
+        Ok(Ok(answer)) if answer.len() as u64 > ANSWER_LIMIT => {
+            let _ = child.start_kill();
+            return Err(format!(
+                "its text is more than the {} MiB a check reads",
+                TEXT_LIMIT >> 20
+            ));
+        }
+        Ok(Ok(answer)) => answer,
+        Ok(Err(e)) => return Err(format!("cannot read the document reader's answer: {e}")),
         Err(_) => return Err(format!("reading it took longer than {}s", TIME.as_secs())),
     };
-    let answer: serde_json::Value = serde_json::from_slice(&output.stdout).map_err(|_| {
+    let status = match tokio::time::timeout(TIME, child.wait()).await {
+        Ok(Ok(status)) => status,
+        Ok(Err(e)) => return Err(format!("cannot wait for the document reader: {e}")),
+        Err(_) => return Err(format!("reading it took longer than {}s", TIME.as_secs())),
+    };
+    let answer: serde_json::Value = serde_json::from_slice(&answer).map_err(|_| {
         format!(
             "it could not be read within {} MiB of memory ({})",
             MEMORY >> 20,
-            describe(&output.status)
+            describe(&status)
         )
     })?;
     match (answer.get("ok"), answer.get("error")) {

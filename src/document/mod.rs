@@ -11,7 +11,7 @@ use std::io::Cursor;
 use std::path::Path;
 
 pub(crate) use cell::{CellRef, cell_value};
-pub(crate) use child::{Read, read_in_child};
+pub(crate) use child::{Read, TEXT_LIMIT, read_in_child};
 
 /// Why a document cannot be read.
 #[derive(Debug, thiserror::Error)]

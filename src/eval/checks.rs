@@ -1,13 +1,15 @@
 //! Running one deterministic check in a task's workspace. Each failure says exactly what
-//! was found instead of what was expected.
+//! was found instead of what was expected. Files are opened beneath the workspace with
+//! the task's rights (`confined`): a link the task left is not followed.
 
 use std::path::Path;
 
 use serde_json::json;
 
 use crate::executor::Executor;
-use crate::regular_file::{FileAccessError, read_bounded};
-use crate::relpath::resolve_in;
+use crate::confined::{Confined, Kind};
+use crate::regular_file::FileAccessError;
+use crate::relpath::RelPath;
 use crate::task::{Check, describe_text_difference};
 use crate::text::shorten;
 use crate::tool::{ResultStatus, ToolCall};
@@ -20,11 +22,14 @@ pub(crate) async fn run_check(
 ) -> Result<(), String> {
     match check {
         Check::FileExists { path } => {
-            let full = resolve_in(workspace, path, false).map_err(|e| e.to_string())?;
-            if full.exists() {
-                Ok(())
-            } else {
-                Err(format!("`{path}` does not exist"))
+            let (ws, rel) = open(workspace, path)?;
+            match ws.kind(&rel) {
+                Ok(Some(Kind::Link)) => Err(format!(
+                    "`{path}` is a symbolic link; links are not followed"
+                )),
+                Ok(Some(_)) => Ok(()),
+                Ok(None) => Err(format!("`{path}` does not exist")),
+                Err(e) => Err(describe(path, e)),
             }
         }
         Check::FileContains { path, pattern } => {
@@ -52,8 +57,8 @@ pub(crate) async fn run_check(
             }
         }
         Check::DocumentContains { path, pattern } => {
-            let full = document_path(workspace, path)?;
-            let text = crate::document::read_in_child(&full, crate::document::Read::Text)
+            let file = document(workspace, path)?;
+            let text = crate::document::read_in_child(file, path, crate::document::Read::Text)
                 .await
                 .map_err(|e| format!("`{path}`: {e}"))?;
             let re = Check::regex(pattern).map_err(|e| e.to_string())?;
@@ -74,13 +79,13 @@ pub(crate) async fn run_check(
             value,
         } => {
             let at = crate::document::CellRef::parse(cell)?;
-            let full = document_path(workspace, path)?;
+            let file = document(workspace, path)?;
             let cell_text = at.to_string();
             let read = crate::document::Read::Cell {
                 sheet: sheet.as_deref(),
                 cell: &cell_text,
             };
-            let got = crate::document::read_in_child(&full, read)
+            let got = crate::document::read_in_child(file, path, read)
                 .await
                 .map_err(|e| format!("`{path}`: {e}"))?;
             if cell_matches(&got, value) {
@@ -138,18 +143,28 @@ pub(crate) async fn run_check(
     }
 }
 
-/// The path of a document a check reads: a regular file in the workspace (the reader
-/// runs apart, so it is checked here).
-fn document_path(workspace: &Path, path: &str) -> Result<std::path::PathBuf, String> {
-    let full = resolve_in(workspace, path, false).map_err(|e| e.to_string())?;
-    match std::fs::metadata(&full) {
-        Ok(m) if m.is_file() => Ok(full),
-        Ok(_) => Err(format!("`{path}` is not a regular file")),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-            Err(format!("`{path}` does not exist"))
-        }
-        Err(e) => Err(format!("cannot read `{path}`: {e}")),
+/// The workspace's handle and `path` in it.
+fn open(workspace: &Path, path: &str) -> Result<(Confined, RelPath), String> {
+    let rel = RelPath::parse(path, false).map_err(|e| e.to_string())?;
+    let ws = Confined::open(workspace).map_err(|e| format!("cannot open the workspace: {e}"))?;
+    Ok((ws, rel))
+}
+
+/// Why `path` could not be read, in words.
+fn describe(path: &str, e: FileAccessError) -> String {
+    match e {
+        FileAccessError::NotFound => format!("`{path}` does not exist"),
+        e => format!("cannot read `{path}`: {e}"),
     }
+}
+
+/// The document a check reads, open: a regular file of the workspace (the reader runs
+/// apart, and reads it from this handle).
+fn document(workspace: &Path, path: &str) -> Result<std::fs::File, String> {
+    let (ws, rel) = open(workspace, path)?;
+    ws.open_file(&rel)
+        .map(|(file, _)| file)
+        .map_err(|e| describe(path, e))
 }
 
 /// The text of a workspace file a check looks at.
@@ -161,12 +176,10 @@ fn read(workspace: &Path, path: &str) -> Result<String, String> {
 /// far above any file a check compares).
 fn read_bytes(workspace: &Path, path: &str) -> Result<Vec<u8>, String> {
     const LIMIT: u64 = 64 << 20;
-    let full = resolve_in(workspace, path, false).map_err(|e| e.to_string())?;
-    match read_bounded(&full, LIMIT, Some(LIMIT)) {
-        Ok(file) => Ok(file.bytes),
-        Err(FileAccessError::NotFound) => Err(format!("`{path}` does not exist")),
-        Err(e) => Err(format!("cannot read `{path}`: {e}")),
-    }
+    let (ws, rel) = open(workspace, path)?;
+    ws.read(&rel, LIMIT, Some(LIMIT))
+        .map(|file| file.bytes)
+        .map_err(|e| describe(path, e))
 }
 
 /// Whether a cell's text is the expected value: numbers as numbers (`3` is `3.0`, and

@@ -275,34 +275,65 @@ fn write_missing(layout: &RunLayout, record: &TaskRecord) -> Result<(), FileErro
     files.pages(&task_pages(record, &[], None, &[]))
 }
 
-/// Copies a folder tree: files, folders, and symbolic links as links (a task's
-/// workspace may hold some). A FIFO, socket or device (a task may leave one in its
-/// workspace) is not copied, as opening it could wait forever: `skipped` says so.
+/// Copies a folder tree: regular files and folders only. A symbolic link (a shard's
+/// `output.md -> /etc/shadow`, or one a task left in its workspace) is not copied, lest a
+/// later read of the merged folder follow it; nor is a FIFO, socket or device (opening it
+/// could wait forever). `skipped` says what was left out.
 fn copy_dir(from: &Path, to: &Path, skipped: &mut Vec<String>) -> std::io::Result<()> {
     std::fs::create_dir_all(to)?;
     for entry in std::fs::read_dir(from)? {
         let entry = entry?;
         let kind = entry.file_type()?;
         let target = to.join(entry.file_name());
-        // Never through a link an earlier copy made there.
-        if std::fs::symlink_metadata(&target).is_ok_and(|m| m.file_type().is_symlink()) {
-            std::fs::remove_file(&target).or_else(|_| std::fs::remove_dir(&target))?;
-        }
         if kind.is_dir() {
             copy_dir(&entry.path(), &target, skipped)?;
-        } else if kind.is_symlink() {
-            #[cfg(unix)]
-            std::os::unix::fs::symlink(std::fs::read_link(entry.path())?, &target)?;
-        } else if kind.is_file() {
-            std::fs::copy(entry.path(), &target)?;
-        } else {
+            continue;
+        }
+        if !(kind.is_file() && copy_regular(&entry.path(), &target)?) {
+            let what = if kind.is_symlink() {
+                "a symbolic link"
+            } else {
+                "not a regular file: a FIFO, socket or device"
+            };
             skipped.push(format!(
-                "{}: not copied (not a file, folder or link: a FIFO, socket or device)",
+                "{}: not copied ({what})",
                 entry.path().display()
             ));
         }
     }
     Ok(())
+}
+
+/// Copies the regular file at `from` to a new file at `to`, opening `from` without
+/// following a link (one swapped in since it was listed); false when it is not a
+/// regular file any more.
+fn copy_regular(from: &Path, to: &Path) -> std::io::Result<bool> {
+    let mut options = std::fs::OpenOptions::new();
+    options.read(true);
+    #[cfg(unix)]
+    std::os::unix::fs::OpenOptionsExt::custom_flags(
+        &mut options,
+        libc::O_NOFOLLOW | libc::O_NONBLOCK,
+    );
+    let mut source = match options.open(from) {
+        Ok(file) if file.metadata()?.is_file() => file,
+        Ok(_) => return Ok(false),
+        #[cfg(unix)]
+        Err(e) if e.raw_os_error() == Some(libc::ELOOP) => return Ok(false),
+        Err(e) => return Err(e),
+    };
+    // Whatever is there (a nested task's file copied with its parent task's folder) is
+    // replaced by a new file, never written through.
+    match std::fs::remove_file(to) {
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(e),
+        _ => {}
+    }
+    let mut target = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(to)?;
+    std::io::copy(&mut source, &mut target)?;
+    Ok(true)
 }
 
 #[cfg(test)]

@@ -38,6 +38,9 @@ pub(crate) const PLAN_JSON: &str = "plan.json";
 pub(crate) const TASK_LOG: &str = "task.log";
 /// The task's working folder.
 pub(crate) const WORKSPACE: &str = "workspace";
+/// A task's object as it was given (`files/NAME`), which its `plan.json` names by
+/// `NAME`: the object lookup (`task::object`) finds it in `files/` beside the plan.
+pub(crate) const FILES: &str = "files";
 /// The task's private temporary folder.
 pub(crate) const TMP: &str = "tmp";
 /// A desktop task's desktop folder: its `/tmp` (display and bus sockets, HOME, the
@@ -68,6 +71,7 @@ pub(crate) const RUN_FILES: &[&str] = &[
 /// Every entry of a task's results folder; a nested task id must not reuse them.
 pub(crate) const TASK_ENTRIES: &[&str] = &[
     WORKSPACE,
+    FILES,
     UI_TREES,
     DESKTOP,
     DESKTOP_LOG,
@@ -110,7 +114,7 @@ pub(crate) const ATOMIC_TASK_FILES: &[&str] =
     &[STATUS_JSON, OUTPUT_MD, TASK_HTML, EVALUATION_LOG, PLAN_JSON];
 
 /// Folders inside a task folder that hold no results of their own (searches skip them).
-pub(crate) const TASK_SUBFOLDERS: &[&str] = &[WORKSPACE, ATTEMPTS, TMP, DESKTOP];
+pub(crate) const TASK_SUBFOLDERS: &[&str] = &[WORKSPACE, FILES, ATTEMPTS, TMP, DESKTOP];
 
 /// Paths of one run dir.
 #[derive(Clone, Debug)]

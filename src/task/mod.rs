@@ -20,6 +20,7 @@ pub(crate) use discover::{FoundFiles, LoadError, discover};
 pub(crate) use id::{IdError, TaskId};
 pub(crate) use load::{InvalidTask, LoadedTasks, load_files_as};
 pub(crate) use model::{App, RecordedVerdict, Task, TaskShape};
+pub(crate) use object::{MAX_OBJECT, ObjectFile};
 pub(crate) use paths::FilePlace;
 pub(crate) use problem::Problem;
 pub(crate) use source::{Loading, REQUEST_SOURCE, TaskSource};

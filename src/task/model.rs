@@ -23,7 +23,7 @@ pub(crate) struct Task {
     /// UFO's `object`: the file or application the task is about.
     pub(crate) object: Option<String>,
     /// The file `object` names, found when the task file loaded.
-    pub(crate) object_file: Option<PathBuf>,
+    pub(crate) object_file: Option<super::ObjectFile>,
     /// For a recorded plan: the verdict it was recorded with.
     pub(crate) recorded: Option<RecordedVerdict>,
     /// The desktop application the task is about, if it names one.

@@ -21,8 +21,6 @@
     any(target_arch = "x86_64", target_arch = "aarch64")
 ))]
 mod bpf;
-#[cfg(target_os = "linux")]
-mod caps;
 mod probe;
 #[cfg(target_os = "linux")]
 mod seccomp;

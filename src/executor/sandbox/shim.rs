@@ -46,7 +46,7 @@ pub(crate) fn exec(
     }
     // Even a root runner's commands keep no capability (with one, a command could read
     // the runner's memory and environment, or signal it).
-    if let Err(e) = super::caps::drop_all() {
+    if let Err(e) = crate::caps::drop_all() {
         return e;
     }
     let error = std::process::Command::new(program).args(args).exec();

@@ -13,7 +13,6 @@ use crate::executor::sandbox::Role;
 use crate::executor::{Service, ServiceSpec};
 #[cfg(target_os = "linux")]
 use crate::jail::Jail;
-use crate::relpath::resolve_in;
 use crate::tool::{ToolCall, ToolResult};
 use crate::units::seconds;
 
@@ -37,11 +36,7 @@ impl ShellExecutor {
     ) -> Result<Service, String> {
         let program = spec.argv.first().ok_or("nothing to start")?.clone();
         let cwd = match spec.cwd {
-            Some(dir) => match resolve_in(&self.workspace, dir, true) {
-                Ok(p) if p.is_dir() => p,
-                Ok(_) => return Err(format!("cwd `{dir}` is not a folder in the workspace")),
-                Err(e) => return Err(e.to_string()),
-            },
+            Some(dir) => self.folder_in_workspace(dir)?,
             None => self.workspace.clone(),
         };
         let mut env = self.env.clone();
@@ -92,15 +87,9 @@ impl ShellExecutor {
             None => self.settings.command_timeout,
         };
         let cwd = match str_arg(args, "cwd") {
-            Some(dir) => match resolve_in(&self.workspace, dir, true) {
-                Ok(p) if p.is_dir() => p,
-                Ok(_) => {
-                    return self.fail(
-                        command,
-                        format!("cwd `{dir}` is not a folder in the workspace"),
-                    );
-                }
-                Err(e) => return self.fail(command, e.to_string()),
+            Some(dir) => match self.folder_in_workspace(dir) {
+                Ok(cwd) => cwd,
+                Err(why) => return self.fail(command, why),
             },
             None => self.workspace.clone(),
         };

@@ -1,101 +1,124 @@
-//! The file tools: `write_file`, `read_file` and `list_dir`, refusing any path that
-//! leads out of the workspace.
+//! The file tools: `write_file`, `read_file` and `list_dir`, opened beneath the workspace
+//! with the task's rights (`confined`): no path leads out of it, through `..` or a link.
 
-use std::path::Path;
+use std::sync::Arc;
 
 use serde_json::{Value, json};
 
 use super::{NAMESPACE, ShellExecutor, str_arg};
-use crate::regular_file::{FileAccessError, read_bounded, write_regular};
-use crate::relpath::resolve_in;
+use crate::confined::Confined;
+use crate::regular_file::FileAccessError;
+use crate::relpath::RelPath;
 use crate::tool::{ToolCall, ToolResult};
 
+/// The most entries `list_dir` gives; it counts the rest.
+pub(crate) const LIST_DIR_MAX: usize = 1000;
+
 impl ShellExecutor {
+    /// The workspace's handle, opened at its first use.
+    pub(super) fn confined(&mut self) -> Result<Arc<Confined>, String> {
+        if let Some(handle) = &self.confined {
+            return Ok(handle.clone());
+        }
+        let handle = Confined::open(&self.workspace)
+            .map(Arc::new)
+            .map_err(|e| format!("cannot open the workspace: {e}"))?;
+        self.confined = Some(handle.clone());
+        Ok(handle)
+    }
+
+    /// The folder `dir` of the workspace (for a command's `cwd`), reached through no link.
+    pub(super) fn folder_in_workspace(&mut self, dir: &str) -> Result<std::path::PathBuf, String> {
+        let rel = RelPath::parse(dir, true).map_err(|e| e.to_string())?;
+        self.confined()?
+            .check_folder(&rel)
+            .map_err(|e| format!("cwd `{dir}` is not a folder of the workspace: {e}"))?;
+        Ok(self.workspace.join(rel.as_path()))
+    }
+
+    /// Runs `op` on the workspace's handle on a blocking thread.
+    async fn on_workspace<T: Send + 'static>(
+        &mut self,
+        op: impl FnOnce(&Confined) -> Result<T, FileAccessError> + Send + 'static,
+    ) -> Result<T, String> {
+        let handle = self.confined()?;
+        match tokio::task::spawn_blocking(move || op(&handle)).await {
+            Ok(done) => done.map_err(|e| e.to_string()),
+            Err(e) => Err(e.to_string()),
+        }
+    }
+
     pub(super) async fn write_file(&mut self, command: &ToolCall) -> ToolResult {
         let args = &command.parameters;
-        let rel = str_arg(args, "path").unwrap_or_default();
+        let text = str_arg(args, "path").unwrap_or_default();
         let content = str_arg(args, "content").unwrap_or_default();
         let append = args.get("append").and_then(Value::as_bool).unwrap_or(false);
-        let path = match resolve_in(&self.workspace, rel, false) {
-            Ok(p) => p,
+        let rel = match RelPath::parse(text, false) {
+            Ok(rel) => rel,
             Err(e) => return self.fail(command, e.to_string()),
         };
         let bytes = content.as_bytes().to_vec();
-        let target = path.clone();
-        let written = tokio::task::spawn_blocking(move || {
-            if let Some(parent) = target.parent() {
-                std::fs::create_dir_all(parent).map_err(FileAccessError::from)?;
-            }
-            write_regular(&target, &bytes, append)
-        })
-        .await;
-        match written {
-            Ok(Ok(())) => ToolResult::success(
+        match self
+            .on_workspace(move |ws| ws.write(&rel, &bytes, append))
+            .await
+        {
+            Ok(()) => ToolResult::success(
                 command,
                 NAMESPACE,
-                json!({"path": rel, "bytes": content.len(), "append": append}),
+                json!({"path": text, "bytes": content.len(), "append": append}),
             ),
-            Ok(Err(e)) => self.fail(command, format!("cannot write `{rel}`: {e}")),
-            Err(e) => self.fail(command, format!("cannot write `{rel}`: {e}")),
+            Err(e) => self.fail(command, format!("cannot write `{text}`: {e}")),
         }
     }
 
     pub(super) async fn read_file(&mut self, command: &ToolCall) -> ToolResult {
-        let rel = str_arg(&command.parameters, "path").unwrap_or_default();
-        let path = match resolve_in(&self.workspace, rel, false) {
-            Ok(p) => p,
+        let text = str_arg(&command.parameters, "path").unwrap_or_default();
+        let rel = match RelPath::parse(text, false) {
+            Ok(rel) => rel,
             Err(e) => return self.fail(command, e.to_string()),
         };
         let limit = self.settings.output_limit as u64;
-        let read = tokio::task::spawn_blocking(move || read_bounded(&path, limit, None)).await;
-        match read {
-            Ok(Ok(file)) => {
+        match self.on_workspace(move |ws| ws.read(&rel, limit, None)).await {
+            Ok(file) => {
                 let truncated = file.truncated();
                 let content = String::from_utf8_lossy(&file.bytes).into_owned();
                 ToolResult::success(
                     command,
                     NAMESPACE,
-                    json!({"path": rel, "content": content, "bytes": file.size, "truncated": truncated}),
+                    json!({"path": text, "content": content, "bytes": file.size, "truncated": truncated}),
                 )
             }
-            Ok(Err(e)) => self.fail(command, format!("cannot read `{rel}`: {e}")),
-            Err(e) => self.fail(command, format!("cannot read `{rel}`: {e}")),
+            Err(e) => self.fail(command, format!("cannot read `{text}`: {e}")),
         }
     }
 
     pub(super) async fn list_dir(&mut self, command: &ToolCall) -> ToolResult {
-        let rel = str_arg(&command.parameters, "path").unwrap_or(".");
-        let path = match resolve_in(&self.workspace, rel, true) {
-            Ok(p) => p,
+        let text = str_arg(&command.parameters, "path").unwrap_or(".");
+        let rel = match RelPath::parse(text, true) {
+            Ok(rel) => rel,
             Err(e) => return self.fail(command, e.to_string()),
         };
-        match list(&path).await {
-            Ok(entries) => {
-                ToolResult::success(command, NAMESPACE, json!({"path": rel, "entries": entries}))
+        match self
+            .on_workspace(move |ws| ws.list(&rel, LIST_DIR_MAX))
+            .await
+        {
+            Ok(listing) => {
+                let entries: Vec<Value> = listing
+                    .entries
+                    .iter()
+                    .map(|e| json!({"name": e.path.to_string(), "type": e.kind.name(), "size": e.size}))
+                    .collect();
+                let mut result = json!({"path": text, "entries": entries});
+                if listing.more > 0 {
+                    result["more"] = json!(listing.more);
+                    result["note"] = json!(format!(
+                        "the first {LIST_DIR_MAX} entries by name; {} more not listed",
+                        listing.more
+                    ));
+                }
+                ToolResult::success(command, NAMESPACE, result)
             }
-            Err(e) => self.fail(command, format!("cannot list `{rel}`: {e}")),
+            Err(e) => self.fail(command, format!("cannot list `{text}`: {e}")),
         }
     }
-}
-
-async fn list(path: &Path) -> std::io::Result<Vec<Value>> {
-    let mut dir = tokio::fs::read_dir(path).await?;
-    let mut entries = Vec::new();
-    while let Some(entry) = dir.next_entry().await? {
-        let meta = entry.metadata().await?;
-        let kind = if meta.is_dir() {
-            "dir"
-        } else if meta.is_symlink() {
-            "symlink"
-        } else {
-            "file"
-        };
-        let name = entry.file_name().to_string_lossy().into_owned();
-        entries.push((name, kind, meta.len()));
-    }
-    entries.sort();
-    Ok(entries
-        .into_iter()
-        .map(|(name, kind, size)| json!({"name": name, "type": kind, "size": size}))
-        .collect())
 }

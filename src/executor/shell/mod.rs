@@ -60,6 +60,8 @@ pub(crate) struct ShellExecutor {
     fault: Option<String>,
     settings: ShellSettings,
     env: Vec<(String, String)>,
+    /// The workspace's handle for the file tools, opened at their first use.
+    confined: Option<std::sync::Arc<crate::confined::Confined>>,
     /// Process groups that outlived their command, ended at shutdown.
     leftovers: Vec<ProcessGroup>,
     /// The task's jail, once its first command started (with `--sandbox jail`).
@@ -101,6 +103,7 @@ impl ShellExecutor {
             writable,
             settings,
             env,
+            confined: None,
             leftovers: Vec::new(),
             fault: None,
             #[cfg(target_os = "linux")]

@@ -47,15 +47,7 @@ impl Checker<'_> {
         let setup = raw.setup.unwrap_or_default();
         self.actions("setup", &setup, tools);
         let files = raw.files.unwrap_or_default();
-        for path in files.keys() {
-            if let Err(e) = crate::relpath::normalize_relative(path, false) {
-                self.problem(
-                    &format!("files.{path}"),
-                    e.to_string(),
-                    "use a path inside the workspace, such as data/input.csv",
-                );
-            }
-        }
+        self.files(&files);
         let checks = raw.evaluate.unwrap_or_default();
         self.checks(&checks);
         Some(Task {
@@ -209,7 +201,7 @@ impl Checker<'_> {
         &mut self,
         object: Option<&str>,
         files: &std::collections::BTreeMap<String, String>,
-    ) -> Option<std::path::PathBuf> {
+    ) -> Option<crate::task::ObjectFile> {
         let object = object?;
         let name = std::path::Path::new(object.trim()).file_name()?;
         let in_files = files
@@ -307,6 +299,48 @@ impl Checker<'_> {
                     &format!("{at}.parameters"),
                     e,
                     "`ufo-batch tools` lists every tool with its parameters (arguments the config injects, such as an MCP server's api_key, are not among them: the runner fills them in)",
+                );
+            }
+        }
+    }
+
+    /// The `files` keys: each a path inside the workspace, no two the same file, and no
+    /// file where another needs a folder (`a` beside `a/b`).
+    fn files(&mut self, files: &std::collections::BTreeMap<String, String>) {
+        let mut seen: std::collections::BTreeMap<std::path::PathBuf, &str> =
+            std::collections::BTreeMap::new();
+        for key in files.keys() {
+            let shown = key.escape_debug().to_string();
+            match crate::relpath::normalize_relative(key, false) {
+                Err(e) => self.problem(
+                    &format!("files.{shown}"),
+                    e.to_string(),
+                    "use a path inside the workspace, such as data/input.csv",
+                ),
+                Ok(path) => {
+                    if let Some(other) = seen.insert(path, key) {
+                        self.problem(
+                            &format!("files.{shown}"),
+                            format!("`{key}` and `{other}` name the same file"),
+                            "keep one of them",
+                        );
+                    }
+                }
+            }
+        }
+        for (path, key) in &seen {
+            if let Some((folder, other)) = path
+                .ancestors()
+                .skip(1)
+                .find_map(|a| seen.get(a).map(|other| (a, other)))
+            {
+                self.problem(
+                    &format!("files.{}", key.escape_debug()),
+                    format!(
+                        "`{other}` is a file, but `{key}` needs `{}` to be a folder",
+                        folder.display()
+                    ),
+                    "rename one of them",
                 );
             }
         }
