@@ -54,7 +54,9 @@ impl Error {
     /// The message with its chain of causes, one per line; a cause whose words the
     /// message already carries is not repeated.
     pub fn render(&self) -> String {
-        crate::secrets::scrub(&self.render_raw()).into_owned()
+        let scrubbed = crate::secrets::scrub(&self.render_raw()).into_owned();
+        // Paths and texts from task files: shown, never obeyed by the terminal.
+        crate::text::printable(&scrubbed).into_owned()
     }
 
     /// `render` before secrets are masked.

@@ -1,6 +1,8 @@
 //! The `ufo-batch` binary: parse the command line, run it, print an error once, exit
-//! with the code the run earned.
+//! with the code the run earned. (A closed standard error loses the message, not the
+//! exit code.)
 
+use std::io::Write;
 use std::process::ExitCode;
 
 use clap::Parser;
@@ -14,7 +16,7 @@ fn main() -> ExitCode {
             if e.use_stderr()
                 && let Some(note) = ufo_batch::cli::Cli::env_note(&e.to_string())
             {
-                eprintln!("{note}");
+                let _ = writeln!(std::io::stderr(), "{note}");
             }
             return ExitCode::from(u8::try_from(e.exit_code()).unwrap_or(2));
         }
@@ -32,9 +34,9 @@ fn main() -> ExitCode {
         Ok(code) => ExitCode::from(code),
         Err(e) => {
             let text = e.render();
-            eprintln!("{text}");
+            let _ = writeln!(std::io::stderr(), "{text}");
             if let Some(note) = ufo_batch::cli::Cli::env_note(&text) {
-                eprintln!("{note}");
+                let _ = writeln!(std::io::stderr(), "{note}");
             }
             ExitCode::from(e.exit_code())
         }

@@ -1,6 +1,44 @@
 //! Tiny text helpers shared by logs, trajectories and error messages.
 
+use std::borrow::Cow;
+use std::fmt::Write as _;
+
 use serde_json::Value;
+
+/// `text` safe to show on a terminal or in a text file a person reads (`output.md`,
+/// `report.md`, `summary.csv`): control characters (but line feeds, tabs, and a carriage
+/// return before a line feed) and the characters that reorder text (bidirectional
+/// overrides and isolates) are written as escapes, `\x1b` or `\u{202e}`. Nothing a task or
+/// a model wrote can then move the cursor, clear the screen, retitle the terminal or make
+/// a line read other than it is. JSON files keep the exact text.
+pub(crate) fn printable(text: &str) -> Cow<'_, str> {
+    let next = |i: usize, c: char| text.as_bytes().get(i + c.len_utf8()).copied();
+    if !text.char_indices().any(|(i, c)| unprintable(c, next(i, c))) {
+        return Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len() + 16);
+    for (i, c) in text.char_indices() {
+        if !unprintable(c, next(i, c)) {
+            out.push(c);
+        } else if (c as u32) < 0x80 {
+            let _ = write!(out, "\\x{:02x}", c as u32);
+        } else {
+            let _ = write!(out, "\\u{{{:04x}}}", c as u32);
+        }
+    }
+    Cow::Owned(out)
+}
+
+/// Whether `c`, followed by the byte `next`, is written as an escape by [`printable`].
+fn unprintable(c: char, next: Option<u8>) -> bool {
+    match c {
+        '\n' | '\t' => false,
+        '\r' => next != Some(b'\n'),
+        c if c.is_control() => true,
+        '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}' => true,
+        _ => false,
+    }
+}
 
 /// `s` cut to at most `max` characters, with `…` marking the cut.
 pub(crate) fn shorten(s: &str, max: usize) -> String {
@@ -116,5 +154,14 @@ mod tests {
         assert_eq!(plural(1, "trajectory"), "1 trajectory");
         assert_eq!(plural(2, "day"), "2 days");
         assert_eq!(plural(3, "pass"), "3 passes");
+    }
+
+    #[test]
+    fn control_codes_are_shown_not_obeyed() {
+        assert!(matches!(printable("plain\ttext\r\nok"), Cow::Borrowed(_)));
+        assert_eq!(
+            printable("\x1b]0;owned\x07\x1b[2J\0done\rover\u{9b}\u{202e}txt"),
+            "\\x1b]0;owned\\x07\\x1b[2J\\x00done\\x0dover\\u{009b}\\u{202e}txt"
+        );
     }
 }

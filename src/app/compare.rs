@@ -7,6 +7,7 @@ use crate::cli::CompareArgs;
 use crate::error::Error;
 use crate::finished::compare as compare_runs;
 use crate::render::{compare_html, compare_md};
+use super::stdout::{Form, print};
 use crate::rundir::{FileError, write_atomic};
 
 /// Compares; 1 when a task regressed.
@@ -17,7 +18,6 @@ pub(super) fn compare(args: &CompareArgs) -> Result<u8, Error> {
     } else {
         compare_md(&c)
     };
-    print!("{}", crate::secrets::scrub(&text));
     if let Some(out) = &args.out {
         write_atomic(out, text.as_bytes()).map_err(|e| FileError::write(out, e))?;
     }
@@ -29,6 +29,9 @@ pub(super) fn compare(args: &CompareArgs) -> Result<u8, Error> {
         let html = compare_html(&c, b.as_deref()).map_err(Error::internal)?;
         write_atomic(page, html.as_bytes()).map_err(|e| FileError::write(page, e))?;
     }
+    // Printed last: the files are written even when the reader of stdout went away.
+    let form = if args.json { Form::Json } else { Form::Text };
+    print(&text, form)?;
     Ok(u8::from(c.regressed()))
 }
 

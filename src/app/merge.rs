@@ -3,6 +3,7 @@
 
 use std::path::{Path, PathBuf};
 
+use super::stdout::{Form, print};
 use crate::cli::MergeArgs;
 use crate::error::Error;
 use crate::finished::{MergeReport, merge as merge_runs};
@@ -10,10 +11,7 @@ use crate::finished::{MergeReport, merge as merge_runs};
 /// Merges; 2 when inputs are missing or duplicated, 1 when some task did not pass.
 pub(super) fn merge(args: &MergeArgs) -> Result<u8, Error> {
     let merged = merge_runs(&args.out, &args.inputs)?;
-    print!(
-        "{}",
-        crate::secrets::scrub(&merge_summary(&args.out, &args.inputs, &merged))
-    );
+    print(&merge_summary(&args.out, &args.inputs, &merged), Form::Text)?;
     let all_passed = merged
         .totals
         .as_ref()

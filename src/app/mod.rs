@@ -9,6 +9,7 @@ mod report;
 mod run;
 mod sandbox_exec;
 mod signals;
+mod stdout;
 mod tools;
 mod validate;
 

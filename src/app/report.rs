@@ -3,13 +3,13 @@
 use crate::cli::ReportArgs;
 use crate::error::Error;
 use crate::finished::rerender;
-use crate::secrets::scrub;
+use super::stdout::{Form, note, print};
 
 /// Re-renders; 1 when some stored file could not be read.
 pub(super) fn report(args: &ReportArgs) -> Result<u8, Error> {
     let done = rerender(&args.run_dir)?;
     for p in &done.problems {
-        eprintln!("problem: {}", scrub(&p.to_string()));
+        note(&format!("problem: {p}"));
     }
     let t = &done.totals;
     let resume = if t.unfinished > 0 {
@@ -24,6 +24,6 @@ pub(super) fn report(args: &ReportArgs) -> Result<u8, Error> {
         crate::text::plural(done.trajectories, "trajectory"),
         t.counts()
     );
-    println!("{}", scrub(&line));
+    print(&format!("{line}\n"), Form::Text)?;
     Ok(if done.problems.is_empty() { 0 } else { 1 })
 }

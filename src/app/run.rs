@@ -53,7 +53,10 @@ pub(super) fn run(args: RunArgs) -> Result<u8, Error> {
     })?;
     let stats = reporter.finish();
     if summary_json {
-        println!("{}", summary_line_json(&stats));
+        super::stdout::print(
+            &format!("{}\n", summary_line_json(&stats)),
+            super::stdout::Form::Json,
+        )?;
     }
     Ok(stats.exit_code())
 }

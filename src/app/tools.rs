@@ -6,6 +6,7 @@ use std::fmt::Write;
 
 use serde_json::{Value, json};
 
+use super::stdout::{Form, print};
 use crate::batch::BatchError;
 use crate::cli::ToolsArgs;
 use crate::config::{ConfigError, read_config};
@@ -37,9 +38,9 @@ pub(super) fn tools(args: &ToolsArgs) -> Result<u8, Error> {
             })
             .collect();
         let json = serde_json::to_string_pretty(&all).unwrap_or_default();
-        println!("{}", crate::secrets::scrub(&json));
+        print(&format!("{json}\n"), Form::Json)?;
     } else {
-        print!("{}", crate::secrets::scrub(&text(&listed)));
+        print(&text(&listed), Form::Text)?;
     }
     Ok(0)
 }

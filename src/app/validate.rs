@@ -2,6 +2,7 @@
 //! any file is bad. With MCP servers in the config, they are started first and the plans'
 //! calls of their tools are checked too.
 
+use super::stdout::{Form, print};
 use super::tools::start_mcp;
 use crate::batch::{load_tasks_as, task_tools};
 use crate::cli::ValidateArgs;
@@ -18,6 +19,6 @@ pub(super) fn validate(args: &ValidateArgs) -> Result<u8, Error> {
         Checked::of,
     )?;
     let (text, bad) = validation_report(&loaded);
-    print!("{}", crate::secrets::scrub(&text));
+    print(&text, Form::Text)?;
     Ok(if bad { 2 } else { 0 })
 }

@@ -170,6 +170,14 @@ pub(crate) async fn prepare(config: &RunSettings) -> Result<Prepared, BatchError
             .into_iter()
             .map(|task| Queued::of(task, None, config, &shared)),
     );
+    let runs = (loaded.tasks.len() as u64) * u64::from(config.repeat.unwrap_or(1));
+    if runs > MAX_TASK_RUNS {
+        return Err(BatchError::Refused(format!(
+            "{} × --repeat {} is {runs} task runs, more than the {MAX_TASK_RUNS} one run takes: repeat fewer times, or shard the batch (--shard I/N)",
+            crate::text::plural(loaded.tasks.len(), "task"),
+            config.repeat.unwrap_or(1)
+        )));
+    }
     let selection = all_ids(&loaded, config.repeat.unwrap_or(1));
     if let Some(shard) = config.shard {
         loaded.tasks.retain(|t| shard.contains(t.id()));
@@ -290,6 +298,10 @@ async fn client(
     client.probe().await.map_err(BatchError::Refused)?;
     Ok(Some(Arc::new(client)))
 }
+
+/// The most task runs (tasks × `--repeat`) one run takes: what it holds per task was
+/// measured at a million (139 MB).
+const MAX_TASK_RUNS: u64 = 10_000_000;
 
 /// Every id of the batch, valid and invalid, sorted: with `--repeat K`, the K
 /// repetitions of each valid task (they are what the run dir holds).

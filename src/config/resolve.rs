@@ -11,8 +11,8 @@ use super::sections::{
     agent_settings, check_llm_needs, llm_config, resource_limits, shell_settings,
 };
 use super::values::{
-    check_run_name, default_jobs, default_run_name, duration_option, layered, nonzero,
-    request_run_name,
+    MAX_JOBS, MAX_REPEAT, MAX_RETRIES, MAX_STEPS, check_run_name, counted, default_jobs,
+    default_run_name, duration_option, layered, nonzero, request_run_name,
 };
 use crate::batch::RunSettings;
 use crate::eval::EvalMode;
@@ -119,7 +119,7 @@ pub(crate) fn resolve(
         None => base,
     };
     check_run_name(&run_name)?;
-    let jobs = nonzero(layered("--jobs", FILE_JOBS, o.jobs, file.run.jobs))?
+    let jobs = counted(layered("--jobs", FILE_JOBS, o.jobs, file.run.jobs), MAX_JOBS)?
         .and_then(NonZeroUsize::new)
         .unwrap_or_else(|| NonZeroUsize::new(default_jobs()).unwrap_or(NonZeroUsize::MIN));
     let timeout = duration_option(layered(
@@ -136,18 +136,24 @@ pub(crate) fn resolve(
             .map_err(|e| ConfigError::Invalid(format!("[run] eval: {e}")))?,
         (None, None) => EvalMode::Auto,
     };
-    let max_steps = nonzero(layered(
-        "--max-steps",
-        "[run] max_steps in the config file",
-        o.max_steps,
-        file.run.max_steps,
-    ))?;
-    let max_rounds = nonzero(layered(
-        "--max-rounds",
-        "[run] max_rounds in the config file",
-        o.max_rounds,
-        file.run.max_rounds,
-    ))?;
+    let max_steps = counted(
+        layered(
+            "--max-steps",
+            "[run] max_steps in the config file",
+            o.max_steps,
+            file.run.max_steps,
+        ),
+        MAX_STEPS,
+    )?;
+    let max_rounds = counted(
+        layered(
+            "--max-rounds",
+            "[run] max_rounds in the config file",
+            o.max_rounds,
+            file.run.max_rounds,
+        ),
+        MAX_STEPS,
+    )?;
     let sandbox = match (o.sandbox, &file.sandbox.mode) {
         (Some(mode), _) => mode,
         (None, Some(text)) => text
@@ -223,12 +229,27 @@ pub(crate) fn resolve(
         max_cost: o.max_cost,
         requests: o.requests,
         sandbox,
-        retries: o.retries.or(file.run.retries).unwrap_or(0),
+        retries: retries(layered(
+            "--retries",
+            "[run] retries in the config file",
+            o.retries,
+            file.run.retries,
+        ))?,
         retry_delay,
         max_fail,
         shard,
         grace,
-        repeat: nonzero(o.repeat.map(|n| (n, "--repeat")))?,
+        repeat: counted(o.repeat.map(|n| (n, "--repeat")), MAX_REPEAT)?,
         config_file,
     })
+}
+
+/// `--retries`: from 0 to [`MAX_RETRIES`].
+fn retries(value: Option<(u32, &str)>) -> Result<u32, ConfigError> {
+    match value {
+        Some((n, name)) if n > MAX_RETRIES => Err(ConfigError::Invalid(format!(
+            "{name} {n} is too large: it may be at most {MAX_RETRIES}"
+        ))),
+        value => Ok(value.map_or(0, |(n, _)| n)),
+    }
 }

@@ -4,7 +4,7 @@
 
 use super::ConfigError;
 use super::file::{AgentSection, ExecutorSection, LlmSection, SandboxSection};
-use super::values::{duration_option, layered, nonzero};
+use super::values::{MAX_JOBS, counted, duration_option, layered};
 use crate::agent::AgentSettings;
 use crate::eval::EvalMode;
 use crate::executor::sandbox::Sandbox;
@@ -88,12 +88,15 @@ pub(super) fn llm_config(
         duration_option(named(f.retry_base, "[llm] retry_base"))?.unwrap_or(c.retry_base);
     c.retry_max = duration_option(named(f.retry_max, "[llm] retry_max"))?.unwrap_or(c.retry_max);
     // Each session makes one call at a time, so --jobs bounds the calls already.
-    c.max_connections = nonzero(layered(
-        "--max-connections",
-        "[llm] max_connections in the config file",
-        max_connections,
-        f.max_connections,
-    ))?
+    c.max_connections = counted(
+        layered(
+            "--max-connections",
+            "[llm] max_connections in the config file",
+            max_connections,
+            f.max_connections,
+        ),
+        MAX_JOBS,
+    )?
     .unwrap_or(jobs);
     c.adaptive = f.adaptive.unwrap_or(c.adaptive);
     c.give_up_after =

@@ -43,6 +43,31 @@ pub(super) fn nonzero<T: PartialEq + Default>(
     }
 }
 
+/// The most sessions at once (`--jobs`) and LLM calls in flight (`--max-connections`).
+pub(crate) const MAX_JOBS: usize = 65_536;
+/// The most runs of each task (`--repeat`).
+pub(crate) const MAX_REPEAT: u32 = 10_000;
+/// The most steps or rounds of a session.
+pub(crate) const MAX_STEPS: u32 = 1_000_000;
+/// The most retries of an infrastructure error.
+pub(crate) const MAX_RETRIES: u32 = 100;
+
+/// A count from 1 to `max`: 0 and more than `max` are refused, saying which option.
+pub(super) fn counted<T>(value: Option<(T, &str)>, max: T) -> Result<Option<T>, ConfigError>
+where
+    T: PartialOrd + Default + std::fmt::Display,
+{
+    match value {
+        Some((v, name)) if v == T::default() => {
+            Err(ConfigError::Invalid(format!("{name} must be at least 1")))
+        }
+        Some((v, name)) if v > max => Err(ConfigError::Invalid(format!(
+            "{name} {v} is too large: it may be at most {max}"
+        ))),
+        v => Ok(v.map(|(v, _)| v)),
+    }
+}
+
 pub(super) fn duration_option(
     value: Option<(String, &str)>,
 ) -> Result<Option<Duration>, ConfigError> {

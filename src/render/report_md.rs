@@ -20,7 +20,7 @@ pub(crate) fn write_report_md(
     overview: &Overview,
 ) -> io::Result<()> {
     let t = &overview.totals;
-    write!(md, "# ufo-batch: {name}\n\n")?;
+    write!(md, "# ufo-batch: {}\n\n", crate::text::printable(name))?;
     let pct = t.pass_rate * 100.0;
     write!(md, "**{} of {} passed ({pct:.1}%)**", t.passed, t.total)?;
     for (n, label) in [
@@ -125,7 +125,8 @@ pub(crate) fn write_report_md(
 
 /// Text fit for one markdown table cell.
 pub(super) fn cell(text: &str, limit: usize) -> String {
-    crate::text::shorten(&text.replace(['\n', '\r'], " ").replace('|', "\\|"), limit)
+    let one_line = text.replace(['\n', '\r'], " ").replace('|', "\\|");
+    crate::text::shorten(&crate::text::printable(&one_line), limit)
 }
 
 pub(super) fn cost(c: Option<f64>) -> String {

@@ -200,7 +200,14 @@ pub(crate) fn write_summary_csv(
     }
     let mut writer = csv::Writer::from_writer(out);
     for r in records {
-        writer.serialize(SummaryRow::of(r.borrow()))?;
+        let mut row = SummaryRow::of(r.borrow());
+        // Control codes are shown, not obeyed, by a terminal that `cat`s the file.
+        if let Some(error) = &mut row.error
+            && let std::borrow::Cow::Owned(shown) = crate::text::printable(error)
+        {
+            *error = shown;
+        }
+        writer.serialize(row)?;
     }
     writer.flush()?;
     Ok(())

@@ -43,7 +43,8 @@ pub(crate) fn render(
         step_section(&mut md, step);
         screenshots(&mut md, step, steps.get(i + 1));
     }
-    md
+    // Control codes from commands and models are shown, never obeyed by a terminal.
+    crate::text::printable(&md).into_owned()
 }
 
 fn summary(md: &mut String, r: &TaskRecord, steps: &[StepRecord]) {

@@ -257,13 +257,14 @@ impl Terminal {
     fn line(&mut self, text: &str) {
         match (&self.bar, self.mode) {
             (_, TerminalMode::Quiet) => {}
-            (Some(bar), _) => bar.println(crate::secrets::scrub(text)),
+            (Some(bar), _) => bar.println(crate::text::printable(&crate::secrets::scrub(text))),
             (None, _) => self.print(text),
         }
     }
 
     fn print(&mut self, text: &str) {
-        let text = crate::secrets::scrub(text);
+        let scrubbed = crate::secrets::scrub(text);
+        let text = crate::text::printable(&scrubbed);
         let _ = writeln!(self.out, "{text}");
         let _ = self.out.flush();
     }
