@@ -63,9 +63,43 @@ impl ObjectFile {
     }
 }
 
+/// Why an object cannot be used.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub(crate) enum ObjectError {
+    /// No such file in the places looked at (the task may be about to make it).
+    #[error("{0}")]
+    NotFound(String),
+    /// Named where objects may not come from, through a link, unreadable with the task's
+    /// rights, or ambiguous: the task file's fault.
+    #[error("{0}")]
+    Refused(String),
+}
+
 /// The file `object` of the task file at `task_file` names, when it names a file;
 /// otherwise why it cannot be used, in words.
-pub(crate) fn locate_object(task_file: &Path, object: &str) -> Result<Option<ObjectFile>, String> {
+pub(crate) fn locate_object(
+    task_file: &Path,
+    object: &str,
+) -> Result<Option<ObjectFile>, ObjectError> {
+    locate(task_file, object).map_err(|e| match e {
+        Located::Missing(why) => ObjectError::NotFound(why),
+        Located::Refused(why) => ObjectError::Refused(why),
+    })
+}
+
+/// [`locate_object`]'s two kinds of failure, before they are named.
+enum Located {
+    Missing(String),
+    Refused(String),
+}
+
+impl From<String> for Located {
+    fn from(why: String) -> Self {
+        Self::Refused(why)
+    }
+}
+
+fn locate(task_file: &Path, object: &str) -> Result<Option<ObjectFile>, Located> {
     let object = object.trim();
     if object.is_empty() {
         return Ok(None);
@@ -73,17 +107,21 @@ pub(crate) fn locate_object(task_file: &Path, object: &str) -> Result<Option<Obj
     let rel = match RelPath::parse(object, false) {
         Ok(rel) => rel,
         Err(PathError::Absolute(_)) => {
-            return Err(format!(
+            return Err(Located::Refused(format!(
                 "the object `{object}` is an absolute path; {WHERE} (copy the file there and name it by its file name)"
-            ));
+            )));
         }
         Err(PathError::Escapes(_)) => {
-            return Err(format!("the object `{object}` leaves the task file's folder; {WHERE}"));
+            return Err(Located::Refused(format!(
+                "the object `{object}` leaves the task file's folder; {WHERE}"
+            )));
         }
-        Err(e) => return Err(format!("the object `{object}`: {e}")),
+        Err(e) => return Err(Located::Refused(format!("the object `{object}`: {e}"))),
     };
     let Some(name) = rel.as_path().file_name() else {
-        return Err(format!("the object `{object}` does not name a file"));
+        return Err(Located::Refused(format!(
+            "the object `{object}` does not name a file"
+        )));
     };
     // `files/NAME` is opened beneath the folder holding `files`, so that `files` itself
     // cannot be a link out of the project either.
@@ -108,18 +146,18 @@ pub(crate) fn locate_object(task_file: &Path, object: &str) -> Result<Option<Obj
     }
     match found.as_slice() {
         [] if rel.as_path().extension().is_none() => Ok(None),
-        [] => Err(format!(
+        [] => Err(Located::Missing(format!(
             "the object `{object}` is not found: looked for {}",
             looked_for(task_file, object)
-        )),
+        ))),
         [one] => Ok(Some(one.clone())),
         [a, rest @ ..] => match rest.iter().find(|b| !same_content(a, b)) {
             None => Ok(Some(a.clone())),
-            Some(b) => Err(format!(
+            Some(b) => Err(Located::Refused(format!(
                 "the object `{object}` is ambiguous: both {} and {} exist and differ",
                 a.path().display(),
                 b.path().display()
-            )),
+            ))),
         },
     }
 }
@@ -205,7 +243,8 @@ mod tests {
         assert_eq!(found.path(), project.join("files/draft.docx"));
         assert_eq!(found.name(), "draft.docx");
         let e = locate_object(&task, "missing.docx").unwrap_err();
-        assert!(e.contains("is not found: looked for"), "{e}");
+        assert!(matches!(e, ObjectError::NotFound(_)), "{e}");
+        assert!(e.to_string().contains("is not found: looked for"), "{e}");
         assert_eq!(locate_object(&task, "notepad").unwrap(), None, "an app");
     }
 
@@ -220,6 +259,7 @@ mod tests {
         assert!(
             locate_object(&task, "a.txt")
                 .unwrap_err()
+                .to_string()
                 .contains("ambiguous")
         );
         // A run keeps a task's object in files/ beside its plan.json.
@@ -238,24 +278,30 @@ mod tests {
         write(&secret, "key");
         let task = dir.path().join("p/tasks/t.json");
         write(&task, "{}");
-        let e = locate_object(&task, secret.to_str().unwrap()).unwrap_err();
+        let e = locate_object(&task, secret.to_str().unwrap())
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("is an absolute path; objects come only from"), "{e}");
-        let e = locate_object(&task, "../../secret.txt").unwrap_err();
+        let e = locate_object(&task, "../../secret.txt")
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("leaves the task file's folder"), "{e}");
         #[cfg(unix)]
         {
             std::fs::create_dir_all(dir.path().join("p/files")).unwrap();
             std::os::unix::fs::symlink(&secret, dir.path().join("p/files/linked.txt")).unwrap();
-            let e = locate_object(&task, "linked.txt").unwrap_err();
+            let e = locate_object(&task, "linked.txt").unwrap_err().to_string();
             assert!(e.contains("is a symbolic link"), "{e}");
             std::os::unix::fs::symlink(dir.path(), dir.path().join("p/tasks/up")).unwrap();
-            let e = locate_object(&task, "up/secret.txt").unwrap_err();
+            let e = locate_object(&task, "up/secret.txt")
+                .unwrap_err()
+                .to_string();
             assert!(e.contains("is a symbolic link"), "{e}");
             // A project whose whole files/ folder is a link out of it.
             let other = dir.path().join("q/tasks/t.json");
             write(&other, "{}");
             std::os::unix::fs::symlink(dir.path(), dir.path().join("q/files")).unwrap();
-            let e = locate_object(&other, "secret.txt").unwrap_err();
+            let e = locate_object(&other, "secret.txt").unwrap_err().to_string();
             assert!(e.contains("is a symbolic link"), "{e}");
         }
     }

@@ -24,6 +24,20 @@ impl Project {
         Self { _dir: dir, root }
     }
 
+    /// A project in memory (`/dev/shm`, where there is one), for tests that make many
+    /// files.
+    pub(crate) fn in_memory() -> Self {
+        let shm = Path::new("/dev/shm");
+        let dir = if shm.is_dir() {
+            tempfile::tempdir_in(shm).expect("temp dir")
+        } else {
+            tempfile::tempdir().expect("temp dir")
+        };
+        let root = dir.path().join("proj");
+        std::fs::create_dir(&root).unwrap();
+        Self { _dir: dir, root }
+    }
+
     pub(crate) fn path(&self) -> &Path {
         &self.root
     }

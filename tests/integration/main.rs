@@ -31,5 +31,6 @@ mod sandbox;
 mod shapes;
 mod shards;
 mod tampered_rundirs;
+mod task_rights;
 mod timeouts;
 mod trust;

@@ -211,10 +211,11 @@ impl Checker<'_> {
             k != crate::desktop::app::Known::Notepad
                 && !object.to_ascii_lowercase().ends_with(".csv")
         });
+        use crate::task::object::ObjectError;
         match crate::task::object::locate_object(self.file, object) {
             Ok(found) => found,
-            Err(_) if in_files => None,
-            Err(e) if !office => {
+            Err(ObjectError::NotFound(_)) if in_files => None,
+            Err(ObjectError::NotFound(e)) if !office => {
                 self.warnings.push(format!(
                     "{e}; the task starts without it (an office document must exist: its app opens it)"
                 ));
@@ -223,7 +224,7 @@ impl Checker<'_> {
             Err(e) => {
                 self.problem(
                     "object",
-                    e,
+                    e.to_string(),
                     "put the file in PROJECT/files/ beside PROJECT/tasks/ (UFO's layout) or beside the task file",
                 );
                 None
