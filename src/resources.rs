@@ -28,7 +28,7 @@ impl Resources {
         let secs = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 / 1e6;
         Some(Self {
             cpu_s: secs(usage.ru_utime) + secs(usage.ru_stime),
-            peak_rss_kb: usage.ru_maxrss as u64,
+            peak_rss_kb: peak_rss_kb().unwrap_or(usage.ru_maxrss as u64),
             disk_syncs: crate::rundir::disk_syncs(),
         })
     }
@@ -38,6 +38,21 @@ impl Resources {
     pub(crate) fn now() -> Option<Self> {
         None
     }
+}
+
+/// The runner's own peak resident memory since it started (Linux: `VmHWM`, which, unlike
+/// `getrusage`'s `ru_maxrss`, does not count what the process that started the runner had
+/// resident when it forked, before `exec`).
+#[cfg(unix)]
+fn peak_rss_kb() -> Option<u64> {
+    #[cfg(target_os = "linux")]
+    {
+        let status = std::fs::read_to_string("/proc/self/status").ok()?;
+        let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
+        line.split_whitespace().nth(1)?.parse().ok()
+    }
+    #[cfg(not(target_os = "linux"))]
+    None
 }
 
 /// Raises the open-file limit to the most allowed: each running command holds pipes,

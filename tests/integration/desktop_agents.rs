@@ -733,9 +733,10 @@ fn without_vision_the_model_gets_the_control_list_as_text_only() {
             .exists()
     );
 
-    // A replay that meets another text diverges, saying at which step and how.
-    p.file("files/blind-note.txt", "another line\n");
+    // A replay that meets another text diverges, saying at which step and how: the
+    // object it replays with (kept beside the plan, as it was given) is changed.
     let run = out.run_dir("proj");
+    std::fs::write(run.join("blind/files/blind-note.txt"), "another line\n").unwrap();
     let elsewhere = tempfile::tempdir().unwrap();
     let replay = run_binary(
         elsewhere.path(),

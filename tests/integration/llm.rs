@@ -133,11 +133,14 @@ fn a_request_is_solved_with_real_commands_and_its_plan_replays_without_the_llm()
     assert_eq!(plan["actions"][0]["agent"], "LinuxAgent");
     assert_eq!(plan["actions"][0]["comment"], "next I call execute_command");
     drop(mock);
+    assert_eq!(plan["object"], "nums.txt");
     let replay = Project::new();
     replay.file(
         "tasks/sum.json",
         &serde_json::to_string_pretty(&plan).unwrap(),
     );
+    // The object comes along from the files/ folder kept beside the plan.
+    replay.file("files/nums.txt", &out.task_file("sum", "files/nums.txt"));
     let again = replay.run(&[]);
     again.expect_code(0);
     assert_eq!(again.status("sum")["status"], "passed");

@@ -105,7 +105,7 @@ fn merge_never_writes_through_a_link_nor_opens_a_fifo() {
     assert!(
         merged
             .stdout
-            .contains("not copied (not a file, folder or link"),
+            .contains("not copied (not a regular file: a FIFO, socket or device)"),
         "{}",
         merged.stdout
     );

@@ -343,7 +343,7 @@ fn list_dir_on_a_million_entries_is_bounded() {
     assert!(log.len() < 200_000, "response.log is {} bytes", log.len());
     let run = read_json(&out.run_dir("proj").join("run.json"));
     let peak = run["runner"]["peak_rss_kb"].as_u64().unwrap();
-    assert!(peak < 200_000, "the runner peaked at {peak} KiB");
+    assert!(peak < 100_000, "the runner peaked at {peak} KiB");
 }
 
 /// A document whose text is huge (slides full of control characters, a large text file
@@ -399,7 +399,7 @@ fn document_checks_keep_the_runner_small() {
     }
     let run = read_json(&out.run_dir("proj").join("run.json"));
     let peak = run["runner"]["peak_rss_kb"].as_u64().unwrap();
-    assert!(peak < 200_000, "the runner peaked at {peak} KiB");
+    assert!(peak < 100_000, "the runner peaked at {peak} KiB");
 }
 
 /// Control codes a command prints, in a failed setup, a failed replay step and a
