@@ -73,8 +73,13 @@ impl CapSets {
             pid: 0,
         };
         // SAFETY: capset reads the header and the two data words it is given.
-        let ret =
-            unsafe { libc::syscall(libc::SYS_capset, &header as *const Header, self.data.as_ptr()) };
+        let ret = unsafe {
+            libc::syscall(
+                libc::SYS_capset,
+                &header as *const Header,
+                self.data.as_ptr(),
+            )
+        };
         if ret < 0 {
             return Err(std::io::Error::last_os_error());
         }

@@ -39,6 +39,7 @@ pub(crate) enum FileAccessError {
     NotAFolder,
     /// A regular file with other hard links, which could be outside the folder.
     #[error("it has other hard links; files with more than one name are not written")]
+    #[cfg_attr(not(unix), allow(dead_code))]
     HardLinked,
     /// A path whose text is refused (absolute, `..` above the start, a NUL, a name too
     /// long).

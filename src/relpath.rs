@@ -185,7 +185,10 @@ mod tests {
         assert!(normalize_relative(&"x".repeat(255), false).is_ok());
         let rel = RelPath::parse("a/b/c.txt", false).unwrap();
         let (parent, name) = rel.split_last().unwrap();
-        assert_eq!((parent.as_path(), name), (Path::new("a/b"), "c.txt".as_ref()));
+        assert_eq!(
+            (parent.as_path(), name),
+            (Path::new("a/b"), "c.txt".as_ref())
+        );
         assert!(RelPath::parse(".", true).unwrap().is_root());
         assert_eq!(RelPath::parse(".", true).unwrap().to_string(), ".");
     }

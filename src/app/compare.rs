@@ -3,11 +3,11 @@
 
 use std::path::{Component, Path, PathBuf};
 
+use super::stdout::{Form, print};
 use crate::cli::CompareArgs;
 use crate::error::Error;
 use crate::finished::compare as compare_runs;
 use crate::render::{compare_html, compare_md};
-use super::stdout::{Form, print};
 use crate::rundir::{FileError, write_atomic};
 
 /// Compares; 1 when a task regressed.

@@ -1,9 +1,9 @@
 //! `ufo-batch report RUN_DIR`: re-render a run dir's derived files and say what was found.
 
+use super::stdout::{Form, note, print};
 use crate::cli::ReportArgs;
 use crate::error::Error;
 use crate::finished::rerender;
-use super::stdout::{Form, note, print};
 
 /// Re-renders; 1 when some stored file could not be read.
 pub(super) fn report(args: &ReportArgs) -> Result<u8, Error> {

@@ -147,16 +147,17 @@ fn inputs_of(task: &Task, config: &RunSettings, shared: &SharedSettings) -> Inpu
     }
     Inputs {
         task_file: task.source_hash.clone(),
-        object: task.object_file.as_ref().map(|object| {
-            match object.read(HASHED_OBJECT) {
+        object: task
+            .object_file
+            .as_ref()
+            .map(|object| match object.read(HASHED_OBJECT) {
                 Ok(bytes) => crate::hash::hex(&bytes),
                 Err(_) => object
                     .open()
                     .and_then(|(file, size)| Ok((size, file.metadata()?.modified().ok())))
                     .map(|(size, modified)| format!("{size}:{modified:?}"))
                     .unwrap_or_else(|e| e.to_string()),
-            }
-        }),
+            }),
         settings: shared.share(settings),
     }
 }

@@ -119,9 +119,12 @@ pub(crate) fn resolve(
         None => base,
     };
     check_run_name(&run_name)?;
-    let jobs = counted(layered("--jobs", FILE_JOBS, o.jobs, file.run.jobs), MAX_JOBS)?
-        .and_then(NonZeroUsize::new)
-        .unwrap_or_else(|| NonZeroUsize::new(default_jobs()).unwrap_or(NonZeroUsize::MIN));
+    let jobs = counted(
+        layered("--jobs", FILE_JOBS, o.jobs, file.run.jobs),
+        MAX_JOBS,
+    )?
+    .and_then(NonZeroUsize::new)
+    .unwrap_or_else(|| NonZeroUsize::new(default_jobs()).unwrap_or(NonZeroUsize::MIN));
     let timeout = duration_option(layered(
         "--timeout",
         "[run] timeout in the config file",

@@ -42,10 +42,13 @@ pub(crate) enum Kind {
     /// A symbolic link (never followed).
     Link,
     /// A named pipe.
+    #[cfg_attr(not(unix), allow(dead_code))]
     Fifo,
     /// A Unix socket.
+    #[cfg_attr(not(unix), allow(dead_code))]
     Socket,
     /// A device node.
+    #[cfg_attr(not(unix), allow(dead_code))]
     Device,
     /// Anything else.
     Other,
@@ -170,7 +173,7 @@ impl Confined {
     }
 
     /// Makes the folder `rel` and those above it, as needed.
-    #[cfg(test)]
+    #[cfg(all(test, unix))]
     pub(crate) fn make_dirs(&self, rel: &RelPath) -> Result<(), FileAccessError> {
         let _rights = TaskRights::enter()?;
         self.root.make_dirs(rel)

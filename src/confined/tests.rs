@@ -51,12 +51,22 @@ fn files_are_written_read_and_appended_beneath_the_root() {
 fn links_are_never_followed() {
     let s = setup();
     symlink(&s.outside, s.ws.join("to-host")).unwrap();
-    symlink(s.outside.with_file_name("new-on-host.txt"), s.ws.join("dangling")).unwrap();
+    symlink(
+        s.outside.with_file_name("new-on-host.txt"),
+        s.ws.join("dangling"),
+    )
+    .unwrap();
     symlink(s.outside.parent().unwrap(), s.ws.join("up")).unwrap();
     std::fs::write(s.ws.join("inside.txt"), "in").unwrap();
     symlink("inside.txt", s.ws.join("to-inside")).unwrap();
     let c = Confined::open(&s.ws).unwrap();
-    for path in ["to-host", "dangling", "up/host.txt", "up/new.txt", "to-inside"] {
+    for path in [
+        "to-host",
+        "dangling",
+        "up/host.txt",
+        "up/new.txt",
+        "to-inside",
+    ] {
         let e = c.write(&rel(path), b"x", false).unwrap_err();
         assert!(matches!(e, FileAccessError::Link), "{path}: {e}");
         let e = c.write(&rel(path), b"x", true).unwrap_err();
@@ -73,11 +83,11 @@ fn links_are_never_followed() {
         Err(FileAccessError::Link)
     ));
     assert_eq!(c.kind(&rel("to-host")).unwrap(), Some(Kind::Link));
-    assert!(matches!(c.kind(&rel("up/host.txt")), Err(FileAccessError::Link)));
     assert!(matches!(
-        c.list(&rel("up"), 10),
+        c.kind(&rel("up/host.txt")),
         Err(FileAccessError::Link)
     ));
+    assert!(matches!(c.list(&rel("up"), 10), Err(FileAccessError::Link)));
     assert_eq!(std::fs::read_to_string(&s.outside).unwrap(), "host");
     assert!(!s.outside.with_file_name("new-on-host.txt").exists());
     assert!(!s.outside.with_file_name("made").exists());
@@ -110,7 +120,10 @@ fn fifos_and_hard_links_are_refused_untouched() {
     let e = c.read(&rel("fifo"), 10, None).unwrap_err();
     assert_eq!(e.to_string(), "it is a FIFO, not a regular file");
     let e = c.write(&rel("fifo"), b"x", false).unwrap_err();
-    assert_eq!(e.to_string(), "it is a FIFO or a device, not a regular file");
+    assert_eq!(
+        e.to_string(),
+        "it is a FIFO or a device, not a regular file"
+    );
     std::fs::write(s.ws.join("one"), "shared").unwrap();
     std::fs::hard_link(s.ws.join("one"), s.ws.join("two")).unwrap();
     assert!(matches!(
@@ -174,7 +187,10 @@ fn walks_stop_at_their_bounds() {
     assert!(!short.complete);
     assert_eq!(short.seen, 3);
     // As deep as a task likes: the walk stops, and says so.
-    let deep = (0..40).map(|i| format!("d{i}")).collect::<Vec<_>>().join("/");
+    let deep = (0..40)
+        .map(|i| format!("d{i}"))
+        .collect::<Vec<_>>()
+        .join("/");
     c.make_dirs(&rel(&deep)).unwrap();
     assert!(!c.walk(1000, 10_000).complete);
 }

@@ -6,9 +6,9 @@
 //! link swapped in while the path is opened makes the open fail: there is nothing to race.
 
 use std::ffi::{OsStr, OsString};
-use std::os::unix::ffi::OsStrExt;
 use std::fs::File;
 use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
+use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
 
 use rustix::fs::{AtFlags, Mode, OFlags};
@@ -33,9 +33,16 @@ impl Root {
     /// Opens `rel` as `how` says.
     pub(super) fn open_at(&self, rel: &RelPath, how: Open) -> Result<File, FileAccessError> {
         let (flags, mode) = match how {
-            Open::Read => (OFlags::RDONLY | OFlags::NONBLOCK | OFlags::NOCTTY, Mode::empty()),
+            Open::Read => (
+                OFlags::RDONLY | OFlags::NONBLOCK | OFlags::NOCTTY,
+                Mode::empty(),
+            ),
             Open::Write { append } => {
-                let append = if append { OFlags::APPEND } else { OFlags::empty() };
+                let append = if append {
+                    OFlags::APPEND
+                } else {
+                    OFlags::empty()
+                };
                 (
                     OFlags::WRONLY | OFlags::CREATE | OFlags::NONBLOCK | OFlags::NOCTTY | append,
                     Mode::from_raw_mode(0o666),
@@ -104,8 +111,7 @@ impl Folder {
         Ok(dir.filter_map(|entry| match entry {
             Ok(entry) => {
                 let name = entry.file_name().to_bytes();
-                (name != b"." && name != b"..")
-                    .then(|| Ok(OsStr::from_bytes(name).to_os_string()))
+                (name != b"." && name != b"..").then(|| Ok(OsStr::from_bytes(name).to_os_string()))
             }
             Err(e) => Some(Err(error(e.into()))),
         }))
@@ -153,7 +159,12 @@ fn open_folder(at: BorrowedFd<'_>, name: &OsStr) -> Result<OwnedFd, Errno> {
 }
 
 /// Opens `rel` beneath `root`, following no link.
-fn open_beneath(root: BorrowedFd<'_>, rel: &RelPath, flags: OFlags, mode: Mode) -> Result<OwnedFd, Errno> {
+fn open_beneath(
+    root: BorrowedFd<'_>,
+    rel: &RelPath,
+    flags: OFlags,
+    mode: Mode,
+) -> Result<OwnedFd, Errno> {
     let path: &Path = if rel.is_root() {
         Path::new(".")
     } else {
@@ -167,7 +178,13 @@ fn open_beneath(root: BorrowedFd<'_>, rel: &RelPath, flags: OFlags, mode: Mode) 
 }
 
 /// Opens `rel` one name at a time, each folder from the one before, never through a link.
-fn walk(root: BorrowedFd<'_>, rel: &RelPath, path: &Path, flags: OFlags, mode: Mode) -> Result<OwnedFd, Errno> {
+fn walk(
+    root: BorrowedFd<'_>,
+    rel: &RelPath,
+    path: &Path,
+    flags: OFlags,
+    mode: Mode,
+) -> Result<OwnedFd, Errno> {
     let Some((parent, name)) = rel.split_last() else {
         return rustix::fs::openat(root, path, flags, mode);
     };
@@ -237,9 +254,7 @@ fn kind_of(mode: u32) -> Kind {
         rustix::fs::FileType::Symlink => Kind::Link,
         rustix::fs::FileType::Fifo => Kind::Fifo,
         rustix::fs::FileType::Socket => Kind::Socket,
-        rustix::fs::FileType::CharacterDevice | rustix::fs::FileType::BlockDevice => {
-            Kind::Device
-        }
+        rustix::fs::FileType::CharacterDevice | rustix::fs::FileType::BlockDevice => Kind::Device,
         _ => Kind::Other,
     }
 }

@@ -37,7 +37,11 @@ pub(crate) enum Read<'a> {
 
 /// Reads the document open as `file`, named `name` (its extension says what it is), in a
 /// bounded child process; `Err` says why it could not.
-pub(crate) async fn read_in_child(file: File, name: &str, what: Read<'_>) -> Result<String, String> {
+pub(crate) async fn read_in_child(
+    file: File,
+    name: &str,
+    what: Read<'_>,
+) -> Result<String, String> {
     let exe = std::env::current_exe().map_err(|e| format!("cannot find ufo-batch itself: {e}"))?;
     let mut command = Command::new(exe);
     command.arg("read-document").arg(name);
@@ -57,7 +61,10 @@ pub(crate) async fn read_in_child(file: File, name: &str, what: Read<'_>) -> Res
     let mut child = command
         .spawn()
         .map_err(|e| format!("cannot start the document reader: {e}"))?;
-    let mut stdout = child.stdout.take().ok_or("the document reader has no output")?;
+    let mut stdout = child
+        .stdout
+        .take()
+        .ok_or("the document reader has no output")?;
     let read = async {
         let mut answer = Vec::new();
         (&mut stdout)

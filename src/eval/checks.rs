@@ -6,8 +6,8 @@ use std::path::Path;
 
 use serde_json::json;
 
-use crate::executor::Executor;
 use crate::confined::{Confined, Kind};
+use crate::executor::Executor;
 use crate::regular_file::FileAccessError;
 use crate::relpath::RelPath;
 use crate::task::{Check, describe_text_difference};

@@ -295,10 +295,7 @@ fn copy_dir(from: &Path, to: &Path, skipped: &mut Vec<String>) -> std::io::Resul
             } else {
                 "not a regular file: a FIFO, socket or device"
             };
-            skipped.push(format!(
-                "{}: not copied ({what})",
-                entry.path().display()
-            ));
+            skipped.push(format!("{}: not copied ({what})", entry.path().display()));
         }
     }
     Ok(())

@@ -2,8 +2,10 @@
 //! executor): the servers a run is configured with (`config`), a client session with one
 //! (`connection`), the run's servers readied before tasks start (`hub`), what agents see
 //! of their tools (`catalog`), a task's own stdio server (`stdio`), how an answer becomes
-//! a Result (`result`), and the router that sends a task's calls to them (`router`).
+//! a Result (`result`), and the router that sends a task's calls to them (`router`); a
+//! stdio server's messages are bounded (`bounded`).
 
+mod bounded;
 mod catalog;
 mod config;
 mod connection;

@@ -55,6 +55,7 @@ impl StdioServer {
         let (Some(to), Some(from)) = (service.stdin.take(), service.stdout.take()) else {
             return Err("the server's pipes are missing".into());
         };
+        let from = super::bounded::BoundedLines::new(from, super::bounded::MAX_MESSAGE);
         match Connection::over_pipes(from, to).await {
             Ok(connection) => Ok(Self {
                 connection,

@@ -281,7 +281,10 @@ mod tests {
         let e = locate_object(&task, secret.to_str().unwrap())
             .unwrap_err()
             .to_string();
-        assert!(e.contains("is an absolute path; objects come only from"), "{e}");
+        assert!(
+            e.contains("is an absolute path; objects come only from"),
+            "{e}"
+        );
         let e = locate_object(&task, "../../secret.txt")
             .unwrap_err()
             .to_string();

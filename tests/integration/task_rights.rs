@@ -73,7 +73,9 @@ fn results_text(dir: &Path) -> String {
     walkdir::WalkDir::new(dir)
         .into_iter()
         .flatten()
-        .filter(|e| e.file_type().is_file() && !e.path().components().any(|c| c.as_os_str() == "workspace"))
+        .filter(|e| {
+            e.file_type().is_file() && !e.path().components().any(|c| c.as_os_str() == "workspace")
+        })
         .map(|e| String::from_utf8_lossy(&std::fs::read(e.path()).unwrap_or_default()).into_owned())
         .collect::<Vec<_>>()
         .join("\n")
@@ -150,13 +152,23 @@ fn the_runner_follows_no_link_a_task_makes_in_any_sandbox_mode() {
         assert_eq!(scores.len(), 3, "{mode}: {evaluation}");
         for score in scores {
             assert_eq!(score["evaluation"], "no", "{mode}: {score}");
-            assert!(score["detail"].as_str().unwrap().contains("symbolic link"), "{mode}: {score}");
+            assert!(
+                score["detail"].as_str().unwrap().contains("symbolic link"),
+                "{mode}: {score}"
+            );
         }
         let all = results_text(&out.run_dir("proj"));
-        assert!(!all.contains("HOST-SECRET"), "{mode}: the host file was read");
+        assert!(
+            !all.contains("HOST-SECRET"),
+            "{mode}: the host file was read"
+        );
         // The next run from the same folder is as confined as asked.
         let again = p.run(&["--sandbox", mode]);
-        assert!(again.stderr.contains(&format!("sandbox {mode}")), "{}", again.stderr);
+        assert!(
+            again.stderr.contains(&format!("sandbox {mode}")),
+            "{}",
+            again.stderr
+        );
     }
 }
 
@@ -179,7 +191,9 @@ fn a_link_swapped_in_a_tight_loop_never_leads_out() {
             d = host.dir.display()
         );
         let mut actions = vec![
-            command("echo in > real.txt && mkdir realdir && ln -s real.txt link && ln -s realdir dirlink"),
+            command(
+                "echo in > real.txt && mkdir realdir && ln -s real.txt link && ln -s realdir dirlink",
+            ),
             command(&swapper),
         ];
         for i in 0..250 {
@@ -200,7 +214,10 @@ fn a_link_swapped_in_a_tight_loop_never_leads_out() {
         host.untouched(mode);
         assert_eq!(out.status("race")["steps"], 1002, "{mode}");
         let all = results_text(&out.run_dir("proj"));
-        assert!(!all.contains("HOST-SECRET"), "{mode}: the host file was read");
+        assert!(
+            !all.contains("HOST-SECRET"),
+            "{mode}: the host file was read"
+        );
         assert_eq!(
             out.task_file("race", "workspace/real.txt"),
             "in\n",
@@ -232,8 +249,11 @@ fn objects_come_only_from_the_project_and_with_the_tasks_rights() {
             assert_eq!(libc::chmod(c.as_ptr(), 0o000), 0);
         }
     }
-    std::os::unix::fs::symlink(host.dir.join("target.txt"), p.path().join("files/linked.txt"))
-        .unwrap();
+    std::os::unix::fs::symlink(
+        host.dir.join("target.txt"),
+        p.path().join("files/linked.txt"),
+    )
+    .unwrap();
     let read = |object: &str| {
         json!({"request": "read the object", "object": object, "actions": [
             {"action": "read_file", "parameters": {"path": "ok.txt"}}]})
@@ -246,12 +266,18 @@ fn objects_come_only_from_the_project_and_with_the_tasks_rights() {
     let out = p.cmd(&["validate", "tasks"]);
     out.expect_code(2);
     for (id, why) in [
-        ("absolute", "is an absolute path; objects come only from the task file's own project"),
+        (
+            "absolute",
+            "is an absolute path; objects come only from the task file's own project",
+        ),
         ("climbs", "leaves the task file's folder"),
         ("linked", "is a symbolic link"),
         ("private", "(objects are read with the task's rights)"),
     ] {
-        let at = out.stdout.find(&format!("{id}.json")).unwrap_or_else(|| panic!("{id}: {}", out.stdout));
+        let at = out
+            .stdout
+            .find(&format!("{id}.json"))
+            .unwrap_or_else(|| panic!("{id}: {}", out.stdout));
         assert!(out.stdout[at..].contains(why), "{id}: {}", out.stdout);
     }
     let out = p.run(&["--retries", "2"]);
@@ -263,15 +289,25 @@ fn objects_come_only_from_the_project_and_with_the_tasks_rights() {
         assert_eq!(out.row(id)["attempts"], 0, "{id}: refused before it ran");
     }
     let all = results_text(&out.run_dir("proj"));
-    assert!(!all.contains("HOST-SECRET") && !all.contains("PRIVATE"), "{all}");
+    assert!(
+        !all.contains("HOST-SECRET") && !all.contains("PRIVATE"),
+        "{all}"
+    );
     // The object is kept beside the plan, which names it by its name: the plan replays.
     let dir = out.run_dir("proj").join("ok");
     assert_eq!(read_json(&dir.join("plan.json"))["object"], "ok.txt");
-    assert_eq!(std::fs::read_to_string(dir.join("files/ok.txt")).unwrap(), "fine\n");
+    assert_eq!(
+        std::fs::read_to_string(dir.join("files/ok.txt")).unwrap(),
+        "fine\n"
+    );
     // Copied elsewhere with its files/ folder, as a regression suite keeps it.
     std::fs::create_dir_all(p.path().join("regression/files")).unwrap();
     std::fs::copy(dir.join("plan.json"), p.path().join("regression/ok.json")).unwrap();
-    std::fs::copy(dir.join("files/ok.txt"), p.path().join("regression/files/ok.txt")).unwrap();
+    std::fs::copy(
+        dir.join("files/ok.txt"),
+        p.path().join("regression/files/ok.txt"),
+    )
+    .unwrap();
     let replay = p.cmd(&["run", "regression", "--progress", "lines"]);
     replay.expect_code(0);
     let replayed = read_json(&replay.run_dir("regression").join("ok/status.json"));
@@ -412,7 +448,10 @@ fn control_codes_are_shown_not_obeyed_in_every_text_channel() {
         "setup.json",
         json!({"request": "r", "setup": [command(evil)], "actions": [command("true")]}),
     );
-    p.task("step.json", json!({"request": "r\u{1b}[31m", "actions": [command(evil)]}));
+    p.task(
+        "step.json",
+        json!({"request": "r\u{1b}[31m", "actions": [command(evil)]}),
+    );
     p.task(
         "check.json",
         json!({"request": "r", "actions": [command("true")], "evaluate": [
@@ -421,7 +460,10 @@ fn control_codes_are_shown_not_obeyed_in_every_text_channel() {
     );
     let out = p.run(&[]);
     out.expect_code(1);
-    let raw = |text: &str| text.chars().any(|c| c.is_control() && c != '\n' && c != '\t' && c != '\r');
+    let raw = |text: &str| {
+        text.chars()
+            .any(|c| c.is_control() && c != '\n' && c != '\t' && c != '\r')
+    };
     assert!(!raw(&out.stderr), "terminal: {:?}", out.stderr);
     assert!(out.stderr.contains("\\x1b]0;owned"), "{}", out.stderr);
     let run = out.run_dir("proj");
@@ -446,8 +488,14 @@ fn extreme_counts_and_a_closed_stdout() {
     let p = Project::new();
     p.task("a.json", crate::helpers::shell_plan("r", &["true"]));
     for (args, why) in [
-        (vec!["--repeat", "4294967295"], "--repeat 4294967295 is too large: it may be at most 10000"),
-        (vec!["--jobs", "18446744073709551615"], "--jobs 18446744073709551615 is too large"),
+        (
+            vec!["--repeat", "4294967295"],
+            "--repeat 4294967295 is too large: it may be at most 10000",
+        ),
+        (
+            vec!["--jobs", "18446744073709551615"],
+            "--jobs 18446744073709551615 is too large",
+        ),
         (vec!["--retries", "1000"], "--retries 1000 is too large"),
     ] {
         let out = p.run(&args);
@@ -459,14 +507,20 @@ fn extreme_counts_and_a_closed_stdout() {
     for (args, code) in [
         (vec!["validate", "tasks"], 0),
         (vec!["report", "results/proj"], 0),
-        (vec!["compare", "results/proj", "results/proj", "--out", "cmp.md"], 0),
+        (
+            vec!["compare", "results/proj", "results/proj", "--out", "cmp.md"],
+            0,
+        ),
         (vec!["run", "tasks", "--summary-json", "--name", "again"], 0),
         (vec!["tools"], 0),
     ] {
         let code_seen = run_with_stdout_closed(p.path(), &args);
         assert_eq!(code_seen, code, "{args:?}");
     }
-    assert!(p.path().join("cmp.md").exists(), "compare --out wrote nothing");
+    assert!(
+        p.path().join("cmp.md").exists(),
+        "compare --out wrote nothing"
+    );
 }
 
 /// Runs the binary with its stdout a pipe whose reader is already gone; its exit code.
@@ -481,7 +535,9 @@ fn run_with_stdout_closed(cwd: &Path, args: &[&str]) -> i32 {
         .status()
         .unwrap();
     use std::os::unix::process::ExitStatusExt;
-    status.code().unwrap_or_else(|| 128 + status.signal().unwrap_or(0))
+    status
+        .code()
+        .unwrap_or_else(|| 128 + status.signal().unwrap_or(0))
 }
 
 /// `merge` copies a shard's regular files only: a link planted in a shard (`output.md`
@@ -496,7 +552,11 @@ fn merge_copies_no_link_from_a_shard() {
     std::fs::remove_file(&output).unwrap();
     std::os::unix::fs::symlink(host.dir.join("target.txt"), &output).unwrap();
     let out = p.cmd(&["merge", "results/merged", "results/s"]);
-    assert!(out.stdout.contains("not copied (a symbolic link)"), "{}", out.stdout);
+    assert!(
+        out.stdout.contains("not copied (a symbolic link)"),
+        "{}",
+        out.stdout
+    );
     let merged = p.path().join("results/merged/a/output.md");
     let meta = std::fs::symlink_metadata(&merged);
     assert!(meta.is_err() || !meta.unwrap().file_type().is_symlink());

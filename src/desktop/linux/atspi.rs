@@ -30,6 +30,9 @@ const MAX_NODES: usize = 5000;
 /// A node with more children than this is not walked into (Calc's grid reports two
 /// billion cells; asking for them all would exhaust the app).
 const MAX_CHILDREN: i32 = 500;
+/// The most characters `texts` reads of one control, and in all (an app holds what a
+/// task typed, however much).
+const MAX_TEXT: i32 = 1 << 20;
 /// An object on the bus: the app's bus name and the object's path.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) struct ObjectId {
@@ -467,9 +470,10 @@ pub(crate) async fn texts(conn: &Connection, node: &Node) -> Result<String, Stri
     let mut lines = Vec::new();
     let mut queue: VecDeque<ObjectId> = VecDeque::from([node.id.clone()]);
     let mut visited = 0;
+    let mut chars = 0;
     while let Some(id) = queue.pop_front() {
         visited += 1;
-        if visited > MAX_NODES {
+        if visited > MAX_NODES || chars >= MAX_TEXT as usize {
             break;
         }
         let proxy = accessible(conn, &id).await?;
@@ -479,6 +483,7 @@ pub(crate) async fn texts(conn: &Connection, node: &Node) -> Result<String, Stri
                 .await
                 .map_err(|e| bus_error("interfaces", e))?;
             if let Some(t) = own_text(conn, &id, interfaces).await? {
+                chars += t.chars().count();
                 lines.push(t);
                 continue;
             }
@@ -527,7 +532,7 @@ async fn own_text(
         .await
         .map_err(|e| bus_error("a text's length", e))?;
     proxy
-        .get_text(0, count)
+        .get_text(0, count.min(MAX_TEXT))
         .await
         .map(Some)
         .map_err(|e| bus_error("a text", e))

@@ -78,7 +78,10 @@ impl ShellExecutor {
             Err(e) => return self.fail(command, e.to_string()),
         };
         let limit = self.settings.output_limit as u64;
-        match self.on_workspace(move |ws| ws.read(&rel, limit, None)).await {
+        match self
+            .on_workspace(move |ws| ws.read(&rel, limit, None))
+            .await
+        {
             Ok(file) => {
                 let truncated = file.truncated();
                 let content = String::from_utf8_lossy(&file.bytes).into_owned();
