@@ -45,6 +45,8 @@ impl<R: AsyncRead + Unpin> AsyncRead for BoundedLines<R> {
             for &byte in &buf.filled()[before..] {
                 this.line = if byte == b'\n' { 0 } else { this.line + 1 };
                 if this.line > this.max {
+                    // An error hands back no bytes.
+                    buf.set_filled(before);
                     return Poll::Ready(Err(io::Error::new(
                         io::ErrorKind::InvalidData,
                         format!(
