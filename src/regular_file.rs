@@ -34,9 +34,9 @@ pub(crate) enum FileAccessError {
     /// A name on its path is a file, not a folder.
     #[error("a name on its path is not a folder")]
     NotAFolderOnTheWay,
-    /// A file where a folder should be.
-    #[error("it is a file, not a folder")]
-    NotAFolder,
+    /// Something else where a folder should be.
+    #[error("it is {0}, not a folder")]
+    NotAFolder(&'static str),
     /// A regular file with other hard links, which could be outside the folder.
     #[error("it has other hard links; files with more than one name are not written")]
     #[cfg_attr(not(unix), allow(dead_code))]
@@ -118,13 +118,18 @@ pub(crate) fn read_bounded(
 /// this process may ask that (its owner): reading a run folder back (a million
 /// `status.json` on a resume) then writes nothing to the disk. Another's file is read
 /// with its access time updated as usual.
-fn open_to_read_untouched(path: &Path) -> Result<(File, u64), FileAccessError> {
+/// `extra_flags` are more `open` flags (Unix).
+fn open_to_read_untouched(path: &Path, extra_flags: i32) -> Result<(File, u64), FileAccessError> {
     #[cfg(target_os = "linux")]
-    match open_regular(path, OpenOptions::new().read(true), libc::O_NOATIME) {
+    match open_regular(
+        path,
+        OpenOptions::new().read(true),
+        libc::O_NOATIME | extra_flags,
+    ) {
         Err(FileAccessError::Io(e)) if e.raw_os_error() == Some(libc::EPERM) => {}
         opened => return opened,
     }
-    open_regular(path, OpenOptions::new().read(true), 0)
+    open_regular(path, OpenOptions::new().read(true), extra_flags)
 }
 
 /// Reads at most `keep` bytes of `file`, open and checked regular, of `size` bytes.
@@ -149,9 +154,26 @@ pub(crate) fn read_open(
 /// The text of the regular file at `path`, refused when larger than `limit` bytes or not
 /// UTF-8: for the files of a run folder that the runner reads back (`status.json`,
 /// `response.log`), where anything may have been put in their place.
+/// A link in its place is refused, not followed: no file of a run folder is one, and a
+/// run folder handed over from elsewhere must not make the runner read what it points at.
 pub(crate) fn read_text(path: &Path, limit: u64) -> Result<String, FileAccessError> {
-    check_kind(&std::fs::metadata(path)?)?;
-    let (file, size) = open_to_read_untouched(path)?;
+    #[cfg(unix)]
+    let no_link = libc::O_NOFOLLOW;
+    #[cfg(not(unix))]
+    let no_link = {
+        if std::fs::symlink_metadata(path)?.file_type().is_symlink() {
+            return Err(FileAccessError::Link);
+        }
+        0
+    };
+    let (file, size) = open_to_read_untouched(path, no_link)?;
+    utf8(read_open(file, size, limit, Some(limit))?)
+}
+
+/// The text of a file a user names (a config file, which may well be a link), refused as
+/// [`read_text`] refuses a file but for a link, which is followed.
+pub(crate) fn read_named_text(path: &Path, limit: u64) -> Result<String, FileAccessError> {
+    let (file, size) = open_to_read_untouched(path, 0)?;
     utf8(read_open(file, size, limit, Some(limit))?)
 }
 
@@ -189,6 +211,9 @@ fn open_regular(
         // A FIFO opened for writing without a reader.
         #[cfg(unix)]
         Some(libc::ENXIO) => FileAccessError::NotRegular("a FIFO or a device"),
+        // A link opened with `O_NOFOLLOW`.
+        #[cfg(unix)]
+        Some(libc::ELOOP) => FileAccessError::Link,
         _ => FileAccessError::from(e),
     })?;
     let meta = file.metadata()?;

@@ -25,6 +25,10 @@ pub(crate) enum PathError {
     /// Holds a NUL character, which no file name can.
     #[error("`{0}` holds a NUL character, which no file name can")]
     Nul(String),
+    /// A name Windows keeps for a device (`CON`, `NUL`, `COM1`, `aux.txt`).
+    #[cfg_attr(not(windows), allow(dead_code))]
+    #[error("`{0}` names a device on Windows (CON, PRN, AUX, NUL, COM1-9, LPT1-9)")]
+    Reserved(String),
     /// A name in it is longer than file systems take.
     #[error("`{path}` has a name of {len} bytes; file systems take at most {NAME_MAX}")]
     NameTooLong {
@@ -73,6 +77,11 @@ impl RelPath {
         self.0.iter()
     }
 
+    /// `self/other`.
+    pub(crate) fn join_path(&self, other: &RelPath) -> RelPath {
+        RelPath(self.0.join(&other.0))
+    }
+
     /// `self/name` (a name read from a folder: no separator, not `..`).
     pub(crate) fn join_name(&self, name: &std::ffi::OsStr) -> RelPath {
         RelPath(self.0.join(name))
@@ -119,6 +128,10 @@ pub(crate) fn normalize_relative(text: &str, allow_root: bool) -> Result<PathBuf
                         len,
                     });
                 }
+                #[cfg(windows)]
+                if windows_device(part) {
+                    return Err(PathError::Reserved(text.to_string()));
+                }
                 out.push(part)
             }
             Component::CurDir => {}
@@ -136,6 +149,17 @@ pub(crate) fn normalize_relative(text: &str, allow_root: bool) -> Result<PathBuf
         return Err(PathError::Empty);
     }
     Ok(out)
+}
+
+/// Whether `name` is one Windows keeps for a device, whatever its extension.
+#[cfg(windows)]
+fn windows_device(name: &std::ffi::OsStr) -> bool {
+    let name = name.to_string_lossy().to_ascii_uppercase();
+    let stem = name.split('.').next().unwrap_or("").trim_end();
+    matches!(stem, "CON" | "PRN" | "AUX" | "NUL")
+        || ((stem.starts_with("COM") || stem.starts_with("LPT"))
+            && stem.len() == 4
+            && stem.as_bytes()[3].is_ascii_digit())
 }
 
 #[cfg(test)]

@@ -36,6 +36,7 @@ fn unprintable(c: char, next: Option<u8>) -> bool {
         '\r' => next != Some(b'\n'),
         c if c.is_control() => true,
         '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}' => true,
+        '\u{200e}' | '\u{200f}' | '\u{061c}' | '\u{2028}' | '\u{2029}' => true,
         _ => false,
     }
 }

@@ -4,6 +4,7 @@
 //! third ends the process whatever it is doing. Before the first task has started (while
 //! task files load), the first signal ends the process at once: nothing is lost.
 
+use std::io::Write;
 use std::time::Duration;
 
 use crate::pool::StopTokens;
@@ -18,7 +19,10 @@ pub(crate) fn watch(stop: StopTokens, grace: Duration) -> tokio::task::JoinHandl
             return;
         };
         if !stop.started() {
-            eprintln!("ufo-batch: interrupted ({first}) before any task started");
+            let _ = writeln!(
+                std::io::stderr(),
+                "ufo-batch: interrupted ({first}) before any task started"
+            );
             std::process::exit(130);
         }
         stop.interrupt(first, grace);
@@ -28,7 +32,10 @@ pub(crate) fn watch(stop: StopTokens, grace: Duration) -> tokio::task::JoinHandl
         }
         stop.kill.cancel();
         if let Some(third) = signals.next().await {
-            eprintln!("ufo-batch: stopped at once ({third}); run the same command again to resume");
+            let _ = writeln!(
+                std::io::stderr(),
+                "ufo-batch: stopped at once ({third}); run the same command again to resume"
+            );
             std::process::exit(130);
         }
     })

@@ -203,7 +203,17 @@ fn copy_now(
         ))
     };
     let task_folder = Confined::open(task_dir).map_err(machine)?;
-    match task_folder.write_from(&kept, source, MAX_OBJECT) {
+    // A replay of this very folder gives the kept copy as its own object: kept as it is
+    // (writing it would empty the source first).
+    let kept_already = task_folder
+        .open_file(&kept)
+        .is_ok_and(|(copy, _)| same_file(&source, &copy));
+    let written = if kept_already {
+        Ok(0)
+    } else {
+        task_folder.write_from(&kept, source, MAX_OBJECT)
+    };
+    match written {
         Err(e @ FileAccessError::TooLarge { .. }) => {
             return Err(PrepareError::TaskFile(format!(
                 "the task's object {} is too large: {e}",
@@ -217,6 +227,23 @@ fn copy_now(
         .and_then(|ws| ws.write_from(&name, copy, MAX_OBJECT))
         .map_err(machine)?;
     Ok(())
+}
+
+/// Whether two open files are the same file.
+fn same_file(a: &std::fs::File, b: &std::fs::File) -> bool {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        match (a.metadata(), b.metadata()) {
+            (Ok(x), Ok(y)) => x.dev() == y.dev() && x.ino() == y.ino(),
+            _ => false,
+        }
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = (a, b);
+        false
+    }
 }
 
 #[cfg(test)]

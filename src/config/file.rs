@@ -196,7 +196,7 @@ impl ConfigFile {
     pub(crate) fn load(path: &Path, explicit: bool) -> Result<Self, ConfigError> {
         // A regular file only, and a bounded one: a FIFO or a device named as the config
         // is refused at once instead of blocking the command.
-        let text = match crate::regular_file::read_text(path, MAX_CONFIG) {
+        let text = match crate::regular_file::read_named_text(path, MAX_CONFIG) {
             Ok(t) => t,
             Err(crate::regular_file::FileAccessError::NotFound) if !explicit => {
                 return Ok(Self::default());

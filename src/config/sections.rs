@@ -4,7 +4,9 @@
 
 use super::ConfigError;
 use super::file::{AgentSection, ExecutorSection, LlmSection, SandboxSection};
-use super::values::{MAX_JOBS, counted, duration_option, layered};
+use super::values::{
+    MAX_JOBS, MAX_OUTPUT_LIMIT, MAX_RETRIES, MAX_STEPS, at_most, counted, duration_option, layered,
+};
 use crate::agent::AgentSettings;
 use crate::eval::EvalMode;
 use crate::executor::sandbox::Sandbox;
@@ -41,10 +43,11 @@ pub(super) fn shell_settings(
         None => defaults.max_command_timeout.max(command_timeout),
     };
     let output_limit = file.output_limit.unwrap_or(defaults.output_limit);
-    if output_limit < 1024 {
-        return Err(ConfigError::Invalid(
-            "[executor] output_limit must be at least 1024 bytes".into(),
-        ));
+    if !(1024..=MAX_OUTPUT_LIMIT).contains(&output_limit) {
+        return Err(ConfigError::Invalid(format!(
+            "[executor] output_limit must be from 1024 bytes to {} MiB",
+            MAX_OUTPUT_LIMIT >> 20
+        )));
     }
     Ok(ShellSettings {
         command_timeout,
@@ -78,12 +81,13 @@ pub(super) fn llm_config(
     c.api_version = f.api_version;
     c.api_key_env = f.api_key_env.unwrap_or(c.api_key_env);
     c.temperature = f.temperature.unwrap_or(c.temperature);
-    c.max_tokens = f.max_tokens.unwrap_or(c.max_tokens);
+    c.max_tokens = at_most(f.max_tokens, "[llm] max_tokens", 10_000_000)?.unwrap_or(c.max_tokens);
     c.max_tokens_field = f.max_tokens_field.unwrap_or(c.max_tokens_field);
     c.response_format = f.response_format.unwrap_or(c.response_format);
     let named = |t: Option<String>, name| t.map(|t| (t, name));
     c.timeout = duration_option(named(f.timeout, "[llm] timeout"))?.unwrap_or(c.timeout);
-    c.max_retries = f.max_retries.unwrap_or(c.max_retries);
+    c.max_retries =
+        at_most(f.max_retries, "[llm] max_retries", MAX_RETRIES)?.unwrap_or(c.max_retries);
     c.retry_base =
         duration_option(named(f.retry_base, "[llm] retry_base"))?.unwrap_or(c.retry_base);
     c.retry_max = duration_option(named(f.retry_max, "[llm] retry_max"))?.unwrap_or(c.retry_max);
@@ -128,11 +132,14 @@ pub(super) fn agent_settings(
         ));
     }
     let observation_limit = f.observation_limit.unwrap_or(d.observation_limit);
-    if observation_limit < 200 {
-        return Err(ConfigError::Invalid(
-            "[agent] observation_limit must be at least 200 characters".into(),
-        ));
+    if !(200..=MAX_OUTPUT_LIMIT).contains(&observation_limit) {
+        return Err(ConfigError::Invalid(format!(
+            "[agent] observation_limit must be from 200 to {} characters",
+            MAX_OUTPUT_LIMIT
+        )));
     }
+    let reply_retries = at_most(f.reply_retries, "[agent] reply_retries", MAX_RETRIES)?;
+    let history_steps = at_most(f.history_steps, "[agent] history_steps", MAX_STEPS)?;
     let judge_screenshots = f.judge_screenshots.unwrap_or(d.judge_screenshots);
     if judge_screenshots > 40 {
         return Err(ConfigError::Invalid(
@@ -141,9 +148,9 @@ pub(super) fn agent_settings(
     }
     Ok(AgentSettings {
         observation_limit,
-        reply_retries: f.reply_retries.unwrap_or(d.reply_retries),
+        reply_retries: reply_retries.unwrap_or(d.reply_retries),
         confirm: f.confirm.unwrap_or(d.confirm),
-        history_steps: f.history_steps.unwrap_or(d.history_steps),
+        history_steps: history_steps.unwrap_or(d.history_steps),
         vision: vision.unwrap_or(d.vision),
         image_max_side,
         judge_screenshots,

@@ -52,6 +52,24 @@ pub(crate) const MAX_STEPS: u32 = 1_000_000;
 /// The most retries of an infrastructure error.
 pub(crate) const MAX_RETRIES: u32 = 100;
 
+/// The most bytes kept of a command's output or a file read (`[executor] output_limit`),
+/// and characters of an observation shown to a model.
+pub(crate) const MAX_OUTPUT_LIMIT: usize = 64 << 20;
+
+/// A value of at most `max`, when given; more is refused, saying which key.
+pub(super) fn at_most<T: PartialOrd + std::fmt::Display>(
+    value: Option<T>,
+    name: &str,
+    max: T,
+) -> Result<Option<T>, ConfigError> {
+    match value {
+        Some(v) if v > max => Err(ConfigError::Invalid(format!(
+            "{name} {v} is too large: it may be at most {max}"
+        ))),
+        v => Ok(v),
+    }
+}
+
 /// A count from 1 to `max`: 0 and more than `max` are refused, saying which option.
 pub(super) fn counted<T>(value: Option<(T, &str)>, max: T) -> Result<Option<T>, ConfigError>
 where

@@ -49,11 +49,10 @@ impl Confined {
     pub(crate) fn list(&self, rel: &RelPath, max: usize) -> Result<Listing, FileAccessError> {
         let _rights = TaskRights::enter()?;
         let folder = match self.root.folder(rel) {
-            Err(FileAccessError::NotAFolderOnTheWay)
-                if matches!(self.root.kind_at(rel), Ok(Some((Kind::File, _)))) =>
-            {
-                return Err(FileAccessError::NotAFolder);
-            }
+            Err(FileAccessError::NotAFolderOnTheWay) => match self.root.kind_at(rel) {
+                Ok(Some((kind, _))) => return Err(FileAccessError::NotAFolder(kind.described())),
+                _ => return Err(FileAccessError::NotAFolderOnTheWay),
+            },
             other => other?,
         };
         // The `max` smallest names: a max-heap whose top is the largest kept.

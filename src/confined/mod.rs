@@ -55,6 +55,19 @@ pub(crate) enum Kind {
 }
 
 impl Kind {
+    /// What it is, in words (`a FIFO`).
+    pub(crate) fn described(self) -> &'static str {
+        match self {
+            Kind::File => "a file",
+            Kind::Dir => "a folder",
+            Kind::Link => "a symbolic link",
+            Kind::Fifo => "a FIFO",
+            Kind::Socket => "a socket",
+            Kind::Device => "a device",
+            Kind::Other => "not a file",
+        }
+    }
+
     /// Its name in a listing (`list_dir`'s `type`).
     pub(crate) fn name(self) -> &'static str {
         match self {
@@ -87,10 +100,10 @@ pub(crate) struct Confined {
 }
 
 impl Confined {
-    /// A handle on the folder at `root` (a path the runner chose: a task's workspace, a
-    /// project's `files/`).
+    /// A handle on the folder at `root` (a path the runner or its user chose: a task's
+    /// workspace, a task file's folder), opened with the runner's rights: what is below
+    /// it is opened with the task's.
     pub(crate) fn open(root: &Path) -> Result<Self, FileAccessError> {
-        let _rights = TaskRights::enter()?;
         Ok(Self {
             root: Root::open(root)?,
         })
@@ -184,6 +197,12 @@ impl Confined {
     pub(crate) fn kind(&self, rel: &RelPath) -> Result<Option<Kind>, FileAccessError> {
         let _rights = TaskRights::enter()?;
         Ok(self.root.kind_at(rel)?.map(|(kind, _)| kind))
+    }
+
+    /// Removes the file at `rel` (not what a link there leads to); nothing there is fine.
+    pub(crate) fn remove(&self, rel: &RelPath) -> Result<(), FileAccessError> {
+        let _rights = TaskRights::enter()?;
+        self.root.remove_at(rel)
     }
 
     /// `Ok` when `rel` is a folder reached through no link.

@@ -103,6 +103,15 @@ impl Root {
         Ok(())
     }
 
+    /// Removes the file `rel` (a link itself, never its target).
+    pub(super) fn remove_at(&self, rel: &RelPath) -> Result<(), FileAccessError> {
+        self.check_folders(rel)?;
+        match std::fs::remove_file(self.0.join(rel.as_path())) {
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(e.into()),
+            _ => Ok(()),
+        }
+    }
+
     /// The folder at `rel`, to list.
     pub(super) fn folder(&self, rel: &RelPath) -> Result<Folder, FileAccessError> {
         self.check_folders(rel)?;

@@ -131,10 +131,14 @@ fn fifos_and_hard_links_are_refused_untouched() {
         Err(FileAccessError::HardLinked)
     ));
     assert_eq!(std::fs::read_to_string(s.ws.join("one")).unwrap(), "shared");
-    assert!(matches!(
-        c.list(&rel("one"), 10),
-        Err(FileAccessError::NotAFolder)
-    ));
+    assert_eq!(
+        c.list(&rel("one"), 10).unwrap_err().to_string(),
+        "it is a file, not a folder"
+    );
+    assert_eq!(
+        c.list(&rel("fifo"), 10).unwrap_err().to_string(),
+        "it is a FIFO, not a folder"
+    );
     assert!(matches!(
         c.write(&rel("one/below"), b"x", false),
         Err(FileAccessError::NotAFolderOnTheWay)

@@ -62,7 +62,8 @@ impl Root {
             let at = held.as_ref().map_or(self.0.as_fd(), |fd| fd.as_fd());
             match rustix::fs::mkdirat(at, name, Mode::from_raw_mode(0o777)) {
                 Ok(()) | Err(Errno::EXIST) => {}
-                Err(e) => return Err(error(e.into())),
+                // As the system says it (EMLINK here is a folder full of folders).
+                Err(e) => return Err(FileAccessError::from(std::io::Error::from(e))),
             }
             let next = open_folder(at, name).map_err(|e| error(e.into()))?;
             held = Some(next);
@@ -89,6 +90,22 @@ impl Root {
     pub(super) fn walk_for_tests(&self, rel: &RelPath) -> std::io::Result<OwnedFd> {
         let flags = OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::CLOEXEC;
         walk(self.0.as_fd(), rel, rel.as_path(), flags, Mode::empty()).map_err(Into::into)
+    }
+
+    /// Removes the file `rel` (a link itself, never its target).
+    pub(super) fn remove_at(&self, rel: &RelPath) -> Result<(), FileAccessError> {
+        let Some((parent, name)) = rel.split_last() else {
+            return Err(FileAccessError::NotRegular("a folder"));
+        };
+        let folder = match open_beneath(self.0.as_fd(), &parent, folder_flags(), Mode::empty()) {
+            Ok(fd) => fd,
+            Err(Errno::NOENT) => return Ok(()),
+            Err(e) => return Err(error(e.into())),
+        };
+        match rustix::fs::unlinkat(&folder, name, AtFlags::empty()) {
+            Ok(()) | Err(Errno::NOENT) => Ok(()),
+            Err(e) => Err(FileAccessError::from(std::io::Error::from(e))),
+        }
     }
 
     /// The folder at `rel`, to list.

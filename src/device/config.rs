@@ -7,6 +7,9 @@ use std::collections::BTreeMap;
 use std::net::SocketAddr;
 use std::time::Duration;
 
+/// The most devices a run may wait for before it starts.
+const MAX_WAIT: usize = 65_536;
+
 use serde::Deserialize;
 
 use crate::mcp::Injected;
@@ -122,7 +125,14 @@ impl DeviceSettings {
             token_env,
             command_timeout: duration(section.command_timeout, "command_timeout", 60)?,
             wait_for: duration(section.wait_for, "wait_for", 600)?,
-            wait: wait.or(section.wait).unwrap_or(0),
+            wait: match wait.or(section.wait).unwrap_or(0) {
+                n if n > MAX_WAIT => {
+                    return Err(format!(
+                        "--devices-wait / [devices] wait {n} is too large: it may be at most {MAX_WAIT} devices"
+                    ));
+                }
+                n => n,
+            },
             inject,
             max_message: max_mib << 20,
         }))

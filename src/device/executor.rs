@@ -507,14 +507,17 @@ impl Executor for DeviceExecutor {
         if self.workspace.is_none() {
             return Ok(());
         }
+        // The local copies are written beneath the local workspace, as a task's files are.
+        let local = crate::confined::Confined::open(&self.run.local_workspace)
+            .map_err(|e| format!("cannot open the local workspace: {e}"))?;
         for path in paths {
+            let rel = crate::relpath::RelPath::parse(path, false).map_err(|e| e.to_string())?;
             let got = self
                 .shell(&format!("base64 -w0 -- {}", quoted(path)))
                 .await?;
-            let local = self.run.local_workspace.join(path);
             if got.status != ResultStatus::Success {
                 // Not there on the device: not there for the check either.
-                let _ = std::fs::remove_file(&local);
+                let _ = local.remove(&rel);
                 continue;
             }
             use base64::Engine;
@@ -522,12 +525,9 @@ impl Executor for DeviceExecutor {
             let bytes = base64::engine::general_purpose::STANDARD
                 .decode(text)
                 .map_err(|e| format!("cannot read {path} from device {}: {e}", self.device()))?;
-            if let Some(parent) = local.parent() {
-                std::fs::create_dir_all(parent)
-                    .map_err(|e| format!("cannot write {}: {e}", local.display()))?;
-            }
-            std::fs::write(&local, bytes)
-                .map_err(|e| format!("cannot write {}: {e}", local.display()))?;
+            local
+                .write(&rel, &bytes, false)
+                .map_err(|e| format!("cannot keep {path} of device {}: {e}", self.device()))?;
         }
         Ok(())
     }

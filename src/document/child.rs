@@ -44,13 +44,16 @@ pub(crate) async fn read_in_child(
 ) -> Result<String, String> {
     let exe = std::env::current_exe().map_err(|e| format!("cannot find ufo-batch itself: {e}"))?;
     let mut command = Command::new(exe);
-    command.arg("read-document").arg(name);
+    command.arg("read-document");
+    // Values joined to their options and the name after `--`: a path or sheet that
+    // begins with `-` is never read as an option.
     if let Read::Cell { sheet, cell } = what {
-        command.args(["--cell", cell]);
+        command.arg(format!("--cell={cell}"));
         if let Some(sheet) = sheet {
-            command.args(["--sheet", sheet]);
+            command.arg(format!("--sheet={sheet}"));
         }
     }
+    command.arg("--").arg(name);
     command
         .env_clear()
         .stdin(std::process::Stdio::from(file))

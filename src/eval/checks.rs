@@ -28,7 +28,9 @@ pub(crate) async fn run_check(
                     "`{path}` is a symbolic link; links are not followed"
                 )),
                 Ok(Some(_)) => Ok(()),
-                Ok(None) => Err(format!("`{path}` does not exist")),
+                Ok(None) | Err(FileAccessError::NotAFolderOnTheWay) => {
+                    Err(format!("`{path}` does not exist"))
+                }
                 Err(e) => Err(describe(path, e)),
             }
         }
@@ -91,7 +93,10 @@ pub(crate) async fn run_check(
             if cell_matches(&got, value) {
                 Ok(())
             } else {
-                Err(format!("`{path}` cell {at} is {got:?}, expected {value}"))
+                Err(format!(
+                    "`{path}` cell {at} is {:?}, expected {value}",
+                    shorten(&got, 120)
+                ))
             }
         }
         Check::Command {

@@ -278,18 +278,29 @@ fn write_missing(layout: &RunLayout, record: &TaskRecord) -> Result<(), FileErro
 /// Copies a folder tree: regular files and folders only. A symbolic link (a shard's
 /// `output.md -> /etc/shadow`, or one a task left in its workspace) is not copied, lest a
 /// later read of the merged folder follow it; nor is a FIFO, socket or device (opening it
-/// could wait forever). `skipped` says what was left out.
+/// could wait forever). `skipped` says what was left out, and what could not be copied
+/// below the task's folder (a workspace deeper than paths may be long): the rest goes on.
 fn copy_dir(from: &Path, to: &Path, skipped: &mut Vec<String>) -> std::io::Result<()> {
     std::fs::create_dir_all(to)?;
     for entry in std::fs::read_dir(from)? {
         let entry = entry?;
         let kind = entry.file_type()?;
         let target = to.join(entry.file_name());
-        if kind.is_dir() {
-            copy_dir(&entry.path(), &target, skipped)?;
-            continue;
-        }
-        if !(kind.is_file() && copy_regular(&entry.path(), &target)?) {
+        let copied = if kind.is_dir() {
+            copy_dir(&entry.path(), &target, skipped).map(|()| true)
+        } else if kind.is_file() {
+            copy_regular(&entry.path(), &target)
+        } else {
+            Ok(false)
+        };
+        let copied = match copied {
+            Ok(copied) => copied,
+            Err(e) => {
+                skipped.push(format!("{}: not copied ({e})", entry.path().display()));
+                continue;
+            }
+        };
+        if !copied {
             let what = if kind.is_symlink() {
                 "a symbolic link"
             } else {

@@ -10,8 +10,9 @@ use std::task::{Context, Poll};
 
 use tokio::io::{AsyncRead, ReadBuf};
 
-/// The longest message a stdio server may send.
-pub(crate) const MAX_MESSAGE: usize = 64 << 20;
+/// The longest message a stdio server may send (a few screenshots' worth; parsed, a
+/// message can take many times its size).
+pub(crate) const MAX_MESSAGE: usize = 16 << 20;
 
 /// `inner`, whose lines may be at most `max` bytes long.
 pub(crate) struct BoundedLines<R> {

@@ -118,14 +118,15 @@ fn locate(task_file: &Path, object: &str) -> Result<Option<ObjectFile>, Located>
         }
         Err(e) => return Err(Located::Refused(format!("the object `{object}`: {e}"))),
     };
-    let Some(name) = rel.as_path().file_name() else {
+    if rel.names().any(|n| n.as_encoded_bytes().starts_with(b".")) {
+        // Hidden names are where private things live (`.ssh/id_rsa`, `.aws/credentials`).
         return Err(Located::Refused(format!(
-            "the object `{object}` does not name a file"
+            "the object `{object}` names a hidden file or folder (a name that begins with `.`); {WHERE}"
         )));
-    };
-    // `files/NAME` is opened beneath the folder holding `files`, so that `files` itself
+    }
+    // `files/...` is opened beneath the folder holding `files`, so that `files` itself
     // cannot be a link out of the project either.
-    let in_files = RelPath::root().join_name(FILES.as_ref()).join_name(name);
+    let in_files = RelPath::root().join_name(FILES.as_ref()).join_path(&rel);
     let task_dir = std::path::absolute(task_file)
         .ok()
         .and_then(|p| p.parent().map(Path::to_path_buf))
@@ -137,7 +138,10 @@ fn locate(task_file: &Path, object: &str) -> Result<Option<ObjectFile>, Located>
         candidates.push((project.to_path_buf(), in_files.clone()));
     }
     candidates.push((task_dir.clone(), in_files));
-    candidates.push((task_dir, rel.clone()));
+    // Beside the task file: a file name alone, not a path into whatever the folder holds.
+    if rel.names().count() == 1 {
+        candidates.push((task_dir, rel.clone()));
+    }
     let mut found = Vec::new();
     for (root, rel) in candidates {
         if let Some(file) = look(&root, &rel, object)? {
@@ -199,15 +203,16 @@ fn look(root: &Path, rel: &RelPath, object: &str) -> Result<Option<ObjectFile>, 
 /// Where an object named `object` of `task_file` was looked for, in words.
 fn looked_for(task_file: &Path, object: &str) -> String {
     let task_dir = task_file.parent().unwrap_or(Path::new("."));
-    let name = Path::new(object).file_name().unwrap_or_default();
     let mut places = Vec::new();
     if task_dir.file_name().is_some_and(|n| n == TASKS)
         && let Some(project) = task_dir.parent()
     {
-        places.push(project.join(FILES).join(name));
+        places.push(project.join(FILES).join(object));
     }
-    places.push(task_dir.join(FILES).join(name));
-    places.push(task_dir.join(object));
+    places.push(task_dir.join(FILES).join(object));
+    if Path::new(object).components().count() == 1 {
+        places.push(task_dir.join(object));
+    }
     places
         .iter()
         .map(|p| p.display().to_string())
@@ -215,10 +220,28 @@ fn looked_for(task_file: &Path, object: &str) -> String {
         .join(", ")
 }
 
+/// Whether two found objects hold the same bytes: their sizes first, then a chunk at a
+/// time (two large files are never held whole).
 fn same_content(a: &ObjectFile, b: &ObjectFile) -> bool {
-    match (a.read(MAX_OBJECT), b.read(MAX_OBJECT)) {
-        (Ok(x), Ok(y)) => x == y,
-        _ => false,
+    use std::io::Read;
+    let (Ok((mut x, x_size)), Ok((mut y, y_size))) = (a.open(), b.open()) else {
+        return false;
+    };
+    if x_size != y_size {
+        return false;
+    }
+    let (mut left, mut right) = (vec![0; 64 << 10], vec![0; 64 << 10]);
+    loop {
+        let n = match x.read(&mut left) {
+            Ok(n) => n,
+            Err(_) => return false,
+        };
+        if n == 0 {
+            return y.read(&mut right[..1]).is_ok_and(|m| m == 0);
+        }
+        if y.read_exact(&mut right[..n]).is_err() || left[..n] != right[..n] {
+            return false;
+        }
     }
 }
 
@@ -295,11 +318,16 @@ mod tests {
             std::os::unix::fs::symlink(&secret, dir.path().join("p/files/linked.txt")).unwrap();
             let e = locate_object(&task, "linked.txt").unwrap_err().to_string();
             assert!(e.contains("is a symbolic link"), "{e}");
+            // Not a path into the task file's folder (only a name beside it), and no
+            // hidden name anywhere.
             std::os::unix::fs::symlink(dir.path(), dir.path().join("p/tasks/up")).unwrap();
-            let e = locate_object(&task, "up/secret.txt")
-                .unwrap_err()
-                .to_string();
-            assert!(e.contains("is a symbolic link"), "{e}");
+            assert!(matches!(
+                locate_object(&task, "up/secret.txt"),
+                Err(ObjectError::NotFound(_))
+            ));
+            write(&dir.path().join("p/tasks/.ssh/id_rsa"), "key");
+            let e = locate_object(&task, ".ssh/id_rsa").unwrap_err().to_string();
+            assert!(e.contains("names a hidden file or folder"), "{e}");
             // A project whose whole files/ folder is a link out of it.
             let other = dir.path().join("q/tasks/t.json");
             write(&other, "{}");
