@@ -563,3 +563,32 @@ fn merge_copies_no_link_from_a_shard() {
     let all = results_text(&p.path().join("results/merged"));
     assert!(!all.contains("HOST-SECRET"));
 }
+
+/// A runner started as root whose results are below a folder only another user may
+/// enter (`sudo ufo-batch run --out ~/results`, a home of mode 700) still reaches its
+/// tasks' workspaces: the handle on a workspace is opened with the runner's rights, what
+/// is below it with the task's.
+#[test]
+fn a_workspace_below_a_private_folder_stays_in_reach() {
+    let p = Project::new();
+    let private = p.path().join("private");
+    std::fs::create_dir(&private).unwrap();
+    let c = std::ffi::CString::new(private.to_str().unwrap()).unwrap();
+    // SAFETY: chown and chmod of a folder this test made.
+    unsafe {
+        if libc::geteuid() == 0 {
+            assert_eq!(libc::chown(c.as_ptr(), 65534, 65534), 0);
+        }
+        assert_eq!(libc::chmod(c.as_ptr(), 0o700), 0);
+    }
+    p.task(
+        "files.json",
+        json!({"request": "use the file tools", "files": {"in/a.txt": "given\n"}, "actions": [
+            {"action": "write_file", "parameters": {"path": "out/b.txt", "content": "made\n"}},
+            {"action": "read_file", "parameters": {"path": "in/a.txt"}, "expect": {"status": "success"}},
+            {"action": "list_dir", "parameters": {"path": "out"}}
+        ], "evaluate": [{"type": "file_equals", "path": "out/b.txt", "content": "made"}]}),
+    );
+    let out = p.run(&["--out", "private/results"]);
+    out.expect_code(0);
+}
