@@ -60,13 +60,7 @@ impl Root {
                 Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
                 Err(e) => return Err(e.into()),
             }
-            let meta = std::fs::symlink_metadata(&at)?;
-            if meta.file_type().is_symlink() {
-                return Err(FileAccessError::Link);
-            }
-            if !meta.is_dir() {
-                return Err(FileAccessError::NotAFolderOnTheWay);
-            }
+            folder_at(&at)?;
         }
         Ok(())
     }
@@ -92,13 +86,7 @@ impl Root {
         let mut at = self.0.clone();
         for name in parent.names() {
             at.push(name);
-            let meta = std::fs::symlink_metadata(&at)?;
-            if meta.file_type().is_symlink() {
-                return Err(FileAccessError::Link);
-            }
-            if !meta.is_dir() {
-                return Err(FileAccessError::NotAFolderOnTheWay);
-            }
+            folder_at(&at)?;
         }
         Ok(())
     }
@@ -116,13 +104,7 @@ impl Root {
     pub(super) fn folder(&self, rel: &RelPath) -> Result<Folder, FileAccessError> {
         self.check_folders(rel)?;
         let path = self.0.join(rel.as_path());
-        let meta = std::fs::symlink_metadata(&path)?;
-        if meta.file_type().is_symlink() {
-            return Err(FileAccessError::Link);
-        }
-        if !meta.is_dir() {
-            return Err(FileAccessError::NotAFolderOnTheWay);
-        }
+        folder_at(&path)?;
         Ok(Folder(path))
     }
 }
@@ -156,6 +138,18 @@ impl Folder {
             None => Err(FileAccessError::NotFound),
         }
     }
+}
+
+/// `Ok` when `at` is a folder, not a link to one.
+fn folder_at(at: &Path) -> Result<(), FileAccessError> {
+    let meta = std::fs::symlink_metadata(at)?;
+    if meta.file_type().is_symlink() {
+        return Err(FileAccessError::Link);
+    }
+    if !meta.is_dir() {
+        return Err(FileAccessError::NotAFolderOnTheWay);
+    }
+    Ok(())
 }
 
 fn kind_of(meta: &std::fs::Metadata) -> Kind {
