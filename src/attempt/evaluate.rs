@@ -101,14 +101,16 @@ pub(super) async fn evaluate(
         task.recorded.is_some(),
     ) {
         Judge::Checks => {
-            // A remote executor's files come home for the checks.
-            let paths: Vec<String> = task
+            // A remote executor's files come home for the checks; when they cannot, the
+            // checks are not made (the executor's fault ends the attempt in `error`).
+            let wanted: Vec<crate::executor::Fetch> = task
                 .checks
                 .iter()
-                .filter_map(|c| c.path().map(str::to_string))
+                .filter_map(crate::executor::Fetch::of)
                 .collect();
-            if let Err(why) = executor.fetch(&paths).await {
+            if let Err(why) = executor.fetch(&wanted).await {
                 ctx.events.warn(why);
+                return Ok(None);
             }
             Ok(Some(
                 run_checks(&task.checks, &ctx.workspace, executor).await,

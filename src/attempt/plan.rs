@@ -50,6 +50,14 @@ fn replayable(action: &ActionRecord) -> (String, serde_json::Map<String, serde_j
     (function, parameters)
 }
 
+/// Whether `tool` (a device's or an MCP server's, `SERVER.TOOL`) collects data rather
+/// than acts, by UFO's naming: `get_*` and `capture_*` (its data collection tools,
+/// `ui_mcp_server.py`; `get_system_info` of its Linux server).
+fn is_data_tool(tool: &str) -> bool {
+    let name = tool.rsplit('.').next().unwrap_or(tool);
+    name.starts_with("get_") || name.starts_with("capture_")
+}
+
 /// Recorded stdout longer than this is left out of `expect` (it rarely replays exactly).
 const MAX_RECORDED_STDOUT: usize = 2000;
 
@@ -139,6 +147,9 @@ fn recorded_action(step: &StepRecord, action: &ActionRecord) -> Action {
     let agent = (step.agent_name != step.agent_type || step.agent_type != "ReplayAgent")
         .then(|| step.agent_name.clone());
     let (function, parameters) = replayable(action);
+    // What a data tool returns (UFO's `get_system_info` holds the uptime, a screenshot
+    // the time) changes from run to run: only whether it worked is compared.
+    let data = is_data_tool(&function);
     Action {
         agent,
         action: function,
@@ -146,13 +157,13 @@ fn recorded_action(step: &StepRecord, action: &ActionRecord) -> Action {
         expect: Some(Expect {
             status: Some(result.status),
             exit_code: result.exit_code(),
-            stdout: stdout.map(str::to_string),
+            stdout: stdout.filter(|_| !data).map(str::to_string),
             control: ExpectControl::of(result),
             text: result
                 .result
                 .get("text")
                 .and_then(serde_json::Value::as_str)
-                .filter(|t| t.len() <= MAX_RECORDED_STDOUT)
+                .filter(|t| t.len() <= MAX_RECORDED_STDOUT && !data)
                 .map(str::to_string),
         }),
         comment: step.thought.clone().or_else(|| step.comment.clone()),

@@ -93,7 +93,7 @@ pub(crate) async fn execute<S: EventSink>(
     let device_news = batch
         .devices
         .clone()
-        .map(|hub| tokio::spawn(report_devices(hub, events.clone())));
+        .map(|hub| tokio::spawn(report_devices(hub, events.clone(), stop.clone())));
     if let Some(hub) = &batch.devices {
         // From here a signal stops the run the usual way (run.json says so).
         stop.mark_started();
@@ -189,8 +189,9 @@ async fn report_llm_load(client: Arc<LlmClient>, events: EventSender) {
 }
 
 /// Tells the reporters what happens to the devices, and how many are connected and
-/// busy (once a second when that changed), until aborted.
-async fn report_devices(hub: Arc<DeviceHub>, events: EventSender) {
+/// busy (once a second when that changed), until aborted; stops the run when news says
+/// it cannot go on.
+async fn report_devices(hub: Arc<DeviceHub>, events: EventSender, stop: StopTokens) {
     let Some(mut news) = hub.take_news() else {
         return;
     };
@@ -201,6 +202,9 @@ async fn report_devices(hub: Arc<DeviceHub>, events: EventSender) {
         tokio::select! {
             item = news.recv() => match item {
                 Some(item) => {
+                    if item.stops_run {
+                        stop.stop(item.text.clone());
+                    }
                     let load = hub.fleet.load();
                     events.send(Event::Devices { news: Some(item), load });
                     last = Some(load);
@@ -227,7 +231,11 @@ async fn wait_for_devices(hub: &DeviceHub, events: &EventSender, stop: &StopToke
     }
     let say = |level, text: String| {
         events.send(Event::Devices {
-            news: Some(DeviceNews { level, text }),
+            news: Some(DeviceNews {
+                level,
+                text,
+                stops_run: false,
+            }),
             load: hub.fleet.load(),
         });
     };

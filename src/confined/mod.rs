@@ -186,7 +186,6 @@ impl Confined {
     }
 
     /// Makes the folder `rel` and those above it, as needed.
-    #[cfg(all(test, unix))]
     pub(crate) fn make_dirs(&self, rel: &RelPath) -> Result<(), FileAccessError> {
         let _rights = TaskRights::enter()?;
         self.root.make_dirs(rel)

@@ -39,6 +39,20 @@ pub(crate) struct DevicesSection {
     max_message_mib: Option<usize>,
 }
 
+impl DevicesSection {
+    /// Whether the config file says anything about devices (then plans may call tools
+    /// only a device offers).
+    pub(crate) fn is_configured(&self) -> bool {
+        self.listen.is_some()
+            || self.token_env.is_some()
+            || self.command_timeout.is_some()
+            || self.wait_for.is_some()
+            || self.wait.is_some()
+            || !self.inject.is_empty()
+            || self.max_message_mib.is_some()
+    }
+}
+
 /// How the run serves devices.
 #[derive(Clone, Debug)]
 pub(crate) struct DeviceSettings {

@@ -125,7 +125,25 @@ impl DeviceExecutor {
             self.unanswered = true;
         }
         match answer {
-            Ok(results) => protocol::result_of(&call, &results).scrubbed(),
+            Ok(results) => {
+                let result = protocol::result_of(&call, &results).scrubbed();
+                if let Some(argument) = result
+                    .error
+                    .as_deref()
+                    .and_then(|e| crate::tool::refused_injection(e, &tool.injected))
+                {
+                    // The runner's own argument refused: no verdict on the agent, and
+                    // every call would be refused the same way.
+                    let fault = format!(
+                        "device {} refused the `{argument}` the runner fills in ([devices] inject): {}",
+                        self.device(),
+                        result.error.as_deref().unwrap_or_default()
+                    );
+                    self.fault = Some(fault.clone());
+                    return ToolResult::failure(&call, protocol::NAMESPACE, fault, Value::Null);
+                }
+                result
+            }
             Err(CallError::Timeout(d)) => ToolResult::failure(
                 &call,
                 protocol::NAMESPACE,
@@ -396,6 +414,123 @@ impl DeviceExecutor {
     }
 }
 
+impl DeviceExecutor {
+    /// Brings each file the checks read from the device (from the task's folder there,
+    /// or the device's own working folder) into the local workspace, with the commands
+    /// UFO's Linux tool allows: `test` for a file's existence, `cat` for its text, and
+    /// `base64` for a document's bytes where the device has it (UFO's own tool does
+    /// not: `Err`, as a document check cannot be made there). A file the device says is
+    /// not there is not there locally either.
+    async fn fetch_all(&mut self, wanted: &[crate::executor::Fetch]) -> Result<(), String> {
+        use crate::executor::FetchKind;
+        if self.tool(SHELL).is_none() {
+            return Err(format!("it has no `{SHELL}` to read files with"));
+        }
+        let local = crate::confined::Confined::open(&self.run.local_workspace)
+            .map_err(|e| format!("cannot open the local workspace: {e}"))?;
+        let mut fetched: Vec<&str> = Vec::new();
+        // Contents first, then what only needs to exist.
+        let mut order: Vec<&crate::executor::Fetch> = wanted.iter().collect();
+        order.sort_by_key(|f| f.kind == FetchKind::Exists);
+        for want in order {
+            if fetched.contains(&want.path.as_str()) {
+                continue;
+            }
+            let rel =
+                crate::relpath::RelPath::parse(&want.path, false).map_err(|e| e.to_string())?;
+            // `./` first: a name that begins with `-` is never read as an option.
+            let at = quoted(&format!("./{}", rel.as_path().display()));
+            let bytes = match want.kind {
+                FetchKind::Exists => self
+                    .exists_on_device(&at)
+                    .await?
+                    .map(|dir| if dir { None } else { Some(Vec::new()) }),
+                FetchKind::Text => self
+                    .text_on_device(&at)
+                    .await?
+                    .map(|t| Some(t.into_bytes())),
+                FetchKind::Bytes => self.bytes_on_device(&at, &want.path).await?.map(Some),
+            };
+            let kept = match bytes {
+                None => local.remove(&rel),
+                Some(None) => local.make_dirs(&rel),
+                Some(Some(bytes)) => local.write(&rel, &bytes, false),
+            };
+            kept.map_err(|e| format!("cannot keep {} locally: {e}", want.path))?;
+            fetched.push(&want.path);
+        }
+        Ok(())
+    }
+
+    /// Whether the file at `at` (quoted) is on the device, and whether it is a folder;
+    /// `None` when it is not there.
+    async fn exists_on_device(&mut self, at: &str) -> Result<Option<bool>, String> {
+        if !self.ran(&format!("test -e {at}")).await? {
+            return Ok(None);
+        }
+        Ok(Some(self.ran(&format!("test -d {at}")).await?))
+    }
+
+    /// Whether `command` ran and succeeded (`false`: it ran and did not); `Err` when the
+    /// device refused or failed to run it.
+    async fn ran(&mut self, command: &str) -> Result<bool, String> {
+        let got = self.shell(command).await?;
+        match (got.status, got.exit_code()) {
+            (ResultStatus::Success, _) => Ok(true),
+            (_, Some(_)) => Ok(false),
+            _ => Err(format!(
+                "`{command}`: {}",
+                got.error.unwrap_or_else(|| "it failed".into())
+            )),
+        }
+    }
+
+    /// The text of the file at `at` (quoted) on the device; `None` when it cannot be read
+    /// there (not there, a folder).
+    async fn text_on_device(&mut self, at: &str) -> Result<Option<String>, String> {
+        let command = format!("cat {at}");
+        let got = self.shell(&command).await?;
+        match (got.status, got.exit_code()) {
+            (ResultStatus::Success, _) => Ok(Some(got.stdout().unwrap_or_default().to_string())),
+            (_, Some(_)) => Ok(None),
+            _ => Err(format!(
+                "`{command}`: {}",
+                got.error.unwrap_or_else(|| "it failed".into())
+            )),
+        }
+    }
+
+    /// The bytes of the file at `at` (quoted) on the device, through `base64`; a text
+    /// document (`.txt`, `.csv`, `.md`, `.tsv`) through `cat` where `base64` is refused.
+    async fn bytes_on_device(&mut self, at: &str, path: &str) -> Result<Option<Vec<u8>>, String> {
+        use base64::Engine;
+        let command = format!("base64 -w0 {at}");
+        let got = self.shell(&command).await?;
+        match (got.status, got.exit_code()) {
+            (ResultStatus::Success, _) => {
+                let text = got.stdout().unwrap_or_default().trim();
+                base64::engine::general_purpose::STANDARD
+                    .decode(text)
+                    .map(Some)
+                    .map_err(|e| format!("cannot read {path}: {e}"))
+            }
+            (_, Some(_)) => Ok(None),
+            _ => {
+                let texty = [".txt", ".csv", ".md", ".tsv", ".text"]
+                    .iter()
+                    .any(|end| path.to_ascii_lowercase().ends_with(end));
+                if texty {
+                    return Ok(self.text_on_device(at).await?.map(String::into_bytes));
+                }
+                Err(format!(
+                    "it cannot send a document's bytes (`{command}`: {}), so a document check of {path} cannot be made there",
+                    got.error.unwrap_or_else(|| "it failed".into())
+                ))
+            }
+        }
+    }
+}
+
 /// Why a task's folder could not be made on its device.
 #[derive(Clone, Debug)]
 pub(crate) struct WorkspaceError {
@@ -503,33 +638,22 @@ impl Executor for DeviceExecutor {
         )
     }
 
-    async fn fetch(&mut self, paths: &[String]) -> Result<(), String> {
-        if self.workspace.is_none() {
+    async fn fetch(&mut self, wanted: &[crate::executor::Fetch]) -> Result<(), String> {
+        if wanted.is_empty() {
             return Ok(());
         }
-        // The local copies are written beneath the local workspace, as a task's files are.
-        let local = crate::confined::Confined::open(&self.run.local_workspace)
-            .map_err(|e| format!("cannot open the local workspace: {e}"))?;
-        for path in paths {
-            let rel = crate::relpath::RelPath::parse(path, false).map_err(|e| e.to_string())?;
-            let got = self
-                .shell(&format!("base64 -w0 -- {}", quoted(path)))
-                .await?;
-            if got.status != ResultStatus::Success {
-                // Not there on the device: not there for the check either.
-                let _ = local.remove(&rel);
-                continue;
+        match self.fetch_all(wanted).await {
+            Ok(()) => Ok(()),
+            Err(why) => {
+                // The checks cannot see what the task did here: no verdict.
+                let why = format!(
+                    "the checks cannot be made on device {}: {why}",
+                    self.device()
+                );
+                self.fault.get_or_insert_with(|| why.clone());
+                Err(why)
             }
-            use base64::Engine;
-            let text = got.stdout().unwrap_or_default().trim();
-            let bytes = base64::engine::general_purpose::STANDARD
-                .decode(text)
-                .map_err(|e| format!("cannot read {path} from device {}: {e}", self.device()))?;
-            local
-                .write(&rel, &bytes, false)
-                .map_err(|e| format!("cannot keep {path} of device {}: {e}", self.device()))?;
         }
-        Ok(())
     }
 
     async fn shutdown(&mut self) -> Option<String> {

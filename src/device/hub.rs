@@ -37,6 +37,8 @@ pub(crate) struct DeviceNews {
     pub(crate) level: Level,
     /// What happened.
     pub(crate) text: String,
+    /// The run cannot go on as configured: it stops (no more tasks start), saying why.
+    pub(crate) stops_run: bool,
 }
 
 /// The device server of a run.
@@ -120,7 +122,11 @@ type Tell = mpsc::UnboundedSender<DeviceNews>;
 
 fn tell(news: &Tell, level: Level, text: String) {
     let text = printable(&text, 600);
-    let _ = news.send(DeviceNews { level, text });
+    let _ = news.send(DeviceNews {
+        level,
+        text,
+        stops_run: false,
+    });
 }
 
 async fn accept_loop(
@@ -329,6 +335,26 @@ async fn serve_device(
         }),
     );
     let tools = list_tools(&link, &platform, &settings).await;
+    if let Some((tool, argument)) = tools
+        .iter()
+        .find_map(|t| t.unfilled.first().map(|a| (t, a)))
+    {
+        // Every call of it would be refused, as the runner's fault: no task is given to
+        // this device, and the run stops, saying what the config lacks.
+        let why = crate::mcp::unfilled_credential(
+            &format!("device {id}'s tool `{}`", tool.spec.name),
+            argument,
+            &format!("[devices] inject = {{ {argument} = \"ENV_VAR\" }}"),
+        );
+        link.close(&format!("the runner cannot fill in `{argument}`"));
+        let _ = task.await;
+        let _ = news.send(DeviceNews {
+            level: Level::Error,
+            text: printable(&why, 600),
+            stops_run: true,
+        });
+        return;
+    }
     let count = tools.len();
     if count == 0 || task.is_finished() {
         // A device with no tool would fail every task handed to it.
@@ -382,7 +408,11 @@ async fn refuse<S>(
     S: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin,
 {
     let _ = ws.send(Message::text(protocol::error(why))).await;
-    let _ = ws.close(None).await;
+    let close = super::link::close_frame(
+        tokio_tungstenite::tungstenite::protocol::frame::coding::CloseCode::Policy,
+        why,
+    );
+    let _ = ws.close(Some(close)).await;
     tell_refusal(news, peer, why);
 }
 

@@ -12,6 +12,8 @@ use serde_json::Value;
 use tokio::sync::{mpsc, oneshot};
 use tokio_tungstenite::WebSocketStream;
 use tokio_tungstenite::tungstenite::Message;
+use tokio_tungstenite::tungstenite::protocol::CloseFrame;
+use tokio_tungstenite::tungstenite::protocol::frame::coding::CloseCode;
 
 use super::protocol::{ClientFrame, heartbeat_ok};
 
@@ -103,6 +105,19 @@ where
     (Link { orders }, task)
 }
 
+/// A close frame with `code` and `why` as its reason (cut to the 123 bytes a close
+/// frame's reason may have): the client logs both.
+pub(crate) fn close_frame(code: CloseCode, why: &str) -> CloseFrame {
+    let mut end = why.len().min(123);
+    while !why.is_char_boundary(end) {
+        end -= 1;
+    }
+    CloseFrame {
+        code,
+        reason: why[..end].to_string().into(),
+    }
+}
+
 /// How often a connection is pinged (the client's WebSocket library answers).
 const PING_EVERY: Duration = Duration::from_secs(20);
 /// How long a connection may be silent (no frame, no answer to pings) before it is
@@ -125,8 +140,9 @@ where
         tokio::select! {
             _ = ping.tick() => {
                 if heard.elapsed() > SILENCE {
-                    let _ = ws.close(None).await;
-                    break format!("no sign of life for {}s (no frame, no answer to pings)", SILENCE.as_secs());
+                    let why = format!("no sign of life for {}s (no frame, no answer to pings)", SILENCE.as_secs());
+                    let _ = ws.close(Some(close_frame(CloseCode::Away, &why))).await;
+                    break why;
                 }
                 if ws.send(Message::Ping(Vec::new().into())).await.is_err() {
                     break "the connection dropped".to_string();
@@ -143,12 +159,13 @@ where
                     waiting.insert(response_id, reply);
                 }
                 Some(Order::Close(why)) => {
-                    let _ = ws.close(None).await;
+                    let _ = ws.close(Some(close_frame(CloseCode::Policy, &why))).await;
                     break why;
                 }
                 None => {
-                    let _ = ws.close(None).await;
-                    break "the run is over".to_string();
+                    let why = "the run is over";
+                    let _ = ws.close(Some(close_frame(CloseCode::Away, why))).await;
+                    break why.to_string();
                 }
             },
             frame = ws.next() => {

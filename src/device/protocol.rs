@@ -168,32 +168,14 @@ pub(crate) fn result_of(call: &ToolCall, action_results: &Value) -> ToolResult {
         namespace: Some(namespace),
         call_id: call.call_id.clone(),
     };
-    settle_command(&mut out);
+    // UFO's Linux tool answers `success` with `{success: false, ...}` for a command that
+    // failed or that it refused (tool::ufo_shape).
+    crate::tool::settle_ufo_shape(&mut out);
     out
 }
 
 /// The namespace of results that do not say theirs.
 pub(crate) const NAMESPACE: &str = "device";
-
-/// A shell command's result as the runner's own: UFO's Linux tool answers `success`
-/// with `{success, exit_code, stdout, stderr}` (or `{success: false, error}` for a
-/// command it refuses); a command that exited non-zero or was refused is a failure.
-fn settle_command(out: &mut ToolResult) {
-    if out.status != ResultStatus::Success {
-        return;
-    }
-    let code = out.result.get("exit_code").and_then(Value::as_i64);
-    let refused = out.result.get("success") == Some(&Value::Bool(false));
-    if code.is_some_and(|c| c != 0) || refused {
-        out.status = ResultStatus::Failure;
-        out.error = out
-            .result
-            .get("error")
-            .and_then(Value::as_str)
-            .map(str::to_string)
-            .or_else(|| code.map(|c| format!("exit code {c}")));
-    }
-}
 
 #[cfg(test)]
 mod tests {
@@ -242,10 +224,10 @@ mod tests {
             (r.status, r.error.as_deref()),
             (ResultStatus::Failure, Some("exit code 3"))
         );
-        let refused = json!([{"status": "success", "result": {"success": false, "error": "Command not allowed"}}]);
+        let refused = json!([{"status": "success", "result": {"success": false, "error": "Command blocked by security policy. Only allow-listed commands may be executed."}}]);
         assert_eq!(
             result_of(&c, &refused).error.as_deref(),
-            Some("Command not allowed")
+            Some("Command blocked by security policy. Only allow-listed commands may be executed.")
         );
         let by_id = json!({c.call_id.clone(): {"status": "failure", "error": "boom"}});
         assert_eq!(result_of(&c, &by_id).error.as_deref(), Some("boom"));

@@ -1,7 +1,8 @@
-//! A device's tools, from what its `list_tools` meta tool answered (UFO's
-//! `MCPToolInfo`: `tool_name`, `tool_type`, `namespace`, `description`,
-//! `tool_schema`): each as agents see it (the arguments the runner injects left out),
-//! and the route a call of it takes on the device (which agent's tool set has it).
+//! A device's tools, from what its `list_tools` meta tool answered: a list of UFO's
+//! `MCPToolInfo` (`../ufo/aip/messages.py`: `tool_key, tool_name, title, namespace,
+//! tool_type, description, input_schema, output_schema, meta, annotations`), each as
+//! agents see it (the arguments the runner injects left out), and the route a call of it
+//! takes on the device (which agent's tool set has it).
 
 use serde_json::Value;
 
@@ -20,6 +21,8 @@ pub(crate) struct DeviceTool {
     pub(crate) route: Route,
     /// The injected arguments it takes.
     pub(crate) injected: Vec<String>,
+    /// The credentials it requires that nothing injects (see `mcp::unfilled_credential`).
+    pub(crate) unfilled: Vec<String>,
 }
 
 /// The tools `listed` (a `list_tools` result) offers through the agent of `route`;
@@ -52,13 +55,15 @@ pub(crate) fn from_listing(
                 .or_else(|| t.get("title"))
                 .and_then(Value::as_str)
                 .unwrap_or_default();
-            let schema = t.get("tool_schema").cloned().unwrap_or(Value::Null);
+            // `input_schema: Optional[Dict[str, Any]] = None` (aip/messages.py, MCPToolInfo).
+            let schema = t.get("input_schema").cloned().unwrap_or(Value::Null);
             let shown = shown_tool(name.to_string(), description, &schema, injected);
             Some(DeviceTool {
                 spec: shown.spec,
                 tool_type,
                 route: route.clone(),
                 injected: shown.injected,
+                unfilled: shown.unfilled,
             })
         })
         .collect()
@@ -74,9 +79,9 @@ mod tests {
         let listed = json!([
             {"tool_key": "action::execute_command", "tool_name": "execute_command", "namespace": "BashExecutor",
              "tool_type": "action", "description": "Run a command.",
-             "tool_schema": {"type": "object", "properties": {"command": {"type": "string"}, "api_key": {"type": "string"},
+             "input_schema": {"type": "object", "properties": {"command": {"type": "string"}, "api_key": {"type": "string"},
                              "timeout": {"type": "integer", "default": 30}}, "required": ["command", "api_key"]}},
-            {"tool_name": "get_system_info", "tool_type": "data_collection", "tool_schema": {"properties": {"api_key": {"type": "string"}}}},
+            {"tool_name": "get_system_info", "tool_type": "data_collection", "input_schema": {"properties": {"api_key": {"type": "string"}}, "required": ["api_key"]}},
             {"tool_name": "list_tools", "tool_type": "action"}
         ]);
         let route = Route {
@@ -97,5 +102,9 @@ mod tests {
         );
         assert_eq!(tools[1].tool_type, ToolType::DataCollection);
         assert_eq!(tools[1].route.agent_name, "LinuxAgent");
+        // With nothing injected, the key is a credential nobody fills in.
+        let bare = from_listing(&listed, &route, &|_| false);
+        assert_eq!(bare[0].unfilled, ["api_key"]);
+        assert_eq!(bare[1].unfilled, ["api_key"]);
     }
 }

@@ -5,6 +5,7 @@
 
 mod capture;
 mod desktop;
+mod fetch;
 mod process;
 pub(crate) mod sandbox;
 mod screen;
@@ -13,6 +14,7 @@ mod shell;
 use async_trait::async_trait;
 
 pub(crate) use desktop::{DesktopExecutor, DesktopSettings};
+pub(crate) use fetch::{Fetch, FetchKind};
 pub(crate) use process::{ResourceLimits, Service, StderrTail, wait_for_supervisors};
 pub(crate) use screen::{Listed, Scope, ScreenView, StepScreens};
 pub(crate) use shell::{ShellExecutor, ShellSettings, shell_tools};
@@ -68,10 +70,11 @@ pub(crate) trait Executor: Send {
         None
     }
 
-    /// Brings the files at `paths` (relative to the workspace) into the local
-    /// workspace, where checks read them: a remote executor fetches them; a local one
-    /// has them already.
-    async fn fetch(&mut self, _paths: &[String]) -> Result<(), String> {
+    /// Brings the files the checks read (relative to the task's folder) into the local
+    /// workspace, where checks read them: a remote executor fetches them; a local one has
+    /// them already. `Err` says why the checks cannot be made here (the executor then
+    /// counts it as its fault: no verdict is given).
+    async fn fetch(&mut self, _wanted: &[Fetch]) -> Result<(), String> {
         Ok(())
     }
 

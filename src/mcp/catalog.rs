@@ -21,7 +21,8 @@ pub(crate) struct McpTool {
 }
 
 /// The tools of `server` that agents see, from what it listed; an allow-list that names
-/// a tool the server does not offer is an error.
+/// a tool the server does not offer is an error, and so is a tool that requires a
+/// credential nothing injects (every call of it would be refused).
 pub(crate) fn catalog(
     server: &McpServer,
     listed: &[rmcp::model::Tool],
@@ -45,7 +46,7 @@ pub(crate) fn catalog(
             ));
         }
     }
-    Ok(listed
+    let tools: Vec<(McpTool, Vec<String>)> = listed
         .iter()
         .filter(|t| {
             server
@@ -54,10 +55,29 @@ pub(crate) fn catalog(
                 .is_none_or(|allowed| allowed.iter().any(|a| t.name == a.as_str()))
         })
         .map(|t| tool(server, t))
-        .collect())
+        .collect();
+    if let Some((t, unfilled)) = tools.iter().find(|(_, u)| !u.is_empty()) {
+        return Err(unfilled_credential(
+            &format!("its tool `{}`", t.tool),
+            &unfilled[0],
+            &format!(
+                "[[mcp.servers]] inject = {{ {} = \"ENV_VAR\" }} for `{}`",
+                unfilled[0], server.name
+            ),
+        ));
+    }
+    Ok(tools.into_iter().map(|(t, _)| t).collect())
 }
 
-fn tool(server: &McpServer, t: &rmcp::model::Tool) -> McpTool {
+/// Why a tool that requires the credential `argument` cannot be called: nothing fills it
+/// in. `key` is the config that would.
+pub(crate) fn unfilled_credential(tool: &str, argument: &str, key: &str) -> String {
+    format!(
+        "{tool} requires `{argument}`, a credential the runner fills in, and nothing does: add {key} (the variable holding it) to the config"
+    )
+}
+
+fn tool(server: &McpServer, t: &rmcp::model::Tool) -> (McpTool, Vec<String>) {
     let injected = |name: &str| server.inject.iter().any(|i| i.argument == name);
     let description = t.description.as_deref().or(t.title.as_deref());
     let shown = shown_tool(
@@ -66,12 +86,13 @@ fn tool(server: &McpServer, t: &rmcp::model::Tool) -> McpTool {
         &Value::Object(t.input_schema.as_ref().clone()),
         injected,
     );
-    McpTool {
+    let tool = McpTool {
         tool: t.name.to_string(),
         spec: shown.spec,
         schema: shown.schema,
         injected: shown.injected,
-    }
+    };
+    (tool, shown.unfilled)
 }
 
 /// A tool as agents see it, from its input schema: the arguments `injected` names are
@@ -83,6 +104,9 @@ pub(crate) struct ShownTool {
     pub(crate) schema: Value,
     /// The injected arguments this tool takes.
     pub(crate) injected: Vec<String>,
+    /// The arguments it requires that are the runner's to fill in (a credential, as
+    /// UFO's `api_key`) and that nothing injects: every call would be refused.
+    pub(crate) unfilled: Vec<String>,
 }
 
 /// `name` with `description` and the parameters of `input_schema`, less those
@@ -113,6 +137,11 @@ pub(crate) fn shown_tool(
         .and_then(Value::as_array)
         .map(|r| r.iter().filter_map(Value::as_str).collect())
         .unwrap_or_default();
+    let unfilled = required
+        .iter()
+        .filter(|r| crate::tool::is_credential(r))
+        .map(|r| r.to_string())
+        .collect();
     let empty = Map::new();
     let props = schema
         .get("properties")
@@ -148,6 +177,7 @@ pub(crate) fn shown_tool(
         },
         schema,
         injected: takes,
+        unfilled,
     }
 }
 

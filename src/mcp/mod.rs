@@ -14,7 +14,7 @@ mod result;
 mod router;
 mod stdio;
 
-pub(crate) use catalog::shown_tool;
+pub(crate) use catalog::{shown_tool, unfilled_credential};
 pub(crate) use config::{Injected, McpSection, McpServer, Transport, servers};
 pub(crate) use hub::McpHub;
 pub(crate) use router::McpRouter;

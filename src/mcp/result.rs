@@ -1,7 +1,8 @@
 //! An MCP tool's answer as UFO's Result: its text content becomes the result's `text`
 //! (what a recorded plan's `expect.text` compares), structured content its
 //! `structured`, and `isError` (absent means false) a failure whose message is that
-//! text. Images and binary resources are described, not carried; a text or structured
+//! text; so is a result that says so in UFO's shape (`{"success": false, "error"}`,
+//! `tool::ufo_shape`), which UFO's own servers send without `isError`. Images and binary resources are described, not carried; a text or structured
 //! content over 64 KiB is cut, and what was left out counted.
 
 use rmcp::model::CallToolResult;
@@ -47,7 +48,10 @@ pub(crate) fn tool_result(call: &ToolCall, server: &str, answer: &CallToolResult
         };
         ToolResult::failure(call, server, error, result)
     } else {
-        ToolResult::success(call, server, result)
+        // UFO's servers say a failure in the result, not with `isError`.
+        let mut out = ToolResult::success(call, server, result);
+        crate::tool::settle_ufo_shape(&mut out);
+        out
     }
 }
 

@@ -106,7 +106,21 @@ impl McpRouter {
                 return self.failed(command, &server.name, why);
             }
         };
-        result.scrubbed()
+        let result = result.scrubbed();
+        if let Some(argument) = result
+            .error
+            .as_deref()
+            .and_then(|e| crate::tool::refused_injection(e, &tool.injected))
+        {
+            // The runner's own argument refused: no verdict on the agent.
+            let why = format!(
+                "the MCP server `{}` refused the `{argument}` the runner fills in ([[mcp.servers]] inject): {}",
+                server.name,
+                result.error.as_deref().unwrap_or_default()
+            );
+            return self.failed(command, &server.name, why);
+        }
+        result
     }
 
     /// A call that failed because its server did: the attempt is an infrastructure error.
@@ -144,8 +158,8 @@ impl Executor for McpRouter {
         self.inner.tools()
     }
 
-    async fn fetch(&mut self, paths: &[String]) -> Result<(), String> {
-        self.inner.fetch(paths).await
+    async fn fetch(&mut self, wanted: &[crate::executor::Fetch]) -> Result<(), String> {
+        self.inner.fetch(wanted).await
     }
 
     async fn end_session(&mut self) -> Option<String> {

@@ -237,10 +237,13 @@ fn action_section(md: &mut String, a: &ActionRecord, show_action: bool) {
         );
     }
     let r = &a.result.result;
+    let mut shown = false;
     for (label, key) in [
         ("Output", "stdout"),
         ("Stderr", "stderr"),
         ("Content", "content"),
+        // What an MCP tool answered.
+        ("Result", "text"),
     ] {
         if let Some(text) = r
             .get(key)
@@ -250,13 +253,44 @@ fn action_section(md: &mut String, a: &ActionRecord, show_action: bool) {
             let _ = writeln!(md, "\n{label}:\n");
             md.push_str(&code_block(text));
             md.push('\n');
+            shown = true;
         }
+    }
+    // The runner's own tools' results are shown above; a device's or an MCP server's
+    // tool may answer in fields of its own.
+    let own = matches!(
+        a.result.namespace.as_deref(),
+        Some("shell" | "AppUIExecutor" | "HostUIExecutor") | None
+    );
+    if let Some(other) = other_result(r).filter(|_| !shown && !own) {
+        md.push_str("\nResult:\n\n");
+        md.push_str(&code_block(&other));
+        md.push('\n');
     }
     if let Some(entries) = a.result.entries() {
         let names: Vec<String> = entries.into_iter().map(|(name, _)| name).collect();
         md.push_str("\nEntries:\n\n");
         md.push_str(&code_block(&names.join("\n")));
         md.push('\n');
+    }
+}
+
+/// A result that is not a command's, a file's or a listing (those have their own
+/// sections), as JSON text.
+fn other_result(result: &serde_json::Value) -> Option<String> {
+    let known = [
+        "exit_code", "stdout", "stderr", "content", "text", "entries", "path", "bytes",
+        "append", "truncated", "timed_out", "signal", "duration_s", "more", "note",
+        "stdout_omitted_bytes", "stderr_omitted_bytes", "success", "control", "window",
+    ];
+    match result {
+        serde_json::Value::Object(m) if m.keys().any(|k| !known.contains(&k.as_str())) => {
+            serde_json::to_string_pretty(result).ok()
+        }
+        serde_json::Value::Array(items) if !items.is_empty() => {
+            serde_json::to_string_pretty(result).ok()
+        }
+        _ => None,
     }
 }
 

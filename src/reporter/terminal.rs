@@ -97,6 +97,7 @@ impl Terminal {
                 if let Some(news) = news {
                     let mark = match news.level {
                         crate::event::Level::Info => "",
+                        crate::event::Level::Error => "error: ",
                         _ => "warning: ",
                     };
                     let line = format!(

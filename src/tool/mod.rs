@@ -1,9 +1,11 @@
 //! Tools: the data that passes between agents and executors. This module owns data
 //! only: how a tool call is carried out belongs to `executor`, who decides on it to
-//! `agent`.
+//! `agent`; what UFO's own servers mean by a result is `ufo_shape`.
 
 mod call;
 mod spec;
+mod ufo_shape;
 
 pub(crate) use call::{ResultStatus, ToolCall, ToolResult, ToolType};
 pub(crate) use spec::{ParamKind, ParamSpec, ToolSpec};
+pub(crate) use ufo_shape::{is_credential, refused_injection, settle as settle_ufo_shape};

@@ -524,6 +524,10 @@ fn output_text(result: &Value) -> String {
         (None, None) if result.get("content").is_some_and(Value::is_string) => {
             stream("content").unwrap_or_default()
         }
+        // What an MCP tool answered.
+        (None, None) if result.get("text").is_some_and(Value::is_string) => {
+            stream("text").unwrap_or_default()
+        }
         (None, None) => match result {
             Value::Null => String::new(),
             Value::String(s) => crate::text::shorten(s, OUTPUT_LIMIT),

@@ -273,6 +273,10 @@ impl Checker<'_> {
             let Some(spec) = tools.iter().find(|t| t.name == action.action) else {
                 if tools.iter().any(ToolSpec::is_any) {
                     // A device's tool: the device says at run time.
+                    self.warnings.push(format!(
+                        "{at}: `{}` is no built-in or MCP tool: it must come from the device the task runs on (--devices)",
+                        action.action
+                    ));
                     continue;
                 }
                 let names: Vec<&str> = tools.iter().map(|t| t.name.as_ref()).collect();
