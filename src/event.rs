@@ -47,6 +47,13 @@ pub(crate) enum Event {
         /// The line.
         line: LogLine,
     },
+    /// A running attempt's task was given a device (`--devices`).
+    TaskOnDevice {
+        /// The task.
+        id: TaskId,
+        /// The device's id.
+        device: String,
+    },
     /// An agent step ended.
     StepFinished {
         /// The task.
@@ -370,6 +377,14 @@ impl TaskEvents {
     /// A warning line.
     pub(crate) fn warn(&self, message: impl Into<String>) {
         self.log(Level::Warn, message);
+    }
+
+    /// The attempt runs on `device`.
+    pub(crate) fn on_device(&self, device: &str) {
+        self.tx.send(Event::TaskOnDevice {
+            id: self.id.clone(),
+            device: device.to_string(),
+        });
     }
 
     /// A finished step.

@@ -347,6 +347,7 @@ async fn on_device(
     };
     hub.ran_on(task.id.as_str(), &lease.device.id);
     events.info(format!("on device {} ({platform})", lease.device.id));
+    events.on_device(&lease.device.id);
     let name = settings
         .layout
         .root()

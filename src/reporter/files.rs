@@ -53,6 +53,8 @@ pub(crate) struct ResultFiles {
     lines: std::collections::HashMap<TaskId, Lines>,
     /// When `tasks_status.json` may be rewritten next.
     tasks_status_due: Option<Instant>,
+    /// The running attempts' records, to rewrite when one is given its device.
+    running: std::collections::HashMap<TaskId, crate::record::TaskRecord>,
     errors: Vec<String>,
 }
 
@@ -67,6 +69,7 @@ impl ResultFiles {
             run: None,
             lines: std::collections::HashMap::new(),
             tasks_status_due: None,
+            running: std::collections::HashMap::new(),
             errors: Vec::new(),
         }
     }
@@ -97,6 +100,7 @@ impl ResultFiles {
             Event::TasksKept(rows) => self.records.insert_all(rows),
             Event::TaskStarted(record) => {
                 self.records.insert(&TaskRow::of(record));
+                self.running.insert(record.id.clone(), (**record).clone());
                 let (files, record) = (self.task_files(&record.id), (**record).clone());
                 // Lines still held belong to the attempt before (its files move now).
                 let lines = self.lines.remove(&record.id);
@@ -122,7 +126,20 @@ impl ResultFiles {
                     .steps
                     .push(Arc::clone(step));
             }
+            Event::TaskOnDevice { id, device } => {
+                // The running status names its device at once, not when the attempt ends.
+                if let Some(record) = self.running.get_mut(id)
+                    && let Some(attempt) = record.attempts.last_mut()
+                {
+                    attempt.device = Some(device.clone());
+                    let record = record.clone();
+                    let files = self.task_files(id);
+                    self.lanes
+                        .submit(id, Box::new(move || Ok(files.status(&record)?)));
+                }
+            }
             Event::TaskRetrying { record, .. } => {
+                self.running.remove(&record.id);
                 let (files, record) = (self.task_files(&record.id), (**record).clone());
                 let lines = self.lines.remove(&record.id);
                 self.lanes.submit(
@@ -137,6 +154,7 @@ impl ResultFiles {
                 self.records.insert(&TaskRow::of(&f.record));
             }
             Event::TaskFinished(f) => {
+                self.running.remove(&f.record.id);
                 self.records.insert(&TaskRow::of(&f.record));
                 let files = self.task_files(&f.record.id);
                 let lines = self.lines.remove(&f.record.id);

@@ -115,6 +115,7 @@ impl RunStats {
             Event::TaskStarted(_)
             | Event::Tick
             | Event::TaskLog { .. }
+            | Event::TaskOnDevice { .. }
             | Event::StepFinished { .. }
             | Event::TaskRetrying { .. } => {}
         }

@@ -61,7 +61,10 @@ impl Terminal {
                 self.running.insert(record.id.to_string());
                 self.refresh(stats);
             }
-            Event::TaskLog { .. } | Event::StepFinished { .. } | Event::Tick => {}
+            Event::TaskLog { .. }
+            | Event::TaskOnDevice { .. }
+            | Event::StepFinished { .. }
+            | Event::Tick => {}
             Event::TaskRetrying { record, delay_s } => {
                 let why = record
                     .attempts
