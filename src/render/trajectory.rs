@@ -279,9 +279,26 @@ fn action_section(md: &mut String, a: &ActionRecord, show_action: bool) {
 /// sections), as JSON text.
 fn other_result(result: &serde_json::Value) -> Option<String> {
     let known = [
-        "exit_code", "stdout", "stderr", "content", "text", "entries", "path", "bytes",
-        "append", "truncated", "timed_out", "signal", "duration_s", "more", "note",
-        "stdout_omitted_bytes", "stderr_omitted_bytes", "success", "control", "window",
+        "exit_code",
+        "stdout",
+        "stderr",
+        "content",
+        "text",
+        "entries",
+        "path",
+        "bytes",
+        "append",
+        "truncated",
+        "timed_out",
+        "signal",
+        "duration_s",
+        "more",
+        "note",
+        "stdout_omitted_bytes",
+        "stderr_omitted_bytes",
+        "success",
+        "control",
+        "window",
     ];
     match result {
         serde_json::Value::Object(m) if m.keys().any(|k| !known.contains(&k.as_str())) => {

@@ -34,3 +34,4 @@ mod tampered_rundirs;
 mod task_rights;
 mod timeouts;
 mod trust;
+mod ufo_real;
