@@ -359,7 +359,11 @@ fn specs() -> Vec<ToolSpec> {
         tool(
             "wheel_mouse_input",
             "Turn the mouse wheel over a control (positive: up).",
-            with(control(), vec![p("wheel_dist", Number, false, "notches")]),
+            // An integer, as UFO declares it (`wheel_dist: int = 0`).
+            with(
+                control(),
+                vec![p("wheel_dist", ParamKind::Integer, false, "notches")],
+            ),
         ),
         tool("texts", "Read the text of a control.", control()),
         tool(
@@ -388,7 +392,8 @@ fn specs() -> Vec<ToolSpec> {
         tool(
             "wait",
             "Wait a number of seconds.",
-            vec![p("seconds", Number, false, "seconds (at most 300)")],
+            // Required, as UFO declares it (`seconds: float`).
+            vec![p("seconds", Number, true, "seconds (at most 300)")],
         ),
         tool(
             "summary",
@@ -436,11 +441,14 @@ fn specs() -> Vec<ToolSpec> {
         tool(
             "get_app_window_info",
             "The app window's title, place and process.",
+            // UFO declares it `field_list: List[str]`, required (ui_mcp_server.py).
             vec![p(
                 "field_list",
-                Text,
-                false,
-                "ignored: every field is returned",
+                ParamKind::Schema(
+                    serde_json::json!({"type": "array", "items": {"type": "string"}}),
+                ),
+                true,
+                "the fields wanted, as UFO asks for them (here every field is returned)",
             )],
         ),
     ]
@@ -516,7 +524,7 @@ mod tests {
                     ParamKind::Boolean => json!(true),
                     ParamKind::Integer => json!(1),
                     ParamKind::String => json!("a"),
-                    ParamKind::Schema(_) => unreachable!("the desktop's tools are built in"),
+                    ParamKind::Schema(_) => json!(["control_text"]),
                 };
                 args.insert(p.name.to_string(), v);
             }

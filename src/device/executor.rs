@@ -25,6 +25,8 @@ use crate::tool::{ResultStatus, ToolCall, ToolResult, ToolSpec, ToolType};
 
 /// The tool that runs shell commands on a Linux device (UFO's Linux MCP server's).
 const SHELL: &str = "execute_command";
+/// UFO's HostAgent tool that selects the app window the AppAgent then works in.
+const SELECT_WINDOW: &str = "select_application_window";
 /// Its own time limit when a call gives none, in seconds.
 const UFO_TOOL_TIMEOUT: u64 = 30;
 
@@ -54,13 +56,16 @@ pub(crate) struct DeviceExecutor {
     fault: Option<String>,
     /// Commands sent (each frame's `response_id` is unique).
     sent: u64,
-    /// A Windows device's windows as last listed (for `window_label`).
+    /// A Windows device's windows as last listed (to name one by `id` and `name`).
     windows: Vec<crate::desktop::backend::AppWindow>,
-    /// A Windows device's controls as last listed (for `control_label`).
+    /// A Windows device's controls as last listed (to name one by `id` and `name`).
     controls: Vec<crate::desktop::control::Control>,
     /// A command's answer was waited for when the task ended (it was stopped): the
     /// device is still busy with it.
     pending: bool,
+    /// The root name of the app a Windows device's HostAgent selected (`WINWORD.EXE`):
+    /// the AppAgent's calls go to that app's tool set.
+    root: Option<String>,
     /// A command got no answer in time.
     unanswered: bool,
 }
@@ -82,6 +87,7 @@ impl DeviceExecutor {
             windows: Vec::new(),
             controls: Vec::new(),
             pending: false,
+            root: None,
             unanswered: false,
         }
     }
@@ -110,8 +116,14 @@ impl DeviceExecutor {
         let mut call = call.clone();
         call.tool_type = tool.tool_type;
         let action = protocol::action(&call, &parameters);
+        let mut route = tool.route.clone();
+        if route.agent_name == "AppAgent"
+            && let Some(root) = &self.root
+        {
+            route.root_name = root.clone();
+        }
         let frame = protocol::command(
-            &tool.route,
+            &route,
             &[action],
             &self.run.session_id,
             &self.run.task_name,
@@ -234,65 +246,43 @@ impl DeviceExecutor {
         Ok((note, view))
     }
 
-    /// UFO's Windows tools name a control by `control_label` and `control_text`, and a
-    /// window by `window_label`: a call that names them by `id`, `name` and
-    /// `control_type` (as recordings do) has them found by name in the last list (the
-    /// label only when the name finds none).
-    fn labelled(&self, tool: &DeviceTool, mut given: Map<String, Value>) -> Map<String, Value> {
+    /// The arguments of a call of `tool`, its control or window named as UFO's tools
+    /// name them (see [`named_target`]).
+    fn labelled(&self, tool: &DeviceTool, given: Map<String, Value>) -> Map<String, Value> {
         let takes = |p: &str| tool.spec.params.iter().any(|x| x.name == p);
-        let text = |v: Option<&Value>| match v {
-            Some(Value::String(s)) => Some(s.clone()),
-            Some(Value::Number(n)) => Some(n.to_string()),
-            _ => None,
-        };
-        let id = text(given.get("id"));
-        let name = text(given.get("name"));
-        if takes("control_label")
-            && !given.contains_key("control_label")
-            && (id.is_some() || name.is_some())
-        {
-            let wanted = text(given.get("control_type"))
-                .and_then(|t| crate::desktop::control::ControlType::parse(&t));
-            let found = name.as_deref().and_then(|n| {
-                self.controls
-                    .iter()
-                    .find(|c| c.name == n && wanted.is_none_or(|t| t == c.control_type))
-            });
-            let label = found
-                .map(|c| c.id.clone())
-                .or_else(|| id.clone())
-                .unwrap_or_default();
-            let shown = found
-                .map(|c| c.name.clone())
-                .or_else(|| name.clone())
-                .unwrap_or_default();
-            for key in ["id", "name", "control_type"] {
-                if !takes(key) {
-                    given.remove(key);
-                }
+        named_target(
+            &tool.spec.name,
+            &takes,
+            given,
+            &self.windows,
+            &self.controls,
+        )
+    }
+
+    /// A successful `select_application_window` answer (`{"root_name", "window_info":
+    /// {"name", "title", ...}}`, ui_mcp_server.py) with the window and application named
+    /// as the agents read them; the app's root name routes the AppAgent's next calls
+    /// (UFO's client picks an app's tool set, its COM tools among them, by `root_name`).
+    fn selected(&mut self, result: &mut ToolResult) {
+        let root = result
+            .result
+            .get("root_name")
+            .and_then(Value::as_str)
+            .map(str::to_string);
+        let info = result.result.get("window_info");
+        let title = info
+            .and_then(|i| i.get("title").or_else(|| i.get("name")))
+            .and_then(Value::as_str)
+            .map(str::to_string);
+        if let Value::Object(m) = &mut result.result {
+            if let Some(title) = &title {
+                m.insert("window".into(), Value::String(title.clone()));
             }
-            given.insert("control_label".into(), Value::String(label));
-            given.insert("control_text".into(), Value::String(shown));
-        }
-        if takes("window_label")
-            && !given.contains_key("window_label")
-            && (id.is_some() || name.is_some())
-        {
-            let found = name.as_deref().and_then(|n| {
-                let n = n.to_lowercase();
-                self.windows
-                    .iter()
-                    .find(|w| w.name.to_lowercase().contains(&n))
-            });
-            let label = found.map(|w| w.id.clone()).or(id).unwrap_or_default();
-            for key in ["id", "name"] {
-                if !takes(key) {
-                    given.remove(key);
-                }
+            if let Some(root) = &root {
+                m.insert("application".into(), Value::String(root.clone()));
             }
-            given.insert("window_label".into(), Value::String(label));
         }
-        given
+        self.root = root;
     }
 
     /// `given` with the injected arguments `tool` takes, and the task's folder as the
@@ -531,6 +521,71 @@ impl DeviceExecutor {
     }
 }
 
+/// UFO's Windows UI tools name a control, and `select_application_window` a window, by
+/// both `id` (its label in the last listing) and `name` (`ui_mcp_server.py`: each declares
+/// `id: str` and `name: str`, both required, and FastMCP refuses any other argument). A
+/// call of `tool` (which `takes` the parameters it does) that names one by `name` (and
+/// `control_type`), as recordings do, or by `id` alone, has the other found in the last
+/// listing (`windows`, `controls`); `control_type`, which UFO's tools do not take, only
+/// helps to find it.
+pub(super) fn named_target(
+    tool: &str,
+    takes: &dyn Fn(&str) -> bool,
+    mut given: Map<String, Value>,
+    windows: &[crate::desktop::backend::AppWindow],
+    controls: &[crate::desktop::control::Control],
+) -> Map<String, Value> {
+    if !(takes("id") && takes("name")) {
+        return given;
+    }
+    let text = |v: Option<&Value>| match v {
+        Some(Value::String(s)) => Some(s.clone()),
+        Some(Value::Number(n)) => Some(n.to_string()),
+        _ => None,
+    };
+    let id = text(given.get("id"));
+    let name = text(given.get("name"));
+    let wanted_type = text(given.get("control_type"))
+        .and_then(|t| crate::desktop::control::ControlType::parse(&t));
+    let found = if tool == SELECT_WINDOW {
+        let by_name = name.as_deref().and_then(|n| {
+            let n = n.to_lowercase();
+            windows
+                .iter()
+                .find(|w| w.name.to_lowercase() == n)
+                .or_else(|| windows.iter().find(|w| w.name.to_lowercase().contains(&n)))
+        });
+        by_name
+            .or_else(|| {
+                id.as_deref()
+                    .and_then(|i| windows.iter().find(|w| w.id == i))
+            })
+            .map(|w| (w.id.clone(), w.name.clone()))
+    } else {
+        let by_name = name.as_deref().and_then(|n| {
+            controls
+                .iter()
+                .find(|c| c.name == n && wanted_type.is_none_or(|t| t == c.control_type))
+        });
+        by_name
+            .or_else(|| {
+                id.as_deref()
+                    .and_then(|i| controls.iter().find(|c| c.id == i))
+            })
+            .map(|c| (c.id.clone(), c.name.clone()))
+    };
+    let (id, name) = match found {
+        Some(found) => found,
+        None => (id.unwrap_or_default(), name.unwrap_or_default()),
+    };
+    given.insert("id".into(), Value::String(id));
+    given.insert("name".into(), Value::String(name));
+    if !takes("control_type") {
+        given.remove("control_type");
+    }
+    given
+}
+
 /// Why a task's folder could not be made on its device.
 #[derive(Clone, Debug)]
 pub(crate) struct WorkspaceError {
@@ -575,7 +630,7 @@ impl Executor for DeviceExecutor {
                 Value::Null,
             );
         }
-        if tool.spec.params.iter().any(|p| p.name == "window_label") {
+        if tool.spec.name == SELECT_WINDOW {
             // UFO's window selection picks from the last desktop listing: take one now.
             let mut refresh = Map::new();
             refresh.insert("refresh_app_windows".into(), Value::Bool(true));
@@ -589,7 +644,11 @@ impl Executor for DeviceExecutor {
             .get("timeout")
             .filter(|t| command.parameters.get("timeout") != Some(*t))
             .and_then(Value::as_u64);
+        let select = tool.spec.name == SELECT_WINDOW;
         let mut result = self.send(command, tool, parameters).await;
+        if select && result.status == ResultStatus::Success {
+            self.selected(&mut result);
+        }
         if let Some(cap) = capped
             && result.status == ResultStatus::Failure
             && let Some(error) = &mut result.error

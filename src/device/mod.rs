@@ -7,6 +7,8 @@
 //! (`observe`). How the run listens and what it injects is `config`.
 
 mod config;
+#[cfg(test)]
+mod conformance;
 mod executor;
 mod fleet;
 mod hub;

@@ -222,7 +222,7 @@ mod tests {
         let r = result_of(&c, &failed);
         assert_eq!(
             (r.status, r.error.as_deref()),
-            (ResultStatus::Failure, Some("exit code 3"))
+            (ResultStatus::Failure, Some("exit code 3: no"))
         );
         let refused = json!([{"status": "success", "result": {"success": false, "error": "Command blocked by security policy. Only allow-listed commands may be executed."}}]);
         assert_eq!(

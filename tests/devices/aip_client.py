@@ -8,19 +8,22 @@ cannot route without a word (an unknown agent or tool, as UFO's client does), an
 reconnects after any close with back-off (--backoff, doubling), registering again with
 the same id.
 
-Its tools are the signatures of UFO's Linux MCP server: execute_command(command,
-api_key, timeout=30, cwd) and get_system_info(api_key), the key checked against
-$UFO_MCP_API_KEY; and UFO's meta tool list_tools. Unlike UFO's server, execute_command
-runs its command through a shell (the tests' plans use pipes and redirections). With
---platform windows it offers instead the tools of UFO's Windows UI servers by agent
-(HostAgent: select_application_window(window_label), get_desktop_app_info,
-capture_desktop_screenshot; AppAgent: click_input, keyboard_input, texts with
-control_label/control_text, get_app_window_controls_info, get_app_window_info,
-capture_window_screenshot) on a fake desktop: one Notepad window with one edit
-control.
-
-With --ufo-allowlist, execute_command runs only what UFO's own Linux server allows
-(allow-listed read-only programs, no shell metacharacters, no redirections).
+It is kept only for what UFO's own client (which the tests in ufo_real.rs start from
+../shared/ufo) cannot do on demand: stay silent, die on a given command, send garbage,
+fake a Windows desktop. What it does send is what UFO's client sends: its list_tools
+answer is MCPToolInfo as aip/messages.py defines it (parameters under `input_schema`),
+its results and messages are those of UFO's Linux MCP server (linux_mcp_server.py:
+execute_command(command, api_key, timeout=30, cwd) and get_system_info(api_key), both
+`action` tools, the key checked against $UFO_MCP_API_KEY, the same error texts), missing
+or unknown arguments fail as FastMCP fails them, and a command whose tool_type is not
+the tool's gets no answer. Unlike UFO's server, execute_command runs its command through
+a shell unless --ufo-allowlist is given (some tests' plans use pipes and redirections);
+with it, only UFO's allow-list runs, without a shell. With --platform windows it offers
+instead the tools of UFO's Windows UI servers by agent as ui_mcp_server.py declares them
+(HostAgent: select_application_window(id, name), get_desktop_app_info,
+capture_desktop_screenshot; AppAgent: click_input, keyboard_input, texts with id and
+name, get_app_window_controls_info, get_app_window_info, capture_window_screenshot) on
+a fake desktop: one Notepad window with one edit control.
 
 Fault modes for the tests: --mute answers no command but list_tools, --mute-on TEXT no
 command that holds TEXT; --die-on TEXT exits the process (as if killed) when a command
@@ -42,64 +45,47 @@ import uuid
 
 import websockets
 
-TOOLS = [
-    {
-        "tool_key": "action::execute_command",
-        "tool_name": "execute_command",
-        "title": "execute_command",
-        "namespace": "BashExecutor",
-        "tool_type": "action",
-        "description": "Execute a shell command on the device and return its output.",
-        "tool_schema": {
-            "type": "object",
-            "properties": {
-                "command": {"type": "string", "description": "The command to run"},
-                "api_key": {"type": "string", "description": "The server's API key"},
-                "timeout": {"type": "integer", "default": 30, "description": "Seconds, 1 to 120"},
-                "cwd": {"type": "string", "description": "The working folder"},
-            },
-            "required": ["command", "api_key"],
-        },
-    },
-    {
-        "tool_key": "data_collection::get_system_info",
-        "tool_name": "get_system_info",
-        "title": "get_system_info",
-        "namespace": "BashExecutor",
-        "tool_type": "data_collection",
-        "description": "Basic facts about the device.",
-        "tool_schema": {
-            "type": "object",
-            "properties": {"api_key": {"type": "string"}},
-            "required": ["api_key"],
-        },
-    },
-]
+def schema(properties, required=()):
+    return {"type": "object", "properties": properties, "required": list(required)}
 
 
 def tool(name, tool_type, namespace, properties, required=()):
-    return {"tool_key": f"{tool_type}::{name}", "tool_name": name, "title": name, "namespace": namespace,
+    """A tool as UFO's list_tools lists it: MCPToolInfo.model_dump() (aip/messages.py),
+    its parameters under `input_schema`."""
+    return {"tool_key": f"{tool_type}::{name}", "tool_name": name, "title": None, "namespace": namespace,
             "tool_type": tool_type, "description": f"UFO's {name}",
-            "tool_schema": {"type": "object", "properties": properties, "required": list(required)}}
+            "input_schema": schema(properties, required),
+            "output_schema": {"additionalProperties": True, "type": "object"},
+            "meta": {"_fastmcp": {"tags": []}}, "annotations": None}
 
 
 S = {"type": "string"}
-CONTROL = {"control_label": S, "control_text": S}
-# The tools of UFO's Windows UI servers (HostUIExecutor, AppUIExecutor, UICollector),
-# by agent, with their parameters.
+B = {"type": "boolean"}
+# UFO's Linux MCP server (linux_mcp_server.py) as its client lists it: both tools are
+# LinuxAgent `action` tools (config/ufo/mcp.yaml gives LinuxAgent no data collection).
+TOOLS = [
+    tool("execute_command", "action", "BashExecutor",
+         {"command": S, "api_key": S, "timeout": {"type": "integer", "default": 30},
+          "cwd": {"anyOf": [S, {"type": "null"}], "default": None}},
+         ["command", "api_key"]),
+    tool("get_system_info", "action", "BashExecutor", {"api_key": S}, ["api_key"]),
+]
+
+CONTROL = {"id": S, "name": S}
+# The tools of UFO's Windows UI servers (ui_mcp_server.py: HostUIExecutor, AppUIExecutor,
+# UICollector), by agent, with their declared parameters.
 WINDOWS_TOOLS = {
     "HostAgent": [
-        tool("select_application_window", "action", "HostUIExecutor", {"window_label": S}, ["window_label"]),
+        tool("select_application_window", "action", "HostUIExecutor", CONTROL, ["id", "name"]),
         tool("get_desktop_app_info", "data_collection", "UICollector",
-             {"remove_empty": {"type": "boolean"}, "refresh_app_windows": {"type": "boolean"}}),
-        tool("capture_desktop_screenshot", "data_collection", "UICollector", {"all_screens": {"type": "boolean"}}),
+             {"remove_empty": B, "refresh_app_windows": B}),
+        tool("capture_desktop_screenshot", "data_collection", "UICollector", {"all_screens": B}),
     ],
     "AppAgent": [
-        tool("click_input", "action", "AppUIExecutor", dict(CONTROL, button=S, double={"type": "boolean"}),
-             ["control_label", "control_text"]),
-        tool("keyboard_input", "action", "AppUIExecutor", dict(CONTROL, keys=S, control_focus={"type": "boolean"}),
-             ["control_label", "control_text", "keys"]),
-        tool("texts", "action", "AppUIExecutor", CONTROL, ["control_label", "control_text"]),
+        tool("click_input", "action", "AppUIExecutor", dict(CONTROL, button=S, double=B), ["id", "name"]),
+        tool("keyboard_input", "action", "AppUIExecutor", dict(CONTROL, keys=S, control_focus=B),
+             ["id", "name", "keys"]),
+        tool("texts", "action", "AppUIExecutor", CONTROL, ["id", "name"]),
         tool("get_app_window_controls_info", "data_collection", "UICollector",
              {"field_list": {"type": "array", "items": S}}, ["field_list"]),
         tool("get_app_window_info", "data_collection", "UICollector",
@@ -107,6 +93,19 @@ WINDOWS_TOOLS = {
         tool("capture_window_screenshot", "data_collection", "UICollector", {}),
     ],
 }
+
+
+def validate(declared, params):
+    """FastMCP's argument check, as UFO's client reports it: a failure Result."""
+    required = declared["input_schema"]["required"]
+    known = declared["input_schema"]["properties"]
+    for name in required:
+        if name not in params:
+            raise ToolFailure(f"Input validation error: '{name}' is a required property")
+    extra = [k for k in params if k not in known]
+    if extra:
+        raise ToolFailure(f"Error calling tool '{declared['tool_name']}': 1 validation error for call[{declared['tool_name']}]\n"
+                          f"{extra[0]}\n  Unexpected keyword argument [type=unexpected_keyword_argument]")
 
 
 def png(width, height, rgb):
@@ -136,26 +135,28 @@ class FakeDesktop:
     def run(self, agent, name, params):
         if name == "get_desktop_app_info":
             self.listed = {"1": "notes - Notepad"}
-            return [{"label": "1", "control_text": "notes - Notepad", "control_type": "Window"}]
+            return [{"id": "1", "name": "notes - Notepad", "type": "Window", "kind": "window"}]
         if name == "capture_desktop_screenshot":
             return self.shot()
         if name == "select_application_window":
             if not self.listed:
                 raise ToolFailure("No application windows available. Please call get_desktop_app_info first.")
-            if params.get("window_label") not in self.listed:
-                raise ToolFailure(f"Window with label '{params.get('window_label')}' not found.")
-            self.selected = self.listed[params["window_label"]]
-            return {"root_name": "notepad.exe", "window_info": {"title": self.selected}}
+            if params.get("id") not in self.listed:
+                raise ToolFailure(f"Control with id '{params.get('id')}' not found. Available control ids: {list(self.listed)}")
+            self.selected = self.listed[params["id"]]
+            return {"root_name": "notepad.exe",
+                    "window_info": {"annotation_id": None, "name": self.selected, "title": self.selected,
+                                    "class_name": "Notepad", "control_type": "Window"}}
         if self.selected is None:
             raise ToolFailure("No window is selected, please select a window first.")
         if name == "get_app_window_controls_info":
-            return [{"label": "1", "control_text": "Text Editor", "control_type": "Edit", "control_rect": [10, 40, 790, 580]}]
+            return [{"control_type": "Edit", "control_rect": [10, 40, 790, 580], "control_text": "Text Editor", "label": "1"}]
         if name == "get_app_window_info":
             return {"control_text": self.selected, "control_rect": [0, 0, 800, 600]}
         if name == "capture_window_screenshot":
             return self.shot()
-        if params.get("control_label") != "1":
-            raise ToolFailure(f"Control with label {params.get('control_label')} not found.")
+        if params.get("id") != "1":
+            raise ToolFailure(f"Control with id '{params.get('id')}' not found. Available control ids: ['1']")
         if name == "keyboard_input":
             self.text += params.get("keys", "")
             return {"status": "success"}
@@ -182,15 +183,26 @@ class Unroutable(Exception):
     """A command UFO's client cannot route: it sends no answer at all."""
 
 
-# UFO's Linux MCP server runs only these programs, without a shell, and refuses shell
-# metacharacters and redirections (with --ufo-allowlist).
-ALLOWED = {"ls", "cat", "grep", "find", "ps", "df", "echo", "head", "tail", "wc", "uname", "whoami", "pwd", "test", "base64"}
-METACHARACTERS = set(";|&><`$")
+# UFO's Linux MCP server runs only these programs (linux_mcp_server.py), without a shell,
+# and refuses shell metacharacters and redirections (with --ufo-allowlist).
+ALLOWED = {"ls", "pwd", "cat", "head", "tail", "grep", "find", "which", "whereis", "wc", "sort", "uniq", "cut",
+           "tr", "uname", "hostname", "whoami", "id", "uptime", "free", "df", "du", "ps", "ping", "traceroute",
+           "nslookup", "dig", "host", "file", "stat", "md5sum", "sha256sum", "python3", "python", "echo", "date",
+           "cal", "basename", "dirname", "realpath", "diff", "test"}
+BLOCKED = ["[;|&`]", r"\$\(", r"\$\{", r"-exec\b", "/dev/tcp/", "/dev/udp/", "[><]", "[\n\r\x00]"]
+KEY_REFUSED = "Authentication failed. Invalid or missing API key."
+COMMAND_REFUSED = "Command blocked by security policy. Only allow-listed commands may be executed."
 
 
 def allowed(command):
-    words = command.split()
-    return bool(words) and words[0] in ALLOWED and not (set(command) & METACHARACTERS)
+    import re, shlex
+    if any(re.search(p, command) for p in BLOCKED):
+        return False
+    try:
+        words = shlex.split(command)
+    except ValueError:
+        return False
+    return bool(words) and os.path.basename(words[0]) in ALLOWED
 
 
 ALLOWLIST = False
@@ -199,18 +211,32 @@ ALLOWLIST = False
 def run_tool(name, params):
     if name == "list_tools":
         return {"status": "success", "result": TOOLS}
-    if name not in ("execute_command", "get_system_info"):
+    declared = next((t for t in TOOLS if t["tool_name"] == name), None)
+    if declared is None:
         raise Unroutable(name)
-    if params.get("api_key") != os.environ.get("UFO_MCP_API_KEY"):
-        return {"status": "success", "result": {"success": False, "error": "Invalid API key"}}
-    if name == "get_system_info":
-        return {"status": "success", "result": {"uname": " ".join(host_platform.uname()), "cpus": os.cpu_count()}}
-    if ALLOWLIST and not allowed(params["command"]):
-        return {"status": "success", "result": {"success": False, "error": f"Command not allowed: {params['command']}"}}
-    timeout = max(1, min(120, int(params.get("timeout") or 30)))
-    cwd = params.get("cwd") or None
     try:
-        done = subprocess.run(params["command"], shell=True, cwd=cwd, capture_output=True, text=True, timeout=timeout)
+        validate(declared, params)
+    except ToolFailure as e:
+        return {"status": "failure", "error": str(e), "result": None}
+    if params.get("api_key") != os.environ.get("UFO_MCP_API_KEY"):
+        if name == "get_system_info":
+            return {"status": "success", "result": {"error": KEY_REFUSED}}
+        return {"status": "success", "result": {"success": False, "error": KEY_REFUSED}}
+    if name == "get_system_info":
+        return {"status": "success", "result": {"uname": " ".join(host_platform.uname()),
+                                                "uptime": f"up {datetime.datetime.now().isoformat()}",
+                                                "memory": "", "disk": ""}}
+    if ALLOWLIST and not allowed(params["command"]):
+        return {"status": "success", "result": {"success": False, "error": COMMAND_REFUSED}}
+    timeout = max(1, min(120, int(params.get("timeout") if params.get("timeout") is not None else 30)))
+    cwd = params.get("cwd") or None
+    if cwd and not os.path.isdir(cwd):
+        return {"status": "success", "result": {"success": False,
+                                                "error": f"Invalid working directory: Working directory does not exist: {cwd}"}}
+    try:
+        import shlex
+        command = shlex.split(params["command"]) if ALLOWLIST else params["command"]
+        done = subprocess.run(command, shell=not ALLOWLIST, cwd=cwd, capture_output=True, text=True, timeout=timeout)
     except subprocess.TimeoutExpired:
         return {"status": "success", "result": {"success": False, "error": f"Timeout after {timeout}s."}}
     except OSError as e:
@@ -230,9 +256,11 @@ class Device:
     def windows_tool(self, agent, name, params):
         if name == "list_tools":
             return {"status": "success", "result": WINDOWS_TOOLS.get(agent, [])}
-        if not any(t["tool_name"] == name for t in WINDOWS_TOOLS.get(agent, [])):
+        declared = next((t for t in WINDOWS_TOOLS.get(agent, []) if t["tool_name"] == name), None)
+        if declared is None:
             raise Unroutable(name)
         try:
+            validate(declared, params)
             return {"status": "success", "result": self.desktop.run(agent, name, params)}
         except ToolFailure as e:
             return {"status": "failure", "error": str(e), "result": None}
@@ -245,7 +273,8 @@ class Device:
                 "cpu_count": os.cpu_count(), "hostname": host_platform.node(), "supported_features": ["shell"]}},
         }))
         answer = json.loads(await ws.recv())
-        if answer.get("type") != "heartbeat" or answer.get("status") != "ok":
+        # UFO's client accepts on the status alone (aip/protocol/registration.py).
+        if answer.get("status") != "ok":
             raise RuntimeError(f"registration refused: {answer}")
         log("registered as", self.args.client_id)
 
@@ -275,6 +304,11 @@ class Device:
                                         "result": None, "namespace": None, "call_id": call_id})
                         continue
                     params = action.get("parameters") or {}
+                    declared = [t for t in (WINDOWS_TOOLS.get(agent, []) if windows else TOOLS)
+                                if t["tool_name"] == action.get("tool_name")]
+                    if action.get("tool_name") != "list_tools" and declared and declared[0]["tool_type"] != action.get("tool_type"):
+                        # UFO's client looks tools up as `tool_type::tool_name`: no answer.
+                        raise Unroutable(f"{action.get('tool_type')}::{action.get('tool_name')}")
                     if self.args.die_on and self.args.die_on in json.dumps(params):
                         log("dying on", params)
                         os._exit(9)

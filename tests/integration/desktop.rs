@@ -392,7 +392,7 @@ fn every_app_tool_runs_on_a_real_app() {
         "tools.txt",
         json!([
             {"action": "select_application_window", "parameters": {"name": "Mousepad"}},
-            {"action": "get_app_window_info", "parameters": {}},
+            {"action": "get_app_window_info", "parameters": {"field_list": ["control_text", "control_rect"]}},
             {"action": "get_ui_tree", "parameters": {}},
             {"action": "capture_window_screenshot", "parameters": {}},
             {"action": "capture_desktop_screenshot", "parameters": {"all_screens": true}},
@@ -499,9 +499,9 @@ fn select_application_moves_the_actions_to_the_app_it_opens() {
         "switch.json",
         json!({"request": "two apps", "timeout": 180, "actions": [
             {"agent": "HostAgent", "action": "select_application", "parameters": {"app_name": "word"}},
-            {"action": "get_app_window_info", "parameters": {}},
+            {"action": "get_app_window_info", "parameters": {"field_list": ["control_text", "control_rect"]}},
             {"agent": "HostAgent", "action": "select_application", "parameters": {"app_name": "excel"}},
-            {"action": "get_app_window_info", "parameters": {}}
+            {"action": "get_app_window_info", "parameters": {"field_list": ["control_text", "control_rect"]}}
         ]}),
     );
     let out = p.run(&[]);

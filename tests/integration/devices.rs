@@ -539,7 +539,7 @@ fn desktop_tasks_run_on_a_windows_device_replayed_and_by_the_two_tier_agents() {
             }),
             Reply::Content(
                 json!({"observation": "", "thought": "", "action": {"function": "keyboard_input",
-                       "arguments": {"control_label": "1", "control_text": "Text Editor", "keys": "hi"}, "status": "FINISH"},
+                       "arguments": {"id": "1", "name": "Text Editor", "keys": "hi"}, "status": "FINISH"},
                        "plan": [], "comment": "typed"})
                 .to_string(),
             ),

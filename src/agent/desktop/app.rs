@@ -40,17 +40,33 @@ pub(super) fn system_prompt(tools: &[ToolSpec], vision: bool) -> String {
             );
         }
     }
-    p.push_str(
-        "\n## Naming a control\nGive the control's `id` from the current list together with its `name` and \
-         `control_type` exactly as listed: the id is only good for this step's list, the name and type find the \
-         control whatever its id.\n\n\
-         ## Reply format\nReply with exactly one JSON object and nothing else:\n\
-         {\n  \"observation\": \"what the window shows now, and the result of your last action\",\n  \
+    // A device's UFO tools name a control by `id` and `name` only (ui_mcp_server.py),
+    // and take no other argument.
+    let typed = tools
+        .iter()
+        .any(|t| t.params.iter().any(|p| p.name == "control_type"));
+    let (naming, example) = if typed {
+        (
+            "Give the control's `id` from the current list together with its `name` and `control_type` exactly \
+             as listed: the id is only good for this step's list, the name and type find the control whatever \
+             its id.",
+            "{\"id\": \"12\", \"name\": \"...\", \"control_type\": \"...\"}",
+        )
+    } else {
+        (
+            "Give the control's `id` from the current list together with its `name` exactly as listed.",
+            "{\"id\": \"12\", \"name\": \"...\"}",
+        )
+    };
+    let _ = write!(p, "\n## Naming a control\n{naming}\n\n");
+    p.push_str(&format!(
+        "## Reply format\nReply with exactly one JSON object and nothing else:\n\
+         {{\n  \"observation\": \"what the window shows now, and the result of your last action\",\n  \
          \"thought\": \"why your next action moves the subtask forward\",\n  \
-         \"action\": {\"function\": \"a function name, or \\\"\\\" for no action\", \"arguments\": {\"id\": \"12\", \"name\": \"...\", \"control_type\": \"...\"}, \"status\": \"CONTINUE | FINISH | FAIL | CONFIRM\"},\n  \
+         \"action\": {{\"function\": \"a function name, or \\\"\\\" for no action\", \"arguments\": {example}, \"status\": \"CONTINUE | FINISH | FAIL | CONFIRM\"}},\n  \
          \"plan\": [\"the steps you expect after this one\"],\n  \
          \"comment\": \"a short note; with FINISH, what was done; with FAIL, why\",\n  \
-         \"save_screenshot\": {\"save\": false, \"reason\": \"\"}\n}\n\n\
+         \"save_screenshot\": {{\"save\": false, \"reason\": \"\"}}\n}}\n\n\
          ## Status\n\
          - CONTINUE: more actions are needed after this one.\n\
          - FINISH: the subtask is done once this reply's action (if any) has run.\n\
@@ -60,8 +76,8 @@ pub(super) fn system_prompt(tools: &[ToolSpec], vision: bool) -> String {
          ## Rules\n\
          - Act only in the selected window and on listed controls. After each action you see the new screen.\n\
          - If an action failed, read the error and try something different.\n\
-         - No human is watching: do not ask questions; decide yourself.\n",
-    );
+         - No human is watching: do not ask questions; decide yourself.\n"
+    ));
     p
 }
 
