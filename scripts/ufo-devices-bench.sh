@@ -87,14 +87,13 @@ def run(devices):
     runner.wait()
     for proc in procs:
         os.killpg(proc.pid, 9)
-    summary = json.load(open(os.path.join(out, "tasks", "summary.json")))
-    run = json.load(open(os.path.join(out, "tasks", "run.json")))
+    summary = json.load(open(os.path.join(out, "ufo-devices", "summary.json")))
     passed = summary["totals"]["passed"]
     # The run's own time, from its first task's start to its last task's end.
-    rows = summary["tasks"]
-    start = min(r["started"] for r in rows if r.get("started"))
-    end = max(r["finished"] for r in rows if r.get("finished"))
-    return passed, run, command_times(out), (start, end)
+    rows = [json.load(open(f)) for f in glob.glob(os.path.join(out, "ufo-devices", "*", "status.json"))]
+    start = min(r["started"] for r in rows)
+    end = max(r["finished"] for r in rows)
+    return passed, command_times(out), (start, end)
 
 from datetime import datetime
 def seconds(a, b):
@@ -103,7 +102,7 @@ def seconds(a, b):
 
 print(f"{n} plans of {k} commands each (`echo`), over UFO's own clients and locally in the jail:")
 for devices in [0, d]:
-    passed, run, times, (start, end) = run(devices)
+    passed, times, (start, end) = run(devices)
     wall = seconds(start, end)
     where = "locally, jail, --jobs 2" if devices == 0 else f"on {devices} UFO clients"
     print(f"  {where:26} {passed}/{n} passed in {wall:6.2f}s: {n / wall:6.1f} tasks/s; "
