@@ -272,6 +272,12 @@ fn ufos_own_clients_run_a_batch_and_its_plans_replay() {
         "refused.json",
         json!({"request": "remove a file", "actions": [command("rm names.txt")]}),
     );
+    // A document check UFO's server cannot serve (no `base64` in its allow-list).
+    p.task(
+        "document.json",
+        json!({"request": "check a document", "actions": [command("ls names.txt")],
+               "evaluate": [{"type": "document_contains", "path": "report.docx", "pattern": "x"}]}),
+    );
     p.task(
         "grep.json",
         json!({"request": "find alice", "actions": [command("grep -c alice names.txt")],
@@ -289,6 +295,15 @@ fn ufos_own_clients_run_a_batch_and_its_plans_replay() {
         let status = out.status(id);
         assert_eq!(status["status"], "passed", "{id}: {status}\n{}", out.stderr);
     }
+    let document = out.status("document");
+    assert_eq!(document["status"], "error", "{document}");
+    assert!(
+        document["error"]
+            .as_str()
+            .unwrap()
+            .contains("cannot send a document's bytes"),
+        "{document}"
+    );
     let refused = out.status("refused");
     assert_eq!(refused["status"], "failed", "{refused}");
     assert!(
@@ -574,4 +589,94 @@ fn ufos_linux_mcp_server_over_http_fails_what_failed() {
         "output.md shows what the tool said: {md}"
     );
     assert_no_secret(&out.run_dir("proj"), &out);
+}
+
+/// The key the runner injects is not the one the device's server expects: every command
+/// is refused for the runner's configuration, never the task's: `error`, retried, and a
+/// plan that expects its command to fail does not pass on it.
+#[test]
+fn a_wrong_injected_key_is_the_runners_error_not_a_verdict() {
+    let p = project("[devices]\ninject = { api_key = \"WRONG_KEY\" }\ncommand_timeout = \"20s\"\n");
+    p.task(
+        "list.json",
+        json!({"request": "list", "actions": [command("ls")]}),
+    );
+    p.task(
+        "expects_failure.json",
+        json!({"request": "a command that fails", "actions": [
+            {"action": "execute_command", "parameters": {"command": "ls no-such-file"}, "expect": {"status": "failure"}}
+        ]}),
+    );
+    let port = free_port();
+    let addr = format!("127.0.0.1:{port}");
+    let env = [
+        ("UFO_BATCH_DEVICE_TOKEN", TOKEN),
+        ("UFO_MCP_API_KEY", KEY),
+        ("WRONG_KEY", "not-the-servers-key-1234"),
+    ];
+    let started = p.start_env(
+        &[
+            "run",
+            "tasks",
+            "--devices",
+            &addr,
+            "--devices-wait",
+            "1",
+            "--retries",
+            "1",
+            "--progress",
+            "lines",
+        ],
+        &env,
+    );
+    wait_for_port(port);
+    let root = p.path().parent().unwrap().to_path_buf();
+    let device = Device::start(&root, "ufo-a", port, TOKEN);
+    let out = started.wait();
+    drop(device);
+    out.expect_code(1);
+    for id in ["list", "expects_failure"] {
+        let status = out.status(id);
+        assert_eq!(status["status"], "error", "{id}: {status}");
+        assert_eq!(
+            status["attempts"].as_array().unwrap().len(),
+            2,
+            "retried: {status}"
+        );
+        let why = status["error"].as_str().unwrap();
+        assert!(
+            why.contains("refused the `api_key` the runner fills in")
+                && why.contains("Authentication failed"),
+            "{id}: {why}"
+        );
+    }
+    assert_no_secret(&out.run_dir("proj"), &out);
+}
+
+/// `validate` and `run` agree: with `[devices]` in the config, a tool no built-in or MCP
+/// server offers (UFO's `get_system_info`) is a warning naming where it must come from.
+#[test]
+fn validate_warns_for_a_tool_only_a_device_offers() {
+    let p = project(DEVICES_CONFIG);
+    p.task(
+        "info.json",
+        json!({"request": "info", "actions": [{"action": "get_system_info", "parameters": {}}]}),
+    );
+    let out = p.cmd_env(&["validate", "tasks"], &[("UFO_MCP_API_KEY", KEY)]);
+    out.expect_code(0);
+    assert!(
+        out.stdout
+            .contains("`get_system_info` is no built-in or MCP tool: it must come from the device"),
+        "{}",
+        out.stdout
+    );
+    // Without devices it is an unknown tool.
+    std::fs::remove_file(p.path().join("ufo-batch.toml")).unwrap();
+    let out = p.cmd(&["validate", "tasks"]);
+    out.expect_code(2);
+    assert!(
+        out.stdout.contains("unknown tool `get_system_info`"),
+        "{}",
+        out.stdout
+    );
 }
