@@ -209,3 +209,89 @@ fn every_call_to_a_windows_device_is_one_ufo_declares() {
         wrong.join("\n")
     );
 }
+
+/// The control or window a call means, as UFO's tools get it: the id given when it is
+/// listed under the name given, the name's otherwise (a recording's stale id), never a
+/// guess from an empty name or from a part of a title two windows share.
+#[test]
+fn the_target_is_the_one_meant() {
+    let control = |id: &str, name: &str| Control {
+        id: id.into(),
+        name: name.into(),
+        control_type: ControlType::Button,
+        rect: Rect::default(),
+        editable: false,
+        enabled: true,
+        handle: 0,
+    };
+    let controls = [
+        control("1", "OK"),
+        control("2", "OK"),
+        control("3", ""),
+        control("4", "Cancel"),
+    ];
+    let window = |id: &str, name: &str| AppWindow {
+        id: id.into(),
+        name: name.into(),
+        application: String::new(),
+        rect: Rect::default(),
+        handle: 0,
+    };
+    let windows = [
+        window("1", "report - Writer"),
+        window("2", "notes - Writer"),
+    ];
+    let takes = |p: &str| p == "id" || p == "name";
+    let sent = |tool: &str, given: Value| {
+        let given = given.as_object().cloned().unwrap_or_default();
+        let out = named_target(tool, &takes, given, &windows, &controls);
+        (
+            out["id"].as_str().unwrap().to_string(),
+            out["name"].as_str().unwrap().to_string(),
+        )
+    };
+    let pair = |id: &str, name: &str| (id.to_string(), name.to_string());
+    // The second of two "OK" buttons, by its id.
+    assert_eq!(
+        sent("click_input", json!({"id": "2", "name": "OK"})),
+        pair("2", "OK")
+    );
+    // A stale id: the name finds the control.
+    assert_eq!(
+        sent("click_input", json!({"id": "1", "name": "Cancel"})),
+        pair("4", "Cancel")
+    );
+    // A name alone, and an id alone.
+    assert_eq!(
+        sent(
+            "click_input",
+            json!({"name": "Cancel", "control_type": "Button"})
+        ),
+        pair("4", "Cancel")
+    );
+    assert_eq!(sent("click_input", json!({"id": "3"})), pair("3", ""));
+    // An unnamed control by its id, even named "" in the call.
+    assert_eq!(
+        sent("click_input", json!({"id": "3", "name": ""})),
+        pair("3", "")
+    );
+    // Windows: an exact title, a part of one window's title, not a part two share.
+    assert_eq!(
+        sent(
+            "select_application_window",
+            json!({"name": "notes - Writer"})
+        ),
+        pair("2", "notes - Writer")
+    );
+    assert_eq!(
+        sent("select_application_window", json!({"name": "report"})),
+        pair("1", "report - Writer")
+    );
+    assert_eq!(
+        sent(
+            "select_application_window",
+            json!({"id": "2", "name": "Writer"})
+        ),
+        pair("2", "notes - Writer")
+    );
+}

@@ -66,6 +66,12 @@ pub(crate) struct DeviceExecutor {
     /// The root name of the app a Windows device's HostAgent selected (`WINWORD.EXE`):
     /// the AppAgent's calls go to that app's tool set.
     root: Option<String>,
+    /// The selected window's name, which UFO sends as the AppAgent's `process_name`
+    /// (its COM servers find the document by it).
+    process: Option<String>,
+    /// The tools the selected app adds (its COM tools), and the app they were listed for.
+    app_tools: Vec<DeviceTool>,
+    app_tools_of: Option<String>,
     /// A command got no answer in time.
     unanswered: bool,
 }
@@ -88,6 +94,9 @@ impl DeviceExecutor {
             controls: Vec::new(),
             pending: false,
             root: None,
+            process: None,
+            app_tools: Vec::new(),
+            app_tools_of: None,
             unanswered: false,
         }
     }
@@ -98,7 +107,68 @@ impl DeviceExecutor {
     }
 
     fn tool(&self, name: &str) -> Option<&DeviceTool> {
-        self.lease.device.tools.iter().find(|t| t.spec.name == name)
+        self.lease
+            .device
+            .tools
+            .iter()
+            .chain(&self.app_tools)
+            .find(|t| t.spec.name == name)
+    }
+
+    /// The tools the selected app adds on a Windows device (its COM tools, which UFO's
+    /// client offers the AppAgent by the app's `root_name`, config/ufo/mcp.yaml), listed
+    /// once per app selected.
+    async fn list_app_tools(&mut self) {
+        let Some(root) = self.root.clone() else {
+            return;
+        };
+        if self.app_tools_of.as_deref() == Some(root.as_str()) {
+            return;
+        }
+        self.app_tools_of = Some(root.clone());
+        let Some(listing) = self.tool("list_tools").cloned().or_else(|| {
+            // The meta tool is not among the listed ones: asked of the AppAgent.
+            let route = self
+                .lease
+                .device
+                .tools
+                .iter()
+                .find(|t| t.route.agent_name == "AppAgent")?
+                .route
+                .clone();
+            Some(DeviceTool {
+                spec: ToolSpec {
+                    name: "list_tools".into(),
+                    description: "".into(),
+                    params: Vec::new(),
+                },
+                tool_type: ToolType::Action,
+                route,
+                injected: Vec::new(),
+                unfilled: Vec::new(),
+            })
+        }) else {
+            return;
+        };
+        let call = ToolCall::action("list_tools", Map::new());
+        let listed = self.send(&call, listing.clone(), Map::new()).await;
+        if listed.status != ResultStatus::Success {
+            return;
+        }
+        let injected: Vec<String> = self.run.inject.iter().map(|i| i.argument.clone()).collect();
+        let is_injected = |name: &str| injected.iter().any(|i| i == name);
+        let added: Vec<DeviceTool> =
+            super::tools::from_listing(&listed.result, &listing.route, &is_injected)
+                .into_iter()
+                .filter(|t| {
+                    self.lease
+                        .device
+                        .tools
+                        .iter()
+                        .all(|d| d.spec.name != t.spec.name)
+                })
+                .collect();
+        self.app_tools = added;
     }
 
     /// Sends `call` of `tool` with `parameters` as they are, and waits for its result.
@@ -121,6 +191,7 @@ impl DeviceExecutor {
             && let Some(root) = &self.root
         {
             route.root_name = root.clone();
+            route.process_name = self.process.clone().unwrap_or_default();
         }
         let frame = protocol::command(
             &route,
@@ -139,11 +210,7 @@ impl DeviceExecutor {
         match answer {
             Ok(results) => {
                 let result = protocol::result_of(&call, &results).scrubbed();
-                if let Some(argument) = result
-                    .error
-                    .as_deref()
-                    .and_then(|e| crate::tool::refused_injection(e, &tool.injected))
-                {
+                if let Some(argument) = crate::tool::refused_injection(&result, &tool.injected) {
                     // The runner's own argument refused: no verdict on the agent, and
                     // every call would be refused the same way.
                     let fault = format!(
@@ -156,16 +223,19 @@ impl DeviceExecutor {
                 }
                 result
             }
-            Err(CallError::Timeout(d)) => ToolResult::failure(
-                &call,
-                protocol::NAMESPACE,
-                format!(
-                    "device {} sent no result within {}s (UFO's clients answer nothing for a command they cannot route: an unknown tool or agent)",
+            Err(CallError::Timeout(d)) => {
+                // Only tools the device listed are sent, with the type it listed: a
+                // command with no answer is one the device is stuck on, or one that
+                // outlasts the runner's wait. No verdict on the task, which another
+                // device (or another try) may run.
+                let fault = format!(
+                    "device {} sent no result within {}s: it is stuck, or the command outlasts [devices] command_timeout",
                     self.device(),
                     d.as_secs()
-                ),
-                Value::Null,
-            ),
+                );
+                self.fault = Some(fault.clone());
+                ToolResult::failure(&call, protocol::NAMESPACE, fault, Value::Null)
+            }
             Err(CallError::Gone(why)) => {
                 let fault = format!("device {} disconnected: {why}", self.device());
                 self.fault = Some(fault.clone());
@@ -274,6 +344,10 @@ impl DeviceExecutor {
             .and_then(|i| i.get("title").or_else(|| i.get("name")))
             .and_then(Value::as_str)
             .map(str::to_string);
+        self.process = info
+            .and_then(|i| i.get("name").or_else(|| i.get("title")))
+            .and_then(Value::as_str)
+            .map(str::to_string);
         if let Value::Object(m) = &mut result.result {
             if let Some(title) = &title {
                 m.insert("window".into(), Value::String(title.clone()));
@@ -302,12 +376,21 @@ impl DeviceExecutor {
         // A tool's own time limit ends its work before the runner gives up waiting for
         // its answer: a device runs one command at a time, and one still running would
         // hold up the next.
+        let cap = self.run.command_timeout.as_secs().saturating_sub(2).max(1);
         if tool.spec.params.iter().any(|p| p.name == "timeout") {
-            let cap = self.run.command_timeout.as_secs().saturating_sub(2).max(1);
             let asked = given.get("timeout").and_then(Value::as_u64);
             if asked.is_some_and(|t| t > cap) || (asked.is_none() && cap < UFO_TOOL_TIMEOUT) {
                 given.insert("timeout".into(), Value::from(cap));
             }
+        }
+        // UFO's `wait(seconds)` holds the device as long as it says.
+        if tool.spec.name == "wait"
+            && given
+                .get("seconds")
+                .and_then(Value::as_f64)
+                .is_some_and(|s| s > cap as f64)
+        {
+            given.insert("seconds".into(), Value::from(cap));
         }
         given
     }
@@ -407,10 +490,12 @@ impl DeviceExecutor {
 impl DeviceExecutor {
     /// Brings each file the checks read from the device (from the task's folder there,
     /// or the device's own working folder) into the local workspace, with the commands
-    /// UFO's Linux tool allows: `test` for a file's existence, `cat` for its text, and
+    /// UFO's Linux tool allows: `test` for what a path is, `cat` for a file's text, and
     /// `base64` for a document's bytes where the device has it (UFO's own tool does
     /// not: `Err`, as a document check cannot be made there). A file the device says is
-    /// not there is not there locally either.
+    /// not there is not there locally either; a folder is a folder; a link, a file that
+    /// cannot be read there, or a text that is not UTF-8 is `Err`: the checks cannot be
+    /// made, which is no verdict.
     async fn fetch_all(&mut self, wanted: &[crate::executor::Fetch]) -> Result<(), String> {
         use crate::executor::FetchKind;
         if self.tool(SHELL).is_none() {
@@ -430,21 +515,24 @@ impl DeviceExecutor {
                 crate::relpath::RelPath::parse(&want.path, false).map_err(|e| e.to_string())?;
             // `./` first: a name that begins with `-` is never read as an option.
             let at = quoted(&format!("./{}", rel.as_path().display()));
-            let bytes = match want.kind {
-                FetchKind::Exists => self
-                    .exists_on_device(&at)
-                    .await?
-                    .map(|dir| if dir { None } else { Some(Vec::new()) }),
-                FetchKind::Text => self
-                    .text_on_device(&at)
-                    .await?
-                    .map(|t| Some(t.into_bytes())),
-                FetchKind::Bytes => self.bytes_on_device(&at, &want.path).await?.map(Some),
+            if self.ran(&format!("test -L {at}")).await? {
+                return Err(format!(
+                    "{} is a symbolic link there, and checks do not follow links",
+                    want.path
+                ));
+            }
+            let content = match want.kind {
+                FetchKind::Exists => None,
+                FetchKind::Text => self.text_on_device(&at, &want.path).await?,
+                FetchKind::Bytes => self.bytes_on_device(&at, &want.path).await?,
             };
-            let kept = match bytes {
-                None => local.remove(&rel),
-                Some(None) => local.make_dirs(&rel),
-                Some(Some(bytes)) => local.write(&rel, &bytes, false),
+            let kept = match content {
+                Some(bytes) => local.write(&rel, &bytes, false),
+                None => match self.what_is(&at, &want.path, want.kind).await? {
+                    OnDevice::Absent => local.remove(&rel),
+                    OnDevice::Folder => local.make_dirs(&rel),
+                    OnDevice::File => local.write(&rel, b"", false),
+                },
             };
             kept.map_err(|e| format!("cannot keep {} locally: {e}", want.path))?;
             fetched.push(&want.path);
@@ -452,13 +540,25 @@ impl DeviceExecutor {
         Ok(())
     }
 
-    /// Whether the file at `at` (quoted) is on the device, and whether it is a folder;
-    /// `None` when it is not there.
-    async fn exists_on_device(&mut self, at: &str) -> Result<Option<bool>, String> {
+    /// What is at `at` (quoted) when its content could not be read (or was not asked
+    /// for): not there, a folder, or (for a mere existence check) a file. A file whose
+    /// content was asked for and could not be read is `Err`.
+    async fn what_is(
+        &mut self,
+        at: &str,
+        path: &str,
+        kind: crate::executor::FetchKind,
+    ) -> Result<OnDevice, String> {
         if !self.ran(&format!("test -e {at}")).await? {
-            return Ok(None);
+            return Ok(OnDevice::Absent);
         }
-        Ok(Some(self.ran(&format!("test -d {at}")).await?))
+        if self.ran(&format!("test -d {at}")).await? {
+            return Ok(OnDevice::Folder);
+        }
+        if kind == crate::executor::FetchKind::Exists {
+            return Ok(OnDevice::File);
+        }
+        Err(format!("{path} is there but cannot be read there"))
     }
 
     /// Whether `command` ran and succeeded (`false`: it ran and did not); `Err` when the
@@ -475,13 +575,23 @@ impl DeviceExecutor {
         }
     }
 
-    /// The text of the file at `at` (quoted) on the device; `None` when it cannot be read
-    /// there (not there, a folder).
-    async fn text_on_device(&mut self, at: &str) -> Result<Option<String>, String> {
+    /// The text of the file at `at` (quoted) on the device; `None` when `cat` ran and
+    /// could not read it (see [`Self::what_is`]).
+    async fn text_on_device(&mut self, at: &str, path: &str) -> Result<Option<Vec<u8>>, String> {
         let command = format!("cat {at}");
         let got = self.shell(&command).await?;
         match (got.status, got.exit_code()) {
-            (ResultStatus::Success, _) => Ok(Some(got.stdout().unwrap_or_default().to_string())),
+            (ResultStatus::Success, _) => {
+                let text = got.stdout().unwrap_or_default();
+                // UFO's server decodes output with `errors="replace"`: a file that is not
+                // UTF-8 comes back with U+FFFD, and is not what the device holds.
+                if text.contains('\u{fffd}') {
+                    return Err(format!(
+                        "{path} is not UTF-8 text, so it does not come back as it is there"
+                    ));
+                }
+                Ok(Some(text.as_bytes().to_vec()))
+            }
             (_, Some(_)) => Ok(None),
             _ => Err(format!(
                 "`{command}`: {}",
@@ -492,6 +602,7 @@ impl DeviceExecutor {
 
     /// The bytes of the file at `at` (quoted) on the device, through `base64`; a text
     /// document (`.txt`, `.csv`, `.md`, `.tsv`) through `cat` where `base64` is refused.
+    /// `None` when it is not there (or not a file).
     async fn bytes_on_device(&mut self, at: &str, path: &str) -> Result<Option<Vec<u8>>, String> {
         use base64::Engine;
         let command = format!("base64 -w0 {at}");
@@ -510,7 +621,12 @@ impl DeviceExecutor {
                     .iter()
                     .any(|end| path.to_ascii_lowercase().ends_with(end));
                 if texty {
-                    return Ok(self.text_on_device(at).await?.map(String::into_bytes));
+                    return self.text_on_device(at, path).await;
+                }
+                // A document the task did not make is the task's failure, not a check
+                // that cannot be made.
+                if !self.ran(&format!("test -e {at}")).await? {
+                    return Ok(None);
                 }
                 Err(format!(
                     "it cannot send a document's bytes (`{command}`: {}), so a document check of {path} cannot be made there",
@@ -519,6 +635,16 @@ impl DeviceExecutor {
             }
         }
     }
+}
+
+/// What a path is on a device, when its content is not what a check reads.
+enum OnDevice {
+    /// Nothing there.
+    Absent,
+    /// A folder.
+    Folder,
+    /// A file (for a check that it exists).
+    File,
 }
 
 /// UFO's Windows UI tools name a control, and `select_application_window` a window, by
@@ -547,32 +673,45 @@ pub(super) fn named_target(
     let name = text(given.get("name"));
     let wanted_type = text(given.get("control_type"))
         .and_then(|t| crate::desktop::control::ControlType::parse(&t));
+    // The id given decides when it is listed and its name is the one given (UFO works by
+    // id: `_verify_id`); a stale id (a recording's, from another screen) gives way to the
+    // name; a name that finds nothing leaves the id as given.
+    let name_given = name.as_deref().filter(|n| !n.is_empty());
     let found = if tool == SELECT_WINDOW {
-        let by_name = name.as_deref().and_then(|n| {
+        let by_id = id
+            .as_deref()
+            .and_then(|i| windows.iter().find(|w| w.id == i));
+        let by_name = name_given.and_then(|n| {
             let n = n.to_lowercase();
-            windows
+            let exact = windows.iter().find(|w| w.name.to_lowercase() == n);
+            let mut partial = windows
                 .iter()
-                .find(|w| w.name.to_lowercase() == n)
-                .or_else(|| windows.iter().find(|w| w.name.to_lowercase().contains(&n)))
-        });
-        by_name
-            .or_else(|| {
-                id.as_deref()
-                    .and_then(|i| windows.iter().find(|w| w.id == i))
+                .filter(|w| w.name.to_lowercase().contains(&n));
+            // A part of a title decides only when it is one window's.
+            exact.or_else(|| match (partial.next(), partial.next()) {
+                (Some(one), None) => Some(one),
+                _ => None,
             })
-            .map(|w| (w.id.clone(), w.name.clone()))
+        });
+        match by_id {
+            Some(w) if name_given.is_none_or(|n| n.eq_ignore_ascii_case(&w.name)) => Some(w),
+            _ => by_name.or(by_id),
+        }
+        .map(|w| (w.id.clone(), w.name.clone()))
     } else {
-        let by_name = name.as_deref().and_then(|n| {
+        let by_id = id
+            .as_deref()
+            .and_then(|i| controls.iter().find(|c| c.id == i));
+        let by_name = name_given.and_then(|n| {
             controls
                 .iter()
                 .find(|c| c.name == n && wanted_type.is_none_or(|t| t == c.control_type))
         });
-        by_name
-            .or_else(|| {
-                id.as_deref()
-                    .and_then(|i| controls.iter().find(|c| c.id == i))
-            })
-            .map(|c| (c.id.clone(), c.name.clone()))
+        match by_id {
+            Some(c) if name_given.is_none_or(|n| n == c.name) => Some(c),
+            _ => by_name.or(by_id),
+        }
+        .map(|c| (c.id.clone(), c.name.clone()))
     };
     let (id, name) = match found {
         Some(found) => found,
@@ -648,6 +787,7 @@ impl Executor for DeviceExecutor {
         let mut result = self.send(command, tool, parameters).await;
         if select && result.status == ResultStatus::Success {
             self.selected(&mut result);
+            self.list_app_tools().await;
         }
         if let Some(cap) = capped
             && result.status == ResultStatus::Failure
@@ -692,6 +832,7 @@ impl Executor for DeviceExecutor {
                 .device
                 .tools
                 .iter()
+                .chain(&self.app_tools)
                 .map(|t| t.spec.clone())
                 .collect(),
         )

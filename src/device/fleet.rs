@@ -68,6 +68,8 @@ pub(crate) struct Fleet {
     changed: Notify,
     /// Connections registered so far (each one's generation).
     connections: std::sync::atomic::AtomicU64,
+    /// Devices refused for the rest of the run (by id), with why.
+    refused: Mutex<std::collections::HashMap<String, String>>,
 }
 
 /// Devices connected and busy.
@@ -80,6 +82,24 @@ pub(crate) struct FleetLoad {
 }
 
 impl Fleet {
+    /// Refuses the device `id` for the rest of the run.
+    pub(crate) fn refuse(&self, id: &str, why: &str) {
+        let mut refused = self.refused.lock().unwrap_or_else(|e| e.into_inner());
+        // A bound on what many ids could make it hold.
+        if refused.len() < 4096 {
+            refused.insert(id.to_string(), why.to_string());
+        }
+    }
+
+    /// Why the device `id` was refused for the rest of the run, if it was.
+    pub(crate) fn refused(&self, id: &str) -> Option<String> {
+        self.refused
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(id)
+            .cloned()
+    }
+
     /// Adds a device; one with the same id is replaced (its connection is over).
     /// Returns the new entry's generation, and whether it replaced one.
     pub(crate) fn register(

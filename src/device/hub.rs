@@ -304,6 +304,17 @@ async fn serve_device(
             return;
         }
     };
+    if let Some(why) = fleet.refused(&id) {
+        // Refused before, for good: told again, without a line in the run's output each
+        // time the client retries.
+        let _ = ws.send(Message::text(protocol::error(&why))).await;
+        let close = super::link::close_frame(
+            tokio_tungstenite::tungstenite::protocol::frame::coding::CloseCode::Policy,
+            &why,
+        );
+        let _ = ws.close(Some(close)).await;
+        return;
+    }
     let Some(platform) = platform.map(|p| Platform::named(&p)) else {
         refuse(
             &mut ws,
@@ -340,7 +351,9 @@ async fn serve_device(
         .find_map(|t| t.unfilled.first().map(|a| (t, a)))
     {
         // Every call of it would be refused, as the runner's fault: no task is given to
-        // this device, and the run stops, saying what the config lacks.
+        // this device, and it is refused from now on (UFO's client reconnects, and gives
+        // up after 5 refused registrations). With no other device to run on, the run
+        // stops, saying what the config lacks; devices that work go on working.
         let why = crate::mcp::unfilled_credential(
             &format!("device {id}'s tool `{}`", tool.spec.name),
             argument,
@@ -348,10 +361,11 @@ async fn serve_device(
         );
         link.close(&format!("the runner cannot fill in `{argument}`"));
         let _ = task.await;
+        fleet.refuse(&id, &why);
         let _ = news.send(DeviceNews {
             level: Level::Error,
+            stops_run: fleet.load().connected == 0,
             text: printable(&why, 600),
-            stops_run: true,
         });
         return;
     }

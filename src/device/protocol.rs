@@ -142,11 +142,7 @@ pub(crate) fn result_of(call: &ToolCall, action_results: &Value) -> ToolResult {
         .and_then(Value::as_str)
         .unwrap_or(NAMESPACE)
         .to_string();
-    // A plain text answer (UFO's `texts`, a screenshot's base64) is the result's text.
-    let result = match r.get("result").cloned().unwrap_or(Value::Null) {
-        Value::String(text) => json!({ "text": text }),
-        other => other,
-    };
+    let result = r.get("result").cloned().unwrap_or(Value::Null);
     let error = r
         .get("error")
         .and_then(|e| match e {
@@ -169,8 +165,13 @@ pub(crate) fn result_of(call: &ToolCall, action_results: &Value) -> ToolResult {
         call_id: call.call_id.clone(),
     };
     // UFO's Linux tool answers `success` with `{success: false, ...}` for a command that
-    // failed or that it refused (tool::ufo_shape).
+    // failed or that it refused (tool::ufo_shape): read on the answer as it came, so that
+    // a plain text answer is never taken for that shape.
     crate::tool::settle_ufo_shape(&mut out);
+    // A plain text answer (UFO's `texts`, a screenshot's base64) is the result's text.
+    if let Value::String(text) = &out.result {
+        out.result = json!({ "text": text });
+    }
     out
 }
 

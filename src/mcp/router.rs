@@ -107,11 +107,7 @@ impl McpRouter {
             }
         };
         let result = result.scrubbed();
-        if let Some(argument) = result
-            .error
-            .as_deref()
-            .and_then(|e| crate::tool::refused_injection(e, &tool.injected))
-        {
+        if let Some(argument) = crate::tool::refused_injection(&result, &tool.injected) {
             // The runner's own argument refused: no verdict on the agent.
             let why = format!(
                 "the MCP server `{}` refused the `{argument}` the runner fills in ([[mcp.servers]] inject): {}",

@@ -80,15 +80,24 @@ fn ufo_object(result: &Value) -> Option<std::borrow::Cow<'_, Map<String, Value>>
     None
 }
 
-/// When `error` (a failed call's) says that an argument the runner fills in was refused
+/// When `result` (a failed call's) says that an argument the runner fills in was refused
 /// (missing, of the wrong type, or not the key the server expects), which: that failure
-/// is the runner's configuration's, never the agent's.
-pub(crate) fn refused_injection<'a>(error: &str, injected: &'a [String]) -> Option<&'a str> {
-    // `Input validation error: 'api_key' is a required property` (FastMCP's schema check),
-    // `Authentication failed. Invalid or missing API key.` (UFO's Linux server).
-    let lower = error.to_ascii_lowercase();
-    let validation = lower.contains("validation error");
-    let key_refused = lower.contains("authentication failed") || lower.contains("api key");
+/// is the runner's configuration's, never the agent's. Only what the tool itself said
+/// counts, in the words UFO's stack says it: FastMCP's schema check (`Input validation
+/// error: 'api_key' is a required property`, `... is not of type 'string'`) and UFO's
+/// Linux server (`Authentication failed. Invalid or missing API key.`,
+/// linux_mcp_server.py); never a command that ran (it has an exit code, and its stderr
+/// may say anything).
+pub(crate) fn refused_injection<'a>(
+    result: &ToolResult,
+    injected: &'a [String],
+) -> Option<&'a str> {
+    if result.status != ResultStatus::Failure || result.exit_code().is_some() {
+        return None;
+    }
+    let error = result.error.as_deref()?.trim_start();
+    let validation = error.starts_with("Input validation error:");
+    let key_refused = error.starts_with("Authentication failed.");
     injected.iter().map(String::as_str).find(|name| {
         (validation && error.contains(&format!("'{name}'"))) || (key_refused && is_credential(name))
     })
@@ -166,24 +175,31 @@ mod tests {
     #[test]
     fn refusals_of_an_injected_argument_are_the_runners() {
         let injected = ["api_key".to_string()];
+        let failed = |error: &str| {
+            let call = ToolCall::action("execute_command", Map::new());
+            ToolResult::failure(&call, "BashExecutor", error.to_string(), Value::Null)
+        };
         for error in [
             "Input validation error: 'api_key' is a required property",
             "Input validation error: 5 is not of type 'string' for 'api_key'",
             "Authentication failed. Invalid or missing API key.",
         ] {
             assert_eq!(
-                refused_injection(error, &injected),
+                refused_injection(&failed(error), &injected),
                 Some("api_key"),
                 "{error}"
             );
         }
         assert_eq!(
             refused_injection(
-                "Input validation error: 'command' is a required property",
+                &failed("Input validation error: 'command' is a required property"),
                 &injected
             ),
             None
         );
-        assert_eq!(refused_injection("exit code 1", &injected), None);
+        // A command that ran and failed is the task's, whatever its stderr says.
+        let ran = settled(json!({"success": false, "exit_code": 1, "stdout": "",
+            "stderr": "Authentication failed. bad api key in config"}));
+        assert_eq!(refused_injection(&ran, &injected), None);
     }
 }

@@ -74,25 +74,29 @@ TOOLS = [
 CONTROL = {"id": S, "name": S}
 # The tools of UFO's Windows UI servers (ui_mcp_server.py: HostUIExecutor, AppUIExecutor,
 # UICollector), by agent, with their declared parameters.
+# Both agents get UFO's whole UICollector (config/ufo/mcp.yaml), as its client lists it.
+COLLECTOR = [
+    tool("get_desktop_app_info", "data_collection", "UICollector", {"remove_empty": B, "refresh_app_windows": B}),
+    tool("capture_desktop_screenshot", "data_collection", "UICollector", {"all_screens": B}),
+    tool("get_app_window_controls_info", "data_collection", "UICollector",
+         {"field_list": {"type": "array", "items": S}}, ["field_list"]),
+    tool("get_app_window_info", "data_collection", "UICollector",
+         {"field_list": {"type": "array", "items": S}}, ["field_list"]),
+    tool("capture_window_screenshot", "data_collection", "UICollector", {}),
+]
 WINDOWS_TOOLS = {
-    "HostAgent": [
+    "HostAgent": COLLECTOR + [
         tool("select_application_window", "action", "HostUIExecutor", CONTROL, ["id", "name"]),
-        tool("get_desktop_app_info", "data_collection", "UICollector",
-             {"remove_empty": B, "refresh_app_windows": B}),
-        tool("capture_desktop_screenshot", "data_collection", "UICollector", {"all_screens": B}),
     ],
-    "AppAgent": [
+    "AppAgent": COLLECTOR + [
         tool("click_input", "action", "AppUIExecutor", dict(CONTROL, button=S, double=B), ["id", "name"]),
         tool("keyboard_input", "action", "AppUIExecutor", dict(CONTROL, keys=S, control_focus=B),
              ["id", "name", "keys"]),
         tool("texts", "action", "AppUIExecutor", CONTROL, ["id", "name"]),
-        tool("get_app_window_controls_info", "data_collection", "UICollector",
-             {"field_list": {"type": "array", "items": S}}, ["field_list"]),
-        tool("get_app_window_info", "data_collection", "UICollector",
-             {"field_list": {"type": "array", "items": S}}, ["field_list"]),
-        tool("capture_window_screenshot", "data_collection", "UICollector", {}),
     ],
 }
+
+JSON_TYPES = {"string": str, "boolean": bool, "integer": int, "number": (int, float), "array": list, "object": dict}
 
 
 def validate(declared, params):
@@ -102,6 +106,10 @@ def validate(declared, params):
     for name in required:
         if name not in params:
             raise ToolFailure(f"Input validation error: '{name}' is a required property")
+    for name, value in params.items():
+        wanted = JSON_TYPES.get(known.get(name, {}).get("type"))
+        if wanted and (not isinstance(value, wanted) or (wanted is int and isinstance(value, bool))):
+            raise ToolFailure(f"Input validation error: {json.dumps(value)} is not of type '{known[name]['type']}'")
     extra = [k for k in params if k not in known]
     if extra:
         raise ToolFailure(f"Error calling tool '{declared['tool_name']}': 1 validation error for call[{declared['tool_name']}]\n"
@@ -159,11 +167,11 @@ class FakeDesktop:
             raise ToolFailure(f"Control with id '{params.get('id')}' not found. Available control ids: ['1']")
         if name == "keyboard_input":
             self.text += params.get("keys", "")
-            return {"status": "success"}
+            return f"Executed action keyboard_input, please check the application for whether it took effect."
         if name == "texts":
             return self.text
         if name == "click_input":
-            return {"status": "success"}
+            return f"Executed action click_input, please check the application for whether it took effect."
         raise Unroutable(name)
 
 
@@ -236,7 +244,9 @@ def run_tool(name, params):
     try:
         import shlex
         command = shlex.split(params["command"]) if ALLOWLIST else params["command"]
-        done = subprocess.run(command, shell=not ALLOWLIST, cwd=cwd, capture_output=True, text=True, timeout=timeout)
+        # UFO's server decodes what a command prints with errors="replace".
+        done = subprocess.run(command, shell=not ALLOWLIST, cwd=cwd, capture_output=True, text=True,
+                              errors="replace", timeout=timeout)
     except subprocess.TimeoutExpired:
         return {"status": "success", "result": {"success": False, "error": f"Timeout after {timeout}s."}}
     except OSError as e:
@@ -316,7 +326,12 @@ class Device:
                         r = self.windows_tool(agent, action.get("tool_name"), params)
                     else:
                         r = await asyncio.to_thread(run_tool, action.get("tool_name"), params)
-                    r.update({"namespace": "BashExecutor", "call_id": call_id, "error": r.get("error")})
+                    # Each result carries its tool's namespace, and no result when the tool
+                    # gave nothing (UFO's client: `result=data or None`).
+                    namespace = declared[0]["namespace"] if declared else "BashExecutor"
+                    r.update({"namespace": namespace, "call_id": call_id, "error": r.get("error")})
+                    if not r.get("result"):
+                        r["result"] = None
                     failed = r["status"] == "failure"
                     results.append(r)
             except Unroutable as e:

@@ -355,6 +355,18 @@ impl Started {
     }
 }
 
+/// Polls until `ready` holds, `limit` at most; false if it never does.
+pub(crate) fn eventually_within(mut ready: impl FnMut() -> bool, limit: Duration) -> bool {
+    let started = Instant::now();
+    while started.elapsed() < limit {
+        if ready() {
+            return true;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    ready()
+}
+
 /// Polls until `ready` holds (about ten seconds at most); false if it never does.
 pub(crate) fn eventually(mut ready: impl FnMut() -> bool) -> bool {
     for _ in 0..500 {

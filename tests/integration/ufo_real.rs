@@ -272,11 +272,17 @@ fn ufos_own_clients_run_a_batch_and_its_plans_replay() {
         "refused.json",
         json!({"request": "remove a file", "actions": [command("rm names.txt")]}),
     );
-    // A document check UFO's server cannot serve (no `base64` in its allow-list).
+    // A document check UFO's server cannot serve (no `base64` in its allow-list), and one
+    // of a document the task never made (its failure, however the device reads files).
     p.task(
         "document.json",
         json!({"request": "check a document", "actions": [command("ls names.txt")],
                "evaluate": [{"type": "document_contains", "path": "report.docx", "pattern": "x"}]}),
+    );
+    p.task(
+        "no_document.json",
+        json!({"request": "check a document never made", "actions": [command("ls names.txt")],
+               "evaluate": [{"type": "document_contains", "path": "missing.docx", "pattern": "x"}]}),
     );
     p.task(
         "grep.json",
@@ -288,6 +294,7 @@ fn ufos_own_clients_run_a_batch_and_its_plans_replay() {
         let folder = root.join(format!("device-{id}/work"));
         std::fs::create_dir_all(&folder).unwrap();
         std::fs::write(folder.join("names.txt"), "bob\nalice\n").unwrap();
+        std::fs::write(folder.join("report.docx"), "PK not really a document").unwrap();
     }
     let (out, devices) = run_on_devices(&p, &["ufo-a", "ufo-b"], &["--jobs", "2"]);
     out.expect_code(1);
@@ -303,6 +310,12 @@ fn ufos_own_clients_run_a_batch_and_its_plans_replay() {
             .unwrap()
             .contains("cannot send a document's bytes"),
         "{document}"
+    );
+    let absent = out.status("no_document");
+    assert_eq!(absent["status"], "failed", "{absent}");
+    assert!(
+        absent["error"].as_str().unwrap().contains("does not exist"),
+        "{absent}"
     );
     let refused = out.status("refused");
     assert_eq!(refused["status"], "failed", "{refused}");
@@ -344,7 +357,13 @@ fn ufos_own_clients_run_a_batch_and_its_plans_replay() {
     assert_no_secret(&out.run_dir("proj"), &out);
     drop(devices);
 
-    // The run's plans replay on UFO's clients, the data tool's too.
+    // The run's plans replay on UFO's clients, the data tool's too; what the first run
+    // wrote there is gone, so the checks see what the replay writes.
+    for id in ["ufo-a", "ufo-b"] {
+        for i in 0..2 {
+            let _ = std::fs::remove_file(root.join(format!("device-{id}/work/sorted{i}.txt")));
+        }
+    }
     let replay_port = free_port();
     let addr = format!("127.0.0.1:{replay_port}");
     let env = [("UFO_BATCH_DEVICE_TOKEN", TOKEN), ("UFO_MCP_API_KEY", KEY)];
@@ -416,24 +435,24 @@ fn a_ufo_client_killed_mid_task_has_its_task_retried_on_the_other() {
     );
     wait_for_port(port);
     let mut first = Device::start(&root, "stuck", port, TOKEN);
-    // The command is on the stuck device once its status names it.
+    // The running status names the device as soon as the task has one.
     let status = p.path().join("results/proj/wait/status.json");
-    let began = Instant::now();
-    loop {
-        let named = std::fs::read_to_string(&status)
+    let named = || {
+        std::fs::read_to_string(&status)
             .ok()
             .and_then(|t| serde_json::from_str::<Value>(&t).ok())
-            .is_some_and(|s| s["attempts"][0]["device"] == "stuck");
-        if named {
-            break;
-        }
-        assert!(
-            began.elapsed() < Duration::from_secs(60),
-            "the task never started on the stuck device"
-        );
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    std::thread::sleep(Duration::from_millis(500));
+            .is_some_and(|s| s["status"] == "running" && s["attempts"][0]["device"] == "stuck")
+    };
+    assert!(
+        crate::helpers::eventually_within(named, Duration::from_secs(60)),
+        "the running status never named the device"
+    );
+    // The command is in flight on the stuck device: UFO's server runs `cat wait.fifo`.
+    let in_flight = || !crate::helpers::commands_running("cat wait.fifo").is_empty();
+    assert!(
+        crate::helpers::eventually_within(in_flight, Duration::from_secs(60)),
+        "the command never reached the device"
+    );
     let _second = Device::start(&root, "fine", port, TOKEN);
     first.client.kill();
     let out = started.wait();
