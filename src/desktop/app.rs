@@ -35,6 +35,23 @@ impl Known {
         }
     }
 
+    /// The app a desktop window belongs to, from its application's name and its title:
+    /// LibreOffice is one program for every module, told apart by the title's end
+    /// (`report.docx - LibreOffice Writer`); on Windows each is its own program.
+    pub(crate) fn for_window(application: &str, title: &str) -> Option<Self> {
+        let title = title.to_ascii_lowercase();
+        if title.ends_with("libreoffice writer") {
+            return Some(Self::Word);
+        }
+        if title.ends_with("libreoffice calc") {
+            return Some(Self::Excel);
+        }
+        if title.ends_with("libreoffice impress") {
+            return Some(Self::PowerPoint);
+        }
+        Self::from_name(application)
+    }
+
     /// The app that opens a document of this name, by its extension.
     pub(crate) fn for_document(file: &str) -> Option<Self> {
         let ext = Path::new(file).extension()?.to_str()?.to_ascii_lowercase();
@@ -68,13 +85,15 @@ impl Known {
                         _ => "--impress",
                     };
                     // A profile of its own (in the desktop's private /tmp) is what lets
-                    // several LibreOffice sessions run side by side.
+                    // several LibreOffice sessions run side by side; the automation pipe
+                    // (also in that /tmp) is what the Office API tools reach it by.
                     [
                         "soffice",
                         "-env:UserInstallation=file:///tmp/libreoffice-profile",
                         "--norestore",
                         "--nologo",
                         "--nolockcheck",
+                        OFFICE_PIPE,
                         module,
                     ]
                     .map(String::from)
@@ -86,6 +105,10 @@ impl Known {
         argv
     }
 }
+
+/// LibreOffice's automation pipe, by which the Office API tools reach it (see
+/// `desktop::linux::uno`).
+const OFFICE_PIPE: &str = "--accept=pipe,name=ufo-batch;urp;StarOffice.ComponentContext";
 
 /// What a desktop task starts: the command line, and what it is for messages.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -148,6 +171,18 @@ mod tests {
         }
         assert_eq!(launch_for(None, Some("picture.png")).unwrap(), None);
         assert_eq!(launch_for(None, None).unwrap(), None);
+    }
+
+    #[test]
+    fn windows_tell_their_app() {
+        assert_eq!(
+            Known::for_window("soffice", "report.docx - LibreOffice Writer"),
+            Some(Known::Word)
+        );
+        assert_eq!(Known::for_window("soffice", "Untitled 1 - LibreOffice Calc"), Some(Known::Excel));
+        assert_eq!(Known::for_window("POWERPNT.EXE", "deck - PowerPoint"), Some(Known::PowerPoint));
+        assert_eq!(Known::for_window("mousepad", "notes.txt - Mousepad"), Some(Known::Notepad));
+        assert_eq!(Known::for_window("soffice", "Start Center"), None);
     }
 
     #[test]

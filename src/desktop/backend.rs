@@ -116,6 +116,17 @@ pub(crate) trait Backend: Send {
     /// The whole screen.
     async fn screenshot(&mut self) -> Result<Image, String>;
 
+    /// Calls the API tool `tool` (`desktop::office`) of `app` (`word`, `excel`,
+    /// `powerpoint`) on the open document (`document`, in the workspace, when the task
+    /// has one): UFO's answer (a text, or `get_range_values`' rows), or why it failed.
+    async fn office(
+        &mut self,
+        app: &str,
+        tool: &str,
+        args: &serde_json::Map<String, serde_json::Value>,
+        document: Option<&str>,
+    ) -> Result<serde_json::Value, String>;
+
     /// Closes the app, politely (so that it finishes what it was doing) and then not;
     /// says how it went.
     async fn close_app(&mut self) -> Result<String, String>;

@@ -10,6 +10,7 @@ pub(crate) mod control;
 pub(crate) mod keys;
 #[cfg(target_os = "linux")]
 pub(crate) mod linux;
+pub(crate) mod office;
 pub(crate) mod screenshot;
 pub(crate) mod select;
 pub(crate) mod tools;

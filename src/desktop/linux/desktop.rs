@@ -14,6 +14,7 @@ use zbus::Connection;
 use super::atspi::{self, Node, ObjectId};
 use super::idle;
 use super::processes::{APP, DISPLAY, Processes, SESSION_BUS, find_program, tail};
+use super::uno::{PROFILE_SETTINGS, Uno};
 use super::x11::Display;
 use crate::desktop::app::Launch;
 use crate::desktop::backend::{AppWindow, Backend, Snapshot};
@@ -72,6 +73,8 @@ pub(crate) struct LinuxDesktop {
     /// The windows the last `windows` listed (an app window's handle indexes them):
     /// each one's app (root, name) and the window.
     listed: Vec<(ObjectId, String, ObjectId)>,
+    /// The Office API helper, once a call started it.
+    uno: Option<Uno>,
 }
 
 impl LinuxDesktop {
@@ -124,6 +127,7 @@ impl LinuxDesktop {
                 app_timeout: options.app_timeout,
                 nodes: Vec::new(),
                 listed: Vec::new(),
+                uno: None,
             }),
             Err(e) => {
                 processes.end().await;
@@ -230,6 +234,19 @@ async fn a11y_address(p: &mut Processes, session: &Connection) -> Result<String,
     }
 }
 
+/// A fresh office profile (in the desktop's `/tmp`) with the settings unattended use
+/// needs; one already made is left as it is.
+fn office_profile(tmp: &Path) -> Result<(), String> {
+    let user = tmp.join("libreoffice-profile/user");
+    let file = user.join("registrymodifications.xcu");
+    if file.exists() {
+        return Ok(());
+    }
+    std::fs::create_dir_all(&user)
+        .and_then(|()| std::fs::write(&file, PROFILE_SETTINGS))
+        .map_err(|e| format!("cannot prepare the office's profile: {e}"))
+}
+
 #[async_trait]
 impl Backend for LinuxDesktop {
     async fn open_app(&mut self, launch: &Launch) -> Result<String, String> {
@@ -238,6 +255,12 @@ impl Backend for LinuxDesktop {
             apps.iter().flat_map(|a| a.windows.clone()).collect()
         };
         let before = windows(&atspi::applications(&self.a11y).await.unwrap_or_default());
+        if launch
+            .known
+            .is_some_and(|k| crate::desktop::office::api_of(k).is_some())
+        {
+            office_profile(&self.processes.tmp)?;
+        }
         let clock = Instant::now();
         self.processes.spawn(&what, &launch.argv).await?;
         loop {
@@ -410,6 +433,38 @@ impl Backend for LinuxDesktop {
     async fn screenshot(&mut self) -> Result<Image, String> {
         self.settle().await;
         self.display.screenshot().await
+    }
+
+    async fn office(
+        &mut self,
+        app: &str,
+        tool: &str,
+        args: &serde_json::Map<String, serde_json::Value>,
+        document: Option<&str>,
+    ) -> Result<serde_json::Value, String> {
+        const WHAT: &str = "the Office API helper (python3-uno)";
+        if self.uno.is_none() {
+            find_program("/usr/bin/python3")?;
+            let (file, code) = Uno::code();
+            std::fs::write(self.processes.tmp.join(file), code)
+                .map_err(|e| format!("cannot prepare {WHAT}: {e}"))?;
+            let document = document.map(|d| self.processes.workspace().join(d));
+            let (to, from) = self
+                .processes
+                .spawn_piped(WHAT, &Uno::argv(document.as_deref()))
+                .await?;
+            self.uno = Some(Uno::over(to, from)?);
+        }
+        let uno = self.uno.as_mut().expect("just started");
+        let answer = uno.call(app, tool, args).await;
+        if let Some(gone) = self.processes.ended(WHAT) {
+            // Started again at the next call; this one says why.
+            self.uno = None;
+            return Err(format!("{gone} (is python3-uno installed? scripts/setup-desktop.sh)"));
+        }
+        let answer = answer?;
+        self.settle().await;
+        Ok(answer)
     }
 
     async fn close_app(&mut self) -> Result<String, String> {

@@ -179,6 +179,46 @@ impl Processes {
         Ok(())
     }
 
+    /// Starts `argv` as `what`, in the workspace, with pipes to its standard input and
+    /// from its standard output (its errors go to the log): the ends this side keeps.
+    pub(super) async fn spawn_piped(
+        &mut self,
+        what: &str,
+        argv: &[String],
+    ) -> Result<(OwnedFd, OwnedFd), String> {
+        let failed = |e: std::io::Error| format!("cannot start {what}: {e}");
+        let (stdin, to) = std::io::pipe().map_err(failed)?;
+        let (from, stdout) = std::io::pipe().map_err(failed)?;
+        let (_, stderr) = log_file(&self.log)?;
+        let env = Self::env();
+        let jail = self.jail.as_mut().ok_or("the desktop has ended")?;
+        let started = jail
+            .spawn(JailSpawn {
+                argv,
+                env: &env,
+                cwd: &self.workspace,
+                memory: None,
+                cpu: None,
+                stdin: Some(OwnedFd::from(stdin)),
+                stdout: OwnedFd::from(stdout),
+                stderr,
+            })
+            .await
+            .map_err(|e| format!("cannot start {what}: {e}"))?;
+        self.running.push(Running {
+            what: what.to_string(),
+            id: started.id,
+            exit: started.exit,
+            ended: None,
+        });
+        Ok((OwnedFd::from(to), OwnedFd::from(from)))
+    }
+
+    /// The task's workspace (the programs' working folder; the same path in the jail).
+    pub(super) fn workspace(&self) -> &Path {
+        &self.workspace
+    }
+
     /// Notes which programs have ended.
     fn poll(&mut self) {
         for r in self.running.iter_mut().filter(|r| r.ended.is_none()) {

@@ -241,6 +241,7 @@ async fn run(ex: &mut DesktopExecutor, action: &DesktopAction) -> Result<Value, 
             let backend = ex.backend.as_mut().ok_or("the desktop is gone")?;
             let how = backend.open_app(&launch).await?;
             ex.opened.push(program);
+            ex.current = launch.known;
             Ok(json!({"application": name, "opened": true, "how": how}))
         }
         A::SelectWindow { id, name } => {
@@ -250,7 +251,10 @@ async fn run(ex: &mut DesktopExecutor, action: &DesktopAction) -> Result<Value, 
             backend.select_window(&window).await?;
             ex.windows = fresh;
             ex.snapshot = None;
-            Ok(json!({"window": window.name, "application": window.application, "id": window.id}))
+            ex.current = crate::desktop::app::Known::for_window(&window.application, &window.name);
+            // The app's own API tools (UFO's hybrid AppAgent), when it has them.
+            let api = ex.current.and_then(crate::desktop::office::api_of);
+            Ok(json!({"window": window.name, "application": window.application, "id": window.id, "api": api}))
         }
         A::Screenshot { .. } => {
             ex.captures += 1;

@@ -6,6 +6,7 @@
 //! final screenshot, closes the app and ends the desktop with everything in it.
 
 mod act;
+mod api;
 mod names;
 
 use std::time::Duration;
@@ -77,6 +78,9 @@ pub(crate) struct DesktopExecutor {
     session_ended: bool,
     /// The workspace's path as names may show it.
     names: names::WorkspaceNames,
+    /// The app the actions go to now (the one opened, or the window selected last), for
+    /// its API tools.
+    current: Option<crate::desktop::app::Known>,
 }
 
 impl DesktopExecutor {
@@ -91,6 +95,7 @@ impl DesktopExecutor {
         settings: DesktopSettings,
     ) -> Self {
         let names = names::WorkspaceNames::new(&dir.workspace());
+        let current = app.as_ref().and_then(|a| a.known);
         Self {
             shell,
             dir,
@@ -106,6 +111,7 @@ impl DesktopExecutor {
             notes: Vec::new(),
             captures: 0,
             session_ended: false,
+            current,
             names,
         }
     }
@@ -276,6 +282,9 @@ impl Executor for DesktopExecutor {
                     .to_string()
             });
             return ToolResult::failure(command, NAMESPACE, why, serde_json::Value::Null);
+        }
+        if crate::desktop::office::is_office_tool(&command.tool_name) {
+            return api::call(self, command).await;
         }
         act::act(self, command).await
     }

@@ -1,0 +1,254 @@
+//! UFO's Office API tools, the hybrid half of its AppAgent: beside the UI tools, calls of
+//! the app's own API, served by UFO on Windows by its COM servers
+//! (`../ufo/ufo/client/mcp/local_servers/word_wincom_mcp_server.py`,
+//! `excel_wincom_mcp_server.py`, `ppt_wincom_mcp_server.py`). Here: their names and
+//! parameters as those servers declare them, which app each is for, and what a call's
+//! answer becomes. Carrying them out is the platform's (`Backend::office`): LibreOffice's
+//! UNO API on Linux, COM on Windows.
+
+use std::sync::LazyLock;
+
+use serde_json::{Value, json};
+
+use super::app::Known;
+use crate::tool::{ParamKind, ParamSpec, ToolSpec};
+
+/// The apps that have API tools, by the key their tools are grouped under.
+pub(crate) fn api_of(app: Known) -> Option<&'static str> {
+    match app {
+        Known::Word => Some("word"),
+        Known::Excel => Some("excel"),
+        Known::PowerPoint => Some("powerpoint"),
+        Known::Notepad => None,
+    }
+}
+
+/// The tools of each app (UFO's servers'), by name.
+const WORD: [&str; 6] = [
+    "insert_table",
+    "select_text",
+    "select_table",
+    "select_paragraph",
+    "save_as",
+    "set_font",
+];
+const EXCEL: [&str; 5] = [
+    "insert_excel_table",
+    "select_table_range",
+    "save_as",
+    "reorder_columns",
+    "get_range_values",
+];
+const POWERPOINT: [&str; 2] = ["set_background_color", "save_as"];
+
+fn names_of(app: Known) -> &'static [&'static str] {
+    match app {
+        Known::Word => &WORD,
+        Known::Excel => &EXCEL,
+        Known::PowerPoint => &POWERPOINT,
+        Known::Notepad => &[],
+    }
+}
+
+/// Every API tool, once (`save_as` with the parameters of all three apps'): what task
+/// files are checked against.
+pub(crate) fn office_tools() -> &'static [ToolSpec] {
+    static TOOLS: LazyLock<Vec<ToolSpec>> = LazyLock::new(specs);
+    &TOOLS
+}
+
+/// Whether `tool` is one of the API tools.
+pub(crate) fn is_office_tool(tool: &str) -> bool {
+    office_tools().iter().any(|t| t.name == tool)
+}
+
+/// The API tools of `app`, as its AppAgent is offered them.
+pub(crate) fn tools_for(app: Known) -> Vec<ToolSpec> {
+    let mut tools: Vec<ToolSpec> = names_of(app)
+        .iter()
+        .filter_map(|name| office_tools().iter().find(|t| t.name == *name).cloned())
+        .collect();
+    // `current_slide_only` is PowerPoint's alone.
+    if app != Known::PowerPoint
+        && let Some(save) = tools.iter_mut().find(|t| t.name == "save_as")
+    {
+        save.params.retain(|p| p.name != "current_slide_only");
+    }
+    tools
+}
+
+/// Why `tool` cannot be called on `app`, if it cannot.
+pub(crate) fn refused_on(tool: &str, app: Option<Known>) -> Option<String> {
+    let owners: Vec<&str> = [Known::Word, Known::Excel, Known::PowerPoint]
+        .into_iter()
+        .filter(|a| names_of(*a).contains(&tool))
+        .map(|a| match a {
+            Known::Word => "Word (LibreOffice Writer)",
+            Known::Excel => "Excel (LibreOffice Calc)",
+            _ => "PowerPoint (LibreOffice Impress)",
+        })
+        .collect();
+    match app {
+        Some(app) if names_of(app).contains(&tool) => None,
+        _ => Some(format!(
+            "`{tool}` is an API tool of {}, and this task's app is {}",
+            owners.join(" and "),
+            match app {
+                Some(Known::Notepad) => "a text editor",
+                Some(Known::Word) => "Word (LibreOffice Writer)",
+                Some(Known::Excel) => "Excel (LibreOffice Calc)",
+                Some(Known::PowerPoint) => "PowerPoint (LibreOffice Impress)",
+                None => "none of them",
+            }
+        )),
+    }
+}
+
+/// A call's answer as a result: UFO's text (what a recorded plan's `expect.text`
+/// compares), and for `get_range_values` the values too, with the text their JSON.
+pub(crate) fn result(answer: Value) -> Value {
+    match answer {
+        Value::String(text) => json!({ "text": text }),
+        values => json!({ "text": values.to_string(), "values": values }),
+    }
+}
+
+fn specs() -> Vec<ToolSpec> {
+    use ParamKind::{Boolean, Integer, String as Text};
+    let p = |name: &'static str, kind, required, description: &'static str| ParamSpec {
+        name: name.into(),
+        kind,
+        required,
+        description: description.into(),
+    };
+    let array = || ParamKind::Schema(json!({"type": "array"}));
+    let tool = |name: &'static str, description: &'static str, params| ToolSpec {
+        name: name.into(),
+        description: description.into(),
+        params,
+    };
+    let range = |verb: &'static str| {
+        vec![
+            p("sheet_name", Text, true, "the sheet"),
+            p("start_row", Integer, true, "the first row (from 1)"),
+            p("start_col", Integer, true, "the first column (from 1)"),
+            p("end_row", Integer, true, verb),
+            p("end_col", Integer, true, verb),
+        ]
+    };
+    vec![
+        // Word (word_wincom_mcp_server.py).
+        tool(
+            "insert_table",
+            "Insert a table at the end of the Word document.",
+            vec![
+                p("rows", Integer, true, "the number of rows in the table"),
+                p("columns", Integer, true, "the number of columns in the table"),
+            ],
+        ),
+        tool(
+            "select_text",
+            "Select the text in the Word document for further operations, such as changing the font size or color.",
+            vec![p("text", Text, true, "the exact text to be selected")],
+        ),
+        tool(
+            "select_table",
+            "Select a table in the Word document (the first is 1).",
+            vec![p("number", Integer, true, "the index number of the table to be selected")],
+        ),
+        tool(
+            "select_paragraph",
+            "Select paragraphs of the Word document (the first is 1).",
+            vec![
+                p("start_index", Integer, true, "the start index of the paragraph to be selected"),
+                p("end_index", Integer, true, "the end index of the paragraph; -1 selects to the end of the document"),
+                p("non_empty", Boolean, false, "count non-empty paragraphs only (default true)"),
+            ],
+        ),
+        tool(
+            "set_font",
+            "Set the font of the selected text in the Word document; the text must be selected first.",
+            vec![
+                p("font_name", Text, false, "the name of the font (e.g. 'Arial'); not changed when absent"),
+                p("font_size", Integer, false, "the font size (e.g. 12); not changed when absent"),
+            ],
+        ),
+        tool(
+            "save_as",
+            "The fastest way to save or export the document to a file format, with one command (Word: default .pdf; Excel: .csv; PowerPoint: .pptx).",
+            vec![
+                p("file_dir", Text, false, "the folder, relative to the document's (default: the document's folder)"),
+                p("file_name", Text, false, "the file name without extension (default: the document's)"),
+                p("file_ext", Text, false, "the extension, such as .pdf, .docx, .xlsx, .csv, .pptx, .png"),
+                p("current_slide_only", Boolean, false, "PowerPoint, images: the current slide only"),
+            ],
+        ),
+        // Excel (excel_wincom_mcp_server.py).
+        tool(
+            "insert_excel_table",
+            "Insert a table (a list of rows) into a sheet at a start cell; texts that are numbers or formulas become them.",
+            vec![
+                p("table", array(), true, "the rows, each a list of values"),
+                p("sheet_name", Text, true, "the sheet"),
+                p("start_row", Integer, true, "the row of the table's first cell (from 1)"),
+                p("start_col", Integer, true, "the column of the table's first cell (from 1)"),
+            ],
+        ),
+        tool(
+            "select_table_range",
+            "Select a range of cells of a sheet.",
+            range("the last row or column; -1 selects to the sheet's end"),
+        ),
+        tool(
+            "reorder_columns",
+            "Reorder a sheet's columns by their header names; columns not named are dropped.",
+            vec![
+                p("sheet_name", Text, true, "the sheet"),
+                p("desired_order", array(), true, "the header names, in the order wanted"),
+            ],
+        ),
+        tool(
+            "get_range_values",
+            "Get the values of a range of cells as rows (an empty cell is null).",
+            range("the last row or column; -1 goes to the last one used"),
+        ),
+        // PowerPoint (ppt_wincom_mcp_server.py).
+        tool(
+            "set_background_color",
+            "Set the background color of slides.",
+            vec![
+                p("color", Text, true, "the color as hex RGB, such as FF0000"),
+                p("slide_index", array(), false, "the slides (from 1); all when absent"),
+            ],
+        ),
+    ]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_app_has_ufos_tools_and_only_they_are_offered() {
+        assert_eq!(office_tools().len(), 11);
+        let word: Vec<String> = tools_for(Known::Word).iter().map(|t| t.name.to_string()).collect();
+        assert_eq!(word, WORD);
+        let save = tools_for(Known::Excel)
+            .into_iter()
+            .find(|t| t.name == "save_as")
+            .unwrap();
+        assert!(save.params.iter().all(|p| p.name != "current_slide_only"));
+        assert!(tools_for(Known::Notepad).is_empty());
+        assert_eq!(refused_on("insert_table", Some(Known::Word)), None);
+        assert_eq!(
+            refused_on("insert_table", Some(Known::Excel)).unwrap(),
+            "`insert_table` is an API tool of Word (LibreOffice Writer), and this task's app is Excel (LibreOffice Calc)"
+        );
+        assert!(refused_on("save_as", None).unwrap().contains("Word (LibreOffice Writer) and Excel"));
+        assert_eq!(result(json!("Table 1 is selected.")), json!({"text": "Table 1 is selected."}));
+        assert_eq!(
+            result(json!([["a", 1.0]])),
+            json!({"text": "[[\"a\",1.0]]", "values": [["a", 1.0]]})
+        );
+    }
+}
