@@ -24,6 +24,10 @@ pub(super) fn tools(args: &ToolsArgs) -> Result<u8, Error> {
     for tool in crate::desktop::tools::desktop_tools() {
         listed.push(("built in: desktop tasks".into(), tool, schema(tool)));
     }
+    for tool in crate::desktop::office::office_tools() {
+        let source = "built in: the Office API (Word, Excel, PowerPoint documents)";
+        listed.push((source.into(), tool, schema(tool)));
+    }
     if let Some((hub, _)) = &mcp {
         for (server, tool) in hub.tools() {
             let source = format!("MCP server `{}` ({})", server.name, server.kind());

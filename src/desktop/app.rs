@@ -179,9 +179,18 @@ mod tests {
             Known::for_window("soffice", "report.docx - LibreOffice Writer"),
             Some(Known::Word)
         );
-        assert_eq!(Known::for_window("soffice", "Untitled 1 - LibreOffice Calc"), Some(Known::Excel));
-        assert_eq!(Known::for_window("POWERPNT.EXE", "deck - PowerPoint"), Some(Known::PowerPoint));
-        assert_eq!(Known::for_window("mousepad", "notes.txt - Mousepad"), Some(Known::Notepad));
+        assert_eq!(
+            Known::for_window("soffice", "Untitled 1 - LibreOffice Calc"),
+            Some(Known::Excel)
+        );
+        assert_eq!(
+            Known::for_window("POWERPNT.EXE", "deck - PowerPoint"),
+            Some(Known::PowerPoint)
+        );
+        assert_eq!(
+            Known::for_window("mousepad", "notes.txt - Mousepad"),
+            Some(Known::Notepad)
+        );
         assert_eq!(Known::for_window("soffice", "Start Center"), None);
     }
 

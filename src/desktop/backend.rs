@@ -86,6 +86,11 @@ pub(crate) trait Backend: Send {
     /// Gives a control the keyboard focus.
     async fn focus(&mut self, control: &Control) -> Result<(), String>;
 
+    /// Puts the keyboard on the selected window when keys name no control: where the
+    /// window's focus is (its focused control), else the window itself (`window`, its
+    /// place in the last snapshot). Says where.
+    async fn focus_window(&mut self, window: Rect) -> Result<String, String>;
+
     /// Types keys into whatever has the focus.
     async fn keys(&mut self, keys: Vec<KeyAction>) -> Result<(), String>;
 
@@ -115,6 +120,10 @@ pub(crate) trait Backend: Send {
 
     /// The whole screen.
     async fn screenshot(&mut self) -> Result<Image, String>;
+
+    /// Whether this platform carries out the Office API tools (`office`): when not, the
+    /// AppAgent is not offered them and a plan's call of one fails saying why.
+    fn has_office_api(&self) -> bool;
 
     /// Calls the API tool `tool` (`desktop::office`) of `app` (`word`, `excel`,
     /// `powerpoint`) on the open document (`document`, in the workspace, when the task

@@ -62,6 +62,16 @@ pub(crate) fn is_office_tool(tool: &str) -> bool {
     office_tools().iter().any(|t| t.name == tool)
 }
 
+/// The API tools of the app whose API is `api` (`api_of`), as its AppAgent is offered
+/// them.
+pub(crate) fn tools_of(api: &str) -> Vec<ToolSpec> {
+    [Known::Word, Known::Excel, Known::PowerPoint]
+        .into_iter()
+        .find(|app| api_of(*app) == Some(api))
+        .map(tools_for)
+        .unwrap_or_default()
+}
+
 /// The API tools of `app`, as its AppAgent is offered them.
 pub(crate) fn tools_for(app: Known) -> Vec<ToolSpec> {
     let mut tools: Vec<ToolSpec> = names_of(app)
@@ -143,7 +153,12 @@ fn specs() -> Vec<ToolSpec> {
             "Insert a table at the end of the Word document.",
             vec![
                 p("rows", Integer, true, "the number of rows in the table"),
-                p("columns", Integer, true, "the number of columns in the table"),
+                p(
+                    "columns",
+                    Integer,
+                    true,
+                    "the number of columns in the table",
+                ),
             ],
         ),
         tool(
@@ -154,33 +169,83 @@ fn specs() -> Vec<ToolSpec> {
         tool(
             "select_table",
             "Select a table in the Word document (the first is 1).",
-            vec![p("number", Integer, true, "the index number of the table to be selected")],
+            vec![p(
+                "number",
+                Integer,
+                true,
+                "the index number of the table to be selected",
+            )],
         ),
         tool(
             "select_paragraph",
             "Select paragraphs of the Word document (the first is 1).",
             vec![
-                p("start_index", Integer, true, "the start index of the paragraph to be selected"),
-                p("end_index", Integer, true, "the end index of the paragraph; -1 selects to the end of the document"),
-                p("non_empty", Boolean, false, "count non-empty paragraphs only (default true)"),
+                p(
+                    "start_index",
+                    Integer,
+                    true,
+                    "the start index of the paragraph to be selected",
+                ),
+                p(
+                    "end_index",
+                    Integer,
+                    true,
+                    "the end index of the paragraph; -1 selects to the end of the document",
+                ),
+                p(
+                    "non_empty",
+                    Boolean,
+                    false,
+                    "count non-empty paragraphs only (default true)",
+                ),
             ],
         ),
         tool(
             "set_font",
             "Set the font of the selected text in the Word document; the text must be selected first.",
             vec![
-                p("font_name", Text, false, "the name of the font (e.g. 'Arial'); not changed when absent"),
-                p("font_size", Integer, false, "the font size (e.g. 12); not changed when absent"),
+                p(
+                    "font_name",
+                    Text,
+                    false,
+                    "the name of the font (e.g. 'Arial'); not changed when absent",
+                ),
+                p(
+                    "font_size",
+                    Integer,
+                    false,
+                    "the font size (e.g. 12); not changed when absent",
+                ),
             ],
         ),
         tool(
             "save_as",
             "The fastest way to save or export the document to a file format, with one command (Word: default .pdf; Excel: .csv; PowerPoint: .pptx).",
             vec![
-                p("file_dir", Text, false, "the folder, relative to the document's (default: the document's folder)"),
-                p("file_name", Text, false, "the file name without extension (default: the document's)"),
-                p("file_ext", Text, false, "the extension, such as .pdf, .docx, .xlsx, .csv, .pptx, .png"),
-                p("current_slide_only", Boolean, false, "PowerPoint, images: the current slide only"),
+                p(
+                    "file_dir",
+                    Text,
+                    false,
+                    "the folder, relative to the document's (default: the document's folder)",
+                ),
+                p(
+                    "file_name",
+                    Text,
+                    false,
+                    "the file name without extension (default: the document's)",
+                ),
+                p(
+                    "file_ext",
+                    Text,
+                    false,
+                    "the extension, such as .pdf, .docx, .xlsx, .csv, .pptx, .png",
+                ),
+                p(
+                    "current_slide_only",
+                    Boolean,
+                    false,
+                    "PowerPoint, images: the current slide only",
+                ),
             ],
         ),
         // Excel (excel_wincom_mcp_server.py).
@@ -190,8 +255,18 @@ fn specs() -> Vec<ToolSpec> {
             vec![
                 p("table", array(), true, "the rows, each a list of values"),
                 p("sheet_name", Text, true, "the sheet"),
-                p("start_row", Integer, true, "the row of the table's first cell (from 1)"),
-                p("start_col", Integer, true, "the column of the table's first cell (from 1)"),
+                p(
+                    "start_row",
+                    Integer,
+                    true,
+                    "the row of the table's first cell (from 1)",
+                ),
+                p(
+                    "start_col",
+                    Integer,
+                    true,
+                    "the column of the table's first cell (from 1)",
+                ),
             ],
         ),
         tool(
@@ -204,7 +279,12 @@ fn specs() -> Vec<ToolSpec> {
             "Reorder a sheet's columns by their header names; columns not named are dropped.",
             vec![
                 p("sheet_name", Text, true, "the sheet"),
-                p("desired_order", array(), true, "the header names, in the order wanted"),
+                p(
+                    "desired_order",
+                    array(),
+                    true,
+                    "the header names, in the order wanted",
+                ),
             ],
         ),
         tool(
@@ -218,7 +298,12 @@ fn specs() -> Vec<ToolSpec> {
             "Set the background color of slides.",
             vec![
                 p("color", Text, true, "the color as hex RGB, such as FF0000"),
-                p("slide_index", array(), false, "the slides (from 1); all when absent"),
+                p(
+                    "slide_index",
+                    array(),
+                    false,
+                    "the slides (from 1); all when absent",
+                ),
             ],
         ),
     ]
@@ -231,7 +316,10 @@ mod tests {
     #[test]
     fn each_app_has_ufos_tools_and_only_they_are_offered() {
         assert_eq!(office_tools().len(), 11);
-        let word: Vec<String> = tools_for(Known::Word).iter().map(|t| t.name.to_string()).collect();
+        let word: Vec<String> = tools_for(Known::Word)
+            .iter()
+            .map(|t| t.name.to_string())
+            .collect();
         assert_eq!(word, WORD);
         let save = tools_for(Known::Excel)
             .into_iter()
@@ -239,13 +327,22 @@ mod tests {
             .unwrap();
         assert!(save.params.iter().all(|p| p.name != "current_slide_only"));
         assert!(tools_for(Known::Notepad).is_empty());
+        assert_eq!(tools_of("powerpoint").len(), 2);
+        assert!(tools_of("notepad").is_empty());
         assert_eq!(refused_on("insert_table", Some(Known::Word)), None);
         assert_eq!(
             refused_on("insert_table", Some(Known::Excel)).unwrap(),
             "`insert_table` is an API tool of Word (LibreOffice Writer), and this task's app is Excel (LibreOffice Calc)"
         );
-        assert!(refused_on("save_as", None).unwrap().contains("Word (LibreOffice Writer) and Excel"));
-        assert_eq!(result(json!("Table 1 is selected.")), json!({"text": "Table 1 is selected."}));
+        assert!(
+            refused_on("save_as", None)
+                .unwrap()
+                .contains("Word (LibreOffice Writer) and Excel")
+        );
+        assert_eq!(
+            result(json!("Table 1 is selected.")),
+            json!({"text": "Table 1 is selected."})
+        );
         assert_eq!(
             result(json!([["a", 1.0]])),
             json!({"text": "[[\"a\",1.0]]", "values": [["a", 1.0]]})

@@ -126,13 +126,29 @@ pub(crate) enum DesktopAction {
     },
     /// `get_ui_tree`.
     UiTree,
-    /// `get_app_window_info`.
-    WindowInfo,
+    /// `get_app_window_info`: the fields of `field_list` (`desktop::info`).
+    WindowInfo {
+        /// The fields asked for (every one when empty).
+        fields: Vec<String>,
+    },
+    /// `get_desktop_app_info` / `get_desktop_app_target_info`.
+    DesktopApps {
+        /// UFO's `TargetInfo`s rather than its dictionaries.
+        target: bool,
+    },
+    /// `get_app_window_controls_info` / `get_app_window_controls_target_info`.
+    Controls {
+        /// The fields asked for (every one when empty).
+        fields: Vec<String>,
+        /// UFO's `TargetInfo`s rather than its dictionaries.
+        target: bool,
+    },
 }
 
-/// Whether `tool` is one of the desktop's.
+/// Whether `tool` is one of the desktop's: a UI tool, or an app's API tool
+/// (`desktop::office`).
 pub(crate) fn is_desktop_tool(tool: &str) -> bool {
-    desktop_tools().iter().any(|t| t.name == tool)
+    desktop_tools().iter().any(|t| t.name == tool) || super::office::is_office_tool(tool)
 }
 
 impl DesktopAction {
@@ -145,6 +161,20 @@ impl DesktopAction {
                 .to_string()
         };
         let flag = |key: &str| args.get(key).and_then(Value::as_bool).unwrap_or(false);
+        let strings = |key: &str| -> Result<Vec<String>, String> {
+            match args.get(key) {
+                None | Some(Value::Null) => Ok(Vec::new()),
+                Some(Value::Array(items)) => items
+                    .iter()
+                    .map(|i| {
+                        i.as_str()
+                            .map(str::to_string)
+                            .ok_or_else(|| format!("`{key}` must be a list of field names"))
+                    })
+                    .collect(),
+                Some(_) => Err(format!("`{key}` must be a list of field names")),
+            }
+        };
         let number = |key: &str| args.get(key).and_then(Value::as_f64);
         let fraction = |key: &str| -> Result<f64, String> {
             match number(key) {
@@ -238,7 +268,19 @@ impl DesktopAction {
             "capture_window_screenshot" => Self::Screenshot { desktop: false },
             "capture_desktop_screenshot" => Self::Screenshot { desktop: true },
             "get_ui_tree" => Self::UiTree,
-            "get_app_window_info" => Self::WindowInfo,
+            "get_app_window_info" => Self::WindowInfo {
+                fields: strings("field_list")?,
+            },
+            "get_desktop_app_info" => Self::DesktopApps { target: false },
+            "get_desktop_app_target_info" => Self::DesktopApps { target: true },
+            "get_app_window_controls_info" => Self::Controls {
+                fields: strings("field_list")?,
+                target: false,
+            },
+            "get_app_window_controls_target_info" => Self::Controls {
+                fields: strings("field_list")?,
+                target: true,
+            },
             other => return Err(format!("`{other}` is not a desktop tool")),
         })
     }
@@ -310,6 +352,30 @@ fn specs() -> Vec<ToolSpec> {
     let with = |mut params: Vec<ParamSpec>, more: Vec<ParamSpec>| {
         params.extend(more);
         params
+    };
+    let fields = || {
+        p(
+            "field_list",
+            ParamKind::Schema(serde_json::json!({"type": "array", "items": {"type": "string"}})),
+            true,
+            "the fields wanted (control_text, control_type, control_rect, ...)",
+        )
+    };
+    let apps = || {
+        vec![
+            p(
+                "remove_empty",
+                Boolean,
+                false,
+                "leave out windows that show nothing (default true)",
+            ),
+            p(
+                "refresh_app_windows",
+                Boolean,
+                false,
+                "list the windows again (default true)",
+            ),
+        ]
     };
     let button = || p("button", Text, false, "left (default), right or middle");
     let double = || p("double", Boolean, false, "a double click");
@@ -438,18 +504,32 @@ fn specs() -> Vec<ToolSpec> {
             )],
         ),
         tool("get_ui_tree", "The app window's UI tree.", vec![]),
+        // UFO declares `field_list: List[str]`, required, and the two flags with
+        // default true (ui_mcp_server.py).
         tool(
             "get_app_window_info",
-            "The app window's title, place and process.",
-            // UFO declares it `field_list: List[str]`, required (ui_mcp_server.py).
-            vec![p(
-                "field_list",
-                ParamKind::Schema(
-                    serde_json::json!({"type": "array", "items": {"type": "string"}}),
-                ),
-                true,
-                "the fields wanted, as UFO asks for them (here every field is returned)",
-            )],
+            "The selected window's info: the fields asked for (control_text, control_rect, control_type, ...).",
+            vec![fields()],
+        ),
+        tool(
+            "get_desktop_app_info",
+            "The desktop's application windows: id, name, type and kind of each.",
+            apps(),
+        ),
+        tool(
+            "get_desktop_app_target_info",
+            "The desktop's application windows as targets: kind, name, id and type of each.",
+            apps(),
+        ),
+        tool(
+            "get_app_window_controls_info",
+            "The selected window's controls: the fields asked for of each, with its label.",
+            vec![fields()],
+        ),
+        tool(
+            "get_app_window_controls_target_info",
+            "The selected window's controls as targets: kind, name, id, type and rect of each.",
+            vec![fields()],
         ),
     ]
 }

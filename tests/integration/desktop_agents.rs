@@ -56,7 +56,7 @@ fn images(body: &Value) -> usize {
 }
 
 /// A HostAgent reply.
-fn host(status: &str, subtask: &str, arguments: Value) -> String {
+pub(crate) fn host(status: &str, subtask: &str, arguments: Value) -> String {
     let function = if arguments.as_object().is_some_and(|a| !a.is_empty()) {
         "select_application_window"
     } else {
@@ -72,7 +72,7 @@ fn host(status: &str, subtask: &str, arguments: Value) -> String {
 /// request listed, and its name), with `status`. An app that has not shown its
 /// document's name in its title yet is picked when it is the only window, as a model
 /// would; with none, the reply names the title alone (and fails if it is not there).
-fn select(title: &'static str, status: &'static str, subtask: &'static str) -> Reply {
+pub(crate) fn select(title: &'static str, status: &'static str, subtask: &'static str) -> Reply {
     Reply::computed(move |body| {
         let windows = listed(body);
         let only = (windows.len() == 1).then(|| windows[0].clone());
@@ -91,7 +91,7 @@ fn select(title: &'static str, status: &'static str, subtask: &'static str) -> R
 }
 
 /// An AppAgent reply.
-fn app(function: &str, arguments: Value, status: &str) -> String {
+pub(crate) fn app(function: &str, arguments: Value, status: &str) -> String {
     json!({"observation": "the window", "thought": "act", "action": {"function": function,
            "arguments": arguments, "status": status}, "plan": [], "comment": "",
            "save_screenshot": {"save": false, "reason": ""}})
@@ -101,7 +101,7 @@ fn app(function: &str, arguments: Value, status: &str) -> String {
 /// An AppAgent action on the listed control of `control_type` whose name holds `name`
 /// (by its id and name; by name alone when the request did not list it yet: a dialog
 /// still opening).
-fn on(
+pub(crate) fn on(
     name: &'static str,
     control_type: &'static str,
     function: &'static str,
@@ -127,12 +127,12 @@ fn on(
     })
 }
 
-fn host_finish() -> Reply {
+pub(crate) fn host_finish() -> Reply {
     Reply::Content(host("FINISH", "", json!({})))
 }
 
 /// The response.log lines of a task.
-fn steps(out: &Output, id: &str) -> Vec<Value> {
+pub(crate) fn steps(out: &Output, id: &str) -> Vec<Value> {
     out.task_file(id, "response.log")
         .lines()
         .map(|l| serde_json::from_str(l).unwrap())
@@ -147,9 +147,9 @@ fn logs(out: &Output, ids: &[&str]) -> String {
         .join("\n")
 }
 
-fn office_files(p: &Project) {
+pub(crate) fn office_files(p: &Project) {
     let files = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/desktop/files");
-    for name in ["report.docx", "budget.xlsx"] {
+    for name in ["report.docx", "budget.xlsx", "deck.pptx"] {
         let to = p.path().join("files").join(name);
         std::fs::create_dir_all(to.parent().unwrap()).unwrap();
         std::fs::copy(files.join(name), to).unwrap();

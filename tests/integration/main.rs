@@ -19,6 +19,7 @@ mod hostile_input;
 mod llm;
 mod llm_faults;
 mod mcp;
+mod office_api;
 mod outcomes;
 mod priorities;
 mod rate_limits;

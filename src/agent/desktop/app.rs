@@ -78,6 +78,15 @@ pub(super) fn system_prompt(tools: &[ToolSpec], vision: bool) -> String {
          - If an action failed, read the error and try something different.\n\
          - No human is watching: do not ask questions; decide yourself.\n"
     ));
+    if tools
+        .iter()
+        .any(|t| crate::desktop::office::is_office_tool(&t.name))
+    {
+        // UFO's hybrid AppAgent: the app's API beside its UI.
+        p.push_str(
+            "- Some functions call the application's own API on the open document (insert_table, set_font,              save_as, ...) and name no control: where one does what the subtask needs, prefer it to clicking              through menus; it is faster and surer.\n",
+        );
+    }
     p
 }
 

@@ -63,8 +63,13 @@ enum Turn {
 pub(crate) struct DesktopAgents {
     llm: Arc<LlmClient>,
     settings: AgentSettings,
-    /// What the AppAgent acts with: the app tools (and MCP tools).
+    /// What every AppAgent acts with: the app tools (and MCP tools).
+    base_tools: Vec<ToolSpec>,
+    /// What the AppAgent acts with in the selected window: the base tools and, when its
+    /// app has them, the app's API tools (UFO's hybrid AppAgent).
     app_tools: Vec<ToolSpec>,
+    /// The API of the selected window's app (`desktop::office`), if it has one.
+    api: Option<String>,
     host: Voice,
     app: Voice,
     /// UFO's `object`: the document (or application) the task is about.
@@ -111,7 +116,9 @@ impl DesktopAgents {
             },
             llm,
             settings,
+            base_tools: app_tools.clone(),
             app_tools,
+            api: None,
             object,
             steps,
             turn: Turn::Host,
@@ -177,6 +184,28 @@ impl DesktopAgents {
         self.app_news = None;
         self.subtask = Some(subtask);
         self.turn = Turn::App;
+    }
+
+    /// Offers the AppAgent the API tools of `api` (none when `None`) beside its base
+    /// tools, from its next subtask on: its prompt and reply schema follow.
+    fn offer_api(&mut self, api: Option<&str>) {
+        if self.api.as_deref() == api {
+            return;
+        }
+        self.api = api.map(str::to_string);
+        let mut tools = self.base_tools.clone();
+        let api_tools = api
+            .map(crate::desktop::office::tools_of)
+            .unwrap_or_default();
+        // A tool of the same name from an MCP server is the one the AppAgent has.
+        tools.extend(
+            api_tools
+                .into_iter()
+                .filter(|t| self.base_tools.iter().all(|b| b.name != t.name)),
+        );
+        self.app.system = app::system_prompt(&tools, self.settings.vision);
+        self.app.schema = app::reply_schema(&tools);
+        self.app_tools = tools;
     }
 
     /// Asks `voice` until a reply parses; what asking cost goes onto `step`.
@@ -264,6 +293,10 @@ impl DesktopAgents {
                 };
                 (text("window"), text("application"))
             });
+            if result.status == ResultStatus::Success {
+                let api = result.result.get("api").and_then(Value::as_str);
+                self.offer_api(api);
+            }
             let shown = acted.shown(commands);
             self.host_news
                 .push(results_text(&shown, None, self.settings.observation_limit));

@@ -380,6 +380,15 @@ fn tree(nodes: &[Node], i: usize) -> Value {
     })
 }
 
+/// The node that has the keyboard focus, as the walk saw it: the last one showing
+/// that reports it (an app may leave the state on a node it left behind a dialog).
+pub(crate) fn focused(nodes: &[Node]) -> Option<&Node> {
+    nodes
+        .iter()
+        .rev()
+        .find(|n| n.states.contains(State::Focused) && n.showing() && n.rect.is_visible())
+}
+
 /// Names of actions that are a click.
 const CLICK_ACTIONS: &[&str] = &["click", "press", "activate", "jump", "toggle", "open"];
 

@@ -18,7 +18,7 @@ use super::uno::{PROFILE_SETTINGS, Uno};
 use super::x11::Display;
 use crate::desktop::app::Launch;
 use crate::desktop::backend::{AppWindow, Backend, Snapshot};
-use crate::desktop::control::Control;
+use crate::desktop::control::{Control, Rect};
 use crate::desktop::keys::{Key, KeyAction, Modifier};
 use crate::desktop::screenshot::Image;
 use crate::desktop::tools::Button;
@@ -140,6 +140,19 @@ impl LinuxDesktop {
     async fn settle(&self) {
         if let Some(root) = self.processes.root() {
             idle::settle(root, SETTLE_LIMIT).await;
+        }
+    }
+
+    /// Where the mouse acts on `control`: its centre, which must be on the screen (the
+    /// pointer clamped to the edge would act on something else).
+    fn pointer_at(&self, control: &Control) -> Result<(i32, i32), String> {
+        let (x, y) = control.rect.center();
+        if control.rect.is_visible() && self.display.shows(x, y) {
+            Ok((x, y))
+        } else {
+            Err(format!(
+                "{control} is not on the screen (it is scrolled or folded away): bring it into view first"
+            ))
         }
     }
 
@@ -352,31 +365,57 @@ impl Backend for LinuxDesktop {
         if button == Button::Left && !double && atspi::do_click(&self.a11y, &node).await? {
             return Ok("its accessibility action".to_string());
         }
-        let (x, y) = control.rect.center();
+        let (x, y) = self.pointer_at(control)?;
         self.display.click(x, y, button, double).await?;
         Ok(format!("the mouse at ({x}, {y})"))
     }
 
     async fn set_text(&mut self, control: &Control, text: &str) -> Result<(), String> {
         let node = self.node(control)?.clone();
-        if atspi::set_text(&self.a11y, &node, text).await? {
+        if !atspi::set_text(&self.a11y, &node, text).await? {
+            return Err(format!(
+                "{control} takes no text (type into it with keyboard_input instead)"
+            ));
+        }
+        // An app may say yes and keep its text (a read-only field, a field it checks):
+        // what the control reads now says whether it took it (a password field shows
+        // no text back).
+        self.settle().await;
+        if node.role.contains("password") {
             return Ok(());
         }
-        Err(format!(
-            "{control} takes no text (type into it with keyboard_input instead)"
-        ))
+        let now = atspi::texts(&self.a11y, &node).await?;
+        if now.contains(text.trim()) {
+            Ok(())
+        } else {
+            Err(format!(
+                "{control} did not take the text: it reads {:?}",
+                crate::text::shorten(&now, 200)
+            ))
+        }
     }
 
     async fn focus(&mut self, control: &Control) -> Result<(), String> {
         let node = self.node(control)?.clone();
         // Without a window manager the keyboard follows the pointer: put it on the
         // control, then give the control the focus (a click where it takes none).
-        let (x, y) = control.rect.center();
+        let (x, y) = self.pointer_at(control)?;
         self.display.move_to(x, y).await?;
         if !atspi::grab_focus(&self.a11y, &node).await? {
             self.display.click(x, y, Button::Left, false).await?;
         }
         Ok(())
+    }
+
+    async fn focus_window(&mut self, window: Rect) -> Result<String, String> {
+        // Without a window manager the keyboard follows the pointer: put it where the
+        // window's focus is, which the app keeps.
+        let (at, place) = match atspi::focused(&self.nodes) {
+            Some(node) => (node.rect.center(), format!("its focused {}", node.role)),
+            None => (window.center(), "the window".to_string()),
+        };
+        self.display.move_to(at.0, at.1).await?;
+        Ok(place)
     }
 
     async fn keys(&mut self, keys: Vec<KeyAction>) -> Result<(), String> {
@@ -406,7 +445,7 @@ impl Backend for LinuxDesktop {
     }
 
     async fn wheel(&mut self, control: &Control, notches: i32) -> Result<(), String> {
-        let (x, y) = control.rect.center();
+        let (x, y) = self.pointer_at(control)?;
         self.display.wheel(x, y, notches).await
     }
 
@@ -435,6 +474,10 @@ impl Backend for LinuxDesktop {
         self.display.screenshot().await
     }
 
+    fn has_office_api(&self) -> bool {
+        true
+    }
+
     async fn office(
         &mut self,
         app: &str,
@@ -460,7 +503,9 @@ impl Backend for LinuxDesktop {
         if let Some(gone) = self.processes.ended(WHAT) {
             // Started again at the next call; this one says why.
             self.uno = None;
-            return Err(format!("{gone} (is python3-uno installed? scripts/setup-desktop.sh)"));
+            return Err(format!(
+                "{gone} (is python3-uno installed? scripts/setup-desktop.sh)"
+            ));
         }
         let answer = answer?;
         self.settle().await;

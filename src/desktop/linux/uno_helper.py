@@ -178,7 +178,9 @@ def select_text(doc, text):
     search.SearchString = text
     found = doc.findFirst(search)
     if found is None:
-        return f"Text {text} is not found."
+        # UFO answers this as a result; a selection that did not happen is a failure
+        # here (nothing reports success without acting), with UFO's words.
+        raise ToolError(f"Text {text} is not found.")
     doc.CurrentController.select(found)
     return f"Text {text} is selected."
 
@@ -186,7 +188,7 @@ def select_text(doc, text):
 def select_table(doc, number):
     tables = [doc.TextTables.getByIndex(i) for i in range(doc.TextTables.Count)]
     if not number or number < 1 or number > len(tables):
-        return f"Table number {number} is out of range."
+        raise ToolError(f"Table number {number} is out of range.")
     # In document order (TextTables is creation order).
     compare = doc.Text.compareRegionStarts
     import functools
@@ -218,8 +220,10 @@ def set_font(doc, font_name=None, font_size=None):
     if selection is not None and hasattr(selection, "getCount"):
         ranges = [selection.getByIndex(i) for i in range(selection.getCount())]
     ranges = [r for r in ranges if hasattr(r, "getString") and r.getString()]
+    if not font_name and not font_size:
+        raise ToolError("set_font needs a font_name or a font_size")
     if not ranges:
-        return "No text is selected to set the font."
+        raise ToolError("No text is selected to set the font: select it first (select_text, select_paragraph)")
     message = ""
     for r in ranges:
         if font_name:
@@ -381,13 +385,17 @@ def excel_save_as(doc, file_dir="", file_name="", file_ext=""):
 def set_background_color(doc, color, slide_index=None):
     pages = doc.DrawPages
     indexes = slide_index if slide_index else range(1, pages.Count + 1)
+    hex_digits = color.strip().lstrip("#") if isinstance(color, str) else ""
+    if len(hex_digits) != 6 or any(c not in "0123456789abcdefABCDEF" for c in hex_digits):
+        raise ToolError(f"Failed to set the background color: {color!r} is not a colour as hex RRGGBB (such as FF0000)")
+    missing = [i for i in indexes if not isinstance(i, int) or i < 1 or i > pages.Count]
+    if missing:
+        raise ToolError(
+            f"Failed to set the background color: no slide {missing[0]!r} (the slides are 1 to {pages.Count})"
+        )
     try:
-        rgb = int(color.lstrip("#")[0:6], 16)
-        if len(color.lstrip("#")) < 6:
-            raise ValueError(f"{color!r} is not a hex colour RRGGBB")
+        rgb = int(hex_digits, 16)
         for index in indexes:
-            if index < 1 or index > pages.Count:
-                continue
             background = doc.createInstance("com.sun.star.drawing.Background")
             background.FillStyle = uno.Enum("com.sun.star.drawing.FillStyle", "SOLID")
             background.FillColor = rgb

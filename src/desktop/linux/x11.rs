@@ -111,6 +111,11 @@ impl Display {
         )
     }
 
+    /// Whether `(x, y)` is on the screen (where the pointer can be).
+    pub(crate) fn shows(&self, x: i32, y: i32) -> bool {
+        (0..i32::from(self.width)).contains(&x) && (0..i32::from(self.height)).contains(&y)
+    }
+
     /// Moves the pointer to `(x, y)`.
     pub(crate) async fn move_to(&self, x: i32, y: i32) -> Result<(), String> {
         self.blocking(move |d| {

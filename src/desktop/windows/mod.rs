@@ -18,7 +18,7 @@ use async_trait::async_trait;
 
 use crate::desktop::app::Launch;
 use crate::desktop::backend::{AppWindow, Backend, Snapshot};
-use crate::desktop::control::Control;
+use crate::desktop::control::{Control, Rect};
 use crate::desktop::keys::{KeyAction, Modifier};
 use crate::desktop::screenshot::Image;
 use crate::desktop::tools::Button;
@@ -96,6 +96,11 @@ impl Backend for WindowsDesktop {
         self.uia.call(move |s| s.focus(handle)).await
     }
 
+    async fn focus_window(&mut self, _window: Rect) -> Result<String, String> {
+        // The keys go to the foreground window, which keeps its own focus.
+        self.uia.call(|s| s.focus_window()).await
+    }
+
     async fn keys(&mut self, keys: Vec<KeyAction>) -> Result<(), String> {
         self.uia.call(move |_| keys::send(&keys)).await
     }
@@ -136,6 +141,23 @@ impl Backend for WindowsDesktop {
 
     async fn screenshot(&mut self) -> Result<Image, String> {
         self.uia.call(|_| uia::screenshot()).await
+    }
+
+    fn has_office_api(&self) -> bool {
+        false
+    }
+
+    async fn office(
+        &mut self,
+        _app: &str,
+        tool: &str,
+        _args: &serde_json::Map<String, serde_json::Value>,
+        _document: Option<&str>,
+    ) -> Result<serde_json::Value, String> {
+        Err(format!(
+            "`{tool}` is one of UFO's Office API tools, which ufo-batch carries out on \
+             LibreOffice (Linux) only: on Windows do it through the app's window"
+        ))
     }
 
     async fn close_app(&mut self) -> Result<String, String> {

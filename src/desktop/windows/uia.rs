@@ -396,7 +396,30 @@ impl State {
         let value = element.get_pattern::<UIValuePattern>().map_err(|_| {
             "the control takes no text (type into it with keyboard_input instead)".to_string()
         })?;
-        value.set_value(text).map_err(ui_error("setting text"))
+        value.set_value(text).map_err(ui_error("setting text"))?;
+        // A control may keep its text (read-only, or one it checks): read it back (a
+        // password box reads back nothing).
+        if element.is_password().unwrap_or(false) {
+            return Ok(());
+        }
+        let now = value
+            .get_value()
+            .map_err(ui_error("reading the text back"))?;
+        if now.contains(text.trim()) {
+            Ok(())
+        } else {
+            Err(format!(
+                "the control did not take the text: it reads {:?}",
+                crate::text::shorten(&now, 200)
+            ))
+        }
+    }
+
+    /// Brings the selected window to the foreground, where the keys go.
+    pub(super) fn focus_window(&mut self) -> Result<String, String> {
+        let window = self.window.as_ref().ok_or("no window is selected")?;
+        window.set_focus().map_err(ui_error("the focus"))?;
+        Ok("the window".to_string())
     }
 
     pub(super) fn focus(&mut self, handle: usize) -> Result<(), String> {

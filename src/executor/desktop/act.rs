@@ -14,6 +14,9 @@ use crate::desktop::select::{SelectError, Selector};
 use crate::desktop::tools::DesktopAction;
 use crate::tool::{ToolCall, ToolResult};
 
+/// UFO's answer when no window is selected (ui_mcp_server.py).
+const NO_WINDOW: &str = "No window is selected, please select a window first.";
+
 /// How often a missing control is looked for again.
 const POLL: std::time::Duration = std::time::Duration::from_millis(250);
 
@@ -28,7 +31,9 @@ pub(super) async fn act(ex: &mut DesktopExecutor, command: &ToolCall) -> ToolRes
             | DesktopAction::Summary(_)
             | DesktopAction::Screenshot { .. }
             | DesktopAction::UiTree
-            | DesktopAction::WindowInfo
+            | DesktopAction::WindowInfo { .. }
+            | DesktopAction::DesktopApps { .. }
+            | DesktopAction::Controls { .. }
             | DesktopAction::SelectWindow { .. }
     );
     let outcome = run(ex, &action).await;
@@ -82,7 +87,7 @@ async fn window_rect(ex: &mut DesktopExecutor) -> Result<Rect, String> {
         .filter(Rect::is_visible)
     {
         Some(r) => Ok(r),
-        None => Err("the app shows no window to click in".to_string()),
+        None => Err("the app shows no window to act in (select one first)".to_string()),
     }
 }
 
@@ -180,12 +185,23 @@ async fn run(ex: &mut DesktopExecutor, action: &DesktopAction) -> Result<Value, 
                 Some(t) => Some(resolve(ex, t).await?),
                 None => None,
             };
+            // Keys with no control go to the window, where its focus is: never to
+            // whatever happens to be under the pointer.
+            let window = match control {
+                Some(_) => None,
+                None => Some(window_rect(ex).await?),
+            };
             let backend = ex.backend.as_mut().ok_or("the desktop is gone")?;
-            if let Some(c) = &control {
-                backend.focus(c).await?;
-            }
+            let to = match (&control, window) {
+                (Some(c), _) => {
+                    backend.focus(c).await?;
+                    None
+                }
+                (None, Some(window)) => Some(backend.focus_window(window).await?),
+                (None, None) => None,
+            };
             backend.keys(keys.clone()).await?;
-            Ok(json!({"control": control.as_ref().map(described)}))
+            Ok(json!({"control": control.as_ref().map(described), "to": to}))
         }
         A::Wheel { target, notches } => {
             let control = resolve(ex, target).await?;
@@ -236,13 +252,14 @@ async fn run(ex: &mut DesktopExecutor, action: &DesktopAction) -> Result<Value, 
             .ok_or_else(|| format!("no app is named {name:?}"))?;
             let program = launch.argv.join(" ");
             if ex.opened.contains(&program) {
-                return Ok(json!({"application": name, "opened": false}));
+                ex.current = launch.known;
+                return Ok(json!({"application": name, "opened": false, "api": ex.api()}));
             }
             let backend = ex.backend.as_mut().ok_or("the desktop is gone")?;
             let how = backend.open_app(&launch).await?;
             ex.opened.push(program);
             ex.current = launch.known;
-            Ok(json!({"application": name, "opened": true, "how": how}))
+            Ok(json!({"application": name, "opened": true, "how": how, "api": ex.api()}))
         }
         A::SelectWindow { id, name } => {
             let fresh = ex.list_windows().await?;
@@ -253,8 +270,9 @@ async fn run(ex: &mut DesktopExecutor, action: &DesktopAction) -> Result<Value, 
             ex.snapshot = None;
             ex.current = crate::desktop::app::Known::for_window(&window.application, &window.name);
             // The app's own API tools (UFO's hybrid AppAgent), when it has them.
-            let api = ex.current.and_then(crate::desktop::office::api_of);
-            Ok(json!({"window": window.name, "application": window.application, "id": window.id, "api": api}))
+            Ok(
+                json!({"window": window.name, "application": window.application, "id": window.id, "api": ex.api()}),
+            )
         }
         A::Screenshot { .. } => {
             ex.captures += 1;
@@ -268,13 +286,27 @@ async fn run(ex: &mut DesktopExecutor, action: &DesktopAction) -> Result<Value, 
             Ok(json!({"screenshot": name, "width": image.width, "height": image.height}))
         }
         A::UiTree => Ok(current(ex).await?.tree.clone()),
-        A::WindowInfo => {
-            let window = current(ex)
-                .await?
-                .window
-                .clone()
-                .ok_or("the app shows no window")?;
-            Ok(serde_json::to_value(window).unwrap_or(Value::Null))
+        A::WindowInfo { fields } => {
+            let window = current(ex).await?.window.clone().ok_or(NO_WINDOW)?;
+            let info =
+                crate::desktop::info::control_info(&window.name, "Window", window.rect, fields);
+            Ok(Value::Object(info))
+        }
+        A::DesktopApps { target } => {
+            // The labels are the ones a selection goes by from now on.
+            ex.windows = ex.list_windows().await?;
+            Ok(crate::desktop::info::windows(&ex.windows, *target))
+        }
+        A::Controls { fields, target } => {
+            let snapshot = current(ex).await?;
+            if snapshot.window.is_none() {
+                return Err(NO_WINDOW.to_string());
+            }
+            Ok(crate::desktop::info::controls(
+                &snapshot.controls,
+                fields,
+                *target,
+            ))
         }
     }
 }

@@ -21,11 +21,13 @@ pub(super) async fn call(ex: &mut DesktopExecutor, command: &ToolCall) -> ToolRe
     if let Some(why) = refused_on(tool, ex.current) {
         return failed(why);
     }
-    let Some(app) = ex.current.and_then(api_of) else {
-        return failed(format!("`{tool}` needs a Word, Excel or PowerPoint document open"));
-    };
     let Some(backend) = ex.backend.as_mut() else {
         return failed("the desktop is gone".to_string());
+    };
+    let Some(app) = ex.current.and_then(api_of) else {
+        return failed(format!(
+            "`{tool}` needs a Word, Excel or PowerPoint document open"
+        ));
     };
     let answer = backend
         .office(app, tool, &command.parameters, ex.document.as_deref())

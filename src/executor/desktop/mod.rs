@@ -116,6 +116,15 @@ impl DesktopExecutor {
         }
     }
 
+    /// The API (`desktop::office`) of the app the actions go to, when it has one and
+    /// this platform carries it out: its AppAgent is offered the app's API tools.
+    pub(super) fn api(&self) -> Option<&'static str> {
+        let platform = self.backend.as_ref().is_some_and(|b| b.has_office_api());
+        self.current
+            .filter(|_| platform)
+            .and_then(crate::desktop::office::api_of)
+    }
+
     /// The app's windows and controls now, their names independent of where the
     /// workspace is.
     async fn take_snapshot(&mut self) -> Result<Snapshot, String> {
