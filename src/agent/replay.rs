@@ -16,6 +16,19 @@ use crate::units::seconds;
 
 const AGENT_TYPE: &str = "ReplayAgent";
 
+/// The agent type a replayed step is logged under: the UFO agent that recorded it
+/// (`HostAgent`, `AppAgent`, `AppAgent/<app>` is an AppAgent), as UFO's trajectory
+/// reader looks for it (`ufo/trajectory/parser.py`, `host_agent_log` and
+/// `app_agent_log` by `agent_type`); any other the ReplayAgent's. The session
+/// (FollowerSession) says that it was a replay.
+fn recorded_type(agent: &str) -> &'static str {
+    let class = agent.split('/').next().unwrap_or_default();
+    ["HostAgent", "AppAgent", "LinuxAgent"]
+        .into_iter()
+        .find(|t| *t == class)
+        .unwrap_or(AGENT_TYPE)
+}
+
 /// Replays recorded actions.
 pub(crate) struct ReplayAgent {
     actions: VecDeque<Action>,
@@ -70,7 +83,7 @@ impl Agent for ReplayAgent {
             .agent
             .clone()
             .unwrap_or_else(|| AGENT_TYPE.to_string());
-        let mut step = AgentStep::new(AGENT_TYPE, name, status);
+        let mut step = AgentStep::new(recorded_type(&name), name, status);
         step.comment = action.comment.clone();
         step.error = error;
         step.actions.push(ActionRecord {

@@ -80,7 +80,12 @@ fn the_sample_ui_plans_replay_on_real_apps() {
     );
     assert_eq!(out.code, 0, "{}\n{}", out.stdout, out.stderr);
     let run = out_dir.path().join("results/desktop/tasks");
-    for task in ["text_editor_note", "writer_report", "calc_budget"] {
+    for task in [
+        "text_editor_note",
+        "writer_report",
+        "calc_budget",
+        "report_api",
+    ] {
         let dir = run.join(task);
         let status = read_json(&dir.join("status.json"));
         assert_eq!(status["status"], "passed", "{task}: {status}");
@@ -105,14 +110,14 @@ fn the_sample_ui_plans_replay_on_real_apps() {
                 && md.contains(r#"<img src="./action_step2.png" width="45%""#),
             "{task}: {md}"
         );
-        // The recording of the replay says what each action acted on.
+        // The recording of the replay says what each action acted on (a control, or
+        // what an API tool answered).
         let plan = read_json(&dir.join("plan.json"));
         assert!(
-            plan["actions"]
-                .as_array()
-                .unwrap()
-                .iter()
-                .any(|a| a["expect"]["control"]["control_type"].is_string()),
+            plan["actions"].as_array().unwrap().iter().any(|a| {
+                a["expect"]["control"]["control_type"].is_string()
+                    || a["expect"]["text"].is_string()
+            }),
             "{task}: {plan}"
         );
         assert!(
@@ -148,7 +153,7 @@ fn the_sample_ui_plans_replay_on_real_apps() {
     );
     assert_eq!(replay.code, 0, "{}\n{}", replay.stdout, replay.stderr);
     assert!(
-        replay.stderr.contains("4 tasks: 4 passed"),
+        replay.stderr.contains("5 tasks: 5 passed"),
         "{}\n{}",
         replay.stdout,
         replay.stderr

@@ -36,3 +36,4 @@ mod task_rights;
 mod timeouts;
 mod trust;
 mod ufo_real;
+mod ufo_trajectory;

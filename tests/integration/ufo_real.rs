@@ -20,7 +20,7 @@ const TOKEN: &str = "ufo-real-token-5d2e8a41c7";
 const KEY: &str = "ufo-real-key-93b1f0e6a4d2";
 
 /// UFO's code.
-fn ufo_source() -> PathBuf {
+pub(crate) fn ufo_source() -> PathBuf {
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/ufo");
     assert!(
         path.join("ufo/client/client.py").is_file(),
@@ -31,7 +31,7 @@ fn ufo_source() -> PathBuf {
 }
 
 /// The venv with UFO's 12 pinned packages.
-fn ufo_python() -> PathBuf {
+pub(crate) fn ufo_python() -> PathBuf {
     let python = Path::new(env!("CARGO_MANIFEST_DIR")).join("target/ufo/venv/bin/python");
     assert!(
         python.is_file(),

@@ -14,7 +14,7 @@ use zbus::Connection;
 use super::atspi::{self, Node, ObjectId};
 use super::idle;
 use super::processes::{APP, DISPLAY, Processes, SESSION_BUS, find_program, tail};
-use super::uno::{PROFILE_SETTINGS, Uno};
+use super::uno::Uno;
 use super::x11::Display;
 use crate::desktop::app::Launch;
 use crate::desktop::backend::{AppWindow, Backend, Snapshot};
@@ -247,19 +247,6 @@ async fn a11y_address(p: &mut Processes, session: &Connection) -> Result<String,
     }
 }
 
-/// A fresh office profile (in the desktop's `/tmp`) with the settings unattended use
-/// needs; one already made is left as it is.
-fn office_profile(tmp: &Path) -> Result<(), String> {
-    let user = tmp.join("libreoffice-profile/user");
-    let file = user.join("registrymodifications.xcu");
-    if file.exists() {
-        return Ok(());
-    }
-    std::fs::create_dir_all(&user)
-        .and_then(|()| std::fs::write(&file, PROFILE_SETTINGS))
-        .map_err(|e| format!("cannot prepare the office's profile: {e}"))
-}
-
 #[async_trait]
 impl Backend for LinuxDesktop {
     async fn open_app(&mut self, launch: &Launch) -> Result<String, String> {
@@ -268,12 +255,6 @@ impl Backend for LinuxDesktop {
             apps.iter().flat_map(|a| a.windows.clone()).collect()
         };
         let before = windows(&atspi::applications(&self.a11y).await.unwrap_or_default());
-        if launch
-            .known
-            .is_some_and(|k| crate::desktop::office::api_of(k).is_some())
-        {
-            office_profile(&self.processes.tmp)?;
-        }
         let clock = Instant::now();
         self.processes.spawn(&what, &launch.argv).await?;
         loop {

@@ -117,13 +117,3 @@ impl Uno {
             })
     }
 }
-
-/// The office's settings for unattended use, in a fresh profile: no "keep the current
-/// format?" question when a document in another format is saved through the UI (the API
-/// never asks), no tip of the day (office-api.md).
-pub(crate) const PROFILE_SETTINGS: &str = r#"<?xml version="1.0" encoding="UTF-8"?>
-<oor:items xmlns:oor="http://openoffice.org/2001/registry" xmlns:xs="http://www.w3.org/2001/XMLSchema" xmlns:xsi="http://www.w3.org/2001/XMLSchema-instance">
-<item oor:path="/org.openoffice.Office.Common/Save/Document"><prop oor:name="WarnAlienFormat" oor:op="fuse"><value>false</value></prop></item>
-<item oor:path="/org.openoffice.Office.Common/Misc"><prop oor:name="ShowTipOfTheDay" oor:op="fuse"><value>false</value></prop></item>
-</oor:items>
-"#;

@@ -358,9 +358,17 @@ impl Executor for DesktopExecutor {
         }
         self.session_ended = true;
         let mut notes = Vec::new();
+        // The app's screen, or when it has none (it quit) the desktop's: the final
+        // screenshot is there whenever the desktop is.
         match self.observe(None, Scope::App).await {
             Ok((note, _)) => notes.push(format!("final screen {note}")),
-            Err(e) => notes.push(format!("cannot take the final screenshot: {e}")),
+            Err(app) => match self.observe(None, Scope::Desktop).await {
+                Ok((note, _)) => notes.push(format!(
+                    "final screen of the desktop, as the app shows none ({}) {note}",
+                    crate::text::shorten(&app, 200)
+                )),
+                Err(e) => notes.push(format!("cannot take the final screenshot: {e}")),
+            },
         }
         // Closed in every unattended run (UFO's `close` asks the same), so that the checks
         // read what the app saved and nothing is left half written.
