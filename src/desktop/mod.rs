@@ -12,6 +12,7 @@ pub(crate) mod keys;
 #[cfg(target_os = "linux")]
 pub(crate) mod linux;
 pub(crate) mod office;
+pub(crate) mod office_helper;
 pub(crate) mod screenshot;
 pub(crate) mod select;
 pub(crate) mod tools;

@@ -422,7 +422,10 @@ fn every_app_tool_runs_on_a_real_app() {
         .collect();
     let result = |i: usize| steps[i]["action"][0]["result"]["result"].clone();
     assert!(
-        result(1)["name"].as_str().unwrap().contains("Mousepad"),
+        result(1)["control_text"]
+            .as_str()
+            .unwrap()
+            .contains("Mousepad"),
         "{}",
         result(1)
     );
@@ -517,7 +520,7 @@ fn select_application_moves_the_actions_to_the_app_it_opens() {
         .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
         .filter(|r| r["action"][0]["function"] == "get_app_window_info")
         .map(|r| {
-            r["action"][0]["result"]["result"]["name"]
+            r["action"][0]["result"]["result"]["control_text"]
                 .as_str()
                 .unwrap_or("")
                 .to_string()

@@ -20,6 +20,7 @@ use crate::desktop::app::Launch;
 use crate::desktop::backend::{AppWindow, Backend, Snapshot};
 use crate::desktop::control::{Control, Rect};
 use crate::desktop::keys::{Key, KeyAction, Modifier};
+use crate::desktop::office_helper::OfficeHelper;
 use crate::desktop::screenshot::Image;
 use crate::desktop::tools::Button;
 use crate::jail::{Jail, JailOptions};
@@ -74,7 +75,7 @@ pub(crate) struct LinuxDesktop {
     /// each one's app (root, name) and the window.
     listed: Vec<(ObjectId, String, ObjectId)>,
     /// The Office API helper, once a call started it.
-    uno: Option<Uno>,
+    uno: Option<OfficeHelper>,
 }
 
 impl LinuxDesktop {

@@ -5,11 +5,9 @@
 //! `/tmp`), acts on the live document the user sees, and answers each call with one JSON
 //! line. It ends with the desktop, like the app.
 
-use std::time::Duration;
-
-use serde_json::{Map, Value, json};
-use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
 use tokio::net::unix::pipe;
+
+use crate::desktop::office_helper::OfficeHelper;
 
 /// The helper's code, written into the desktop's `/tmp` at its start.
 const HELPER: &str = include_str!("uno_helper.py");
@@ -20,18 +18,9 @@ const PYTHON: &str = "/usr/bin/python3";
 /// The office's automation pipe (each desktop jail has its own `/tmp`, so one name
 /// serves every desktop).
 pub(crate) const PIPE: &str = "ufo-batch";
-/// How long one call may take (a large document's export included; the first call also
-/// waits for the office to take the pipe).
-const CALL_LIMIT: Duration = Duration::from_secs(120);
-/// The longest answer line read.
-const MAX_ANSWER: usize = 16 << 20;
 
-/// The running helper.
-pub(super) struct Uno {
-    to: pipe::Sender,
-    from: BufReader<pipe::Receiver>,
-    next: u64,
-}
+/// The Linux helper: how it is started.
+pub(super) struct Uno;
 
 impl Uno {
     /// What the desktop writes before starting the helper: its code, as `HELPER_FILE`.
@@ -55,65 +44,11 @@ impl Uno {
     pub(super) fn over(
         to: std::os::fd::OwnedFd,
         from: std::os::fd::OwnedFd,
-    ) -> Result<Self, String> {
+    ) -> Result<OfficeHelper, String> {
         let to = pipe::Sender::from_owned_fd(to)
             .map_err(|e| format!("cannot talk to the Office API helper: {e}"))?;
         let from = pipe::Receiver::from_owned_fd(from)
             .map_err(|e| format!("cannot hear the Office API helper: {e}"))?;
-        Ok(Self {
-            to,
-            from: BufReader::new(from),
-            next: 0,
-        })
-    }
-
-    /// Calls `tool` of `app` (`word`, `excel`, `powerpoint`) with `args`: its answer, or
-    /// why it failed.
-    pub(super) async fn call(
-        &mut self,
-        app: &str,
-        tool: &str,
-        args: &Map<String, Value>,
-    ) -> Result<Value, String> {
-        self.next += 1;
-        let id = self.next;
-        let request = json!({"id": id, "app": app, "tool": tool, "args": args});
-        let exchange = async {
-            let mut line = request.to_string();
-            line.push('\n');
-            self.to
-                .write_all(line.as_bytes())
-                .await
-                .map_err(|e| format!("the Office API helper is gone ({e})"))?;
-            loop {
-                let mut answer = String::new();
-                let read = (&mut self.from)
-                    .take(MAX_ANSWER as u64)
-                    .read_line(&mut answer)
-                    .await
-                    .map_err(|e| format!("the Office API helper is gone ({e})"))?;
-                if read == 0 {
-                    return Err("the Office API helper ended".to_string());
-                }
-                let answer: Value = serde_json::from_str(answer.trim())
-                    .map_err(|e| format!("the Office API helper answered garbage ({e})"))?;
-                if answer.get("id").and_then(Value::as_u64) != Some(id) {
-                    continue;
-                }
-                return match (answer.get("ok"), answer.get("error")) {
-                    (Some(ok), _) => Ok(ok.clone()),
-                    (_, Some(Value::String(why))) => Err(why.clone()),
-                    _ => Err("the Office API helper gave no answer".to_string()),
-                };
-            }
-        };
-        tokio::time::timeout(CALL_LIMIT, exchange)
-            .await
-            .unwrap_or_else(|_| {
-                Err(format!(
-                    "`{tool}` took longer than {}s",
-                    CALL_LIMIT.as_secs()
-                ))
-            })
+        Ok(OfficeHelper::new(Box::new(to), Box::new(from)))
     }
 }

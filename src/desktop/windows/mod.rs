@@ -8,6 +8,7 @@
 //! Type-checked on Linux (`cargo clippy --target x86_64-pc-windows-gnu`), never run
 //! there: Wine has no UI Automation.
 
+mod com;
 mod keys;
 mod uia;
 
@@ -22,6 +23,7 @@ use crate::desktop::control::{Control, Rect};
 use crate::desktop::keys::{KeyAction, Modifier};
 use crate::desktop::screenshot::Image;
 use crate::desktop::tools::Button;
+use com::Com;
 use uia::Uia;
 
 /// How long an app asked to close may take (to finish a save) before it is killed.
@@ -32,6 +34,8 @@ pub(crate) struct WindowsDesktop {
     uia: Uia,
     workspace: PathBuf,
     app_timeout: Duration,
+    /// The Office API helper, once a call started it.
+    com: Option<Com>,
 }
 
 impl WindowsDesktop {
@@ -44,6 +48,7 @@ impl WindowsDesktop {
             uia: Uia::start()?,
             workspace,
             app_timeout,
+            com: None,
         })
     }
 }
@@ -144,20 +149,29 @@ impl Backend for WindowsDesktop {
     }
 
     fn has_office_api(&self) -> bool {
-        false
+        true
     }
 
     async fn office(
         &mut self,
-        _app: &str,
+        app: &str,
         tool: &str,
-        _args: &serde_json::Map<String, serde_json::Value>,
-        _document: Option<&str>,
+        args: &serde_json::Map<String, serde_json::Value>,
+        document: Option<&str>,
     ) -> Result<serde_json::Value, String> {
-        Err(format!(
-            "`{tool}` is one of UFO's Office API tools, which ufo-batch carries out on \
-             LibreOffice (Linux) only: on Windows do it through the app's window"
-        ))
+        if self.com.is_none() {
+            let document = document.map(|d| self.workspace.join(d));
+            self.com = Some(Com::start(&self.workspace, document.as_deref())?);
+        }
+        let com = self.com.as_mut().expect("just started");
+        let answer = com.call(app, tool, args).await;
+        if answer.is_err() && com.ended() {
+            // Started again at the next call.
+            if let Some(com) = self.com.take() {
+                com.end().await;
+            }
+        }
+        answer
     }
 
     async fn close_app(&mut self) -> Result<String, String> {
@@ -165,6 +179,9 @@ impl Backend for WindowsDesktop {
     }
 
     async fn end(&mut self) -> Option<String> {
+        if let Some(com) = self.com.take() {
+            com.end().await;
+        }
         let note = self.uia.call(|s| s.close_apps(Duration::ZERO)).await.err();
         self.uia.stop();
         note

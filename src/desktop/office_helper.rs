@@ -1,0 +1,132 @@
+//! Talking to an Office API helper: a process that carries out UFO's Office API tools
+//! (`desktop::office`) on the live document, beside the app (`uno_helper.py` on Linux,
+//! `com_helper.ps1` on Windows). One JSON line each way: a request `{"id", "app",
+//! "tool", "args"}` gets the answer `{"id", "ok": RESULT}` or `{"id", "error": WHY}`.
+//! Each call is bounded in time, each answer in size.
+
+use std::time::Duration;
+
+use serde_json::{Map, Value, json};
+use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt, BufReader};
+
+/// How long one call may take (a large document's export included; the first call also
+/// waits for the office to answer).
+const CALL_LIMIT: Duration = Duration::from_secs(120);
+/// The longest answer line read.
+const MAX_ANSWER: u64 = 16 << 20;
+
+/// A running helper, through its standard input and output.
+pub(crate) struct OfficeHelper {
+    to: Box<dyn AsyncWrite + Send + Sync + Unpin>,
+    from: BufReader<Box<dyn AsyncRead + Send + Sync + Unpin>>,
+    next: u64,
+}
+
+impl OfficeHelper {
+    /// The helper whose standard input is `to` and whose standard output is `from`.
+    pub(crate) fn new(
+        to: Box<dyn AsyncWrite + Send + Sync + Unpin>,
+        from: Box<dyn AsyncRead + Send + Sync + Unpin>,
+    ) -> Self {
+        Self {
+            to,
+            from: BufReader::new(from),
+            next: 0,
+        }
+    }
+
+    /// Calls `tool` of `app` (`word`, `excel`, `powerpoint`) with `args`: its answer, or
+    /// why it failed.
+    pub(crate) async fn call(
+        &mut self,
+        app: &str,
+        tool: &str,
+        args: &Map<String, Value>,
+    ) -> Result<Value, String> {
+        self.next += 1;
+        let id = self.next;
+        let request = json!({"id": id, "app": app, "tool": tool, "args": args});
+        let exchange = async {
+            let mut line = request.to_string();
+            line.push('\n');
+            self.to
+                .write_all(line.as_bytes())
+                .await
+                .map_err(|e| format!("the Office API helper is gone ({e})"))?;
+            self.to
+                .flush()
+                .await
+                .map_err(|e| format!("the Office API helper is gone ({e})"))?;
+            loop {
+                let mut answer = String::new();
+                let read = (&mut self.from)
+                    .take(MAX_ANSWER)
+                    .read_line(&mut answer)
+                    .await
+                    .map_err(|e| format!("the Office API helper is gone ({e})"))?;
+                if read == 0 {
+                    return Err("the Office API helper ended".to_string());
+                }
+                let answer: Value = serde_json::from_str(answer.trim())
+                    .map_err(|e| format!("the Office API helper answered garbage ({e})"))?;
+                if answer.get("id").and_then(Value::as_u64) != Some(id) {
+                    continue;
+                }
+                return match (answer.get("ok"), answer.get("error")) {
+                    (Some(ok), _) => Ok(ok.clone()),
+                    (_, Some(Value::String(why))) => Err(why.clone()),
+                    _ => Err("the Office API helper gave no answer".to_string()),
+                };
+            }
+        };
+        tokio::time::timeout(CALL_LIMIT, exchange)
+            .await
+            .unwrap_or_else(|_| {
+                Err(format!(
+                    "`{tool}` took longer than {}s",
+                    CALL_LIMIT.as_secs()
+                ))
+            })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A helper that answers garbage, another call's id, then the call; and one that
+    /// ends: each is read as what it is.
+    #[tokio::test]
+    async fn answers_are_matched_by_id_and_a_gone_helper_is_said() {
+        let (to, mut helper_in) = tokio::io::duplex(1 << 16);
+        let (mut helper_out, from) = tokio::io::duplex(1 << 16);
+        let mut helper = OfficeHelper::new(Box::new(to), Box::new(from));
+        let serve = tokio::spawn(async move {
+            let mut request = String::new();
+            BufReader::new(&mut helper_in)
+                .read_line(&mut request)
+                .await
+                .unwrap();
+            let request: Value = serde_json::from_str(&request).unwrap();
+            assert_eq!(request["tool"], "select_text");
+            helper_out
+                .write_all(b"{\"id\": 99, \"ok\": \"stale\"}\n{\"id\": 1, \"error\": \"Text x is not found.\"}\n")
+                .await
+                .unwrap();
+            helper_out.write_all(b"not json\n").await.unwrap();
+        });
+        let args = json!({"text": "x"}).as_object().cloned().unwrap();
+        assert_eq!(
+            helper.call("word", "select_text", &args).await,
+            Err("Text x is not found.".to_string())
+        );
+        serve.await.unwrap();
+        let garbage = helper.call("word", "select_text", &args).await.unwrap_err();
+        assert!(
+            garbage.starts_with("the Office API helper answered garbage"),
+            "{garbage}"
+        );
+        let gone = helper.call("word", "select_text", &args).await.unwrap_err();
+        assert!(gone.starts_with("the Office API helper"), "{gone}");
+    }
+}
