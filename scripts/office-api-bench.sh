@@ -5,7 +5,8 @@
 # - each API tool's call (the action's own time in response.log), medians over the rounds,
 #   against the limit of 1 s a call (office-api.md measured 3-360 ms);
 # - the same result two ways: "export the report as PDF" (the UI: Alt+F, Export As, Export
-#   as PDF..., Export, the file name typed into the file dialog; the API: one save_as) and
+#   as PDF..., Export, the file name typed into the file dialog, a wait for the export; the
+#   API: one save_as) and
 #   "save the .docx" (the UI: Ctrl+S and the keep-format question; the API: one save_as),
 #   each checked on the file it wrote: steps, the actions' own time, and the session's
 #   time (every step observes the screen first, as an agent's does; an LLM would add a
@@ -46,7 +47,9 @@ def tasks(out):
         act("click_input", name="Export As", control_type="MenuItem"),
         act("click_input", name="Export as PDF...", control_type="MenuItem"),
         act("click_input", name="Export", control_type="Button"),
-        act("keyboard_input", keys="^a" + pdf + "{ENTER}")],
+        act("keyboard_input", keys="^a" + pdf + "{ENTER}"),
+        # The export runs after the dialog closes: an agent would look again.
+        act("wait", seconds=1)],
         [{"type": "file_exists", "path": "report.pdf"}])
     task("api_pdf", "report.docx", [act("save_as", file_ext=".pdf")],
         [{"type": "file_exists", "path": "report.pdf"}])
@@ -73,12 +76,13 @@ def tasks(out):
 calls, routes = {}, {}
 for n in range(rounds):
     out = os.path.join(root, f"round{n}")
-    tasks(os.path.join(out, "tasks"))
+    # The run is named after the tasks folder's parent (office-api-bench).
+    tasks(os.path.join(out, "office-api-bench"))
     proc = subprocess.run([bin, "run", os.path.join(root, "tasks"), "--out", out, "--jobs", "1",
                            "--progress", "lines"], capture_output=True, text=True)
     if proc.returncode != 0:
         sys.exit(f"the run failed:\n{proc.stdout}\n{proc.stderr}")
-    run = os.path.join(out, "tasks")
+    run = os.path.join(out, "office-api-bench")
     for name in sorted(os.listdir(run)):
         folder = os.path.join(run, name)
         if not os.path.isdir(folder):

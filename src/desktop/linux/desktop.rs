@@ -38,6 +38,11 @@ const BUS_TIMEOUT: Duration = Duration::from_secs(15);
 const SETTLE_LIMIT: Duration = Duration::from_secs(3);
 /// The launcher of the accessibility bus.
 const AT_SPI_LAUNCHER: &str = "/usr/libexec/at-spi-bus-launcher";
+/// The Office API helper, as the desktop's programs name it.
+const HELPER: &str = "the Office API helper (python3-uno)";
+/// How long the helper may take to end once its input is closed (its connection holds
+/// the office open).
+const HELPER_END: Duration = Duration::from_secs(3);
 
 /// How to start a desktop.
 pub(crate) struct StartOptions<'a> {
@@ -467,22 +472,21 @@ impl Backend for LinuxDesktop {
         args: &serde_json::Map<String, serde_json::Value>,
         document: Option<&str>,
     ) -> Result<serde_json::Value, String> {
-        const WHAT: &str = "the Office API helper (python3-uno)";
         if self.uno.is_none() {
             find_program("/usr/bin/python3")?;
             let (file, code) = Uno::code();
             std::fs::write(self.processes.tmp.join(file), code)
-                .map_err(|e| format!("cannot prepare {WHAT}: {e}"))?;
+                .map_err(|e| format!("cannot prepare {HELPER}: {e}"))?;
             let document = document.map(|d| self.processes.workspace().join(d));
             let (to, from) = self
                 .processes
-                .spawn_piped(WHAT, &Uno::argv(document.as_deref()))
+                .spawn_piped(HELPER, &Uno::argv(document.as_deref()))
                 .await?;
             self.uno = Some(Uno::over(to, from)?);
         }
         let uno = self.uno.as_mut().expect("just started");
         let answer = uno.call(app, tool, args).await;
-        if let Some(gone) = self.processes.ended(WHAT) {
+        if let Some(gone) = self.processes.ended(HELPER) {
             // Started again at the next call; this one says why.
             self.uno = None;
             return Err(format!(
@@ -495,6 +499,14 @@ impl Backend for LinuxDesktop {
     }
 
     async fn close_app(&mut self) -> Result<String, String> {
+        // The helper first: while its connection holds the office, the office stays up
+        // with its windows closed. Its input closed, it ends.
+        if self.uno.take().is_some() {
+            let clock = Instant::now();
+            while self.processes.runs(HELPER) && clock.elapsed() < HELPER_END {
+                tokio::time::sleep(Duration::from_millis(20)).await;
+            }
+        }
         if !self.processes.runs(APP) {
             return Ok("no app was running".to_string());
         }
