@@ -123,9 +123,35 @@ pub(crate) fn panic_text(payload: &(dyn std::any::Any + Send)) -> String {
         .unwrap_or_else(|| "unknown panic".to_string())
 }
 
+/// The candidate `word` was most likely meant to be, when one is close enough to say
+/// "did you mean ...?" (Jaro-Winkler similarity of 0.8 or more, as a misspelling is).
+pub(crate) fn closest<'a>(
+    word: &str,
+    candidates: impl IntoIterator<Item = &'a str>,
+) -> Option<&'a str> {
+    candidates
+        .into_iter()
+        .map(|c| (strsim::jaro_winkler(word, c), c))
+        .filter(|(score, c)| *score >= 0.8 && *c != word)
+        .max_by(|a, b| a.0.total_cmp(&b.0))
+        .map(|(_, c)| c)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_misspelling_finds_its_word() {
+        let keys = ["timeout", "request", "evaluate"];
+        assert_eq!(closest("timout", keys), Some("timeout"));
+        assert_eq!(closest("evalute", keys), Some("evaluate"));
+        assert_eq!(closest("colour", keys), None);
+        assert_eq!(
+            closest("file_exist", ["file_exists", "file_equals", "command"]),
+            Some("file_exists")
+        );
+    }
 
     #[test]
     fn dollars_keep_the_digits_that_matter() {

@@ -63,19 +63,32 @@ impl Agent for ReplayAgent {
         let clock = Instant::now();
         let result = executor.execute(&command).await;
         let duration_s = seconds(clock.elapsed());
-        let diffs = action.differences(&result);
-        let divergence = (!diffs.is_empty()).then(|| diffs.join("; "));
-        let status = match (&divergence, self.actions.is_empty()) {
+        let shown = crate::text::shorten(&command.action_string(), 120);
+        // One wording: a step that records a result (`expect`) and got another
+        // diverged from the recording; a step that records none (a hand-written plan)
+        // and failed simply failed, in the tool's own words.
+        let (divergence, error) = if action.expect.is_some() {
+            let diffs = action.differences(&result);
+            let divergence = (!diffs.is_empty()).then(|| diffs.join("; "));
+            let error = divergence
+                .as_ref()
+                .map(|d| format!("step {number} `{shown}` diverged from the recording: {d}"));
+            (divergence, error)
+        } else {
+            let error = (result.status != crate::tool::ResultStatus::Success).then(|| {
+                let why = result.error.as_deref().map_or_else(
+                    || result.status.to_string(),
+                    |e| crate::text::shorten(e, 300),
+                );
+                format!("step {number} `{shown}` failed: {why}")
+            });
+            (None, error)
+        };
+        let status = match (&error, self.actions.is_empty()) {
             (Some(_), _) => AgentStatus::Fail,
             (None, true) => AgentStatus::Finish,
             (None, false) => AgentStatus::Continue,
         };
-        let error = divergence.as_ref().map(|d| {
-            format!(
-                "step {number} `{}` diverged from the recording: {d}",
-                crate::text::shorten(&command.action_string(), 120)
-            )
-        });
         if let Some(e) = &error {
             ctx.events.warn(e.clone());
         }

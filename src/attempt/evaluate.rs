@@ -112,9 +112,17 @@ pub(super) async fn evaluate(
                 ctx.events.warn(why);
                 return Ok(None);
             }
-            Ok(Some(
-                run_checks(&task.checks, &ctx.workspace, executor).await,
-            ))
+            let mut evaluation = run_checks(&task.checks, &ctx.workspace, executor).await;
+            // A session that failed stopped before its end: its own failure is why the
+            // task failed, and the checks judged what it left, which the reason says
+            // rather than giving a second, unrelated cause.
+            if matches!(end, SessionEnd::Failed(_)) && evaluation.complete != Complete::Yes {
+                evaluation.reason = format!(
+                    "the session failed first, so the checks judged an unfinished workspace: {}",
+                    evaluation.reason
+                );
+            }
+            Ok(Some(evaluation))
         }
         Judge::Recording => Ok(task.recorded.as_ref().map(recording_verdict)),
         Judge::Nobody => Ok(None),

@@ -28,6 +28,19 @@ pub(crate) struct ActionRecord {
     pub(crate) duration_s: f64,
 }
 
+impl ActionRecord {
+    /// What the action came to, as every page names it: `diverged` when a replayed
+    /// result differed from its recording (whatever the tool said), else the tool's
+    /// status (`success`, `failure`, `skipped`).
+    pub(crate) fn outcome(&self) -> String {
+        if self.divergence.is_some() {
+            "diverged".to_string()
+        } else {
+            self.result.status.to_string()
+        }
+    }
+}
+
 /// One agent step.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub(crate) struct StepRecord {
@@ -88,4 +101,22 @@ pub(crate) struct StepRecord {
     /// `application`, its AppAgent keys such as `app_root` and `action_success`).
     #[serde(flatten)]
     pub(crate) extra: Map<String, Value>,
+}
+
+impl StepRecord {
+    /// The step's error when it says something its actions do not: an error that only
+    /// repeats an action's divergence or the tool's own error is shown once, with the
+    /// action.
+    pub(crate) fn own_error(&self) -> Option<&str> {
+        let e = self.error.as_deref()?;
+        let repeats = self.action.iter().any(|a| {
+            [a.divergence.as_deref(), a.result.error.as_deref()]
+                .into_iter()
+                .flatten()
+                .any(|said| {
+                    !said.is_empty() && e.contains(crate::text::shorten(said, 300).as_str())
+                })
+        });
+        (!repeats).then_some(e)
+    }
 }

@@ -4,7 +4,8 @@
 use std::fmt::Write;
 
 use super::comparison::{Change, Comparison, Rate};
-use super::report_md::{cell, cost};
+use super::markdown::cell;
+use super::report_md::cost;
 
 /// The comparison in markdown: totals, then regressions first.
 pub(crate) fn compare_md(c: &Comparison) -> String {

@@ -9,6 +9,7 @@ mod comparison;
 mod html;
 mod junit;
 mod log_line;
+mod markdown;
 mod overview;
 mod repeats;
 mod report_md;

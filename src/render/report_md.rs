@@ -4,6 +4,7 @@
 
 use std::io::{self, Write};
 
+use super::markdown::cell;
 use super::overview::Overview;
 use super::repeats::repeat_totals;
 use crate::record::{RowSource, TaskStatus};
@@ -121,12 +122,6 @@ pub(crate) fn write_report_md(
         )?;
     }
     Ok(())
-}
-
-/// Text fit for one markdown table cell.
-pub(super) fn cell(text: &str, limit: usize) -> String {
-    let one_line = text.replace(['\n', '\r'], " ").replace('|', "\\|");
-    crate::text::shorten(&crate::text::printable(&one_line), limit)
 }
 
 pub(super) fn cost(c: Option<f64>) -> String {

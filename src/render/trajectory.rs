@@ -4,6 +4,7 @@
 
 use std::fmt::Write;
 
+use super::markdown::inline;
 use crate::record::{ActionRecord, Complete, Evaluation, StepRecord, TaskRecord};
 use crate::rundir::layout::ATTEMPTS;
 use crate::task::Problem;
@@ -49,7 +50,7 @@ pub(crate) fn render(
 
 fn summary(md: &mut String, r: &TaskRecord, steps: &[StepRecord]) {
     md.push_str("## Summary\n\n");
-    let _ = writeln!(md, "- **Request**: {}", one_paragraph(&r.request));
+    let _ = writeln!(md, "- **Request**: {}", inline(&r.request));
     let _ = writeln!(
         md,
         "- **Status**: {} {}",
@@ -57,7 +58,7 @@ fn summary(md: &mut String, r: &TaskRecord, steps: &[StepRecord]) {
         r.status
     );
     if let Some(why) = &r.error {
-        let _ = writeln!(md, "- **Why**: {}", one_paragraph(why));
+        let _ = writeln!(md, "- **Why**: {}", inline(why));
     }
     let agents: Vec<&str> = steps.iter().fold(Vec::new(), |mut seen, s| {
         if !seen.contains(&s.agent_type.as_str()) {
@@ -99,10 +100,10 @@ fn summary(md: &mut String, r: &TaskRecord, steps: &[StepRecord]) {
         let _ = writeln!(md, "- **Cost**: {cost}");
     }
     if !r.tags.is_empty() {
-        let _ = writeln!(md, "- **Tags**: {}", one_paragraph(&r.tags.join(", ")));
+        let _ = writeln!(md, "- **Tags**: {}", inline(&r.tags.join(", ")));
     }
     for w in &r.warnings {
-        let _ = writeln!(md, "- **Warning**: {}", one_paragraph(w));
+        let _ = writeln!(md, "- **Warning**: {}", inline(w));
     }
     if r.attempts.len() > 1 {
         md.push_str("- **Earlier attempts**:\n");
@@ -110,7 +111,7 @@ fn summary(md: &mut String, r: &TaskRecord, steps: &[StepRecord]) {
             let why = a
                 .error
                 .as_deref()
-                .map(|e| format!(": {}", one_paragraph(e)))
+                .map(|e| format!(": {}", inline(e)))
                 .unwrap_or_default();
             let _ = writeln!(
                 md,
@@ -124,7 +125,7 @@ fn summary(md: &mut String, r: &TaskRecord, steps: &[StepRecord]) {
 
 fn evaluation_section(md: &mut String, e: &Evaluation) {
     let _ = writeln!(md, "- **Complete**: {}", e.complete);
-    let _ = writeln!(md, "- **Reason**: {}", one_paragraph(&e.reason));
+    let _ = writeln!(md, "- **Reason**: {}", inline(&e.reason));
     let _ = writeln!(md, "- **Evaluator**: {:?}", e.evaluator);
     if !e.sub_scores.is_empty() {
         md.push_str("- **Sub_Scores**:\n");
@@ -132,7 +133,7 @@ fn evaluation_section(md: &mut String, e: &Evaluation) {
             let detail = s
                 .detail
                 .as_deref()
-                .map(|d| format!(": {}", one_paragraph(d)))
+                .map(|d| format!(": {}", inline(d)))
                 .unwrap_or_default();
             let _ = writeln!(
                 md,
@@ -175,7 +176,7 @@ fn step_section(md: &mut String, step: &StepRecord) {
         step.agent_name, step.round_num, step.round_step, step.status
     );
     if let Some(subtask) = &step.subtask {
-        let _ = writeln!(md, "- **Subtask**: {}", one_paragraph(subtask));
+        let _ = writeln!(md, "- **Subtask**: {}", inline(subtask));
     }
     for (label, text) in [
         ("Observation", &step.observation),
@@ -183,7 +184,7 @@ fn step_section(md: &mut String, step: &StepRecord) {
         ("Comment", &step.comment),
     ] {
         if let Some(t) = text.as_deref().filter(|t| !t.trim().is_empty()) {
-            let _ = writeln!(md, "- **{label}**: {}", one_paragraph(t));
+            let _ = writeln!(md, "- **{label}**: {}", inline(t));
         }
     }
     if let Some(plan) = &step.plan {
@@ -192,7 +193,7 @@ fn step_section(md: &mut String, step: &StepRecord) {
             other => other.to_string(),
         };
         if !shown.trim().is_empty() && shown != "null" && shown != "[]" {
-            let _ = writeln!(md, "- **Plan**: {}", one_paragraph(&shown));
+            let _ = writeln!(md, "- **Plan**: {}", inline(&shown));
         }
     }
     if step.prompt_tokens + step.completion_tokens > 0 {
@@ -206,8 +207,8 @@ fn step_section(md: &mut String, step: &StepRecord) {
     for action in &step.action {
         action_section(md, action, many);
     }
-    if let Some(e) = &step.error {
-        let _ = writeln!(md, "- **Error**: {}", one_paragraph(e));
+    if let Some(e) = step.own_error() {
+        let _ = writeln!(md, "- **Error**: {}", inline(e));
     }
     md.push('\n');
 }
@@ -216,25 +217,21 @@ fn action_section(md: &mut String, a: &ActionRecord, show_action: bool) {
     if show_action {
         let _ = writeln!(md, "- **Action**: `{}`", a.action_string.replace('`', "'"));
     }
-    let mut result = format!(
-        "{} {}",
-        result_mark(&a.result.status.to_string()),
-        a.result.status
-    );
+    let outcome = a.outcome();
+    let mut result = format!("{} {outcome}", result_mark(&outcome));
+    if a.divergence.is_some() {
+        let _ = write!(result, " (the tool said {})", a.result.status);
+    }
     if let Some(code) = a.result.exit_code() {
         let _ = write!(result, " · exit code {code}");
     }
     let _ = write!(result, " · {:.3} s", a.duration_s);
     let _ = writeln!(md, "- **Result**: {result}");
     if let Some(e) = &a.result.error {
-        let _ = writeln!(md, "- **Error**: {}", one_paragraph(e));
+        let _ = writeln!(md, "- **Error**: {}", inline(e));
     }
     if let Some(d) = &a.divergence {
-        let _ = writeln!(
-            md,
-            "- **Diverged from the recording**: {}",
-            one_paragraph(d)
-        );
+        let _ = writeln!(md, "- **Diverged from the recording**: {}", inline(d));
     }
     let r = &a.result.result;
     let mut shown = false;
@@ -338,18 +335,6 @@ fn code_block(text: &str) -> String {
     out
 }
 
-/// Text on one markdown list line, with HTML's special characters escaped: a task's
-/// words (a request, a model's thought, an error) are shown, never rendered as markup
-/// by a markdown viewer.
-fn one_paragraph(text: &str) -> String {
-    text.trim()
-        .replace('&', "&amp;")
-        .replace('<', "&lt;")
-        .replace('>', "&gt;")
-        .replace("\r\n", "\n")
-        .replace('\n', " ⏎ ")
-}
-
 fn complete_mark(c: Complete) -> &'static str {
     match c {
         Complete::Yes => "✅",
@@ -361,7 +346,7 @@ fn complete_mark(c: Complete) -> &'static str {
 fn result_mark(status: &str) -> &'static str {
     match status {
         "success" => "✅",
-        "failure" => "❌",
+        "failure" | "diverged" => "❌",
         _ => "⏭️",
     }
 }
@@ -369,14 +354,6 @@ fn result_mark(status: &str) -> &'static str {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn words_with_markup_are_shown_not_rendered() {
-        assert_eq!(
-            one_paragraph("<img src=x onerror=alert(1)> & co\nnext"),
-            "&lt;img src=x onerror=alert(1)&gt; &amp; co ⏎ next"
-        );
-    }
 
     #[test]
     fn fences_survive_backticks_in_output() {

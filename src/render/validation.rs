@@ -53,6 +53,9 @@ pub(crate) fn validation_report(loaded: &LoadedTasks<Checked>) -> (String, bool)
         for p in &bad.problems {
             let _ = writeln!(out, "error: {p}");
         }
+        for w in &bad.warnings {
+            let _ = writeln!(out, "warning: {}: {w}", bad.source.display());
+        }
     }
     for task in &loaded.tasks {
         for w in &task.warnings {

@@ -29,6 +29,9 @@ pub(crate) struct InvalidTask {
     pub(crate) source_hash: String,
     /// Everything wrong with it.
     pub(crate) problems: Vec<Problem>,
+    /// What it has that means nothing (unknown keys), said beside its problems so that
+    /// one `validate` shows all of it.
+    pub(crate) warnings: Vec<String>,
 }
 
 impl InvalidTask {
@@ -39,6 +42,7 @@ impl InvalidTask {
             source: task.source().into_owned(),
             source_hash: task.source_hash(),
             problems: vec![problem],
+            warnings: Vec::new(),
         }
     }
 }
@@ -190,7 +194,13 @@ fn load_one(file: &FoundFile, paths: &PathBlock, tools: &[ToolSpec]) -> Loaded<T
     match parsed {
         Ok(outcome) => match outcome.result {
             Ok(task) => Loaded::Task(task),
-            Err(problems) => invalid(outcome.declared_id, hash(), problems),
+            Err(problems) => match invalid(outcome.declared_id, hash(), problems) {
+                Loaded::Invalid(mut bad) => {
+                    bad.warnings = outcome.warnings;
+                    Loaded::Invalid(bad)
+                }
+                task => task,
+            },
         },
         Err(_) => {
             let problem = Problem::new(path, "internal error: reading this file failed")
@@ -238,6 +248,7 @@ fn pending_invalid(
         source: paths.get(file.at),
         source_hash: hash,
         problems,
+        warnings: Vec::new(),
     }
 }
 

@@ -326,6 +326,7 @@ mod tests {
             source: PathBuf::from(format!("{id}.json")),
             source_hash: String::new(),
             problems: Vec::new(),
+            warnings: Vec::new(),
         }
     }
 

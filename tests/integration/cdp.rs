@@ -22,7 +22,8 @@ impl Drop for Process {
     }
 }
 
-/// Whether chromium is here; says why not when it is not (CI installs it).
+/// Whether chromium is here: a test without it fails, or is skipped on request
+/// (`helpers::stack_present`).
 pub(crate) fn available() -> bool {
     let ok = Command::new("chromium")
         .arg("--version")
@@ -30,10 +31,7 @@ pub(crate) fn available() -> bool {
         .stderr(Stdio::null())
         .status()
         .is_ok_and(|s| s.success());
-    if !ok {
-        eprintln!("skipped: chromium is not installed (scripts/setup-browser.sh installs it)");
-    }
-    ok
+    crate::helpers::stack_present("browser", ok, "bash scripts/setup-browser.sh")
 }
 
 /// A headless chromium and its page.

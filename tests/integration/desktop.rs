@@ -1,8 +1,8 @@
 //! Desktop tasks on real apps under a private virtual display: the sample UI plans
 //! replay, a control that is not there fails naming the close ones, a read text that
 //! differs diverges, and a desktop ends with its task (timeout) and with its runner
-//! (`kill -9`). Skipped, saying why, where the desktop stack is not installed (CI
-//! installs it with scripts/setup-desktop.sh).
+//! (`kill -9`). Without the desktop stack they fail naming scripts/setup-desktop.sh
+//! (CI installs it), unless skipped on request (`UFO_BATCH_SKIP_TESTS=desktop`).
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -11,7 +11,8 @@ use serde_json::json;
 
 use crate::helpers::{Project, processes_running, read_json, run_binary};
 
-/// Whether the desktop stack is here; says why not when it is not.
+/// Whether the desktop stack is here: a test without it fails, or is skipped on request
+/// (`helpers::stack_present`).
 pub(crate) fn desktop_stack() -> bool {
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/setup-desktop.sh");
     let ok = std::process::Command::new("bash")
@@ -19,12 +20,7 @@ pub(crate) fn desktop_stack() -> bool {
         .arg("--check")
         .output()
         .is_ok_and(|o| o.status.success());
-    if !ok {
-        eprintln!(
-            "skipped: the desktop stack is not installed (scripts/setup-desktop.sh installs it)"
-        );
-    }
-    ok
+    crate::helpers::stack_present("desktop", ok, "bash scripts/setup-desktop.sh")
 }
 
 /// Processes whose working folder is `dir` (a desktop starts all of its own there).

@@ -1,8 +1,8 @@
 //! UFO's two-tier desktop agents on real apps under a virtual display, driven by the
 //! scripted loopback LLM: a HostAgent that selects a window and assigns subtasks, and
 //! AppAgents that act in it. The scripted replies name windows and controls by name and
-//! by the id the request listed (read back from the request). Skipped, saying why,
-//! where the desktop stack is not installed (CI installs it).
+//! by the id the request listed (read back from the request). Without the
+//! desktop stack they fail (`desktop::desktop_stack`).
 
 use std::path::Path;
 

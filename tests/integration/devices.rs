@@ -4,8 +4,8 @@
 //! route, reconnects with back-off) connects to `ufo-batch run --devices`. A batch spread
 //! over three devices; a device killed mid-task and its task retried on another; a
 //! device that never answers; a device that comes back; a wrong token, garbage and an
-//! oversized frame; the injected key in no output byte. Skipped, saying why, when
-//! scripts/setup-mcp.sh has not installed the client's venv.
+//! oversized frame; the injected key in no output byte. Without the client's venv
+//! (scripts/setup-mcp.sh) they fail, saying so, unless skipped on request.
 
 use std::io::Write;
 use std::net::TcpListener;
@@ -22,7 +22,8 @@ const TOKEN: &str = "device-token-7c1e4b9a2f";
 /// The key the devices' tools check and the runner injects.
 const KEY: &str = "ufo-device-key-a8d3f61c0e2b";
 
-/// The tests' Python with websockets, or None (with a note) when it is not installed.
+/// The tests' Python with websockets, or None when it is not installed and the user
+/// asked to skip such tests (else the test fails: `helpers::stack_present`).
 fn python() -> Option<PathBuf> {
     let python = Path::new(env!("CARGO_MANIFEST_DIR")).join("target/mcp/venv/bin/python");
     let ok = python.is_file()
@@ -30,10 +31,7 @@ fn python() -> Option<PathBuf> {
             .args(["-c", "import websockets"])
             .status()
             .is_ok_and(|s| s.success());
-    if !ok {
-        eprintln!("skipped: the AIP test client's venv is not installed (scripts/setup-mcp.sh)");
-    }
-    ok.then_some(python)
+    crate::helpers::stack_present("mcp", ok, "bash scripts/setup-mcp.sh").then_some(python)
 }
 
 fn free_port() -> u16 {

@@ -22,16 +22,13 @@ fn mcp_root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("target/mcp")
 }
 
-/// The test servers, or None (with a note) when scripts/setup-mcp.sh has not run.
+/// The test servers, or None when scripts/setup-mcp.sh has not run and the user asked
+/// to skip such tests (else the test fails: `helpers::stack_present`).
 fn servers() -> Option<(PathBuf, PathBuf)> {
     let fs = mcp_root().join("node_modules/@modelcontextprotocol/server-filesystem/dist/index.js");
     let python = mcp_root().join("venv/bin/python");
-    if fs.is_file() && python.is_file() {
-        Some((fs, python))
-    } else {
-        eprintln!("skipped: the MCP test servers are not installed (scripts/setup-mcp.sh)");
-        None
-    }
+    let here = fs.is_file() && python.is_file();
+    crate::helpers::stack_present("mcp", here, "bash scripts/setup-mcp.sh").then_some((fs, python))
 }
 
 fn script(name: &str) -> String {

@@ -2,8 +2,8 @@
 //! virtual display: each tool's change checked in the file it saved, each recording
 //! replayed, the failures that say why (a text not found, a sheet or a slide that is
 //! not there, a bad colour, a document closed, the wrong app), an AppAgent that mixes
-//! UI and API tools, and keys with no control typed into the window. Skipped, saying
-//! why, where the desktop stack is not installed (CI installs it).
+//! UI and API tools, and keys with no control typed into the window. Without the
+//! desktop stack they fail (`desktop::desktop_stack`).
 
 use std::io::Read;
 use std::path::Path;

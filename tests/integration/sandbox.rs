@@ -72,12 +72,11 @@ fn without_a_sandbox_the_same_writes_succeed() {
 
 #[test]
 fn bwrap_keeps_writes_off_the_host_when_installed() {
-    if !std::process::Command::new("bwrap")
+    let here = std::process::Command::new("bwrap")
         .arg("--version")
         .output()
-        .is_ok_and(|o| o.status.success())
-    {
-        eprintln!("bubblewrap is not installed; .ci/run installs it");
+        .is_ok_and(|o| o.status.success());
+    if !crate::helpers::stack_present("bwrap", here, "apt-get install bubblewrap") {
         return;
     }
     let p = Project::new();
@@ -172,8 +171,7 @@ fn without_the_jail_binary_auto_says_why_it_confines_more_weakly() {
 #[test]
 fn a_run_folder_in_dev_shm_is_jailed_like_any_other() {
     let shm = std::path::Path::new("/dev/shm");
-    if !shm.is_dir() {
-        eprintln!("skipped: no /dev/shm here");
+    if !crate::helpers::stack_present("shm", shm.is_dir(), "mount a tmpfs on /dev/shm") {
         return;
     }
     let out_dir = tempfile::tempdir_in(shm).unwrap();

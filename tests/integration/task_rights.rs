@@ -18,10 +18,8 @@ fn sandbox_modes() -> Vec<&'static str> {
         .arg("--version")
         .output()
         .is_ok_and(|o| o.status.success());
-    if bwrap {
+    if crate::helpers::stack_present("bwrap", bwrap, "apt-get install bubblewrap") {
         modes.push("bwrap");
-    } else {
-        eprintln!("bubblewrap is not installed: the bwrap mode is not tried here");
     }
     modes
 }

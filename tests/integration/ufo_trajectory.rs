@@ -66,7 +66,7 @@ fn check(seen: &[Value]) {
 
 #[test]
 fn ufos_trajectory_parser_reads_a_run_and_a_replay_of_the_desktop_samples() {
-    if !desktop_stack() {
+    if !crate::ufo_real::ufo_installed() || !desktop_stack() {
         return;
     }
     ufo_source();

@@ -473,16 +473,16 @@ fn step_view(s: &StepRecord) -> StepView {
         thought: s.thought.clone(),
         observation: s.observation.clone(),
         comment: s.comment.clone(),
-        error: s.error.clone(),
+        error: s.own_error().map(str::to_string),
         actions: s
             .action
             .iter()
             .map(|a| {
-                let status = name_of(&a.result.status);
+                let status = a.outcome();
                 ActionView {
                     badge: match status.as_str() {
                         "success" => "passed",
-                        "failure" => "failed",
+                        "failure" | "diverged" => "failed",
                         _ => "cancelled",
                     },
                     call: a.action_string.clone(),

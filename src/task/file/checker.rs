@@ -281,11 +281,11 @@ impl Checker<'_> {
                 }
                 let names: Vec<&str> = tools.iter().map(|t| t.name.as_ref()).collect();
                 let message = format!("unknown tool `{}`", action.action);
-                self.problem(
-                    &format!("{at}.action"),
-                    message,
-                    format!("use one of: {}", names.join(", ")),
-                );
+                let fix = match crate::text::closest(&action.action, names.iter().copied()) {
+                    Some(near) => format!("did you mean `{near}`? (tools: {})", names.join(", ")),
+                    None => format!("use one of: {}", names.join(", ")),
+                };
+                self.problem(&format!("{at}.action"), message, fix);
                 continue;
             };
             if list == "setup" && crate::desktop::tools::is_desktop_tool(&spec.name) {

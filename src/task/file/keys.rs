@@ -47,13 +47,17 @@ impl UnknownKeys {
         let top = self
             .top
             .iter()
-            .map(|k| format!("unknown key `{k}` ignored"));
+            .map(|k| format!("unknown key `{k}` ignored{}", did_you_mean(k, KNOWN_KEYS)));
         let items = ACTION_LISTS
             .iter()
             .zip(&self.items)
             .flat_map(|(list, keys)| {
-                keys.iter()
-                    .map(move |(i, k)| format!("unknown key `{list}[{i}].{k}` ignored"))
+                keys.iter().map(move |(i, k)| {
+                    format!(
+                        "unknown key `{list}[{i}].{k}` ignored{}",
+                        did_you_mean(k, ACTION_KEYS)
+                    )
+                })
             });
         top.chain(items)
     }
@@ -191,6 +195,13 @@ impl<'de> Visitor<'de> for ActionKeysVisitor {
         }
         Ok(ActionKeys(keys))
     }
+}
+
+/// ` (did you mean `KEY`?)` when `key` looks like a misspelt one of `known`.
+fn did_you_mean(key: &str, known: &[&str]) -> String {
+    crate::text::closest(key, known.iter().copied())
+        .map(|k| format!(" (did you mean `{k}`?)"))
+        .unwrap_or_default()
 }
 
 #[cfg(test)]

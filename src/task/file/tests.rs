@@ -202,3 +202,38 @@ fn app_tools_load_in_plans_and_not_in_setup() {
         assert_eq!(task.is_desktop(), desktop, "{request}");
     }
 }
+
+#[test]
+fn one_reading_says_every_problem_where_the_file_has_it() {
+    let text = r#"{"request": "r", "timout": 3,
+        "actions": [{"action": "execute_command", "parameters": {"command": 5}},
+                    {"action": "execute_comand", "parameters": {"command": "ls"}},
+                    {"action": "execute_command", "parameters": {}}],
+        "evaluate": [{"type": "file_exist", "path": "a"},
+                     {"type": "file_exists", "path": "b"},
+                     {"type": "file_equals", "path": 7, "content": "x"}]}"#;
+    let outcome = parse(text);
+    let said = problems(text);
+    let joined = said.join("\n");
+    // Types first (each where it is), then meaning; the set-aside items do not shift
+    // the places of the ones after them.
+    for wanted in [
+        "`evaluate[0].type`: unknown variant `file_exist`",
+        "did you mean `file_exists`?",
+        "`evaluate[2]`: invalid type: integer `7`",
+        "`actions[1].action`: unknown tool `execute_comand`",
+        "did you mean `execute_command`?",
+        "`actions[2].parameters`: `execute_command` needs the parameter `command`",
+    ] {
+        assert!(joined.contains(wanted), "{wanted} not in:\n{joined}");
+    }
+    assert!(!joined.contains("evaluate[1]"), "{joined}");
+    assert!(
+        outcome
+            .warnings
+            .iter()
+            .any(|w| w.contains("`timout`") && w.contains("did you mean `timeout`?")),
+        "{:?}",
+        outcome.warnings
+    );
+}

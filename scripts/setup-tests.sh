@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# Installs every stack the tests use (as root, or with sudo for the apt parts), each with
+# its own script: bubblewrap and util-linux's `script`, the desktop stack, a headless
+# browser, the MCP test servers and AIP test client, UFO's own code's venv. A stack named
+# in UFO_BATCH_SKIP_TESTS (a comma list: desktop, browser, mcp, ufo, bwrap; or `all`) is
+# not installed: its tests are skipped on request (tests/integration/helpers.rs).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+skip=",${UFO_BATCH_SKIP_TESTS:-},"
+wanted() { [[ "$skip" != *",$1,"* && "$skip" != *",all,"* ]]; }
+
+sudo=()
+if [ "$(id -u)" -ne 0 ] && command -v sudo >/dev/null; then sudo=(sudo); fi
+apt_install() {
+  "${sudo[@]}" apt-get install -y -q --no-install-recommends -o DPkg::Lock::Timeout=120 "$@" >/dev/null 2>&1 \
+    || { "${sudo[@]}" apt-get update -q -o DPkg::Lock::Timeout=120 >/dev/null 2>&1 \
+         && "${sudo[@]}" apt-get install -y -q --no-install-recommends -o DPkg::Lock::Timeout=120 "$@" >/dev/null 2>&1; }
+}
+
+if wanted bwrap && ! command -v bwrap >/dev/null 2>&1; then
+  echo "== bubblewrap (the bwrap sandbox's tests)"
+  apt_install bubblewrap || { echo "bubblewrap could not be installed (apt-get install bubblewrap)" >&2; exit 2; }
+fi
+if ! command -v script >/dev/null 2>&1; then
+  echo "== util-linux's script (a test gives the runner a terminal)"
+  apt_install bsdutils || { echo "script could not be installed (apt-get install bsdutils)" >&2; exit 2; }
+fi
+if wanted desktop; then
+  echo "== the desktop stack (scripts/setup-desktop.sh)"
+  bash scripts/setup-desktop.sh
+fi
+if wanted browser; then
+  echo "== a headless browser (scripts/setup-browser.sh)"
+  bash scripts/setup-browser.sh
+fi
+if wanted mcp; then
+  echo "== the MCP test servers and the AIP test client (scripts/setup-mcp.sh)"
+  bash scripts/setup-mcp.sh
+fi
+if wanted ufo; then
+  echo "== UFO's own code's venv (scripts/setup-ufo.sh)"
+  bash scripts/setup-ufo.sh
+fi

@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# The README's test command: installs what the tests need (scripts/setup-tests.sh), then
+# runs every test. Tests build in the release profile, so they reuse what
+# `cargo build --release` (the README's first command) already compiled.
+#
+#   bash scripts/test.sh                            every test; a missing stack fails its tests
+#   UFO_BATCH_SKIP_TESTS=desktop bash scripts/test.sh   skip (and do not install) a stack's tests
+#   bash scripts/test.sh -- some_test_name          arguments after the script go to cargo test
+set -uo pipefail
+cd "$(dirname "$0")/.."
+
+bash scripts/setup-tests.sh || exit $?
+
+record=target/tmp/skipped-tests.txt
+mkdir -p target/tmp
+rm -f "$record"
+echo "== cargo test --release"
+cargo test --release "$@"
+code=$?
+
+if [ -s "$record" ]; then
+  count=$(wc -l <"$record")
+  stacks=$(cut -f1 "$record" | sort | uniq -c | awk '{printf "%s%s (%d)", sep, $2, $1; sep=", "}')
+  echo "skipped on request (UFO_BATCH_SKIP_TESTS=${UFO_BATCH_SKIP_TESTS:-}): $count tests whose stack is not installed: $stacks"
+fi
+exit "$code"
