@@ -72,105 +72,131 @@ pub(crate) enum Subcommand {
     ReadDocument(ReadDocumentArgs),
 }
 
-/// Options of `ufo-batch run`.
+/// Options of `ufo-batch run`, grouped under headings in the order a user needs them:
+/// where results go and how many at once, the tasks, the LLM, failures and stopping,
+/// confinement, scale-out. Each says its default.
 #[derive(Debug, Args)]
 pub(crate) struct RunArgs {
     /// Task files or folders (searched recursively for *.json). A run folder of an
     /// earlier run replays its tasks' plan.json files.
     #[arg(value_name = "PATH", required_unless_present = "request")]
     pub(crate) paths: Vec<PathBuf>,
+
+    /// Results root; the run dir is OUT/NAME (default: results).
+    #[arg(long, value_name = "DIR", env = "UFO_BATCH_OUT", help_heading = RESULTS)]
+    pub(crate) out: Option<PathBuf>,
+    /// Run name (default: the first PATH's folder name). The same name resumes the run.
+    #[arg(long, help_heading = RESULTS)]
+    pub(crate) name: Option<String>,
+    /// Sessions at once (default: logical CPUs).
+    #[arg(short, long, value_name = "N", env = "UFO_BATCH_JOBS", help_heading = RESULTS)]
+    pub(crate) jobs: Option<usize>,
+    /// Delete this run's earlier results and start over (default: resume, keeping the
+    /// tasks that have a result).
+    #[arg(long, conflicts_with = "rerun_failed", help_heading = RESULTS)]
+    pub(crate) fresh: bool,
+    /// Also re-run tasks whose last result was not `passed`.
+    #[arg(long, help_heading = RESULTS)]
+    pub(crate) rerun_failed: bool,
+    /// How progress is shown (auto: a bar on a terminal, lines otherwise).
+    #[arg(long, value_enum, default_value_t = Progress::Auto, help_heading = RESULTS)]
+    pub(crate) progress: Progress,
+    /// Print a one-line JSON summary of the run on stdout at the end.
+    #[arg(long, help_heading = RESULTS)]
+    pub(crate) summary_json: bool,
+    /// Config file (default: ufo-batch.toml if present).
+    #[arg(long, value_name = "FILE", env = "UFO_BATCH_CONFIG", help_heading = RESULTS)]
+    pub(crate) config: Option<PathBuf>,
+
     /// Run this request without a task file (repeatable).
-    #[arg(long, value_name = "TEXT")]
+    #[arg(long, value_name = "TEXT", help_heading = TASKS)]
     pub(crate) request: Vec<String>,
+    /// Wall-clock limit per task, e.g. 90s or 10m (default: 10m).
+    #[arg(long, value_name = "DUR", env = "UFO_BATCH_TIMEOUT", help_heading = TASKS)]
+    pub(crate) timeout: Option<String>,
+    /// Default timeout of one shell command, e.g. 60s (default: 60s).
+    #[arg(long, value_name = "DUR", help_heading = TASKS)]
+    pub(crate) command_timeout: Option<String>,
+    /// Step limit per session (UFO's MAX_STEP; default: 50, or a recorded plan's
+    /// length).
+    #[arg(long, value_name = "N", help_heading = TASKS)]
+    pub(crate) max_steps: Option<u32>,
+    /// Round limit per session (UFO's MAX_ROUND: a round is one pass of an agent at one
+    /// request; follower sessions always get enough).
+    #[arg(long, value_name = "N", help_heading = TASKS)]
+    pub(crate) max_rounds: Option<u32>,
+    /// Run every task K times (as TASK_ID/rep-1 ... rep-K) to measure pass rates and
+    /// flakiness (default: 1).
+    #[arg(long, value_name = "K", help_heading = TASKS)]
+    pub(crate) repeat: Option<u32>,
+    /// How tasks are judged: auto (a task's checks if it has any, else the LLM judge if
+    /// a model is set), checks, llm or none (default: auto).
+    #[arg(long, value_name = "MODE", value_parser = parse_eval, help_heading = TASKS)]
+    pub(crate) eval: Option<EvalMode>,
+    /// Desktop tasks: save each step's UI tree as ui_trees/ui_tree_step{N}.json.
+    #[arg(long, help_heading = TASKS)]
+    pub(crate) save_ui_tree: bool,
+
     /// LLM model; LLM-driven tasks need one.
-    #[arg(long, value_name = "MODEL", env = "UFO_BATCH_MODEL")]
+    #[arg(long, value_name = "MODEL", env = "UFO_BATCH_MODEL", help_heading = LLM)]
     pub(crate) model: Option<String>,
-    /// OpenAI-compatible server root (OpenAI, Azure, vLLM, llama.cpp, Ollama).
-    #[arg(long, value_name = "URL", env = "OPENAI_BASE_URL")]
+    /// OpenAI-compatible server root (OpenAI, Azure, vLLM, llama.cpp, Ollama; default:
+    /// OpenAI's).
+    #[arg(long, value_name = "URL", env = "OPENAI_BASE_URL", help_heading = LLM)]
     pub(crate) llm_base_url: Option<String>,
-    /// Stop starting tasks once the run's LLM spend reaches this many USD.
-    #[arg(long, value_name = "USD")]
-    pub(crate) max_cost: Option<f64>,
     /// LLM calls in flight at once, run-wide; fewer while the provider rate-limits
     /// (default: --jobs).
-    #[arg(long, value_name = "N")]
+    #[arg(long, value_name = "N", help_heading = LLM)]
     pub(crate) max_connections: Option<usize>,
+    /// Stop starting tasks once the run's LLM spend reaches this many USD (default: no
+    /// limit).
+    #[arg(long, value_name = "USD", help_heading = LLM)]
+    pub(crate) max_cost: Option<f64>,
+
+    /// Retry a task up to N times after an infrastructure error, never after `failed`
+    /// (default: 0).
+    #[arg(long, value_name = "N", help_heading = STOPPING)]
+    pub(crate) retries: Option<u32>,
+    /// Stop starting tasks after the first task that does not pass.
+    #[arg(long, conflicts_with = "max_fail", help_heading = STOPPING)]
+    pub(crate) fail_fast: bool,
+    /// Stop starting tasks after N tasks failed, erred or timed out (default: never).
+    #[arg(long, value_name = "N", help_heading = STOPPING)]
+    pub(crate) max_fail: Option<u32>,
+    /// After Ctrl-C or SIGTERM, how long running tasks may finish before they are
+    /// stopped (default: 30s).
+    #[arg(long, value_name = "DUR", help_heading = STOPPING)]
+    pub(crate) grace: Option<String>,
+
+    /// How commands are confined: auto (a jail per task where the kernel allows one,
+    /// else Landlock, else bubblewrap), jail, landlock, bwrap or none (default: auto).
+    #[arg(long, value_name = "MODE", value_parser = parse_sandbox, help_heading = CONFINEMENT)]
+    pub(crate) sandbox: Option<crate::executor::sandbox::SandboxMode>,
+
+    /// Run only shard I of N (stable hash of the task id), e.g. 2/4.
+    #[arg(long, value_name = "I/N", conflicts_with = "shards", help_heading = SCALE_OUT)]
+    pub(crate) shard: Option<String>,
+    /// Run this machine's shard of N, from JOB_COMPLETION_INDEX or SLURM_ARRAY_TASK_ID.
+    #[arg(long, value_name = "N", help_heading = SCALE_OUT)]
+    pub(crate) shards: Option<u32>,
     /// Listen on ADDR (e.g. 0.0.0.0:5000) for UFO's device clients and run the tasks on
     /// them, one task per device at a time (the token is read from
     /// $UFO_BATCH_DEVICE_TOKEN).
-    #[arg(long, value_name = "ADDR")]
+    #[arg(long, value_name = "ADDR", help_heading = SCALE_OUT)]
     pub(crate) devices: Option<String>,
     /// With --devices: wait for N devices to connect before the first task starts
     /// (at most [devices] wait_for).
-    #[arg(long, value_name = "N")]
+    #[arg(long, value_name = "N", help_heading = SCALE_OUT)]
     pub(crate) devices_wait: Option<usize>,
-    /// Retry a task up to N times after an infrastructure error (never after `failed`).
-    #[arg(long, value_name = "N")]
-    pub(crate) retries: Option<u32>,
-    /// Stop starting tasks after the first task that does not pass.
-    #[arg(long, conflicts_with = "max_fail")]
-    pub(crate) fail_fast: bool,
-    /// Stop starting tasks after N tasks failed, erred or timed out.
-    #[arg(long, value_name = "N")]
-    pub(crate) max_fail: Option<u32>,
-    /// Run only shard I of N (stable hash of the task id), e.g. 2/4.
-    #[arg(long, value_name = "I/N", conflicts_with = "shards")]
-    pub(crate) shard: Option<String>,
-    /// Run this machine's shard of N, from JOB_COMPLETION_INDEX or SLURM_ARRAY_TASK_ID.
-    #[arg(long, value_name = "N")]
-    pub(crate) shards: Option<u32>,
-    /// After Ctrl-C or SIGTERM, how long running tasks may finish before they are stopped.
-    #[arg(long, value_name = "DUR")]
-    pub(crate) grace: Option<String>,
-    /// Run every task K times (as TASK_ID/rep-1 ... rep-K) to measure pass rates and flakiness.
-    #[arg(long, value_name = "K")]
-    pub(crate) repeat: Option<u32>,
-    /// Print a one-line JSON summary of the run on stdout at the end.
-    #[arg(long)]
-    pub(crate) summary_json: bool,
-    /// How commands are confined: auto, landlock, bwrap or none.
-    #[arg(long, value_name = "MODE", value_parser = parse_sandbox)]
-    pub(crate) sandbox: Option<crate::executor::sandbox::SandboxMode>,
-    /// Results root; the run dir is OUT/NAME.
-    #[arg(long, value_name = "DIR", env = "UFO_BATCH_OUT")]
-    pub(crate) out: Option<PathBuf>,
-    /// Run name (default: the first PATH's folder name). The same name resumes the run.
-    #[arg(long)]
-    pub(crate) name: Option<String>,
-    /// Sessions at once (default: logical CPUs).
-    #[arg(short, long, value_name = "N", env = "UFO_BATCH_JOBS")]
-    pub(crate) jobs: Option<usize>,
-    /// Wall-clock limit per task, e.g. 90s or 10m (default 10m).
-    #[arg(long, value_name = "DUR", env = "UFO_BATCH_TIMEOUT")]
-    pub(crate) timeout: Option<String>,
-    /// Step limit per session (UFO's MAX_STEP; default 50, or a recorded plan's length).
-    #[arg(long, value_name = "N")]
-    pub(crate) max_steps: Option<u32>,
-    /// Round limit per session (UFO's MAX_ROUND; follower sessions always get enough).
-    #[arg(long, value_name = "N")]
-    pub(crate) max_rounds: Option<u32>,
-    /// How tasks are judged: auto, checks, llm or none.
-    #[arg(long, value_name = "MODE", value_parser = parse_eval)]
-    pub(crate) eval: Option<EvalMode>,
-    /// Default timeout of one shell command, e.g. 60s.
-    #[arg(long, value_name = "DUR")]
-    pub(crate) command_timeout: Option<String>,
-    /// Delete this run's earlier results and start over.
-    #[arg(long, conflicts_with = "rerun_failed")]
-    pub(crate) fresh: bool,
-    /// Also re-run tasks whose last result was not `passed`.
-    #[arg(long)]
-    pub(crate) rerun_failed: bool,
-    /// Desktop tasks: save each step's UI tree as ui_trees/ui_tree_step{N}.json.
-    #[arg(long)]
-    pub(crate) save_ui_tree: bool,
-    /// Config file (default: ufo-batch.toml if present).
-    #[arg(long, value_name = "FILE", env = "UFO_BATCH_CONFIG")]
-    pub(crate) config: Option<PathBuf>,
-    /// How progress is shown (auto: a bar on a terminal, lines otherwise).
-    #[arg(long, value_enum, default_value_t = Progress::Auto)]
-    pub(crate) progress: Progress,
 }
+
+/// `run --help`'s headings.
+const RESULTS: &str = "Results and concurrency";
+const TASKS: &str = "Tasks";
+const LLM: &str = "LLM";
+const STOPPING: &str = "Failures and stopping";
+const CONFINEMENT: &str = "Confinement";
+const SCALE_OUT: &str = "Scale-out";
 
 /// Options of `ufo-batch report`.
 #[derive(Debug, Args)]

@@ -48,9 +48,9 @@ pub(crate) async fn execute<S: EventSink>(
         previous_invocations: batch.previous_invocations,
         rerun: batch.rerun,
         sandbox: batch.sandbox.to_string(),
-        warnings: batch
-            .sandbox_warning
+        warnings: crate::executor::sandbox::as_root_warning()
             .into_iter()
+            .chain(batch.sandbox_warning)
             .chain(batch.devices.as_ref().map(|hub| {
                 format!(
                     "tasks run on UFO device clients: python -m ufo.client.client --ws --ws-server \"ws://HOST:{}/ws?token=${}\" --client-id ID --platform linux|windows (listening on {})",

@@ -15,6 +15,7 @@ mod desktop;
 mod desktop_agents;
 mod devices;
 mod documents;
+mod first_hour;
 mod hostile_input;
 mod llm;
 mod llm_faults;

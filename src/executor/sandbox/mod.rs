@@ -42,6 +42,26 @@ const UNCONFINED: &str = "WARNING: --sandbox none: commands are not confined. Th
     included, and with it its environment), and leave processes running after their \
     task; only their environment is scrubbed and their process group killed.";
 
+/// What a runner running as root leaves open in every mode, said at the start of the run.
+const AS_ROOT: &str = "WARNING: ufo-batch runs as root, so a task's commands run as root too. \
+    The sandbox takes away their capabilities and keeps their writes in the task's folders, \
+    but they still read every file root owns (/etc/shadow, root's keys) and, with \
+    --sandbox none, may change anything. Run ufo-batch as an ordinary user (in a \
+    container: USER or --user).";
+
+/// The warning for a runner running as root, when it is one.
+pub(crate) fn as_root_warning() -> Option<String> {
+    #[cfg(unix)]
+    {
+        // SAFETY: geteuid has no preconditions and cannot fail.
+        (unsafe { libc::geteuid() } == 0).then(|| AS_ROOT.to_string())
+    }
+    #[cfg(not(unix))]
+    {
+        None
+    }
+}
+
 /// What `landlock` leaves open (it has no namespaces), said at the start of the run.
 const LANDLOCK_GAPS: &str = "sandbox landlock: commands write only in their task's folders, keep no \
     capability, cannot read the runner's environment, change other processes' limits or \
