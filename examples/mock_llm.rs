@@ -4,10 +4,15 @@
 //! (`tests/integration/mock_llm.rs`), run on its own. With `--limit N` it serves N calls
 //! at once and refuses the rest as a provider at its rate limit does.
 //!
+//! With `--play FILE` it plays the scripted agent of `scripts/try-llm.sh` instead
+//! (examples/mock-llm/agent.json): a LinuxAgent, a HostAgent, an AppAgent and a judge
+//! that answer the sample requests as the script says. A script, not a model.
+//!
 //! `cargo run --release --example mock_llm -- [--port 8099] [--delay-ms 200] [--steps 3]
 //! [--limit 8] [--refusal retry-after=1|retry-after-ms=300|bare|overloaded]
-//! [--stats FILE]` prints the base URL to give `--llm-base-url`, then serves until
-//! killed, writing what the limit did (`served N refused N peak N`) to FILE every 0.2s.
+//! [--stats FILE] [--play FILE]` prints the base URL to give `--llm-base-url`, then serves
+//! until killed, writing what the limit did (`served N refused N peak N`) to FILE every
+//! 0.2s.
 
 #[expect(
     dead_code,
@@ -19,7 +24,8 @@ mod mock_llm;
 use std::path::PathBuf;
 use std::time::Duration;
 
-use mock_llm::{Limits, MockLlm, Refusal};
+use mock_llm::{Limits, MockLlm, Refusal, Reply};
+use serde_json::{Value, json};
 
 fn main() {
     let mut port = 0u16;
@@ -28,6 +34,7 @@ fn main() {
     let mut limit = None;
     let mut refusal = Refusal::RetryAfter("1");
     let mut stats = None;
+    let mut script = None;
     let mut args = std::env::args().skip(1);
     while let Some(arg) = args.next() {
         let value = args.next().unwrap_or_default();
@@ -43,13 +50,26 @@ fn main() {
             "--limit" => limit = Some(number("--limit") as usize),
             "--refusal" => refusal = parse_refusal(&value),
             "--stats" => stats = Some(PathBuf::from(&value)),
+            "--play" => {
+                let text = std::fs::read_to_string(&value)
+                    .unwrap_or_else(|e| panic!("cannot read --play {value}: {e}"));
+                let parsed: Value = serde_json::from_str(&text)
+                    .unwrap_or_else(|e| panic!("--play {value} is not JSON: {e}"));
+                script = Some(parsed);
+            }
             other => panic!(
-                "unknown option {other}; use --port, --delay-ms, --steps, --limit, --refusal, --stats"
+                "unknown option {other}; use --port, --delay-ms, --steps, --limit, --refusal, --stats, --play"
             ),
         }
     }
     let mock = MockLlm::start_on(port);
-    mock.serve_steps(steps, Duration::from_millis(delay_ms));
+    match script {
+        Some(script) => mock.serve_all(
+            Reply::computed(move |body| play(&script, body)),
+            Duration::from_millis(delay_ms),
+        ),
+        None => mock.serve_steps(steps, Duration::from_millis(delay_ms)),
+    };
     if let Some(concurrency) = limit {
         mock.limit(Limits {
             concurrency,
@@ -79,5 +99,109 @@ fn parse_refusal(text: &str) -> Refusal {
         None if text == "bare" => Refusal::Bare,
         None if text == "overloaded" => Refusal::Overloaded,
         _ => panic!("--refusal: retry-after=S, retry-after-ms=MS, bare or overloaded"),
+    }
+}
+
+/// `--play FILE`: the scripted agent of `scripts/try-llm.sh` (examples/mock-llm/agent.json
+/// says how it reads). Every request gets the reply its script gives the agent that asks
+/// (told by the system prompt) in the conversation that holds the entry's `when`, by how
+/// many replies that conversation already has.
+fn play(script: &Value, body: &Value) -> String {
+    let messages = body["messages"].as_array().cloned().unwrap_or_default();
+    let text_of = |m: &Value| match &m["content"] {
+        Value::String(s) => s.clone(),
+        Value::Array(parts) => parts
+            .iter()
+            .filter_map(|p| p["text"].as_str())
+            .collect::<Vec<_>>()
+            .join("\n"),
+        _ => String::new(),
+    };
+    let system = messages.first().map(text_of).unwrap_or_default();
+    if system.starts_with("You evaluate") {
+        let judge = &script["judge"];
+        let complete = judge["complete"].as_str().unwrap_or("yes");
+        return json!({"reason": judge["reason"], "sub_scores": [{"name": "request", "evaluation": complete}],
+                      "complete": complete})
+        .to_string();
+    }
+    let agent = ["HostAgent", "AppAgent", "LinuxAgent"]
+        .into_iter()
+        .find(|a| system.starts_with(&format!("You are {a}")))
+        .unwrap_or("LinuxAgent");
+    let conversation: String = messages
+        .iter()
+        .skip(1)
+        .map(text_of)
+        .collect::<Vec<_>>()
+        .join("\n");
+    let replied = messages.iter().filter(|m| m["role"] == "assistant").count();
+    let entry = script["tasks"].as_array().into_iter().flatten().find(|t| {
+        t["agent"] == agent && t["when"].as_str().is_some_and(|w| conversation.contains(w))
+    });
+    let Some(entry) = entry else {
+        return unscripted(agent);
+    };
+    let replies = entry["replies"].as_array().cloned().unwrap_or_default();
+    let Some(reply) = replies.get(replied).or(replies.last()) else {
+        return unscripted(agent);
+    };
+    let status = reply["status"].as_str().unwrap_or("FINISH");
+    let thought = reply["thought"].as_str().unwrap_or("as scripted");
+    match agent {
+        "HostAgent" => {
+            let arguments = reply["select"]
+                .as_str()
+                .map(|wanted| window(&messages.last().map(text_of).unwrap_or_default(), wanted))
+                .unwrap_or_else(|| json!({}));
+            let function = if arguments.as_object().is_some_and(|a| !a.is_empty()) {
+                "select_application_window"
+            } else {
+                ""
+            };
+            json!({"observation": "the desktop's windows, as listed", "thought": thought,
+                   "current_subtask": reply["subtask"], "message": [], "status": status, "plan": [],
+                   "function": function, "arguments": arguments,
+                   "comment": if status == "FINISH" { "the request is done" } else { "" }})
+            .to_string()
+        }
+        _ => json!({"observation": "the workspace, as shown", "thought": thought,
+                    "action": {"function": reply["function"], "arguments": reply["arguments"], "status": status},
+                    "plan": [], "comment": if status == "FINISH" { "done, as scripted" } else { "" },
+                    "save_screenshot": {"save": false, "reason": ""}})
+        .to_string(),
+    }
+}
+
+/// The window listed in the request (one JSON object a line) whose name holds `wanted`,
+/// by its id and name; the only window when there is one; else the name alone.
+fn window(request: &str, wanted: &str) -> Value {
+    let listed: Vec<Value> = request
+        .lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .filter(|v| v["id"].is_string())
+        .collect();
+    let found = listed
+        .iter()
+        .find(|w| w["name"].as_str().is_some_and(|n| n.contains(wanted)))
+        .or((listed.len() == 1).then(|| &listed[0]));
+    match found {
+        Some(w) => json!({"id": w["id"], "name": w["name"]}),
+        None => json!({"name": wanted}),
+    }
+}
+
+/// What the scripted agent says to a request its script does not know: it gives up,
+/// saying why (the task then fails, as it should).
+fn unscripted(agent: &str) -> String {
+    let why = "this request is not in examples/mock-llm/agent.json, the scripted agent's script";
+    if agent == "HostAgent" {
+        json!({"observation": why, "thought": why, "current_subtask": "", "message": [], "status": "FAIL",
+               "plan": [], "function": "", "arguments": {}, "comment": why})
+        .to_string()
+    } else {
+        json!({"observation": why, "thought": why, "action": {"function": "", "arguments": {}, "status": "FAIL"},
+               "plan": [], "comment": why})
+        .to_string()
     }
 }

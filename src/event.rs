@@ -111,6 +111,8 @@ pub(crate) struct RunStarted {
     pub(crate) total: usize,
     /// Tasks that will actually be run in this invocation.
     pub(crate) to_run: usize,
+    /// Of the tasks kept from earlier invocations, those that passed.
+    pub(crate) kept_passed: usize,
     /// Concurrent sessions.
     pub(crate) jobs: usize,
     /// The resolved configuration, secrets removed, for `run.json`.

@@ -105,9 +105,19 @@ impl AttemptOutcome {
                 (TaskStatus::Error, Some(why), None)
             }
             Ended::TimedOut { limit, waited } => {
-                let step = ctx
+                // The session stops in the middle of a step: the one after the last
+                // finished (whose record was never written), which is said, with how
+                // many steps were done.
+                let done = ctx
                     .and_then(|c| c.trajectory.last())
-                    .map(|s| format!(" after step {}", s.session_step));
+                    .map_or(0, |s| s.session_step);
+                let step = (stage == "the session").then(|| {
+                    format!(
+                        ", in step {} ({} done)",
+                        done + 1,
+                        crate::text::plural(done as usize, "step")
+                    )
+                });
                 let waited = if waited >= Duration::from_millis(100) {
                     format!(
                         " (not counting {:.1}s spent waiting for the LLM provider)",

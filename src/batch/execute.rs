@@ -43,6 +43,12 @@ pub(crate) async fn execute<S: EventSink>(
         began: batch.began,
         total,
         to_run: batch.work.len() + batch.invalid.len(),
+        kept_passed: batch
+            .kept
+            .statuses()
+            .iter()
+            .filter(|s| **s == crate::record::TaskStatus::Passed)
+            .count(),
         jobs: config.jobs.get(),
         config: config.to_json(),
         previous_invocations: batch.previous_invocations,

@@ -17,6 +17,7 @@ pub(crate) fn compare_md(c: &Comparison) -> String {
     );
     let (a, b) = (&c.a, &c.b);
     let cost_change = match (a.cost_usd, b.cost_usd) {
+        (Some(x), Some(y)) if x == 0.0 && y == 0.0 => "—".to_string(),
         (Some(x), Some(y)) => format!("{:+.4}", y - x)
             .replace("+", "+$")
             .replace("-", "-$"),
@@ -87,14 +88,9 @@ fn section(md: &mut String, title: &str, changes: &[Change], with_reason: bool) 
     for ch in changes {
         let shown = |r: &Option<Rate>| match r {
             None => "—".to_string(),
-            Some(r) if r.runs == 1 => {
-                if r.passed == 1 {
-                    "✅ passed".to_string()
-                } else {
-                    "❌ not passed".to_string()
-                }
-            }
-            Some(r) => format!("{}/{} ({:.0}%)", r.passed, r.runs, r.pass_rate * 100.0),
+            Some(r) if r.runs == 1 && r.passed == 1 => format!("✅ {}", r.shown()),
+            Some(r) if r.runs == 1 => format!("❌ {}", r.shown()),
+            Some(r) => r.shown(),
         };
         let _ = write!(md, "| {} | {} | {} |", ch.id, shown(&ch.a), shown(&ch.b));
         if with_reason {

@@ -54,6 +54,23 @@ pub(crate) struct Rate {
     pub(crate) pass_rate: f64,
 }
 
+impl Rate {
+    /// As every comparison shows it: a single run passed or not, repetitions as
+    /// `2/3 (67%)`.
+    pub(crate) fn shown(&self) -> String {
+        match (self.runs, self.passed) {
+            (1, 1) => "passed".to_string(),
+            (1, _) => "not passed".to_string(),
+            _ => format!(
+                "{}/{} ({:.0}%)",
+                self.passed,
+                self.runs,
+                self.pass_rate * 100.0
+            ),
+        }
+    }
+}
+
 /// The comparison of two runs.
 #[derive(Clone, Debug, Serialize)]
 pub(crate) struct Comparison {

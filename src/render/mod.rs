@@ -29,3 +29,14 @@ pub(crate) use overview::Overview;
 pub(crate) use run_files::write_summaries;
 pub(crate) use summary::{Totals, tasks_status};
 pub(crate) use validation::{Checked, validation_report};
+
+/// A cost as the pages and Markdown show it: `unknown` when a model had no price, `—`
+/// when nothing was spent (a recorded plan calls no model), else dollars. The data
+/// files (`summary.json`, `summary.csv`, `junit.xml`) keep the number.
+fn cost_text(cost: Option<f64>) -> String {
+    match cost {
+        None => "unknown".to_string(),
+        Some(c) if c == 0.0 => "—".to_string(),
+        Some(c) => format!("${c:.4}"),
+    }
+}

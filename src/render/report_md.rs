@@ -124,9 +124,7 @@ pub(crate) fn write_report_md(
     Ok(())
 }
 
-pub(super) fn cost(c: Option<f64>) -> String {
-    c.map_or("unknown".to_string(), |c| format!("${c:.4}"))
-}
+pub(super) use super::cost_text as cost;
 
 pub(super) fn mark(status: TaskStatus) -> &'static str {
     match status {

@@ -164,19 +164,7 @@ impl Terminal {
             r.sandbox
         );
         if kept > 0 {
-            let (have, are) = if kept == 1 {
-                ("has", "is")
-            } else {
-                ("have", "are")
-            };
-            let again = if r.config["resume"] == "rerun_failed" {
-                "--fresh"
-            } else {
-                "--rerun-failed or --fresh"
-            };
-            line.push_str(&format!(
-                "; {kept} already {have} a result and {are} kept ({again} to run them again)"
-            ));
+            line.push_str(&kept_clause(kept, r.kept_passed));
         }
         for (why, n) in &r.rerun {
             line.push_str(&format!("; {} re-run: {why}", plural(*n, "task")));
@@ -284,8 +272,15 @@ fn task_line(r: &TaskRecord) -> String {
         TaskStatus::Cancelled => "CANCEL",
         TaskStatus::Pending | TaskStatus::Running => "?",
     };
+    // A task stopped mid-step has done its steps, not made them: the one under way is
+    // in its reason.
+    let done = if matches!(r.status, TaskStatus::Timeout | TaskStatus::Cancelled) {
+        " done"
+    } else {
+        ""
+    };
     let mut line = format!(
-        "{label:<7} {} ({:.2}s, {})",
+        "{label:<7} {} ({:.2}s, {}{done})",
         r.id,
         r.duration_s,
         plural(r.steps as usize, "step")
@@ -348,4 +343,51 @@ pub(crate) fn summary_line(s: &RunStats) -> String {
 
 fn digits(n: usize) -> usize {
     n.to_string().len()
+}
+
+/// What the start line says of the results kept from earlier invocations, and the
+/// option that would run them again: `--rerun-failed` is named only for those it would
+/// run (the ones that did not pass).
+fn kept_clause(kept: usize, passed: usize) -> String {
+    let are = if kept == 1 { "is" } else { "are" };
+    let not_passed = kept - passed.min(kept);
+    if not_passed == 0 {
+        let them = if kept == 1 { "it" } else { "them" };
+        format!("; {kept} already passed and {are} kept (--fresh to run {them} again)")
+    } else if not_passed == kept {
+        let (have, them) = if kept == 1 {
+            ("has", "it")
+        } else {
+            ("have", "them")
+        };
+        format!(
+            "; {kept} already {have} a result that did not pass and {are} kept (--rerun-failed or --fresh to run {them} again)"
+        )
+    } else {
+        format!(
+            "; {kept} already have a result and are kept: {passed} passed (--fresh runs them again), {not_passed} did not (--rerun-failed runs those)"
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::kept_clause;
+
+    #[test]
+    fn the_kept_clause_names_only_the_option_that_would_run_them() {
+        assert_eq!(
+            kept_clause(14, 14),
+            "; 14 already passed and are kept (--fresh to run them again)"
+        );
+        assert_eq!(
+            kept_clause(1, 0),
+            "; 1 already has a result that did not pass and is kept (--rerun-failed or --fresh to run it again)"
+        );
+        assert!(
+            kept_clause(3, 2).contains(
+                "2 passed (--fresh runs them again), 1 did not (--rerun-failed runs those)"
+            )
+        );
+    }
 }

@@ -482,7 +482,7 @@ fn desktop_tasks_retry_and_resume_like_shell_tasks() {
     let again = p.run(&[]);
     let said = format!("{}{}", again.stdout, again.stderr);
     assert!(
-        said.contains("1 already has a result and is kept"),
+        said.contains("1 already passed and is kept (--fresh to run it again)"),
         "{said}"
     );
     assert_eq!(

@@ -36,5 +36,6 @@ mod tampered_rundirs;
 mod task_rights;
 mod timeouts;
 mod trust;
+mod try_llm;
 mod ufo_real;
 mod ufo_trajectory;

@@ -688,9 +688,7 @@ fn a_resume_runs_again_the_tasks_whose_mcp_servers_changed() {
     let again = p.run(&[]);
     again.expect_code(0);
     assert!(
-        again
-            .stderr
-            .contains("2 already have a result and are kept"),
+        again.stderr.contains("2 already passed and are kept"),
         "{}",
         again.stderr
     );
@@ -701,9 +699,7 @@ fn a_resume_runs_again_the_tasks_whose_mcp_servers_changed() {
     let changed = p.run(&[]);
     changed.expect_code(0);
     assert!(
-        changed
-            .stderr
-            .contains("1 already has a result and is kept"),
+        changed.stderr.contains("1 already passed and is kept"),
         "{}",
         changed.stderr
     );

@@ -513,10 +513,14 @@ fn route(
     {
         Some(Reply::Computed(make)) => Reply::Content((make.0)(&request)),
         Some(reply) => reply,
-        None => fallback.unwrap_or_else(|| Reply::Status {
-            code: 500,
-            retry_after: None,
-            body: "{\"error\": {\"message\": \"no scripted reply left\"}}".into(),
-        }),
+        None => match fallback {
+            Some(Reply::Computed(make)) => Reply::Content((make.0)(&request)),
+            Some(reply) => reply,
+            None => Reply::Status {
+                code: 500,
+                retry_after: None,
+                body: "{\"error\": {\"message\": \"no scripted reply left\"}}".into(),
+            },
+        },
     }
 }

@@ -25,7 +25,9 @@ fn a_second_run_keeps_final_results() {
     let out = p.run(&[]);
     out.expect_code(1);
     assert!(
-        out.stderr.contains("2 already have a result and are kept"),
+        out.stderr.contains(
+            "2 already have a result and are kept: 1 passed (--fresh runs them again), 1 did not (--rerun-failed runs those)"
+        ),
         "{}",
         out.stderr
     );

@@ -37,7 +37,7 @@ fn a_result_made_with_another_model_runs_again_and_the_start_line_says_why() {
     let out = run_with(&p, &mock, &["--eval", "none", "--model", "other-model"]);
     out.expect_code(0);
     assert!(
-        out.stderr.contains("1 already has a result and is kept")
+        out.stderr.contains("1 already passed and is kept")
             && out
                 .stderr
                 .contains("1 task re-run: model changed test-model → other-model"),
@@ -364,7 +364,7 @@ fn a_request_run_resumes_and_a_small_budget_is_shown_as_given() {
     let again = p.cmd(&args);
     again.expect_code(0);
     assert!(
-        again.stderr.contains("1 already has a result and is kept"),
+        again.stderr.contains("1 already passed and is kept"),
         "{}",
         again.stderr
     );

@@ -84,12 +84,10 @@ fn side(label: &'static str, s: &Side) -> SideView {
 }
 
 fn change(c: &Change, b_href: Option<&str>) -> ChangeView {
-    let rate = |r: &Option<Rate>| {
-        r.as_ref().map_or("—".to_string(), |r| {
-            format!("{}/{} ({})", r.passed, r.runs, percent(r.pass_rate))
-        })
-    };
+    let rate = |r: &Option<Rate>| r.as_ref().map_or("—".to_string(), Rate::shown);
     let delta = match (&c.a, &c.b) {
+        // Single runs changed from passed to not or back: the two sides say it.
+        (Some(a), Some(b)) if a.runs == 1 && b.runs == 1 => String::new(),
         (Some(a), Some(b)) => format!("{:+.0} pts", (b.pass_rate - a.pass_rate) * 100.0),
         _ => String::new(),
     };

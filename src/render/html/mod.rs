@@ -107,10 +107,7 @@ fn name_of(value: &impl Serialize) -> String {
         .unwrap_or_default()
 }
 
-/// A cost for people: `$0.0123`, or `unknown`.
-fn cost_text(cost: Option<f64>) -> String {
-    cost.map_or("unknown".to_string(), |c| format!("${c:.4}"))
-}
+use super::cost_text;
 
 /// A relative path (`/`-separated) as a URL path: each segment percent-encoded, so that
 /// a `#`, `?` or `%` in a task's id stays part of its link.

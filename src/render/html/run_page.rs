@@ -116,6 +116,18 @@ impl Serialize for DataRows<'_> {
 
 /// The page of a run named `name`, from its records and its `run.json` (`run`, when
 /// there is one).
+/// An RFC 3339 time of `run.json` (`2026-11-28T05:32:10.278Z`) as people read it
+/// (`2026-11-28 05:32:10 UTC`); anything else as it is.
+fn readable_time(stamp: &str) -> String {
+    match humantime::parse_rfc3339(stamp) {
+        Ok(time) => {
+            let text = humantime::format_rfc3339_seconds(time).to_string();
+            format!("{} UTC", text.trim_end_matches('Z').replace('T', " "))
+        }
+        Err(_) => stamp.to_string(),
+    }
+}
+
 #[cfg(test)]
 pub(crate) fn report_html(
     name: &str,
@@ -315,8 +327,8 @@ fn run_view(name: &str, run: Option<&Value>) -> RunView {
         name: name.to_string(),
         version: field("version").unwrap_or_else(|| env!("CARGO_PKG_VERSION").to_string()),
         state: field("state"),
-        started: field("started"),
-        finished: field("finished"),
+        started: field("started").map(|t| readable_time(&t)),
+        finished: field("finished").map(|t| readable_time(&t)),
         stopped: field("stopped"),
         settings,
     }

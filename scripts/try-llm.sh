@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# LLM mode with no key and no download: the shipped loopback mock server
+# (examples/mock_llm.rs) plays a SCRIPTED agent (examples/mock-llm/agent.json; not a
+# model) that answers the sample requests as a LinuxAgent, a HostAgent, an AppAgent and
+# the judge would, and ufo-batch runs examples/requests/ (and, where the desktop stack is
+# installed, examples/desktop-requests/) against it, exactly as it would run them against
+# a real provider: prompts, replies in UFO's schema, tools, checks, tokens and costs.
+#
+#   bash scripts/try-llm.sh            results in results/try-llm/
+#
+# UFO_BATCH and MOCK_LLM name prebuilt binaries (the tests use them); else they are built.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+bin=${UFO_BATCH:-}
+mock=${MOCK_LLM:-}
+if [ -z "$bin" ] || [ -z "$mock" ]; then
+  echo "== cargo build --release --bin ufo-batch --bin ufo-batch-jail --example mock_llm"
+  cargo build --release --bin ufo-batch --bin ufo-batch-jail --example mock_llm
+  bin=${bin:-target/release/ufo-batch}
+  mock=${mock:-target/release/examples/mock_llm}
+fi
+
+out=${TRY_LLM_OUT:-results}
+urlfile=$(mktemp)
+"$mock" --play examples/mock-llm/agent.json >"$urlfile" &
+mock_pid=$!
+trap 'kill "$mock_pid" 2>/dev/null || true; rm -f "$urlfile"' EXIT
+for _ in $(seq 100); do [ -s "$urlfile" ] && break; sleep 0.05; done
+url=$(head -n 1 "$urlfile")
+[ -n "$url" ] || { echo "the mock server did not start" >&2; exit 1; }
+echo "== the scripted agent answers on $url (a script, not a model)"
+
+paths=(examples/requests/)
+if bash scripts/setup-desktop.sh --check >/dev/null 2>&1; then
+  paths+=(examples/desktop-requests/)
+else
+  echo "(the desktop stack is not installed: the desktop requests are left out; scripts/setup-desktop.sh installs it)"
+fi
+echo "== $bin run ${paths[*]} --config examples/mock-llm/ufo-batch.toml --llm-base-url $url"
+"$bin" run "${paths[@]}" --config examples/mock-llm/ufo-batch.toml --llm-base-url "$url" \
+  --out "$out" --name try-llm --fresh --progress lines
+echo "== open $out/try-llm/report.html, or read a trajectory: $out/try-llm/ufo/hello_file/output.md"
