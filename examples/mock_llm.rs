@@ -108,15 +108,7 @@ fn parse_refusal(text: &str) -> Refusal {
 /// many replies that conversation already has.
 fn play(script: &Value, body: &Value) -> String {
     let messages = body["messages"].as_array().cloned().unwrap_or_default();
-    let text_of = |m: &Value| match &m["content"] {
-        Value::String(s) => s.clone(),
-        Value::Array(parts) => parts
-            .iter()
-            .filter_map(|p| p["text"].as_str())
-            .collect::<Vec<_>>()
-            .join("\n"),
-        _ => String::new(),
-    };
+    let text_of = mock_llm::message_text;
     let system = messages.first().map(text_of).unwrap_or_default();
     if system.starts_with("You evaluate") {
         let judge = &script["judge"];

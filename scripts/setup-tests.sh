@@ -26,19 +26,12 @@ if ! command -v script >/dev/null 2>&1; then
   echo "== util-linux's script (a test gives the runner a terminal)"
   apt_install bsdutils || { echo "script could not be installed (apt-get install bsdutils)" >&2; exit 2; }
 fi
-if wanted desktop; then
-  echo "== the desktop stack (scripts/setup-desktop.sh)"
-  bash scripts/setup-desktop.sh
-fi
-if wanted browser; then
-  echo "== a headless browser (scripts/setup-browser.sh)"
-  bash scripts/setup-browser.sh
-fi
-if wanted mcp; then
-  echo "== the MCP test servers and the AIP test client (scripts/setup-mcp.sh)"
-  bash scripts/setup-mcp.sh
-fi
-if wanted ufo; then
-  echo "== UFO's own code's venv (scripts/setup-ufo.sh)"
-  bash scripts/setup-ufo.sh
-fi
+# Each stack with its own script, unless its tests are to be skipped.
+for stack in "desktop:the desktop stack" "browser:a headless browser" \
+             "mcp:the MCP test servers and the AIP test client" "ufo:UFO's own code's venv"; do
+  name=${stack%%:*}
+  if wanted "$name"; then
+    echo "== ${stack#*:} (scripts/setup-$name.sh)"
+    bash "scripts/setup-$name.sh"
+  fi
+done

@@ -14,8 +14,11 @@ bash scripts/setup-tests.sh || exit $?
 record=target/tmp/skipped-tests.txt
 mkdir -p target/tmp
 rm -f "$record"
-echo "== cargo test --release"
-cargo test --release "$@"
+# Most tests wait on processes, apps and sockets rather than compute: four at once on
+# two cores took the integration tests from 223 s to 148 s here (RUST_TEST_THREADS
+# overrides it).
+echo "== cargo test --release (the release build's dependencies are reused; about 3 min to compile the tests, 2.5 min to run them on 2 cores)"
+RUST_TEST_THREADS=${RUST_TEST_THREADS:-4} cargo test --release "$@"
 code=$?
 
 if [ -s "$record" ]; then

@@ -23,15 +23,7 @@ pub(crate) fn listed(body: &Value) -> Vec<Value> {
         .find(|m| m["role"] == "user")
         .cloned()
         .unwrap_or_default();
-    let text = match &last["content"] {
-        Value::String(s) => s.clone(),
-        Value::Array(parts) => parts
-            .iter()
-            .filter_map(|p| p["text"].as_str())
-            .collect::<Vec<_>>()
-            .join("\n"),
-        _ => String::new(),
-    };
+    let text = crate::mock_llm::message_text(&last);
     text.lines()
         .filter_map(|l| serde_json::from_str::<Value>(l).ok())
         .filter(|v| v["id"].is_string())

@@ -266,6 +266,19 @@ impl Drop for MockLlm {
     }
 }
 
+/// A message's text: its content string, or its text parts (an image part has none).
+pub(crate) fn message_text(message: &Value) -> String {
+    match &message["content"] {
+        Value::String(s) => s.clone(),
+        Value::Array(parts) => parts
+            .iter()
+            .filter_map(|p| p["text"].as_str())
+            .collect::<Vec<_>>()
+            .join("\n"),
+        _ => String::new(),
+    }
+}
+
 pub(crate) fn marker(name: &str) -> String {
     format!("[script:{name}]")
 }

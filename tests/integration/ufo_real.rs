@@ -493,7 +493,9 @@ fn a_ufo_client_with_a_wrong_token_is_refused() {
     if !ufo_installed() {
         return;
     }
-    let p = project(&format!("{DEVICES_CONFIG}wait_for = \"6s\"\n"));
+    // Long enough for UFO's client (a Python start) to connect and be refused on a
+    // loaded machine.
+    let p = project(&format!("{DEVICES_CONFIG}wait_for = \"12s\"\n"));
     p.task(
         "list.json",
         json!({"request": "list", "actions": [command("ls")]}),
@@ -521,7 +523,7 @@ fn a_ufo_client_with_a_wrong_token_is_refused() {
     out.expect_code(1);
     assert!(out.stderr.contains("wrong token"), "{}", out.stderr);
     assert!(
-        out.stderr.contains("no device connected within 6s"),
+        out.stderr.contains("no device connected within 12s"),
         "{}",
         out.stderr
     );
