@@ -36,7 +36,7 @@ pub(crate) use validation::{Checked, validation_report};
 fn cost_text(cost: Option<f64>) -> String {
     match cost {
         None => "unknown".to_string(),
-        Some(c) if c == 0.0 => "—".to_string(),
+        Some(0.0) => "—".to_string(),
         Some(c) => format!("${c:.4}"),
     }
 }

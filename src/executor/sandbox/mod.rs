@@ -43,6 +43,7 @@ const UNCONFINED: &str = "WARNING: --sandbox none: commands are not confined. Th
     task; only their environment is scrubbed and their process group killed.";
 
 /// What a runner running as root leaves open in every mode, said at the start of the run.
+#[cfg(unix)]
 const AS_ROOT: &str = "WARNING: ufo-batch runs as root, so a task's commands run as root too. \
     The sandbox takes away their capabilities and keeps their writes in the task's folders, \
     but they still read every file root owns (/etc/shadow, root's keys) and, with \
