@@ -51,10 +51,21 @@ fn main() {
             "--refusal" => refusal = parse_refusal(&value),
             "--stats" => stats = Some(PathBuf::from(&value)),
             "--play" => {
+                let quit = |why: String| -> ! {
+                    eprintln!("mock_llm: {why}");
+                    std::process::exit(2)
+                };
                 let text = std::fs::read_to_string(&value)
-                    .unwrap_or_else(|e| panic!("cannot read --play {value}: {e}"));
-                let parsed: Value = serde_json::from_str(&text)
-                    .unwrap_or_else(|e| panic!("--play {value} is not JSON: {e}"));
+                    .unwrap_or_else(|e| quit(format!("cannot read --play {value}: {e}")));
+                let mut parsed: Value = serde_json::from_str(&text)
+                    .unwrap_or_else(|e| quit(format!("--play {value} is not JSON: {e}")));
+                let Some(object) = parsed.as_object_mut() else {
+                    quit(format!(
+                        "--play {value} must hold a JSON object with `tasks`"
+                    ));
+                };
+                // Named in what the scripted agent says of a request it does not know.
+                object.insert("path".into(), json!(value));
                 script = Some(parsed);
             }
             other => panic!(
@@ -132,11 +143,11 @@ fn play(script: &Value, body: &Value) -> String {
         t["agent"] == agent && t["when"].as_str().is_some_and(|w| conversation.contains(w))
     });
     let Some(entry) = entry else {
-        return unscripted(agent);
+        return unscripted(agent, script["path"].as_str().unwrap_or("the script"));
     };
     let replies = entry["replies"].as_array().cloned().unwrap_or_default();
     let Some(reply) = replies.get(replied).or(replies.last()) else {
-        return unscripted(agent);
+        return unscripted(agent, script["path"].as_str().unwrap_or("the script"));
     };
     let status = reply["status"].as_str().unwrap_or("FINISH");
     let thought = reply["thought"].as_str().unwrap_or("as scripted");
@@ -185,8 +196,8 @@ fn window(request: &str, wanted: &str) -> Value {
 
 /// What the scripted agent says to a request its script does not know: it gives up,
 /// saying why (the task then fails, as it should).
-fn unscripted(agent: &str) -> String {
-    let why = "this request is not in examples/mock-llm/agent.json, the scripted agent's script";
+fn unscripted(agent: &str, script: &str) -> String {
+    let why = format!("this request is not in {script}, the scripted agent's script");
     if agent == "HostAgent" {
         json!({"observation": why, "thought": why, "current_subtask": "", "message": [], "status": "FAIL",
                "plan": [], "function": "", "arguments": {}, "comment": why})

@@ -8,6 +8,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 skip=",${UFO_BATCH_SKIP_TESTS:-},"
+skip=${skip// /}
 wanted() { [[ "$skip" != *",$1,"* && "$skip" != *",all,"* ]]; }
 
 sudo=()

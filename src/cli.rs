@@ -99,7 +99,7 @@ pub(crate) struct RunArgs {
     #[arg(long, help_heading = RESULTS)]
     pub(crate) rerun_failed: bool,
     /// How progress is shown (auto: a bar on a terminal, lines otherwise).
-    #[arg(long, value_enum, default_value_t = Progress::Auto, help_heading = RESULTS)]
+    #[arg(long, value_name = "MODE", value_enum, default_value_t = Progress::Auto, help_heading = RESULTS)]
     pub(crate) progress: Progress,
     /// Print a one-line JSON summary of the run on stdout at the end.
     #[arg(long, help_heading = RESULTS)]
@@ -122,7 +122,7 @@ pub(crate) struct RunArgs {
     #[arg(long, value_name = "N", help_heading = TASKS)]
     pub(crate) max_steps: Option<u32>,
     /// Round limit per session (UFO's MAX_ROUND: a round is one pass of an agent at one
-    /// request; follower sessions always get enough).
+    /// request; default: 1 for a request; follower sessions always get enough).
     #[arg(long, value_name = "N", help_heading = TASKS)]
     pub(crate) max_rounds: Option<u32>,
     /// Run every task K times (as TASK_ID/rep-1 ... rep-K) to measure pass rates and
@@ -185,7 +185,7 @@ pub(crate) struct RunArgs {
     #[arg(long, value_name = "ADDR", help_heading = SCALE_OUT)]
     pub(crate) devices: Option<String>,
     /// With --devices: wait for N devices to connect before the first task starts
-    /// (at most [devices] wait_for).
+    /// (at most [devices] wait_for; default: 0, start at once).
     #[arg(long, value_name = "N", help_heading = SCALE_OUT)]
     pub(crate) devices_wait: Option<usize>,
 }

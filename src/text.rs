@@ -124,7 +124,9 @@ pub(crate) fn panic_text(payload: &(dyn std::any::Any + Send)) -> String {
 }
 
 /// The candidate `word` was most likely meant to be, when one is close enough to say
-/// "did you mean ...?" (Jaro-Winkler similarity of 0.8 or more, as a misspelling is).
+/// "did you mean ...?": as a misspelling is, similar (Jaro-Winkler 0.8 or more) and a
+/// few edits away (at most a third of the word, and at least 2), so that `pattern` is
+/// not taken for a misspelt `path`.
 pub(crate) fn closest<'a>(
     word: &str,
     candidates: impl IntoIterator<Item = &'a str>,
@@ -132,9 +134,27 @@ pub(crate) fn closest<'a>(
     candidates
         .into_iter()
         .map(|c| (strsim::jaro_winkler(word, c), c))
-        .filter(|(score, c)| *score >= 0.8 && *c != word)
+        .filter(|(score, c)| {
+            *score >= 0.8
+                && *c != word
+                && strsim::damerau_levenshtein(word, c) <= (word.chars().count() / 3).max(2)
+        })
         .max_by(|a, b| a.0.total_cmp(&b.0))
         .map(|(_, c)| c)
+}
+
+/// `text` as one Markdown code span that shows it as written: fenced by one backtick
+/// more than its longest run of them, and padded with a space where it begins or ends
+/// with one (CommonMark strips one such space on each side).
+pub(crate) fn code_span(text: &str) -> String {
+    let longest = text.split(|c| c != '`').map(str::len).max().unwrap_or(0);
+    let fence = "`".repeat(longest + 1);
+    let pad = if text.starts_with('`') || text.ends_with('`') {
+        " "
+    } else {
+        ""
+    };
+    format!("{fence}{pad}{text}{pad}{fence}")
 }
 
 #[cfg(test)]
@@ -142,11 +162,20 @@ mod tests {
     use super::*;
 
     #[test]
+    fn code_spans_outlast_the_backticks_inside() {
+        assert_eq!(code_span("ls -l"), "`ls -l`");
+        assert_eq!(code_span("echo `date`"), "`` echo `date` ``");
+        assert_eq!(code_span("a ``` b"), "````a ``` b````");
+    }
+
+    #[test]
     fn a_misspelling_finds_its_word() {
         let keys = ["timeout", "request", "evaluate"];
         assert_eq!(closest("timout", keys), Some("timeout"));
         assert_eq!(closest("evalute", keys), Some("evaluate"));
         assert_eq!(closest("colour", keys), None);
+        assert_eq!(closest("pattern", ["path"]), None);
+        assert_eq!(closest("patern", ["path", "pattern"]), Some("pattern"));
         assert_eq!(
             closest("file_exist", ["file_exists", "file_equals", "command"]),
             Some("file_exists")

@@ -63,7 +63,7 @@ impl Agent for ReplayAgent {
         let clock = Instant::now();
         let result = executor.execute(&command).await;
         let duration_s = seconds(clock.elapsed());
-        let shown = crate::text::shorten(&command.action_string(), 120);
+        let shown = crate::text::code_span(&crate::text::shorten(&command.action_string(), 120));
         // One wording: a step that records a result (`expect`) and got another
         // diverged from the recording; a step that records none (a hand-written plan)
         // and failed simply failed, in the tool's own words.
@@ -72,7 +72,7 @@ impl Agent for ReplayAgent {
             let divergence = (!diffs.is_empty()).then(|| diffs.join("; "));
             let error = divergence
                 .as_ref()
-                .map(|d| format!("step {number} `{shown}` diverged from the recording: {d}"));
+                .map(|d| format!("step {number} {shown} diverged from the recording: {d}"));
             (divergence, error)
         } else {
             let error = (result.status != crate::tool::ResultStatus::Success).then(|| {
@@ -80,7 +80,7 @@ impl Agent for ReplayAgent {
                     || result.status.to_string(),
                     |e| crate::text::shorten(e, 300),
                 );
-                format!("step {number} `{shown}` failed: {why}")
+                format!("step {number} {shown} failed: {why}")
             });
             (None, error)
         };

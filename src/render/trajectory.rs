@@ -137,9 +137,9 @@ fn evaluation_section(md: &mut String, e: &Evaluation) {
                 .unwrap_or_default();
             let _ = writeln!(
                 md,
-                "  - {} `{}`{detail}",
+                "  - {} {}{detail}",
                 complete_mark(s.evaluation),
-                s.name.replace('`', "'")
+                crate::text::code_span(&s.name)
             );
         }
     }
@@ -166,7 +166,7 @@ fn screenshots(md: &mut String, step: &StepRecord, next: Option<&StepRecord>) {
 fn step_section(md: &mut String, step: &StepRecord) {
     let title = match step.action.as_slice() {
         [] => "no action".to_string(),
-        [only] => format!("`{}`", only.action_string.replace('`', "'")),
+        [only] => crate::text::code_span(&only.action_string),
         many => format!("{} actions", many.len()),
     };
     let _ = writeln!(md, "### Step {}: {title}\n", step.session_step);
@@ -215,7 +215,11 @@ fn step_section(md: &mut String, step: &StepRecord) {
 
 fn action_section(md: &mut String, a: &ActionRecord, show_action: bool) {
     if show_action {
-        let _ = writeln!(md, "- **Action**: `{}`", a.action_string.replace('`', "'"));
+        let _ = writeln!(
+            md,
+            "- **Action**: {}",
+            crate::text::code_span(&a.action_string)
+        );
     }
     let outcome = a.outcome();
     let mut result = format!("{} {outcome}", result_mark(&outcome));

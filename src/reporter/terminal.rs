@@ -272,15 +272,8 @@ fn task_line(r: &TaskRecord) -> String {
         TaskStatus::Cancelled => "CANCEL",
         TaskStatus::Pending | TaskStatus::Running => "?",
     };
-    // A task stopped mid-step has done its steps, not made them: the one under way is
-    // in its reason.
-    let done = if matches!(r.status, TaskStatus::Timeout | TaskStatus::Cancelled) {
-        " done"
-    } else {
-        ""
-    };
     let mut line = format!(
-        "{label:<7} {} ({:.2}s, {}{done})",
+        "{label:<7} {} ({:.2}s, {})",
         r.id,
         r.duration_s,
         plural(r.steps as usize, "step")

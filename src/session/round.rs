@@ -79,6 +79,7 @@ impl Round {
                 agent.next(&step)
             };
             let reason = step.error.clone();
+            let comment = step.comment.clone().filter(|c| !c.trim().is_empty());
             let kind = step.error_kind;
             let mut record = self.record(ctx, step, started, seconds(clock.elapsed()));
             if let Some(screens) = screens {
@@ -87,10 +88,12 @@ impl Round {
             }
             ctx.events.step(record.clone());
             ctx.trajectory.push(record);
+            // A step's error, else what the agent said, with its comment (its why).
             let why = || {
-                reason
-                    .clone()
-                    .unwrap_or_else(|| format!("the agent said {status}"))
+                reason.clone().unwrap_or_else(|| match &comment {
+                    Some(c) => format!("the agent said {status}: {}", c.trim()),
+                    None => format!("the agent said {status}"),
+                })
             };
             match next {
                 Transition::Continue => {}

@@ -95,7 +95,13 @@ impl Expect {
             Some(0) | None => ResultStatus::Success,
             Some(_) => ResultStatus::Failure,
         });
-        if result.status != wanted_status {
+        // A status the plan derives from its exit code is said by the exit code's own
+        // difference below, not twice.
+        let said_by_exit_code = self.status.is_none()
+            && self
+                .exit_code
+                .is_some_and(|c| result.exit_code() != Some(c));
+        if result.status != wanted_status && !said_by_exit_code {
             let why = result
                 .error
                 .as_deref()

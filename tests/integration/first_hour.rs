@@ -68,9 +68,24 @@ fn validate_says_every_problem_of_a_file_with_what_was_meant() {
             "evaluate": [{"type": "file_exist", "path": "a.txt"}]
         }),
     );
+    // Without a request the file has no shape, and the rest is still checked.
+    p.task(
+        "no_request.json",
+        json!({"reqest": "r", "actions": [{"action": "read_fil", "parameters": {"path": "a"}}],
+               "evaluate": [{"type": "file_contains", "path": "a", "pattern": "(unclosed"}]}),
+    );
     let out = p.cmd(&["validate", "tasks"]);
     out.expect_code(2);
     let said = out.stdout + &out.stderr;
+    for wanted in [
+        "no_request.json: no request",
+        "unknown key `reqest` ignored (did you mean `request`?)",
+        "`actions[0].action`: unknown tool `read_fil`",
+        "did you mean `read_file`?",
+        "`evaluate[0].pattern`: invalid regular expression",
+    ] {
+        assert!(said.contains(wanted), "{wanted:?} not in:\n{said}");
+    }
     for wanted in [
         "unknown variant `file_exist`",
         "did you mean `file_exists`?",
@@ -78,7 +93,7 @@ fn validate_says_every_problem_of_a_file_with_what_was_meant() {
         "did you mean `execute_command`?",
         "`actions[1].parameters`: `execute_command` needs the parameter `command`",
         "unknown key `timout` ignored (did you mean `timeout`?)",
-        "1 bad file with 3 problems",
+        "2 bad files with 6 problems",
     ] {
         assert!(said.contains(wanted), "{wanted:?} not in:\n{said}");
     }

@@ -31,7 +31,9 @@ impl Checker<'_> {
     ) -> Option<Task> {
         let fallback = raw.unique_id.as_ref().map(UniqueId::text);
         let id = self.id(raw.id.as_deref(), default_id, fallback.as_deref());
-        let (shape, request) = self.shape(&raw)?;
+        // Without a request the file has no shape, but every other key is still
+        // checked, so that one reading says every problem.
+        let shaped = self.shape(&raw);
         let close = self.close(raw.close);
         let timeout = self.timeout(raw.timeout);
         if raw.max_steps == Some(0) {
@@ -41,7 +43,7 @@ impl Checker<'_> {
                 "remove it or give a positive number",
             );
         }
-        if let TaskShape::RecordedPlan { actions } = &shape {
+        if let Some(actions) = &raw.actions {
             self.actions("actions", actions, tools);
         }
         let setup = raw.setup.unwrap_or_default();
@@ -50,13 +52,15 @@ impl Checker<'_> {
         self.files(&files);
         let checks = raw.evaluate.unwrap_or_default();
         self.checks(&checks);
+        let object_file = self.object(raw.object.as_deref(), &files);
+        let (shape, request) = shaped?;
         Some(Task {
             id: id?,
             source: self.file.to_path_buf(),
             source_hash: crate::hash::hex(text.as_bytes()),
             shape,
             request,
-            object_file: self.object(raw.object.as_deref(), &files),
+            object_file,
             recorded: raw.recorded,
             app: raw.app,
             object: raw.object,
