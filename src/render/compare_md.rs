@@ -17,7 +17,8 @@ pub(crate) fn compare_md(c: &Comparison) -> String {
     );
     let (a, b) = (&c.a, &c.b);
     let cost_change = match (a.cost_usd, b.cost_usd) {
-        (Some(x), Some(y)) if x == 0.0 && y == 0.0 => "—".to_string(),
+        // No change to show: nothing spent in either run, or the same.
+        (Some(x), Some(y)) if x == y => "—".to_string(),
         (Some(x), Some(y)) => format!("{:+.4}", y - x)
             .replace("+", "+$")
             .replace("-", "-$"),

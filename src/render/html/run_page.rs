@@ -118,7 +118,7 @@ impl Serialize for DataRows<'_> {
 /// there is one).
 /// An RFC 3339 time of `run.json` (`2026-11-28T05:32:10.278Z`) as people read it
 /// (`2026-11-28 05:32:10 UTC`); anything else as it is.
-fn readable_time(stamp: &str) -> String {
+pub(super) fn readable_time(stamp: &str) -> String {
     match humantime::parse_rfc3339(stamp) {
         Ok(time) => {
             let text = humantime::format_rfc3339_seconds(time).to_string();

@@ -126,7 +126,9 @@ pub(crate) fn task_html(
             source: record.source.clone(),
             duration: format!("{:.2} s", record.duration_s),
             steps: record.steps,
-            started: record.started.map(|t| t.to_string()),
+            started: record
+                .started
+                .map(|t| super::run_page::readable_time(&t.to_string())),
             tokens: record.usage.prompt_tokens + record.usage.completion_tokens,
             cost: cost_text(record.cost_usd),
             llm: format!(
@@ -160,7 +162,7 @@ pub(crate) fn task_html(
             .map(|(i, a)| AttemptView {
                 attempt: a.attempt,
                 status: name_of(&a.status),
-                started: a.started.to_string(),
+                started: super::run_page::readable_time(&a.started.to_string()),
                 error: a.error.clone(),
                 files: (i + 1 < record.attempts.len())
                     .then(|| format!("{ATTEMPTS}/{}/", a.attempt)),
