@@ -130,7 +130,8 @@ pub(crate) struct RunArgs {
     #[arg(long, value_name = "K", help_heading = TASKS)]
     pub(crate) repeat: Option<u32>,
     /// How tasks are judged: auto (a task's checks if it has any, else the LLM judge if
-    /// a model is set), checks, llm or none (default: auto).
+    /// a model is set), checks, llm, none, or both (as auto, and the judge also judges
+    /// the tasks the checks decide, to measure its agreement with them) (default: auto).
     #[arg(long, value_name = "MODE", value_parser = parse_eval, help_heading = TASKS)]
     pub(crate) eval: Option<EvalMode>,
     /// Desktop tasks: save each step's UI tree as ui_trees/ui_tree_step{N}.json.

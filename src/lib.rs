@@ -69,6 +69,7 @@ mod rundir;
 mod secrets;
 mod session;
 mod shard;
+mod stats;
 mod task;
 mod text;
 mod tool;

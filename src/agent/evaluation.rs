@@ -326,6 +326,7 @@ pub(crate) fn parse_verdict(text: &str) -> Result<Evaluation, String> {
         sub_scores,
         complete,
         evaluator: Evaluator::Llm,
+        judge: None,
     })
 }
 

@@ -1,13 +1,14 @@
 //! Choosing and running a task's evaluation: its checks, the LLM judge, or none, as
 //! `--eval` says (auto: checks if the task has any, else the judge if an LLM is
-//! configured, else none). The judge's tokens and cost count toward the task.
+//! configured, else none; `both`: as auto, and the judge's verdict beside the checks'). The
+//! judge's tokens and cost count toward the task.
 
 use super::AttemptSettings;
 use crate::agent::{EvaluationAgent, JudgeFailure, JudgeScreen};
 use crate::desktop::screenshot::Image;
 use crate::eval::{EvalMode, run_checks};
 use crate::executor::Executor;
-use crate::record::{Complete, Evaluation, Evaluator, SubScore};
+use crate::record::{Complete, Evaluation, Evaluator, JudgeOpinion, SubScore};
 use crate::session::{Context, SessionEnd};
 use crate::task::{RecordedVerdict, Task};
 
@@ -29,11 +30,12 @@ pub(super) enum Judge {
 /// checks modes), so that replaying a failure cannot pass by merely finishing.
 pub(super) fn choose(mode: EvalMode, has_checks: bool, has_llm: bool, recorded: bool) -> Judge {
     match mode {
-        EvalMode::Auto | EvalMode::Checks if has_checks => Judge::Checks,
-        EvalMode::Auto | EvalMode::Checks if recorded => Judge::Recording,
-        EvalMode::Auto if has_llm => Judge::Llm,
-        EvalMode::Llm if has_llm => Judge::Llm,
-        EvalMode::Auto | EvalMode::Checks | EvalMode::Llm | EvalMode::None => Judge::Nobody,
+        EvalMode::Auto | EvalMode::Both | EvalMode::Checks if has_checks => Judge::Checks,
+        EvalMode::Auto | EvalMode::Both | EvalMode::Checks if recorded => Judge::Recording,
+        EvalMode::Auto | EvalMode::Both | EvalMode::Llm if has_llm => Judge::Llm,
+        EvalMode::Auto | EvalMode::Both | EvalMode::Checks | EvalMode::Llm | EvalMode::None => {
+            Judge::Nobody
+        }
     }
 }
 
@@ -73,6 +75,7 @@ fn recording_verdict(recorded: &RecordedVerdict) -> Evaluation {
         }],
         complete,
         evaluator: Evaluator::Recording,
+        judge: None,
     }
 }
 
@@ -122,6 +125,9 @@ pub(super) async fn evaluate(
                     evaluation.reason
                 );
             }
+            if settings.eval == EvalMode::Both {
+                evaluation.judge = second_opinion(task, settings, end, ctx).await;
+            }
             Ok(Some(evaluation))
         }
         Judge::Recording => Ok(task.recorded.as_ref().map(recording_verdict)),
@@ -129,46 +135,83 @@ pub(super) async fn evaluate(
         Judge::Llm => {
             // A session that did not finish has failed already; a verdict would not
             // change that and would cost tokens.
-            let Some(llm) = settings
-                .llm
-                .as_ref()
-                .filter(|_| *end == SessionEnd::Finished)
-            else {
+            if *end != SessionEnd::Finished {
                 return Ok(None);
-            };
-            let judge = EvaluationAgent::new(llm.clone(), settings.agent.reply_retries);
-            let screens = if task.is_desktop() && settings.agent.vision {
-                judge_screens(task, settings, &ctx.trajectory).await
-            } else {
-                Vec::new()
-            };
-            let desktop = task.is_desktop().then_some(screens.as_slice());
-            ctx.events.info(format!(
-                "asking the LLM judge{}",
-                match screens.len() {
-                    0 => String::new(),
-                    n => format!(" ({n} screenshots)"),
-                }
-            ));
-            let result = judge
-                .judge(
-                    &ctx.request,
-                    &ctx.trajectory,
-                    &ctx.workspace,
-                    desktop,
-                    &ctx.events,
-                )
-                .await;
-            let (usage, cost, stats) = match &result {
-                Ok(j) => (j.usage, j.cost, j.llm),
-                Err(f) => (f.usage, f.cost, f.llm),
-            };
-            ctx.usage.add(usage);
-            ctx.cost.add(cost);
-            ctx.llm.add(stats);
-            result.map(|j| Some(j.evaluation))
+            }
+            ask_judge(task, settings, ctx).await
         }
     }
+}
+
+/// With `--eval both`, the judge's verdict beside the checks' on a finished session
+/// (their agreement is what `--eval both` measures): it decides nothing, and when it
+/// cannot give one the task is not the worse for it.
+async fn second_opinion(
+    task: &Task,
+    settings: &AttemptSettings,
+    end: &SessionEnd,
+    ctx: &mut Context,
+) -> Option<JudgeOpinion> {
+    if *end != SessionEnd::Finished {
+        return None;
+    }
+    match ask_judge(task, settings, ctx).await {
+        Ok(Some(verdict)) => Some(JudgeOpinion {
+            complete: verdict.complete,
+            reason: verdict.reason,
+        }),
+        Ok(None) => None,
+        Err(failure) => {
+            ctx.events.warn(format!(
+                "the LLM judge gave no verdict beside the checks': {}",
+                failure.reason
+            ));
+            None
+        }
+    }
+}
+
+/// Asks the LLM judge; its tokens and cost count toward the task. `Ok(None)` when no
+/// LLM is configured.
+async fn ask_judge(
+    task: &Task,
+    settings: &AttemptSettings,
+    ctx: &mut Context,
+) -> Result<Option<Evaluation>, JudgeFailure> {
+    let Some(llm) = settings.llm.as_ref() else {
+        return Ok(None);
+    };
+    let judge = EvaluationAgent::new(llm.clone(), settings.agent.reply_retries);
+    let screens = if task.is_desktop() && settings.agent.vision {
+        judge_screens(task, settings, &ctx.trajectory).await
+    } else {
+        Vec::new()
+    };
+    let desktop = task.is_desktop().then_some(screens.as_slice());
+    ctx.events.info(format!(
+        "asking the LLM judge{}",
+        match screens.len() {
+            0 => String::new(),
+            n => format!(" ({n} screenshots)"),
+        }
+    ));
+    let result = judge
+        .judge(
+            &ctx.request,
+            &ctx.trajectory,
+            &ctx.workspace,
+            desktop,
+            &ctx.events,
+        )
+        .await;
+    let (usage, cost, stats) = match &result {
+        Ok(j) => (j.usage, j.cost, j.llm),
+        Err(f) => (f.usage, f.cost, f.llm),
+    };
+    ctx.usage.add(usage);
+    ctx.cost.add(cost);
+    ctx.llm.add(stats);
+    result.map(|j| Some(j.evaluation))
 }
 
 /// The screenshots a desktop session's judge sees: up to `judge_screenshots` of the
@@ -246,6 +289,8 @@ mod tests {
         assert_eq!(choose(EvalMode::Checks, false, true, false), Judge::Nobody);
         assert_eq!(choose(EvalMode::None, true, true, true), Judge::Nobody);
         assert_eq!(choose(EvalMode::Auto, false, true, true), Judge::Recording);
+        assert_eq!(choose(EvalMode::Both, true, true, false), Judge::Checks);
+        assert_eq!(choose(EvalMode::Both, false, true, false), Judge::Llm);
         assert_eq!(
             choose(EvalMode::Checks, false, false, true),
             Judge::Recording

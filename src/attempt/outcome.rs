@@ -299,6 +299,7 @@ mod tests {
             sub_scores: vec![],
             complete,
             evaluator: Evaluator::Checks,
+            judge: None,
         }
     }
 

@@ -22,6 +22,10 @@ fn uses_llm(task: &Task, config: &RunSettings) -> bool {
     let judged = match config.eval {
         EvalMode::Llm => true,
         EvalMode::Auto => task.checks.is_empty() && task.recorded.is_none() && config.llm.is_some(),
+        // The judge also judges the tasks the checks decide.
+        EvalMode::Both => {
+            config.llm.is_some() && (!task.checks.is_empty() || task.recorded.is_none())
+        }
         EvalMode::Checks | EvalMode::None => false,
     };
     agent || judged

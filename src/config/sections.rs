@@ -163,10 +163,11 @@ pub(super) fn check_llm_needs(
     max_cost: Option<f64>,
     llm: Option<&LlmConfig>,
 ) -> Result<(), ConfigError> {
-    if eval == EvalMode::Llm && llm.is_none() {
-        return Err(ConfigError::Invalid(
-            "--eval llm needs an LLM: give --model".into(),
-        ));
+    if matches!(eval, EvalMode::Llm | EvalMode::Both) && llm.is_none() {
+        let mode = if eval == EvalMode::Llm { "llm" } else { "both" };
+        return Err(ConfigError::Invalid(format!(
+            "--eval {mode} needs an LLM: give --model"
+        )));
     }
     if let Some(max) = max_cost {
         if !(max.is_finite() && max > 0.0) {

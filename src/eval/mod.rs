@@ -28,6 +28,9 @@ pub(crate) enum EvalMode {
     Llm,
     /// No evaluation: a task passes when its session finishes without error.
     None,
+    /// As auto, and the LLM judge also gives its verdict on the tasks the checks decide,
+    /// to measure how far it agrees with them (the checks still decide).
+    Both,
 }
 
 impl std::str::FromStr for EvalMode {
@@ -39,8 +42,9 @@ impl std::str::FromStr for EvalMode {
             "checks" => Ok(Self::Checks),
             "llm" => Ok(Self::Llm),
             "none" => Ok(Self::None),
+            "both" => Ok(Self::Both),
             other => Err(format!(
-                "unknown evaluation mode `{other}` (use auto, checks, llm or none)"
+                "unknown evaluation mode `{other}` (use auto, checks, llm, both or none)"
             )),
         }
     }
@@ -95,5 +99,6 @@ pub(crate) async fn run_checks(
         },
         sub_scores,
         evaluator: Evaluator::Checks,
+        judge: None,
     }
 }

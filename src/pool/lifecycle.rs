@@ -47,6 +47,7 @@ pub(super) fn open_attempt(
     record.status = TaskStatus::Running;
     record.error = None;
     record.complete = None;
+    record.judge = None;
     record.started = Some(now);
     record.finished = None;
     record.attempts.push(AttemptRecord {
@@ -66,6 +67,7 @@ pub(super) fn close_attempt(record: &mut TaskRecord, outcome: &AttemptOutcome, n
     record.status = outcome.status;
     record.error = outcome.reason.clone();
     record.complete = outcome.evaluation.as_ref().map(|e| e.complete);
+    record.judge = outcome.evaluation.as_ref().and_then(|e| e.judge.clone());
     record.finished = Some(now);
     record.duration_s = record
         .started

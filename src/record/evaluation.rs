@@ -63,6 +63,19 @@ pub(crate) struct Evaluation {
     pub(crate) complete: Complete,
     /// Checks or the LLM judge.
     pub(crate) evaluator: Evaluator,
+    /// With `--eval both`, the LLM judge's verdict on a task the checks decided.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) judge: Option<JudgeOpinion>,
+}
+
+/// The LLM judge's verdict beside the checks' (`--eval both`): it decides nothing, it is
+/// compared with them.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub(crate) struct JudgeOpinion {
+    /// The judge's verdict.
+    pub(crate) complete: Complete,
+    /// Why, in the judge's words.
+    pub(crate) reason: String,
 }
 
 impl Evaluation {
@@ -73,7 +86,7 @@ impl Evaluation {
 
     /// The `evaluation.log` line: UFO's fields plus `level`, `request` and `type`.
     pub(crate) fn log_line(&self, request: &str) -> serde_json::Value {
-        serde_json::json!({
+        let mut line = serde_json::json!({
             "reason": self.reason,
             "sub_scores": self.sub_scores,
             "complete": self.complete,
@@ -81,6 +94,10 @@ impl Evaluation {
             "level": "session",
             "request": request,
             "type": "evaluation_result",
-        })
+        });
+        if let Some(judge) = &self.judge {
+            line["judge"] = serde_json::json!(judge);
+        }
+        line
     }
 }

@@ -14,7 +14,7 @@ mod task;
 
 pub(crate) use agent_status::AgentStatus;
 pub(crate) use encoded::{EncodedRows, decode_row, encode_row, row_len};
-pub(crate) use evaluation::{Complete, Evaluation, Evaluator, SubScore};
+pub(crate) use evaluation::{Complete, Evaluation, Evaluator, JudgeOpinion, SubScore};
 pub(crate) use inputs::{HeldInputs, Inputs};
 pub(crate) use names::{SessionType, ShapeName};
 pub(crate) use row::{RowSource, TaskRow};

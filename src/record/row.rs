@@ -7,7 +7,7 @@ use std::borrow::Cow;
 
 use serde::{Deserialize, Serialize};
 
-use super::{AttemptStatus, Complete, SessionType, TaskRecord, TaskStatus};
+use super::{AttemptStatus, Complete, JudgeOpinion, SessionType, TaskRecord, TaskStatus};
 use crate::task::TaskId;
 use crate::units::Usage;
 
@@ -24,6 +24,8 @@ pub(crate) struct TaskRow {
     pub(crate) complete: Option<Complete>,
     /// Why it did not pass, in one line.
     pub(crate) error: Option<String>,
+    /// With `--eval both`: the LLM judge's verdict beside the checks'.
+    pub(crate) judge: Option<JudgeOpinion>,
     /// Attempts so far.
     pub(crate) attempts: u32,
     /// Why each attempt before the latest did not pass, oldest first, but those the
@@ -55,6 +57,7 @@ impl TaskRow {
             status: record.status,
             complete: record.complete,
             error: record.error.clone(),
+            judge: record.judge.clone(),
             attempts: record.attempt_count(),
             earlier_failures: record.attempts[..record.attempts.len().saturating_sub(1)]
                 .iter()

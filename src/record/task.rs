@@ -3,7 +3,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::{AttemptStatus, Complete, Inputs, TaskStatus};
+use super::{AttemptStatus, Complete, Inputs, JudgeOpinion, TaskStatus};
 use super::{SessionType, ShapeName};
 use crate::task::TaskId;
 use crate::units::{Timestamp, Usage};
@@ -96,6 +96,9 @@ pub(crate) struct TaskRecord {
     /// Why it did not pass, in one line (empty when passed).
     #[serde(default)]
     pub(crate) error: Option<String>,
+    /// With `--eval both`: the LLM judge's verdict beside the checks' that decided.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) judge: Option<JudgeOpinion>,
     /// Every attempt, oldest first.
     pub(crate) attempts: Vec<AttemptRecord>,
     /// When the latest attempt started.
@@ -152,6 +155,7 @@ impl TaskRecord {
             repeat: None,
             status: TaskStatus::Pending,
             complete: None,
+            judge: None,
             error: None,
             attempts: Vec::new(),
             started: None,
