@@ -7,6 +7,7 @@ use clap::{Args, Parser, ValueEnum};
 
 use crate::config::RunOverrides;
 use crate::eval::EvalMode;
+use crate::render::FailOn;
 
 /// ufo-batch runs batches of computer-use agent tasks: every task file in a folder, many
 /// at once, each in its own workspace, with a complete results folder.
@@ -226,6 +227,25 @@ pub(crate) struct CompareArgs {
     /// task pages).
     #[arg(long, value_name = "FILE")]
     pub(crate) html: Option<PathBuf>,
+    /// When to exit 1: any (a task's pass rate dropped), significant (a regression
+    /// beyond noise at --alpha: exact McNemar, or a sign-flip permutation test with
+    /// repetitions), never.
+    #[arg(long, value_name = "WHEN", default_value = "any", value_parser = parse_fail_on)]
+    pub(crate) fail_on: FailOn,
+    /// The significance level of the tests (default: 0.05).
+    #[arg(long, value_name = "P", default_value_t = 0.05, value_parser = parse_alpha)]
+    pub(crate) alpha: f64,
+}
+
+fn parse_fail_on(s: &str) -> Result<FailOn, String> {
+    s.parse()
+}
+
+fn parse_alpha(s: &str) -> Result<f64, String> {
+    match s.parse::<f64>() {
+        Ok(a) if a > 0.0 && a < 1.0 => Ok(a),
+        _ => Err(format!("`{s}` is not a level between 0 and 1 (say 0.05)")),
+    }
 }
 
 /// Options of `ufo-batch merge`.

@@ -1,5 +1,6 @@
 //! `ufo-batch compare RUN_A RUN_B`: the comparison as markdown or JSON, on stdout and
-//! optionally in a file, and as a page with `--html`; exit 1 when a task regressed.
+//! optionally in a file, and as a page with `--html`; exit 1 as `--fail-on` says (by
+//! default when a task regressed).
 
 use std::path::{Component, Path, PathBuf};
 
@@ -10,9 +11,9 @@ use crate::finished::compare as compare_runs;
 use crate::render::{compare_html, compare_md};
 use crate::rundir::{FileError, write_atomic};
 
-/// Compares; 1 when a task regressed.
+/// Compares; 1 when the comparison fails under `--fail-on`.
 pub(super) fn compare(args: &CompareArgs) -> Result<u8, Error> {
-    let c = compare_runs(&args.a, &args.b)?;
+    let c = compare_runs(&args.a, &args.b, args.alpha)?;
     let text = if args.json {
         serde_json::to_string_pretty(&c).map_err(|e| Error::internal(e.to_string()))? + "\n"
     } else {
@@ -32,7 +33,7 @@ pub(super) fn compare(args: &CompareArgs) -> Result<u8, Error> {
     // Printed last: the files are written even when the reader of stdout went away.
     let form = if args.json { Form::Json } else { Form::Text };
     print(&text, form)?;
-    Ok(u8::from(c.regressed()))
+    Ok(u8::from(c.fails(args.fail_on)))
 }
 
 /// A relative path as a URL path: each segment percent-encoded, joined with `/`.

@@ -11,14 +11,14 @@ use crate::record::TaskRow;
 use crate::render::{Comparison, comparison};
 use crate::rundir::read_run_json;
 
-/// Compares the run dirs `a` (baseline) and `b`.
-pub(crate) fn compare(a: &Path, b: &Path) -> Result<Comparison, FinishedError> {
+/// Compares the run dirs `a` (baseline) and `b`, testing at level `alpha`.
+pub(crate) fn compare(a: &Path, b: &Path, alpha: f64) -> Result<Comparison, FinishedError> {
     // Neither may be changing while it is read.
     let _idle = (super::error::idle(a)?, super::error::idle(b)?);
     let (rows_a, rows_b) = (rows(a)?, rows(b)?);
     let refs_a: Vec<&TaskRow> = rows_a.iter().collect();
     let refs_b: Vec<&TaskRow> = rows_b.iter().collect();
-    Ok(comparison(a, &refs_a, b, &refs_b))
+    Ok(comparison(a, &refs_a, b, &refs_b, alpha))
 }
 
 /// A row for every task of the batch of the run dir at `dir`; an error when a record

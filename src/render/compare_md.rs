@@ -10,6 +10,7 @@ use super::report_md::cost;
 /// The comparison in markdown: totals, then regressions first.
 pub(crate) fn compare_md(c: &Comparison) -> String {
     let mut md = String::from("# ufo-batch compare\n\n");
+    let _ = writeln!(md, "**{}.**\n", first_upper(&c.verdict));
     let _ = writeln!(
         md,
         "| | A: `{}` | B: `{}` | change |\n|---|---:|---:|---:|",
@@ -64,6 +65,7 @@ pub(crate) fn compare_md(c: &Comparison) -> String {
     } else {
         md.push_str("**No regressions.**\n\n");
     }
+    statistics(&mut md, c);
     section(&mut md, "Regressions", &c.regressions, true);
     section(&mut md, "Fixes", &c.fixes, false);
     section(&mut md, "New tasks", &c.new, true);
@@ -74,6 +76,61 @@ pub(crate) fn compare_md(c: &Comparison) -> String {
         crate::text::plural(c.unchanged, "task")
     );
     md
+}
+
+/// The statistics behind the verdict: the 2×2 table or the per-task test, the tasks
+/// beyond their own noise, the flaky ones, and each run's judge agreement.
+fn statistics(md: &mut String, c: &Comparison) {
+    let st = &c.statistics;
+    md.push_str("## Statistics\n\n");
+    if let Some(t) = &st.table {
+        let _ = writeln!(
+            md,
+            "| tasks in both runs | passed in B | not passed in B |\n|---|---:|---:|\n| **passed in A** | {} | {} |\n| **not passed in A** | {} | {} |\n",
+            t.both, t.only_a, t.only_b, t.neither
+        );
+    }
+    let _ = writeln!(md, "{}.\n", st.method());
+    if !st.beyond_noise.is_empty() {
+        let _ = writeln!(
+            md,
+            "Beyond their own run-to-run variation (Fisher's exact test, p < {}):\n\n| task | A | B | p |\n|---|---|---|---:|",
+            st.alpha
+        );
+        for t in &st.beyond_noise {
+            let _ = writeln!(
+                md,
+                "| {} | {} | {} | {:.4} |",
+                t.id,
+                t.a.shown(),
+                t.b.shown(),
+                t.p_value
+            );
+        }
+        md.push('\n');
+    }
+    if !st.flaky.is_empty() {
+        let ids: Vec<String> = st.flaky.iter().map(|id| format!("`{id}`")).collect();
+        let _ = writeln!(
+            md,
+            "Flaky (passed in some repetitions and not in others; a change in them alone is not a regression): {}.\n",
+            ids.join(", ")
+        );
+    }
+    for (label, side) in [("A", &c.a), ("B", &c.b)] {
+        if let Some(agreement) = &side.judge_agreement {
+            let _ = writeln!(md, "Run {label}: {}.\n", agreement.line());
+        }
+    }
+}
+
+/// `text` with its first letter upper-case.
+pub(super) fn first_upper(text: &str) -> String {
+    let mut chars = text.chars();
+    match chars.next() {
+        Some(first) => first.to_uppercase().chain(chars).collect(),
+        None => String::new(),
+    }
 }
 
 fn section(md: &mut String, title: &str, changes: &[Change], with_reason: bool) {

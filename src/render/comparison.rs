@@ -1,13 +1,17 @@
 //! The comparison of two runs, task by task: each task has a pass rate (1 of 1, or k of
 //! K with `--repeat`); a drop is a regression, a rise a fix; tasks only in B are new,
-//! only in A missing. Totals show the pass rate, cost, tokens and task time of both.
+//! only in A missing. Totals show the pass rate, cost, tokens and task time of both, and
+//! each run's judge agreement (`--eval both`); the statistics of the tasks both have
+//! (`render::significance`) say whether the change is beyond noise, first, in words.
 
 use std::collections::BTreeMap;
 use std::path::Path;
 
 use serde::Serialize;
 
+use super::agreement::{Agreement, AgreementCount};
 use super::repeats::{TaskRate, has_repeats, rates};
+use super::significance::{Significance, Verdict, significance};
 use crate::record::TaskRow;
 use crate::task::TaskId;
 
@@ -28,6 +32,9 @@ pub(crate) struct Side {
     pub(crate) task_seconds: f64,
     /// True when the run has repeats.
     pub(crate) repeats: bool,
+    /// The judge's agreement with the checks, when the run had `--eval both`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) judge_agreement: Option<Agreement>,
 }
 
 /// One task that changed.
@@ -71,9 +78,38 @@ impl Rate {
     }
 }
 
+/// When `compare` exits 1 (`--fail-on`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) enum FailOn {
+    /// Any task whose pass rate dropped.
+    #[default]
+    Any,
+    /// A regression the statistics call significant at `--alpha`.
+    Significant,
+    /// Never (the comparison is for reading).
+    Never,
+}
+
+impl std::str::FromStr for FailOn {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s {
+            "any" => Ok(Self::Any),
+            "significant" => Ok(Self::Significant),
+            "never" => Ok(Self::Never),
+            other => Err(format!("unknown `{other}` (use any, significant or never)")),
+        }
+    }
+}
+
 /// The comparison of two runs.
 #[derive(Clone, Debug, Serialize)]
 pub(crate) struct Comparison {
+    /// The statistics' conclusion in one sentence.
+    pub(crate) verdict: String,
+    /// The statistics of the tasks both runs have.
+    pub(crate) statistics: Significance,
     /// The baseline.
     pub(crate) a: Side,
     /// The candidate.
@@ -95,15 +131,33 @@ impl Comparison {
     pub(crate) fn regressed(&self) -> bool {
         !self.regressions.is_empty()
     }
+
+    /// True when the comparison fails under `on`.
+    pub(crate) fn fails(&self, on: FailOn) -> bool {
+        match on {
+            FailOn::Any => self.regressed(),
+            FailOn::Significant => self.statistics.verdict == Verdict::SignificantRegression,
+            FailOn::Never => false,
+        }
+    }
 }
 
 /// Compares run `a` (the baseline, in the folder `a_dir`) with run `b`, task by task.
-pub(crate) fn comparison(a_dir: &Path, a: &[&TaskRow], b_dir: &Path, b: &[&TaskRow]) -> Comparison {
+pub(crate) fn comparison(
+    a_dir: &Path,
+    a: &[&TaskRow],
+    b_dir: &Path,
+    b: &[&TaskRow],
+    alpha: f64,
+) -> Comparison {
     let (ra, sa) = side(a_dir, a);
     let (rb, sb) = side(b_dir, b);
     let ma: BTreeMap<TaskId, TaskRate> = ra.into_iter().map(|r| (r.id.clone(), r)).collect();
     let mb: BTreeMap<TaskId, TaskRate> = rb.into_iter().map(|r| (r.id.clone(), r)).collect();
+    let mut paired = Vec::new();
     let mut c = Comparison {
+        verdict: String::new(),
+        statistics: significance(&[], alpha),
         a: sa,
         b: sb,
         regressions: vec![],
@@ -126,6 +180,7 @@ pub(crate) fn comparison(a_dir: &Path, a: &[&TaskRow], b_dir: &Path, b: &[&TaskR
                 reason: None,
             }),
             Some(y) => {
+                paired.push((id.clone(), rate(x), rate(y)));
                 let change = Change {
                     id: id.clone(),
                     a: Some(rate(x)),
@@ -153,6 +208,9 @@ pub(crate) fn comparison(a_dir: &Path, a: &[&TaskRow], b_dir: &Path, b: &[&TaskR
             reason: y.reason.clone(),
         });
     }
+    c.statistics = significance(&paired, alpha);
+    let shared_only = paired.len() != c.a.tasks || paired.len() != c.b.tasks;
+    c.verdict = c.statistics.sentence(shared_only);
     c
 }
 
@@ -167,6 +225,11 @@ fn side(dir: &Path, records: &[&TaskRow]) -> (Vec<TaskRate>, Side) {
         tokens: rates.iter().map(|r| r.tokens).sum(),
         task_seconds: (rates.iter().map(|r| r.duration_s).sum::<f64>() * 1000.0).round() / 1000.0,
         repeats: has_repeats(records.iter().copied()),
+        judge_agreement: {
+            let mut count = AgreementCount::default();
+            records.iter().for_each(|r| count.add(r));
+            count.finish()
+        },
     };
     (rates, side)
 }

@@ -4,6 +4,7 @@
 //! validation report, and the pages (`report.html`, each task's `task.html`, the
 //! comparison page). Renderers decide content only; `rundir` decides where it goes.
 
+pub(crate) mod agreement;
 mod compare_md;
 mod comparison;
 mod html;
@@ -14,13 +15,14 @@ mod overview;
 mod repeats;
 mod report_md;
 mod run_files;
+mod significance;
 mod summary;
 mod task_pages;
 mod trajectory;
 mod validation;
 
 pub(crate) use compare_md::compare_md;
-pub(crate) use comparison::{Comparison, comparison};
+pub(crate) use comparison::{Comparison, FailOn, comparison};
 pub(crate) use html::{compare_html, url_path};
 pub(crate) use log_line::log_line;
 pub(crate) use task_pages::{TaskPages, task_pages};

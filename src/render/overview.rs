@@ -1,7 +1,9 @@
 //! What the run-level files say of a run as a whole, counted once for all of them: the
 //! totals, and for a run with repetitions each task's rates. One pass over the rows
-//! (two with repetitions) instead of one or more in each file.
+//! (two with repetitions) instead of one or more in each file, with the judge's agreement
+//! with the checks (`--eval both`) counted in the same pass.
 
+use super::agreement::{Agreement, AgreementCount};
 use super::repeats::{TaskRate, rates};
 use super::summary::{Totals, totals};
 use crate::record::RowSource;
@@ -12,16 +14,23 @@ pub(crate) struct Overview {
     pub(crate) totals: Totals,
     /// Each task's results over its repetitions, when the run has any.
     pub(crate) rates: Option<Vec<TaskRate>>,
+    /// The judge's agreement with the checks, when some task had both verdicts.
+    pub(crate) agreement: Option<Agreement>,
 }
 
 impl Overview {
     /// The overview of `records`.
     pub(crate) fn of(records: &dyn RowSource) -> Self {
         let mut repeated = false;
-        let totals = totals(records.rows().inspect(|r| repeated |= r.repeat.is_some()));
+        let mut agreement = AgreementCount::default();
+        let totals = totals(records.rows().inspect(|r| {
+            repeated |= r.repeat.is_some();
+            agreement.add(r);
+        }));
         Self {
             totals,
             rates: repeated.then(|| rates(records.rows())),
+            agreement: agreement.finish(),
         }
     }
 }

@@ -8,6 +8,7 @@ use std::collections::BTreeMap;
 use serde::Serialize;
 
 use crate::record::{TaskRow, TaskStatus};
+use crate::stats::{Interval, wilson};
 use crate::task::TaskId;
 
 /// One task's results over its repetitions.
@@ -93,6 +94,13 @@ pub(crate) struct RepeatTotals {
     pub(crate) tasks: usize,
     /// Mean per-task pass rate (pass@1).
     pub(crate) pass_at_1: f64,
+    /// Its 95% Wilson interval over tasks (each task counted once, by its rate).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) pass_at_1_ci: Option<Interval>,
+    /// The mean over tasks run at least twice of each task's run-to-run variance (the
+    /// sample variance of its passes, 0 for a task that always or never passes).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) mean_task_variance: Option<f64>,
     /// Share of tasks that passed at least once.
     pub(crate) pass_at_k: f64,
     /// Share of tasks that passed every time.
@@ -105,9 +113,21 @@ pub(crate) struct RepeatTotals {
 pub(crate) fn repeat_totals(rates: &[TaskRate]) -> RepeatTotals {
     let n = rates.len().max(1) as f64;
     let round = |x: f64| (x * 10_000.0).round() / 10_000.0;
+    let rate_sum: f64 = rates.iter().map(|r| r.pass_rate).sum();
+    let repeated: Vec<f64> = rates
+        .iter()
+        .filter(|r| r.runs >= 2)
+        .map(|r| {
+            let (k, runs) = (f64::from(r.passed), f64::from(r.runs));
+            k * (runs - k) / (runs * (runs - 1.0))
+        })
+        .collect();
     RepeatTotals {
         tasks: rates.len(),
-        pass_at_1: round(rates.iter().map(|r| r.pass_rate).sum::<f64>() / n),
+        pass_at_1: round(rate_sum / n),
+        pass_at_1_ci: wilson(rate_sum, rates.len() as f64).map(Interval::rounded),
+        mean_task_variance: (!repeated.is_empty())
+            .then(|| round(repeated.iter().sum::<f64>() / repeated.len() as f64)),
         pass_at_k: round(rates.iter().filter(|r| r.pass_at_k).count() as f64 / n),
         pass_all_k: round(rates.iter().filter(|r| r.pass_all_k).count() as f64 / n),
         flaky: rates
@@ -173,6 +193,8 @@ mod tests {
         assert_eq!(t.flaky, vec![TaskId::parse("a").unwrap()]);
         assert_eq!((t.pass_at_k, t.pass_all_k), (0.6667, 0.3333));
         assert_eq!(t.pass_at_1, 0.5556);
+        // a: 2 of 3 (variance 1/3), b: 2 of 2 (0); c ran once and has none.
+        assert_eq!(t.mean_task_variance, Some(0.1667));
     }
 
     #[test]

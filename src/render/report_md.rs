@@ -4,6 +4,7 @@
 
 use std::io::{self, Write};
 
+use super::agreement::Agreement;
 use super::markdown::cell;
 use super::overview::Overview;
 use super::repeats::repeat_totals;
@@ -23,7 +24,11 @@ pub(crate) fn write_report_md(
     let t = &overview.totals;
     write!(md, "# ufo-batch: {}\n\n", crate::text::printable(name))?;
     let pct = t.pass_rate * 100.0;
-    write!(md, "**{} of {} passed ({pct:.1}%)**", t.passed, t.total)?;
+    let ci = t
+        .pass_rate_ci
+        .map(|ci| format!("; 95% CI {}", ci.percent()))
+        .unwrap_or_default();
+    write!(md, "**{} of {} passed ({pct:.1}%{ci})**", t.passed, t.total)?;
     for (n, label) in [
         (t.failed, "failed"),
         (t.error, "error"),
@@ -85,11 +90,17 @@ pub(crate) fn write_report_md(
         let rt = repeat_totals(rates);
         writeln!(
             md,
-            "## Repeats\n\npass@1 {:.1}% · pass@k {:.1}% · pass^k {:.1}% · {} flaky\n\n| task | passed | pass rate | flaky |\n|---|---:|---:|---|",
+            "## Repeats\n\npass@1 {:.1}%{} · pass@k {:.1}% · pass^k {:.1}% · {} flaky{}\n\n| task | passed | pass rate | flaky |\n|---|---:|---:|---|",
             rt.pass_at_1 * 100.0,
+            rt.pass_at_1_ci
+                .map(|ci| format!(" (95% CI {})", ci.percent()))
+                .unwrap_or_default(),
             rt.pass_at_k * 100.0,
             rt.pass_all_k * 100.0,
-            rt.flaky.len()
+            rt.flaky.len(),
+            rt.mean_task_variance
+                .map(|v| format!(" · mean per-task variance {v:.3}"))
+                .unwrap_or_default()
         )?;
         for r in rates {
             let flaky = if r.flaky { "⚠️ flaky" } else { "" };
@@ -103,6 +114,10 @@ pub(crate) fn write_report_md(
             )?;
         }
         md.write_all(b"\n")?;
+    }
+
+    if let Some(agreement) = &overview.agreement {
+        write_agreement(md, agreement)?;
     }
 
     md.write_all(
@@ -122,6 +137,47 @@ pub(crate) fn write_report_md(
         )?;
     }
     Ok(())
+}
+
+/// The judge's agreement with the checks (`--eval both`): the line, the confusion matrix
+/// and the tasks they judged differently.
+fn write_agreement(md: &mut dyn Write, a: &Agreement) -> io::Result<()> {
+    let c = &a.confusion;
+    writeln!(
+        md,
+        "## The judge against the checks\n\n{} (`--eval both`; the checks decided).\n\n| checks \\ judge | yes | no | unsure |\n|---|---:|---:|---:|\n| passed | {} | {} | {} |\n| failed | {} | {} | {} |\n",
+        a.line(),
+        c.checks_passed_judge_yes,
+        c.checks_passed_judge_no,
+        c.checks_passed_judge_unsure,
+        c.checks_failed_judge_yes,
+        c.checks_failed_judge_no,
+        c.checks_failed_judge_unsure,
+    )?;
+    if a.disagreements.is_empty() {
+        return Ok(());
+    }
+    md.write_all(b"| task | checks | judge | the checks' reason | the judge's reason |\n|---|---|---|---|---|\n")?;
+    for d in &a.disagreements {
+        writeln!(
+            md,
+            "| [{id}]({id}/{OUTPUT_MD}) | {} | {} | {} | {} |",
+            if d.checks_passed { "passed" } else { "failed" },
+            d.judge,
+            cell(&d.checks_reason, REASON_LIMIT),
+            cell(&d.judge_reason, REASON_LIMIT),
+            id = d.id
+        )?;
+    }
+    if a.disagreeing > a.disagreements.len() as u64 {
+        writeln!(
+            md,
+            "\n… and {} more (summary.json lists the first {}).",
+            a.disagreeing - a.disagreements.len() as u64,
+            a.disagreements.len()
+        )?;
+    }
+    md.write_all(b"\n")
 }
 
 pub(super) use super::cost_text as cost;

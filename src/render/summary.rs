@@ -7,6 +7,7 @@ use std::borrow::Borrow;
 use serde::Serialize;
 
 use crate::record::{RowSource, TaskRow, TaskStatus};
+use crate::stats::{Interval, wilson};
 
 /// One row of `summary.csv` (design.md §5 column order).
 #[derive(Clone, Debug, Serialize, PartialEq)]
@@ -76,6 +77,9 @@ pub(crate) struct Totals {
     pub(crate) unfinished: usize,
     /// passed / total.
     pub(crate) pass_rate: f64,
+    /// The pass rate's 95% Wilson interval (over tasks, each repetition counted as one).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) pass_rate_ci: Option<Interval>,
     /// Sum of task durations, in seconds.
     pub(crate) task_seconds: f64,
     /// Prompt tokens.
@@ -113,6 +117,7 @@ pub(crate) fn totals(records: impl IntoIterator<Item = impl Borrow<TaskRow>>) ->
         cancelled: 0,
         unfinished: 0,
         pass_rate: 0.0,
+        pass_rate_ci: None,
         task_seconds: 0.0,
         prompt_tokens: 0,
         completion_tokens: 0,
@@ -139,6 +144,7 @@ pub(crate) fn totals(records: impl IntoIterator<Item = impl Borrow<TaskRow>>) ->
     }
     if t.total > 0 {
         t.pass_rate = (t.passed as f64 / t.total as f64 * 10_000.0).round() / 10_000.0;
+        t.pass_rate_ci = wilson(t.passed as f64, t.total as f64).map(Interval::rounded);
     }
     t.task_seconds = (t.task_seconds * 1000.0).round() / 1000.0;
     t
@@ -157,6 +163,7 @@ pub(crate) fn summary_json<'a>(
         totals: overview.totals.clone(),
         tasks: Rows(records),
         repeats,
+        judge_agreement: overview.agreement.as_ref(),
     }
 }
 
@@ -169,6 +176,8 @@ pub(crate) struct SummaryJson<'a> {
     tasks: Rows<'a>,
     #[serde(skip_serializing_if = "Option::is_none")]
     repeats: Option<Repeats<'a>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    judge_agreement: Option<&'a super::agreement::Agreement>,
 }
 
 /// The `tasks` of `summary.json`: a row per record, made while serializing.

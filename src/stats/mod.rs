@@ -10,7 +10,7 @@ mod binomial;
 mod paired;
 mod resample;
 
-pub(crate) use agreement::{Kappa, cohen_kappa};
+pub(crate) use agreement::cohen_kappa;
 pub(crate) use binomial::{fisher_exact, wilson};
 pub(crate) use paired::{PairedTable, mcnemar_exact, newcombe};
 pub(crate) use resample::{paired_t_interval, sign_flip_test};
@@ -25,6 +25,22 @@ pub(crate) struct Interval {
     pub(crate) low: f64,
     /// The upper bound.
     pub(crate) high: f64,
+}
+
+impl Interval {
+    /// Both bounds to four decimal places, as the data files write rates.
+    pub(crate) fn rounded(self) -> Self {
+        let round = |x: f64| (x * 10_000.0).round() / 10_000.0;
+        Self {
+            low: round(self.low),
+            high: round(self.high),
+        }
+    }
+
+    /// As percentages: `42.1% to 61.3%`.
+    pub(crate) fn percent(&self) -> String {
+        format!("{:.1}% to {:.1}%", self.low * 100.0, self.high * 100.0)
+    }
 }
 
 #[cfg(test)]
@@ -52,7 +68,12 @@ mod tests {
     }
 
     fn changes(case: &Value) -> Vec<f64> {
-        case["changes"].as_array().unwrap().iter().map(num).collect()
+        case["changes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(num)
+            .collect()
     }
 
     fn assert_close(ours: f64, theirs: f64, case: &Value) {

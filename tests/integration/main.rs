@@ -32,6 +32,7 @@ mod samples;
 mod sandbox;
 mod shapes;
 mod shards;
+mod statistics;
 mod tampered_rundirs;
 mod task_rights;
 mod timeouts;

@@ -37,7 +37,26 @@ struct Section {
 }
 
 #[derive(Serialize)]
-struct Page {
+struct BeyondView {
+    id: String,
+    a: String,
+    b: String,
+    p: String,
+}
+
+#[derive(Serialize)]
+struct Page<'a> {
+    /// The statistics' conclusion, first.
+    verdict: String,
+    /// How it was found.
+    method: String,
+    /// Without repetitions: the tasks by where they passed.
+    table: Option<&'a crate::stats::PairedTable>,
+    beyond_noise: Vec<BeyondView>,
+    alpha: f64,
+    flaky: Vec<String>,
+    /// Each run's judge agreement (`--eval both`), with the run's label.
+    judges: Vec<(&'static str, String)>,
     sides: Vec<SideView>,
     /// "2 regressed · 1 fixed · ...".
     counts: String,
@@ -51,7 +70,27 @@ pub(crate) fn compare_html(c: &Comparison, b_href: Option<&str>) -> Result<Strin
         title,
         rows: changes.iter().map(|x| change(x, b_href)).collect(),
     };
+    let st = &c.statistics;
     let page = Page {
+        verdict: format!("{}.", crate::render::compare_md::first_upper(&c.verdict)),
+        method: format!("{}.", st.method()),
+        table: st.table.as_ref(),
+        beyond_noise: st
+            .beyond_noise
+            .iter()
+            .map(|t| BeyondView {
+                id: t.id.to_string(),
+                a: t.a.shown(),
+                b: t.b.shown(),
+                p: format!("{:.4}", t.p_value),
+            })
+            .collect(),
+        alpha: st.alpha,
+        flaky: st.flaky.iter().map(ToString::to_string).collect(),
+        judges: [("A", &c.a), ("B", &c.b)]
+            .into_iter()
+            .filter_map(|(label, s)| Some((label, s.judge_agreement.as_ref()?.line())))
+            .collect(),
         sides: vec![side("A", &c.a), side("B", &c.b)],
         counts: format!(
             "{} regressed · {} fixed · {} new · {} missing · {} unchanged",

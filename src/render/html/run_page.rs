@@ -58,16 +58,23 @@ struct Row {
 #[derive(Serialize)]
 struct Repeats {
     pass_at_1: String,
+    pass_at_1_ci: Option<String>,
+    variance: Option<String>,
     pass_at_k: String,
     pass_all_k: String,
     flaky: Vec<String>,
 }
 
 #[derive(Serialize)]
-struct Page {
+struct Page<'a> {
     run: RunView,
     totals: crate::render::Totals,
     pass_rate: String,
+    /// The pass rate's 95% interval.
+    pass_rate_ci: Option<String>,
+    /// The judge's agreement with the checks (`--eval both`).
+    agreement: Option<&'a crate::render::agreement::Agreement>,
+    agreement_line: Option<String>,
     /// (label, count) of the statuses other than passed that occur.
     counts: Vec<(String, usize)>,
     task_seconds: String,
@@ -175,6 +182,8 @@ pub(crate) fn write_report_html(
         let r = repeat_totals(rates);
         Repeats {
             pass_at_1: percent(r.pass_at_1),
+            pass_at_1_ci: r.pass_at_1_ci.map(|ci| ci.percent()),
+            variance: r.mean_task_variance.map(|v| format!("{v:.3}")),
             pass_at_k: percent(r.pass_at_k),
             pass_all_k: percent(r.pass_all_k),
             flaky: r.flaky.iter().map(ToString::to_string).collect(),
@@ -197,6 +206,9 @@ pub(crate) fn write_report_html(
     let page = Page {
         run: run_view(name, run),
         pass_rate: percent(t.pass_rate),
+        pass_rate_ci: t.pass_rate_ci.map(|ci| ci.percent()),
+        agreement: overview.agreement.as_ref(),
+        agreement_line: overview.agreement.as_ref().map(|a| a.line()),
         counts,
         task_seconds: format!("{:.1} s", t.task_seconds),
         tokens: t.prompt_tokens + t.completion_tokens,
