@@ -2,7 +2,7 @@
 """The reference values of ufo-batch's statistics (src/stats), computed by SciPy and
 statsmodels, not by ufo-batch: tests/data/stats-reference.json holds the cases and these
 values; the unit tests in src/stats compare ufo-batch's own with them, and
-tests/integration/stats_reference.rs runs this script to prove the file is what the
+tests/integration/statistics.rs runs this script to prove the file is what the
 libraries say.
 
     python stats-reference.py FILE           print FILE with its values recomputed

@@ -243,8 +243,10 @@ fn parse_fail_on(s: &str) -> Result<FailOn, String> {
 
 fn parse_alpha(s: &str) -> Result<f64, String> {
     match s.parse::<f64>() {
-        Ok(a) if a > 0.0 && a < 1.0 => Ok(a),
-        _ => Err(format!("`{s}` is not a level between 0 and 1 (say 0.05)")),
+        Ok(a) if (1e-6..=0.5).contains(&a) => Ok(a),
+        _ => Err(format!(
+            "`{s}` is not a significance level from 0.000001 to 0.5 (say 0.05)"
+        )),
     }
 }
 

@@ -10,7 +10,7 @@ use super::report_md::cost;
 /// The comparison in markdown: totals, then regressions first.
 pub(crate) fn compare_md(c: &Comparison) -> String {
     let mut md = String::from("# ufo-batch compare\n\n");
-    let _ = writeln!(md, "**{}.**\n", first_upper(&c.verdict));
+    let _ = writeln!(md, "**{}**\n", c.verdict);
     let _ = writeln!(
         md,
         "| | A: `{}` | B: `{}` | change |\n|---|---:|---:|---:|",
@@ -94,7 +94,7 @@ fn statistics(md: &mut String, c: &Comparison) {
     if !st.beyond_noise.is_empty() {
         let _ = writeln!(
             md,
-            "Beyond their own run-to-run variation (Fisher's exact test, p < {}):\n\n| task | A | B | p |\n|---|---|---|---:|",
+            "Beyond their own run-to-run variation (Fisher's exact test on each task's repetitions, Holm-adjusted p < {}):\n\n| task | A | B | p |\n|---|---|---|---:|",
             st.alpha
         );
         for t in &st.beyond_noise {
@@ -113,7 +113,7 @@ fn statistics(md: &mut String, c: &Comparison) {
         let ids: Vec<String> = st.flaky.iter().map(|id| format!("`{id}`")).collect();
         let _ = writeln!(
             md,
-            "Flaky (passed in some repetitions and not in others; a change in them alone is not a regression): {}.\n",
+            "Flaky (passed in some repetitions and not in others; their change may be noise): {}.\n",
             ids.join(", ")
         );
     }
@@ -121,15 +121,6 @@ fn statistics(md: &mut String, c: &Comparison) {
         if let Some(agreement) = &side.judge_agreement {
             let _ = writeln!(md, "Run {label}: {}.\n", agreement.line());
         }
-    }
-}
-
-/// `text` with its first letter upper-case.
-pub(super) fn first_upper(text: &str) -> String {
-    let mut chars = text.chars();
-    match chars.next() {
-        Some(first) => first.to_uppercase().chain(chars).collect(),
-        None => String::new(),
     }
 }
 

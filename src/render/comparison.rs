@@ -4,7 +4,7 @@
 //! each run's judge agreement (`--eval both`); the statistics of the tasks both have
 //! (`render::significance`) say whether the change is beyond noise, first, in words.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
 use serde::Serialize;
@@ -152,12 +152,19 @@ pub(crate) fn comparison(
 ) -> Comparison {
     let (ra, sa) = side(a_dir, a);
     let (rb, sb) = side(b_dir, b);
+    let unjudged: BTreeSet<TaskId> = a
+        .iter()
+        .chain(b)
+        .filter(|r| !r.status.is_done())
+        .map(|r| r.base_id())
+        .collect();
+    let mut left_out = 0;
     let ma: BTreeMap<TaskId, TaskRate> = ra.into_iter().map(|r| (r.id.clone(), r)).collect();
     let mb: BTreeMap<TaskId, TaskRate> = rb.into_iter().map(|r| (r.id.clone(), r)).collect();
     let mut paired = Vec::new();
     let mut c = Comparison {
         verdict: String::new(),
-        statistics: significance(&[], alpha),
+        statistics: significance(&[], 0, alpha),
         a: sa,
         b: sb,
         regressions: vec![],
@@ -180,7 +187,11 @@ pub(crate) fn comparison(
                 reason: None,
             }),
             Some(y) => {
-                paired.push((id.clone(), rate(x), rate(y)));
+                if unjudged.contains(id) {
+                    left_out += 1;
+                } else {
+                    paired.push((id.clone(), rate(x), rate(y)));
+                }
                 let change = Change {
                     id: id.clone(),
                     a: Some(rate(x)),
@@ -208,8 +219,8 @@ pub(crate) fn comparison(
             reason: y.reason.clone(),
         });
     }
-    c.statistics = significance(&paired, alpha);
-    let shared_only = paired.len() != c.a.tasks || paired.len() != c.b.tasks;
+    c.statistics = significance(&paired, left_out, alpha);
+    let shared_only = paired.len() + left_out != c.a.tasks || paired.len() + left_out != c.b.tasks;
     c.verdict = c.statistics.sentence(shared_only);
     c
 }

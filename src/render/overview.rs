@@ -23,10 +23,15 @@ impl Overview {
     pub(crate) fn of(records: &dyn RowSource) -> Self {
         let mut repeated = false;
         let mut agreement = AgreementCount::default();
-        let totals = totals(records.rows().inspect(|r| {
+        let mut totals = totals(records.rows().inspect(|r| {
             repeated |= r.repeat.is_some();
             agreement.add(r);
         }));
+        if repeated {
+            // Repetitions of one task are not independent: the interval is pass@1's,
+            // over tasks (`repeats.totals.pass_at_1_ci`).
+            totals.pass_rate_ci = None;
+        }
         Self {
             totals,
             rates: repeated.then(|| rates(records.rows())),

@@ -38,7 +38,8 @@ pub(crate) struct BeyondNoise {
     pub(crate) a: Rate,
     /// In B.
     pub(crate) b: Rate,
-    /// Fisher's exact p on its repetitions.
+    /// Fisher's exact p on its repetitions, Holm-adjusted for the number of tasks that
+    /// changed.
     pub(crate) p_value: f64,
 }
 
@@ -49,16 +50,19 @@ pub(crate) struct Significance {
     pub(crate) verdict: Verdict,
     /// The level it was tested at.
     pub(crate) alpha: f64,
-    /// Tasks in both runs (the paired ones).
+    /// Tasks in both runs judged in every run (the paired ones).
     pub(crate) tasks: usize,
+    /// Tasks in both runs left out: not judged in some run (an infrastructure error,
+    /// cancelled, unfinished), which says nothing of the agent.
+    pub(crate) left_out: usize,
     /// A's pass rate over them (with repetitions, the mean per-task rate).
     pub(crate) pass_rate_a: f64,
     /// B's.
     pub(crate) pass_rate_b: f64,
     /// B − A.
     pub(crate) change: f64,
-    /// Its 95% interval; null when it cannot be computed (fewer than 2 tasks with
-    /// repetitions).
+    /// Its (1 − α) interval; null when it cannot be computed (with repetitions: fewer
+    /// than 3 tasks, or every task changed alike).
     pub(crate) change_ci: Option<Interval>,
     /// `mcnemar_exact` or `sign_flip_permutation`.
     pub(crate) test: &'static str,
@@ -74,12 +78,19 @@ pub(crate) struct Significance {
     /// With repetitions: tasks that passed in some repetitions and not in others, in
     /// either run (their change alone is not a regression).
     pub(crate) flaky: Vec<TaskId>,
-    /// With repetitions: tasks whose change is beyond their own run-to-run variation.
+    /// With repetitions: tasks whose change is beyond their own run-to-run variation
+    /// (Fisher's exact test, Holm-corrected over the tasks that changed).
     pub(crate) beyond_noise: Vec<BeyondNoise>,
 }
 
-/// The statistics of the tasks `paired` both runs have, at level `alpha`.
-pub(crate) fn significance(paired: &[(TaskId, Rate, Rate)], alpha: f64) -> Significance {
+/// The statistics of the tasks `paired` both runs have and judged in every run (passed
+/// or failed), at level `alpha`; `left_out` tasks both runs have were not judged in some
+/// run (an infrastructure error, cancelled, unfinished) and say nothing of the agent.
+pub(crate) fn significance(
+    paired: &[(TaskId, Rate, Rate)],
+    left_out: usize,
+    alpha: f64,
+) -> Significance {
     let repeated = paired.iter().any(|(_, a, b)| a.runs > 1 || b.runs > 1);
     let changes: Vec<f64> = paired
         .iter()
@@ -93,25 +104,33 @@ pub(crate) fn significance(paired: &[(TaskId, Rate, Rate)], alpha: f64) -> Signi
     let (test, p_value, change_ci, table) = if repeated {
         let p = sign_flip_test(&changes);
         // A change in pass rate lies in [−1, 1] whatever a t interval of few tasks says.
-        let ci = paired_t_interval(&changes).map(|ci| Interval {
-            low: ci.low.max(-1.0),
-            high: ci.high.min(1.0),
-        });
+        // Fewer than 3 tasks, or all changed alike, give no interval worth showing.
+        let varied = changes.iter().any(|d| *d != changes[0]);
+        let ci = paired_t_interval(&changes, 1.0 - alpha)
+            .filter(|_| changes.len() >= 3 && varied)
+            .map(|ci| Interval {
+                low: ci.low.max(-1.0),
+                high: ci.high.min(1.0),
+            });
         ("sign_flip_permutation", p, ci, None)
     } else {
         let t = table(paired);
-        ("mcnemar_exact", mcnemar_exact(&t), newcombe(&t), Some(t))
+        (
+            "mcnemar_exact",
+            mcnemar_exact(&t),
+            newcombe(&t, 1.0 - alpha),
+            Some(t),
+        )
     };
     let change = pass_rate_b - pass_rate_a;
     // Either test's smallest p comes when every changed task moved the same way: two
     // of the 2^m sign patterns.
-    let moved = (regressed + fixed) as i32;
-    let smallest_p = 2.0 * 0.5f64.powi(moved.min(60));
+    let moved = regressed + fixed;
     let verdict = if paired.is_empty() {
         Verdict::TooFewToTell
     } else if moved == 0 {
         Verdict::NoChange
-    } else if smallest_p > alpha {
+    } else if !reachable(moved, alpha) {
         Verdict::TooFewToTell
     } else if p_value >= alpha {
         Verdict::NoSignificantChange
@@ -122,33 +141,22 @@ pub(crate) fn significance(paired: &[(TaskId, Rate, Rate)], alpha: f64) -> Signi
     } else {
         Verdict::NoSignificantChange
     };
+    let beyond_noise = if repeated {
+        beyond_noise(paired, alpha)
+    } else {
+        Vec::new()
+    };
     let flaky = paired
         .iter()
         .filter(|(_, a, b)| flaky(a) || flaky(b))
+        .filter(|(id, _, _)| !beyond_noise.iter().any(|t| &t.id == id))
         .map(|(id, _, _)| id.clone())
-        .collect();
-    let beyond_noise = paired
-        .iter()
-        .filter(|(_, a, b)| repeated && (a.runs > 1 || b.runs > 1) && a.pass_rate != b.pass_rate)
-        .filter_map(|(id, a, b)| {
-            let p = fisher_exact(
-                a.passed.into(),
-                (a.runs - a.passed).into(),
-                b.passed.into(),
-                (b.runs - b.passed).into(),
-            );
-            (p < alpha).then(|| BeyondNoise {
-                id: id.clone(),
-                a: a.clone(),
-                b: b.clone(),
-                p_value: p,
-            })
-        })
         .collect();
     Significance {
         verdict,
         alpha,
         tasks: paired.len(),
+        left_out,
         pass_rate_a,
         pass_rate_b,
         change,
@@ -161,6 +169,49 @@ pub(crate) fn significance(paired: &[(TaskId, Rate, Rate)], alpha: f64) -> Signi
         flaky,
         beyond_noise,
     }
+}
+
+/// True when `moved` changed tasks can give a p below `alpha` at all: either test's
+/// smallest p comes when every one moved the same way, two of the 2^m sign patterns.
+fn reachable(moved: usize, alpha: f64) -> bool {
+    2.0 * 0.5f64.powi(moved.min(1000) as i32) < alpha
+}
+
+/// The tasks whose change is beyond their own run-to-run variation: Fisher's exact test on
+/// each changed task's repetitions, Holm's step-down adjustment over them all (so that
+/// many tasks do not list some by chance).
+fn beyond_noise(paired: &[(TaskId, Rate, Rate)], alpha: f64) -> Vec<BeyondNoise> {
+    let mut tested: Vec<(&TaskId, &Rate, &Rate, f64)> = paired
+        .iter()
+        .filter(|(_, a, b)| a.pass_rate != b.pass_rate)
+        .map(|(id, a, b)| {
+            let p = fisher_exact(
+                a.passed.into(),
+                a.runs.saturating_sub(a.passed).into(),
+                b.passed.into(),
+                b.runs.saturating_sub(b.passed).into(),
+            );
+            (id, a, b, p)
+        })
+        .collect();
+    tested.sort_by(|x, y| x.3.total_cmp(&y.3).then_with(|| x.0.cmp(y.0)));
+    let m = tested.len();
+    let mut adjusted = 0.0f64;
+    let mut out = Vec::new();
+    for (i, (id, a, b, p)) in tested.into_iter().enumerate() {
+        adjusted = adjusted.max(((m - i) as f64 * p).min(1.0));
+        if adjusted >= alpha {
+            break;
+        }
+        out.push(BeyondNoise {
+            id: id.clone(),
+            a: a.clone(),
+            b: b.clone(),
+            p_value: adjusted,
+        });
+    }
+    out.sort_by(|x, y| x.id.cmp(&y.id));
+    out
 }
 
 fn flaky(r: &Rate) -> bool {
@@ -197,31 +248,52 @@ impl Significance {
         }
     }
 
-    /// The verdict in one sentence: `pass rate 61.0% → 54.0% (−7.0 points, 95% CI −12.1
+    /// The verdict in one sentence: `Pass rate 61.0% → 54.0% (−7.0 points, 95% CI −12.1
     /// to −1.9), 9 tasks regressed, 2 fixed; McNemar p = 0.03: a significant regression
-    /// at α = 0.05`. `shared_only` says the rates are over the tasks both runs have.
+    /// at α = 0.05.` `shared_only` says the rates are over the tasks both runs have.
     pub(crate) fn sentence(&self, shared_only: bool) -> String {
+        let alpha = format!("α = {}", self.alpha);
+        let left_out = match self.left_out {
+            0 => String::new(),
+            n => format!(
+                " ({} left out: an infrastructure error, cancelled or unfinished in a run)",
+                crate::text::plural(n, "task")
+            ),
+        };
+        if self.tasks == 0 {
+            return format!(
+                "No task both runs have was judged in both{left_out}, so there is nothing to tell."
+            );
+        }
         let repeated = self.table.is_none();
         let mut s = String::new();
-        if shared_only {
+        if shared_only || self.left_out > 0 {
             s.push_str(&format!(
-                "on the {} both runs have: ",
+                "On the {} both runs have and judged{left_out}: ",
                 crate::text::plural(self.tasks, "task")
             ));
         }
+        // A too-small sample's interval rests on approximations that do not hold.
         let ci = self
             .change_ci
+            .filter(|_| self.verdict != Verdict::TooFewToTell)
             .map(|ci| {
                 format!(
-                    ", 95% CI {} to {}",
+                    ", {} CI {} to {}",
+                    level(self.alpha),
                     signed(ci.low * 100.0),
                     signed(ci.high * 100.0)
                 )
             })
             .unwrap_or_default();
         s.push_str(&format!(
-            "{}pass rate {:.1}% → {:.1}% ({} points{ci}), ",
-            if repeated { "mean per-task " } else { "" },
+            "{}ass rate {:.1}% → {:.1}% ({} points{ci}), ",
+            match (repeated, s.is_empty()) {
+                (true, true) => "Mean per-task p",
+                (true, false) => "mean per-task p",
+                (false, true) => "P",
+                (false, false) => "p",
+            },
             self.pass_rate_a * 100.0,
             self.pass_rate_b * 100.0,
             signed(self.change * 100.0),
@@ -238,17 +310,16 @@ impl Significance {
         ));
         if !self.flaky.is_empty() {
             s.push_str(&format!(
-                " ({} flaky, listed apart)",
+                " ({} flaky)",
                 crate::text::plural(self.flaky.len(), "task")
             ));
         }
-        let alpha = format!("α = {}", shown_alpha(self.alpha));
         let test = if repeated {
             "sign-flip permutation"
         } else {
             "McNemar"
         };
-        let p = p_text(self.p_value);
+        let p = p_text(self.p_value, self.alpha);
         let conclusion = match self.verdict {
             Verdict::SignificantRegression => {
                 format!("; {test} {p}: a significant regression at {alpha}")
@@ -260,24 +331,25 @@ impl Significance {
                 format!("; {test} {p}: no significant change at {alpha}")
             }
             Verdict::NoChange => "; no task's result changed".to_string(),
-            Verdict::TooFewToTell if self.tasks == 0 => {
-                "; no task is in both runs, so there is nothing to tell".to_string()
-            }
             Verdict::TooFewToTell => format!(
                 "; too few tasks changed to tell a change from noise at {alpha} (at least {} must change)",
                 needed(self.alpha)
             ),
         };
         s.push_str(&conclusion);
+        s.push('.');
         s
     }
 }
 
+/// The interval's level for `alpha`: `95%` at 0.05, `99%` at 0.01.
+fn level(alpha: f64) -> String {
+    format!("{}%", ((1.0 - alpha) * 100.0 * 1e6).round() / 1e6)
+}
+
 /// The fewest changed tasks with which the tests can reach `alpha`.
-fn needed(alpha: f64) -> u32 {
-    (1..=60)
-        .find(|m| 2.0 * 0.5f64.powi(*m) <= alpha)
-        .unwrap_or(60) as u32
+fn needed(alpha: f64) -> usize {
+    (1..1000).find(|m| reachable(*m, alpha)).unwrap_or(1000)
 }
 
 /// `+7.0` / `−7.0` (a true minus sign); `0.0` without a sign.
@@ -293,21 +365,58 @@ fn signed(x: f64) -> String {
     }
 }
 
-/// `p = 0.03`, `p = 0.004`, `p < 0.001`, `p = 1`.
-fn p_text(p: f64) -> String {
-    if p < 0.001 {
-        "p < 0.001".to_string()
-    } else if p >= 0.9995 {
-        "p = 1".to_string()
-    } else if p < 0.01 {
-        format!("p = {p:.3}")
-    } else {
-        format!("p = {p:.2}")
+/// `p = 0.03`, `p = 0.004`, `p = 1`, with as many decimals as keep it on its side of
+/// `alpha` (0.049 at α = 0.05 is not shown as 0.05), `p < 0.000001` below that.
+fn p_text(p: f64, alpha: f64) -> String {
+    if p >= 0.9995 {
+        return "p = 1".to_string();
     }
+    for decimals in 2..=6 {
+        let shown = format!("{p:.decimals$}");
+        let value: f64 = shown.parse().unwrap_or(p);
+        if value > 0.0 && (value < alpha) == (p < alpha) && (value != alpha || p == alpha) {
+            return format!("p = {shown}");
+        }
+    }
+    "p < 0.000001".to_string()
 }
 
-/// α as given: `0.05`, `0.1`, `0.001`.
-fn shown_alpha(alpha: f64) -> String {
-    let text = format!("{alpha:.6}");
-    text.trim_end_matches('0').trim_end_matches('.').to_string()
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn rate(passed: u32, runs: u32) -> Rate {
+        Rate {
+            passed,
+            runs,
+            pass_rate: f64::from(passed) / f64::from(runs),
+        }
+    }
+
+    #[test]
+    fn holm_keeps_the_changes_beyond_their_own_noise() {
+        let id = |s: &str| TaskId::parse(s).unwrap();
+        let paired = vec![
+            (id("a"), rate(10, 10), rate(0, 10)),
+            (id("b"), rate(10, 10), rate(4, 10)),
+            (id("c"), rate(6, 10), rate(4, 10)),
+        ];
+        let found: Vec<(String, f64)> = beyond_noise(&paired, 0.05)
+            .into_iter()
+            .map(|t| (t.id.to_string(), t.p_value))
+            .collect();
+        // Fisher: 1.0825e-5 (× 3), 0.010836 (× 2), 0.6563 (× 1).
+        assert_eq!(found.len(), 2, "{found:?}");
+        assert!((found[0].1 - 3.0 * 1.082_508_822_446_903e-5).abs() < 1e-12);
+        assert!((found[1].1 - 2.0 * 0.010_835_913_312_693_5).abs() < 1e-12);
+    }
+
+    #[test]
+    fn p_is_shown_on_its_side_of_alpha() {
+        assert_eq!(p_text(0.049, 0.05), "p = 0.049");
+        assert_eq!(p_text(0.0117, 0.01), "p = 0.012");
+        assert_eq!(p_text(0.03, 0.05), "p = 0.03");
+        assert_eq!(p_text(0.999, 0.05), "p = 1");
+        assert_eq!(p_text(0.9951, 0.05), "p = 1.00");
+    }
 }

@@ -77,7 +77,8 @@ pub(crate) struct Totals {
     pub(crate) unfinished: usize,
     /// passed / total.
     pub(crate) pass_rate: f64,
-    /// The pass rate's 95% Wilson interval (over tasks, each repetition counted as one).
+    /// The pass rate's 95% Wilson interval; absent with repetitions, which are not
+    /// independent (see `repeats.totals.pass_at_1_ci`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub(crate) pass_rate_ci: Option<Interval>,
     /// Sum of task durations, in seconds.

@@ -9,10 +9,15 @@ use super::Interval;
 /// Wilson's 95% score interval for `passed` of `n` (`passed` may be a mean rate times
 /// `n`); `None` when `n` is 0.
 pub(crate) fn wilson(passed: f64, n: f64) -> Option<Interval> {
+    wilson_at(passed, n, 0.95)
+}
+
+/// Wilson's score interval at `level` (0.95 for 95%).
+pub(crate) fn wilson_at(passed: f64, n: f64, level: f64) -> Option<Interval> {
     if n <= 0.0 {
         return None;
     }
-    let z = super::Z95;
+    let z = super::z_of(level);
     let p = passed / n;
     let z2 = z * z;
     let centre = (p + z2 / (2.0 * n)) / (1.0 + z2 / n);

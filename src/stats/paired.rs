@@ -7,7 +7,8 @@
 use serde::Serialize;
 use statrs::distribution::{Binomial, DiscreteCDF};
 
-use super::{Interval, wilson};
+use super::Interval;
+use super::binomial::wilson_at;
 
 /// The tasks of two runs, by where they passed.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
@@ -61,12 +62,13 @@ pub(crate) fn mcnemar_exact(t: &PairedTable) -> f64 {
     }
 }
 
-/// Newcombe's 95% interval for B's pass rate minus A's; `None` with no tasks.
-pub(crate) fn newcombe(t: &PairedTable) -> Option<Interval> {
+/// Newcombe's interval at `level` (0.95 for 95%) for B's pass rate minus A's; `None`
+/// with no tasks.
+pub(crate) fn newcombe(t: &PairedTable, level: f64) -> Option<Interval> {
     let n = t.n();
     let (pa, pb) = (t.rate_a(), t.rate_b());
-    let wa = wilson((t.both + t.only_a) as f64, n as f64)?;
-    let wb = wilson((t.both + t.only_b) as f64, n as f64)?;
+    let wa = wilson_at((t.both + t.only_a) as f64, n as f64, level)?;
+    let wb = wilson_at((t.both + t.only_b) as f64, n as f64, level)?;
     let phi = correlation(t);
     let change = pb - pa;
     // The lower bound joins how far B may be lower and A higher; the upper the reverse.
@@ -122,15 +124,18 @@ mod tests {
             only_b: 6,
             neither: 80,
         };
-        let ci = newcombe(&t).unwrap();
+        let ci = newcombe(&t, 0.95).unwrap();
         assert!((t.rate_b() - t.rate_a() - -0.0621).abs() < 5e-5);
         // With A as the first measurement, the same interval, negated and swapped.
-        let published = newcombe(&PairedTable {
-            both: 59,
-            only_a: 6,
-            only_b: 16,
-            neither: 80,
-        })
+        let published = newcombe(
+            &PairedTable {
+                both: 59,
+                only_a: 6,
+                only_b: 16,
+                neither: 80,
+            },
+            0.95,
+        )
         .unwrap();
         assert!((published.low - 0.0046).abs() < 5e-5, "{published:?}");
         assert!((published.high - 0.1186).abs() < 5e-5, "{published:?}");
@@ -145,8 +150,8 @@ mod tests {
             ..Default::default()
         };
         assert_eq!(mcnemar_exact(&t), 1.0);
-        let ci = newcombe(&t).unwrap();
+        let ci = newcombe(&t, 0.95).unwrap();
         assert!(ci.low < 0.0 && ci.high > 0.0);
-        assert_eq!(newcombe(&PairedTable::default()), None);
+        assert_eq!(newcombe(&PairedTable::default(), 0.95), None);
     }
 }

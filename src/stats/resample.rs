@@ -42,8 +42,9 @@ pub(crate) fn sign_flip_test(changes: &[f64]) -> f64 {
     (hits as f64 + 1.0) / (f64::from(DRAWS) + 1.0)
 }
 
-/// The 95% t interval of the mean of `changes`; `None` with fewer than 2.
-pub(crate) fn paired_t_interval(changes: &[f64]) -> Option<Interval> {
+/// The t interval at `level` (0.95 for 95%) of the mean of `changes`; `None` with fewer
+/// than 2.
+pub(crate) fn paired_t_interval(changes: &[f64], level: f64) -> Option<Interval> {
     let n = changes.len();
     if n < 2 {
         return None;
@@ -52,7 +53,7 @@ pub(crate) fn paired_t_interval(changes: &[f64]) -> Option<Interval> {
     let variance = changes.iter().map(|d| (d - mean).powi(2)).sum::<f64>() / (n - 1) as f64;
     let t = StudentsT::new(0.0, 1.0, (n - 1) as f64)
         .ok()?
-        .inverse_cdf(0.975);
+        .inverse_cdf(1.0 - (1.0 - level) / 2.0);
     let half = t * (variance / n as f64).sqrt();
     Some(Interval {
         low: mean - half,
@@ -68,7 +69,7 @@ mod tests {
     fn no_change_gives_one_and_a_single_change_gives_one() {
         assert_eq!(sign_flip_test(&[0.0, 0.0]), 1.0);
         assert_eq!(sign_flip_test(&[0.4]), 1.0);
-        assert_eq!(paired_t_interval(&[0.4]), None);
+        assert_eq!(paired_t_interval(&[0.4], 0.95), None);
     }
 
     #[test]
@@ -78,5 +79,19 @@ mod tests {
         changes.push(1.0);
         changes.extend([0.0; 5]);
         assert!((sign_flip_test(&changes) - 18.0 / 256.0).abs() < 1e-12);
+    }
+
+    #[test]
+    fn beyond_20_changes_the_drawn_p_is_close_to_the_exact_one() {
+        // 22 regressed, 8 fixed: the exact McNemar p is 2 × P(X ≤ 8), X ~ B(30, 1/2).
+        let mut changes = vec![-1.0; 22];
+        changes.extend([1.0; 8]);
+        let exact: f64 = 2.0 * (0..=8u64).map(|k| binomial(30, k)).sum::<f64>() / 2f64.powi(30);
+        let drawn = sign_flip_test(&changes);
+        assert!((drawn - exact).abs() < 0.002, "{drawn} vs {exact}");
+    }
+
+    fn binomial(n: u64, k: u64) -> f64 {
+        (0..k).fold(1.0, |c, i| c * (n - i) as f64 / (i + 1) as f64)
     }
 }

@@ -189,12 +189,60 @@ fn noise_and_small_samples_are_not_called_regressions() {
     assert_eq!(v["statistics"]["verdict"], "too_few_to_tell");
     assert!(
         v["verdict"].as_str().unwrap().ends_with(
-            "too few tasks changed to tell a change from noise at α = 0.05 (at least 6 must change)"
+            "too few tasks changed to tell a change from noise at α = 0.05 (at least 6 must change)."
         ),
         "{}",
         v["verdict"]
     );
     assert_eq!(exit_codes(&small), [1, 0, 0]);
+
+    // At α = 0.0625 five changes all one way give p = 0.0625, which is not below it.
+    let edge = Project::new();
+    run_dir(&edge.path().join("a"), &single(5, |_| true));
+    run_dir(&edge.path().join("b"), &single(5, |_| false));
+    let v = json_of(&edge, &["--alpha", "0.0625"]);
+    assert_eq!(v["statistics"]["verdict"], "too_few_to_tell", "{v}");
+    assert!(
+        v["verdict"]
+            .as_str()
+            .unwrap()
+            .contains("(at least 6 must change)")
+    );
+    let bad = edge.cmd(&["compare", "a", "b", "--alpha", "0"]);
+    bad.expect_code(2);
+    assert!(
+        bad.stderr.contains("is not a significance level"),
+        "{}",
+        bad.stderr
+    );
+
+    // Tasks that errored or were cancelled say nothing of the agent: left out.
+    let infra = Project::new();
+    run_dir(&infra.path().join("a"), &single(20, |_| true));
+    run_dir(&infra.path().join("b"), &single(20, |i| i >= 10));
+    for i in 0..10 {
+        let path = infra.path().join(format!("b/t{i:02}/status.json"));
+        let text = std::fs::read_to_string(&path)
+            .unwrap()
+            .replace("\"failed\"", "\"error\"");
+        std::fs::write(&path, text).unwrap();
+    }
+    let v = json_of(&infra, &[]);
+    assert_eq!(
+        (
+            v["statistics"]["left_out"].as_u64(),
+            v["statistics"]["verdict"].as_str()
+        ),
+        (Some(10), Some("no_change"))
+    );
+    assert!(
+        v["verdict"].as_str().unwrap().starts_with(
+            "On the 10 tasks both runs have and judged (10 tasks left out: an infrastructure error, cancelled or unfinished in a run): "
+        ),
+        "{}",
+        v["verdict"]
+    );
+    assert_eq!(exit_codes(&infra), [1, 0, 0]);
 
     // Nothing changed.
     let same = Project::new();
@@ -208,21 +256,21 @@ fn noise_and_small_samples_are_not_called_regressions() {
 #[test]
 fn repetitions_are_tested_per_task_with_flaky_tasks_apart() {
     let p = Project::new();
-    let reps = |k: usize| -> Vec<bool> { (0..5).map(|i| i < k).collect() };
-    // (task, passes of 5 in A, in B).
+    let reps = |k: usize| -> Vec<bool> { (0..10).map(|i| i < k).collect() };
+    // (passes of 10 in A, in B) of each task.
     let plan: [(usize, usize); 12] = [
-        (5, 5),
-        (5, 5),
-        (5, 5),
-        (5, 5),
-        (5, 0),
-        (5, 1),
-        (5, 0),
-        (5, 2),
-        (5, 0),
-        (5, 0),
-        (3, 2),
-        (2, 3),
+        (10, 10),
+        (10, 10),
+        (10, 10),
+        (10, 10),
+        (10, 0),
+        (10, 2),
+        (10, 0),
+        (10, 4),
+        (10, 0),
+        (10, 0),
+        (6, 4),
+        (4, 6),
     ];
     let tasks = |pick: fn(&(usize, usize)) -> usize| -> Vec<(String, Vec<bool>)> {
         plan.iter()
@@ -246,8 +294,20 @@ fn repetitions_are_tested_per_task_with_flaky_tasks_apart() {
             .map(|t| t.get("id").unwrap_or(t).as_str().unwrap().to_string())
             .collect()
     };
-    assert_eq!(ids("beyond_noise"), ["t04", "t05", "t06", "t08", "t09"]);
-    assert_eq!(ids("flaky"), ["t05", "t07", "t10", "t11"]);
+    // Fisher's test on each changed task, Holm-adjusted over the 8: 10/10 → 4/10 (p =
+    // 0.0108, × 3 = 0.0325) still counts; 6/10 → 4/10 does not.
+    assert_eq!(
+        ids("beyond_noise"),
+        ["t04", "t05", "t06", "t07", "t08", "t09"],
+        "{st}"
+    );
+    let t07 = &st["beyond_noise"][3];
+    assert!(
+        (t07["p_value"].as_f64().unwrap() - 3.0 * 0.010_835_913_312_693_5).abs() < 1e-9,
+        "{t07}"
+    );
+    // Flaky tasks beyond their own noise are listed there, not as flaky.
+    assert_eq!(ids("flaky"), ["t10", "t11"]);
     assert!(st.get("table").is_none());
     let (_, md) = compare(&p, &[]);
     assert!(
@@ -255,12 +315,13 @@ fn repetitions_are_tested_per_task_with_flaky_tasks_apart() {
         "{md}"
     );
     assert!(
-        md.contains("| t04 | 5/5 (100%) | 0/5 (0%) | 0.0079 |"),
+        md.contains("| t04 | 10/10 (100%) | 0/10 (0%) | 0.0001 |"),
         "{md}"
     );
     assert!(md.contains("Flaky (passed in some repetitions"), "{md}");
 
     // One flaky task going from 3/5 to 2/5 is not a regression beyond noise.
+    let reps = |k: usize| -> Vec<bool> { (0..5).map(|i| i < k).collect() };
     let flaky = Project::new();
     run_dir(
         &flaky.path().join("a"),
@@ -311,7 +372,18 @@ fn a_run_gives_its_pass_rate_with_wilsons_interval() {
     let repeats = &read_json(&dir.join("summary.json"))["repeats"]["totals"];
     // y: 2 of 5, sample variance 2·3/(5·4) = 0.3; x and z never vary.
     assert_eq!(repeats["mean_task_variance"], json!(0.1));
-    assert!(repeats["pass_at_1_ci"]["low"].as_f64().unwrap() < 0.4667);
+    // Over the 3 tasks by their rates (1, 0.4, 0): statsmodels'
+    // proportion_confint(1.4, 3, method="wilson") = 0.1111 to 0.8597.
+    assert_eq!(
+        repeats["pass_at_1_ci"],
+        json!({"low": 0.1111, "high": 0.8597})
+    );
+    // Repetitions are not independent tasks: no interval over them as if they were.
+    assert!(
+        read_json(&dir.join("summary.json"))["totals"]
+            .get("pass_rate_ci")
+            .is_none()
+    );
     let md = std::fs::read_to_string(dir.join("report.md")).unwrap();
     assert!(md.contains("mean per-task variance 0.100"), "{md}");
 }
@@ -410,6 +482,46 @@ fn eval_both_measures_the_judge_against_the_checks() {
         "{}",
         cmp.stdout
     );
+    // A judge that gives no verdict beside the checks' leaves the task as the checks
+    // left it, with a warning.
+    let mock = MockLlm::start();
+    let p = llm_project();
+    mock.script(
+        "mute",
+        vec![action(
+            "write_file",
+            json!({"path": "answer.txt", "content": "42\n"}),
+            "FINISH",
+        )],
+    )
+    .judge(
+        "mute",
+        vec![
+            crate::mock_llm::Reply::Content("not json".into()),
+            crate::mock_llm::Reply::Content("not json".into()),
+            crate::mock_llm::Reply::Content("not json".into()),
+            crate::mock_llm::Reply::Content("not json".into()),
+            crate::mock_llm::Reply::Content("not json".into()),
+        ],
+    );
+    p.task(
+        "mute.json",
+        json!({"request": format!("Write 42 to answer.txt {}", marker("mute")),
+               "evaluate": [{"type": "file_equals", "path": "answer.txt", "content": "42\n"}]}),
+    );
+    let out = run_with(&p, &mock, &["--eval", "both"]);
+    out.expect_code(0);
+    let mute = out.status("mute");
+    assert_eq!(mute["status"], "passed", "{mute}");
+    assert!(mute.get("judge").is_none(), "{mute}");
+    assert!(
+        out.task_file("mute", "task.log")
+            .contains("the LLM judge gave no verdict beside the checks'"),
+        "{}",
+        out.task_file("mute", "task.log")
+    );
+    assert!(out.summary().get("judge_agreement").is_none());
+
     // --eval both needs a model.
     let bare = Project::new();
     bare.task("t.json", json!({"request": "x"}));

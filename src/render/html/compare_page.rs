@@ -72,7 +72,7 @@ pub(crate) fn compare_html(c: &Comparison, b_href: Option<&str>) -> Result<Strin
     };
     let st = &c.statistics;
     let page = Page {
-        verdict: format!("{}.", crate::render::compare_md::first_upper(&c.verdict)),
+        verdict: c.verdict.clone(),
         method: format!("{}.", st.method()),
         table: st.table.as_ref(),
         beyond_noise: st
