@@ -22,7 +22,7 @@ fi
 # SciPy 1.14 has wheels for Python 3.10 to 3.13: the newest python3 found.
 python=""
 for p in python3.13 python3.12 python3.11 python3.10 "$HOME/.pyenv/versions/3.12.1/bin/python3" python3; do
-  if command -v "$p" >/dev/null 2>&1 && "$p" -c 'import sys; sys.exit(not (3, 10) <= sys.version_info[:2] <= (3, 13))'; then
+  if command -v "$p" >/dev/null 2>&1 && "$p" 2>/dev/null -c 'import sys; sys.exit(not (3, 10) <= sys.version_info[:2] <= (3, 13))'; then
     python=$p
     break
   fi

@@ -64,6 +64,9 @@ pub(crate) enum Subcommand {
     Compare(CompareArgs),
     /// Merge the run dirs of shards (or runs of one batch) into one run dir.
     Merge(MergeArgs),
+    /// Write a run dir in another tool's format: `--harbor OUT` writes it as a Harbor
+    /// job that `harbor view OUT` opens.
+    Export(ExportArgs),
     /// Run a command confined with Landlock (used by the runner itself).
     #[command(hide = true)]
     SandboxExec(SandboxExecArgs),
@@ -248,6 +251,18 @@ fn parse_alpha(s: &str) -> Result<f64, String> {
             "`{s}` is not a significance level from 0.000001 to 0.5 (say 0.05)"
         )),
     }
+}
+
+/// Options of `ufo-batch export`.
+#[derive(Debug, Args)]
+pub(crate) struct ExportArgs {
+    /// Write the run as a Harbor job (ATIF trajectories, rewards, totals) under OUT, as
+    /// OUT/RUN_NAME; open it with `harbor view OUT`.
+    #[arg(long, value_name = "OUT", required = true)]
+    pub(crate) harbor: PathBuf,
+    /// The run dir.
+    #[arg(value_name = "RUN_DIR")]
+    pub(crate) run_dir: PathBuf,
 }
 
 /// Options of `ufo-batch merge`.

@@ -3,6 +3,7 @@
 //! print their one result here.
 
 mod compare;
+mod export;
 mod merge;
 mod read_document;
 mod report;
@@ -28,6 +29,7 @@ pub(crate) fn dispatch(cli: Cli) -> Result<u8, Error> {
         Subcommand::Tools(args) => tools::tools(&args),
         Subcommand::Compare(args) => compare::compare(&args),
         Subcommand::Merge(args) => merge::merge(&args),
+        Subcommand::Export(args) => export::export(&args),
         Subcommand::SandboxExec(args) => sandbox_exec::sandbox_exec(&args),
         Subcommand::ReadDocument(args) => Ok(read_document::read_document(&args)),
     }

@@ -12,6 +12,7 @@ use crate::record::ShapeName;
 use crate::record::{Evaluation, StepRecord, TaskRow};
 use crate::regular_file::{FileAccessError, read_text};
 use crate::render::{Overview, Totals, task_pages, write_summaries};
+use crate::rundir::layout::TaskDir;
 use crate::rundir::layout::{EVALUATION_LOG, RESPONSE_LOG};
 use crate::rundir::{
     FileError, RunDirError, RunLayout, RunLock, STORED_FILE_LIMIT, StoredTask, TaskFiles,
@@ -107,15 +108,13 @@ pub(crate) fn rerender(run_dir: &Path) -> Result<Rerendered, FinishedError> {
     })
 }
 
-/// Rewrites a task's `output.md` from its stored files; false when there is nothing to
-/// render from (a task file that never loaded keeps its page).
-fn rerender_trajectory(task: &StoredTask) -> Result<bool, FileError> {
-    if task.record.shape == ShapeName::Invalid {
-        return Ok(false);
-    }
-    // A log that is there but cannot be read (a FIFO, a link to a device) keeps the
-    // trajectory as it is: rendering it with no steps would lose them.
-    let log = task.dir.file(RESPONSE_LOG);
+/// A task's steps (`response.log`) and evaluation (`evaluation.log`) as stored. A log
+/// that is there but cannot be read (a FIFO, a link to a device) is an error: rendering
+/// it with no steps would lose them.
+pub(super) fn stored_trajectory(
+    dir: &TaskDir,
+) -> Result<(Vec<StepRecord>, Option<Evaluation>), FileError> {
+    let log = dir.file(RESPONSE_LOG);
     let text = match read_text(&log, STORED_FILE_LIMIT) {
         Ok(text) => text,
         Err(FileAccessError::NotFound) => String::new(),
@@ -130,14 +129,23 @@ fn rerender_trajectory(task: &StoredTask) -> Result<bool, FileError> {
         .lines()
         .filter_map(|line| serde_json::from_str(line).ok())
         .collect();
-    let evaluation: Option<Evaluation> =
-        read_text(&task.dir.file(EVALUATION_LOG), STORED_FILE_LIMIT)
-            .ok()
-            .and_then(|text| {
-                text.lines()
-                    .next()
-                    .and_then(|l| serde_json::from_str(l).ok())
-            });
+    let evaluation: Option<Evaluation> = read_text(&dir.file(EVALUATION_LOG), STORED_FILE_LIMIT)
+        .ok()
+        .and_then(|text| {
+            text.lines()
+                .next()
+                .and_then(|l| serde_json::from_str(l).ok())
+        });
+    Ok((steps, evaluation))
+}
+
+/// Rewrites a task's `output.md` from its stored files; false when there is nothing to
+/// render from (a task file that never loaded keeps its page).
+fn rerender_trajectory(task: &StoredTask) -> Result<bool, FileError> {
+    if task.record.shape == ShapeName::Invalid {
+        return Ok(false);
+    }
+    let (steps, evaluation) = stored_trajectory(&task.dir)?;
     let pages = task_pages(&task.record, &steps, evaluation.as_ref(), &[]);
     TaskFiles(task.dir.clone()).pages(&pages)?;
     Ok(true)

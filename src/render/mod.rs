@@ -5,6 +5,7 @@
 //! comparison page). Renderers decide content only; `rundir` decides where it goes.
 
 pub(crate) mod agreement;
+pub(crate) mod atif;
 mod compare_md;
 mod comparison;
 mod html;

@@ -368,7 +368,8 @@ fn signed(x: f64) -> String {
 /// `p = 0.03`, `p = 0.004`, `p = 1`, with as many decimals as keep it on its side of
 /// `alpha` (0.049 at α = 0.05 is not shown as 0.05), `p < 0.000001` below that.
 fn p_text(p: f64, alpha: f64) -> String {
-    if p >= 0.9995 {
+    // Two decimals would say 1.00.
+    if p >= 0.995 {
         return "p = 1".to_string();
     }
     for decimals in 2..=6 {
@@ -414,9 +415,11 @@ mod tests {
     #[test]
     fn p_is_shown_on_its_side_of_alpha() {
         assert_eq!(p_text(0.049, 0.05), "p = 0.049");
+        // 0.0117 at α = 0.01 is not shown as 0.01, which would read as "at α".
         assert_eq!(p_text(0.0117, 0.01), "p = 0.012");
         assert_eq!(p_text(0.03, 0.05), "p = 0.03");
         assert_eq!(p_text(0.999, 0.05), "p = 1");
-        assert_eq!(p_text(0.9951, 0.05), "p = 1.00");
+        assert_eq!(p_text(0.9951, 0.05), "p = 1");
+        assert_eq!(p_text(0.994, 0.05), "p = 0.99");
     }
 }

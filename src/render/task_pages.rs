@@ -1,5 +1,6 @@
-//! A task's trajectory as its two pages, rendered together wherever a task's files are
-//! written (a finished task, `report`, `merge`): `output.md` and `task.html`.
+//! A task's trajectory as its pages, rendered together wherever a task's files are
+//! written (a finished task, `report`, `merge`): `output.md`, `task.html` and the ATIF
+//! `trajectory.json`.
 
 use crate::record::{Evaluation, StepRecord, TaskRecord};
 use crate::task::Problem;
@@ -10,6 +11,8 @@ pub(crate) struct TaskPages {
     pub(crate) md: String,
     /// The page.
     pub(crate) html: Result<String, String>,
+    /// The trajectory in ATIF.
+    pub(crate) atif: String,
 }
 
 /// Both pages of a task.
@@ -22,5 +25,6 @@ pub(crate) fn task_pages(
     TaskPages {
         md: super::trajectory::render(record, steps, evaluation, problems),
         html: super::html::task_html(record, steps, evaluation, problems),
+        atif: super::atif::render(record, steps, evaluation, problems),
     }
 }

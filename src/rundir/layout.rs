@@ -34,6 +34,8 @@ pub(crate) const OUTPUT_MD: &str = "output.md";
 pub(crate) const TASK_HTML: &str = "task.html";
 /// The actions taken, as a recorded plan.
 pub(crate) const PLAN_JSON: &str = "plan.json";
+/// The trajectory in ATIF, Harbor's Agent Trajectory Interchange Format.
+pub(crate) const TRAJECTORY_JSON: &str = "trajectory.json";
 /// The session's own log lines.
 pub(crate) const TASK_LOG: &str = "task.log";
 /// The task's working folder.
@@ -82,6 +84,7 @@ pub(crate) const TASK_ENTRIES: &[&str] = &[
     OUTPUT_MD,
     TASK_HTML,
     PLAN_JSON,
+    TRAJECTORY_JSON,
     TASK_LOG,
     TMP,
 ];
@@ -106,12 +109,24 @@ pub(crate) fn is_attempt_entry(name: &str) -> bool {
 }
 
 /// Files of an attempt that move to `attempts/N/` when the next attempt starts.
-pub(crate) const ATTEMPT_FILES: &[&str] =
-    &[RESPONSE_LOG, TASK_LOG, OUTPUT_MD, EVALUATION_LOG, PLAN_JSON];
+pub(crate) const ATTEMPT_FILES: &[&str] = &[
+    RESPONSE_LOG,
+    TASK_LOG,
+    OUTPUT_MD,
+    EVALUATION_LOG,
+    PLAN_JSON,
+    TRAJECTORY_JSON,
+];
 
 /// Every file of a task folder that is replaced atomically.
-pub(crate) const ATOMIC_TASK_FILES: &[&str] =
-    &[STATUS_JSON, OUTPUT_MD, TASK_HTML, EVALUATION_LOG, PLAN_JSON];
+pub(crate) const ATOMIC_TASK_FILES: &[&str] = &[
+    STATUS_JSON,
+    OUTPUT_MD,
+    TASK_HTML,
+    EVALUATION_LOG,
+    PLAN_JSON,
+    TRAJECTORY_JSON,
+];
 
 /// Folders inside a task folder that hold no results of their own (searches skip them).
 pub(crate) const TASK_SUBFOLDERS: &[&str] = &[WORKSPACE, FILES, ATTEMPTS, TMP, DESKTOP];

@@ -18,7 +18,7 @@ use super::durable::Pending;
 use super::error::{FileError, FileErrors};
 use super::layout::{
     ATOMIC_TASK_FILES, ATTEMPT_FILES, EVALUATION_LOG, OUTPUT_MD, PLAN_JSON, RESPONSE_LOG,
-    TASK_HTML, TASK_LOG, TaskDir, is_attempt_entry,
+    TASK_HTML, TASK_LOG, TRAJECTORY_JSON, TaskDir, is_attempt_entry,
 };
 use crate::record::TaskRecord;
 use crate::render::TaskPages;
@@ -148,7 +148,9 @@ impl TaskFiles {
             Ok(html) => write(&path, html.as_bytes()).map_err(|e| FileError::write(&path, e)),
             Err(e) => Err(FileError::Render(format!("{}: {e}", path.display()))),
         };
-        md.and(html)
+        let path = self.0.file(TRAJECTORY_JSON);
+        let atif = write(&path, pages.atif.as_bytes()).map_err(|e| FileError::write(&path, e));
+        md.and(html).and(atif)
     }
 
     /// A task's final files but `status.json`, and its new `status.json` staged for the
@@ -199,8 +201,16 @@ impl TaskFiles {
             .map_err(|e| FileError::write(&path, e));
         let pending = match staged {
             Ok(staged) => {
-                written
-                    .extend([TASK_LOG, RESPONSE_LOG, OUTPUT_MD, TASK_HTML].map(|n| self.0.file(n)));
+                written.extend(
+                    [
+                        TASK_LOG,
+                        RESPONSE_LOG,
+                        OUTPUT_MD,
+                        TASK_HTML,
+                        TRAJECTORY_JSON,
+                    ]
+                    .map(|n| self.0.file(n)),
+                );
                 Some(Pending { staged, written })
             }
             Err(e) => {

@@ -1,7 +1,8 @@
 //! Per-task pass rates of two runs with repetitions: a sign-flip permutation test of the
 //! mean change (each task's change may as well have had the other sign if the runs are
-//! alike; exact up to 20 changed tasks, else 200,000 seeded draws), and the paired t
-//! interval of the mean change.
+//! alike; exact up to 20 changed tasks, else seeded random draws: 200,000, fewer for
+//! thousands of changed tasks so that a test costs about 2·10^8 sign flips, but never
+//! fewer than 20,000), and the paired t interval of the mean change.
 
 use statrs::distribution::{ContinuousCDF, StudentsT};
 
@@ -9,8 +10,10 @@ use super::Interval;
 
 /// Tasks with a change up to which every sign pattern is enumerated.
 const EXACT_UP_TO: usize = 20;
-/// Random sign patterns drawn beyond that.
-const DRAWS: u32 = 200_000;
+/// Random sign patterns drawn beyond that, at most and at least.
+const DRAWS: (usize, usize) = (200_000, 20_000);
+/// Sign flips a drawn test may cost.
+const FLIPS: usize = 200_000_000;
 
 /// The two-sided p of the mean of `changes` under sign flips (1 when all are 0).
 pub(crate) fn sign_flip_test(changes: &[f64]) -> f64 {
@@ -36,10 +39,11 @@ pub(crate) fn sign_flip_test(changes: &[f64]) -> f64 {
             .count();
         return hits as f64 / patterns as f64;
     }
+    let draws = (FLIPS / moved.len()).clamp(DRAWS.1, DRAWS.0);
     let mut rng = fastrand::Rng::with_seed(0x5eed);
-    let hits = (0..DRAWS).filter(|_| extreme(&mut |_| rng.bool())).count();
+    let hits = (0..draws).filter(|_| extreme(&mut |_| rng.bool())).count();
     // The observed pattern counts as one of the draws (a p of 0 cannot be claimed).
-    (hits as f64 + 1.0) / (f64::from(DRAWS) + 1.0)
+    (hits as f64 + 1.0) / (draws as f64 + 1.0)
 }
 
 /// The t interval at `level` (0.95 for 95%) of the mean of `changes`; `None` with fewer

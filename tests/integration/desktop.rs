@@ -154,6 +154,29 @@ fn the_sample_ui_plans_replay_on_real_apps() {
         replay.stdout,
         replay.stderr
     );
+    // Each task's trajectory is ATIF with its screenshots, as Harbor reads it, and the
+    // run opens in Harbor's viewer with them.
+    if let Some(python) = crate::harbor::harbor_python() {
+        let files = crate::harbor::trajectories(&run);
+        let mut args = vec!["trajectory"];
+        args.extend(files.iter().map(String::as_str));
+        crate::harbor::harbor_check(&python, &args);
+        let t = read_json(&run.join("writer_report/trajectory.json"));
+        assert_eq!(
+            t["steps"][1]["message"][1]["source"]["path"], "action_step1_annotated.png",
+            "{t}"
+        );
+        let (_out, viewer, job) =
+            crate::harbor::export_and_view(&python, &out_dir.path().join("results/desktop"));
+        let trial = "tasks__writer_report";
+        let served = viewer.json(&format!("/api/jobs/{job}/trials/{trial}/trajectory"));
+        assert_eq!(served["session_id"], "tasks/writer_report");
+        let (code, png) = viewer.get(&format!(
+            "/api/jobs/{job}/trials/{trial}/files/agent/action_step1_annotated.png"
+        ));
+        assert_eq!(code, 200);
+        assert!(png.starts_with(b"\x89PNG"), "a screenshot is served");
+    }
 }
 
 fn editor_task(p: &Project, name: &str, file: &str, actions: serde_json::Value, timeout: u32) {

@@ -16,6 +16,7 @@ mod desktop_agents;
 mod devices;
 mod documents;
 mod first_hour;
+mod harbor;
 mod hostile_input;
 mod llm;
 mod llm_faults;

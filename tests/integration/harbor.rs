@@ -1,0 +1,366 @@
+//! ATIF trajectories and Harbor jobs, checked with Harbor's own code (harbor 0.25.0,
+//! scripts/setup-harbor.sh): every `trajectory.json` of the sample plans and of an LLM run
+//! passes Harbor's trajectory validator; `export --harbor` writes a job whose config and
+//! result files validate as Harbor's `JobConfig`, `JobResult`, `TrialConfig` and
+//! `TrialResult`; and `harbor view` started on it lists the run with its trials, mean and
+//! cost and serves a trial's trajectory (and, for a desktop run, a screenshot).
+
+use std::io::{Read, Write};
+use std::net::{TcpListener, TcpStream};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+
+use crate::helpers::{read_json, run_binary, stack_present};
+use crate::llm::{llm_project, run_with};
+use crate::mock_llm::{MockLlm, action, marker, verdict};
+
+fn root() -> &'static Path {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// Harbor's venv, when it is installed (a test without it fails naming the script, or is
+/// skipped on request).
+pub(crate) fn harbor_python() -> Option<PathBuf> {
+    let python = root().join("target/harbor/venv/bin/python");
+    stack_present("harbor", python.is_file(), "bash scripts/setup-harbor.sh").then_some(python)
+}
+
+/// Runs scripts/harbor-check.py; asserts Harbor found no error and checked something.
+pub(crate) fn harbor_check(python: &Path, args: &[&str]) -> Value {
+    let out = Command::new(python)
+        .arg(root().join("scripts/harbor-check.py"))
+        .args(args)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["errors"], json!({}), "Harbor's own checks: {v:#}");
+    assert!(v["checked"].as_u64().unwrap() > 0, "{v}");
+    v
+}
+
+/// Every `trajectory.json` under `dir`.
+pub(crate) fn trajectories(dir: &Path) -> Vec<String> {
+    walkdir::WalkDir::new(dir)
+        .into_iter()
+        .flatten()
+        .filter(|e| {
+            e.file_name() == "trajectory.json"
+                && !e.path().components().any(|c| c.as_os_str() == "attempts")
+        })
+        .map(|e| e.path().display().to_string())
+        .collect()
+}
+
+/// The sample plans, run into a temporary folder; (the folder, the run dir).
+fn sample_run() -> (tempfile::TempDir, PathBuf) {
+    let out_dir = tempfile::tempdir().unwrap();
+    let plans = root().join("plans").display().to_string();
+    let out = run_binary(
+        out_dir.path(),
+        &[
+            "run",
+            &plans,
+            "--out",
+            out_dir.path().to_str().unwrap(),
+            "--progress",
+            "lines",
+        ],
+        &[],
+    );
+    out.expect_code(1);
+    let run = out_dir.path().join("plans");
+    (out_dir, run)
+}
+
+#[test]
+fn the_sample_plans_trajectories_are_valid_atif_and_report_rebuilds_them_alike() {
+    let Some(python) = harbor_python() else {
+        return;
+    };
+    let (_keep, run) = sample_run();
+    let files = trajectories(&run);
+    assert!(files.len() >= 12, "{files:?}");
+    let mut args = vec!["trajectory"];
+    args.extend(files.iter().map(String::as_str));
+    assert_eq!(harbor_check(&python, &args)["checked"], files.len());
+    // A replayed step with its tool calls and results, and the verdict last.
+    let t = read_json(&run.join("failing/wrong_total/trajectory.json"));
+    assert_eq!(t["schema_version"], "ATIF-v1.7");
+    assert_eq!(t["session_id"], "failing/wrong_total");
+    assert_eq!(t["agent"]["name"], "ufo-batch");
+    let steps = t["steps"].as_array().unwrap();
+    assert_eq!(steps[0]["source"], "user");
+    let acted = steps.iter().find(|s| s["tool_calls"].is_array()).unwrap();
+    assert_eq!(acted["source"], "agent");
+    assert_eq!(
+        acted["observation"]["results"][0]["source_call_id"],
+        acted["tool_calls"][0]["tool_call_id"]
+    );
+    let last = steps.last().unwrap();
+    assert_eq!(
+        (last["source"].as_str(), last["extra"]["complete"].as_str()),
+        (Some("system"), Some("no"))
+    );
+    assert_eq!(t["final_metrics"]["total_steps"], steps.len());
+    // `report` renders it again from the stored steps, the same bytes.
+    let before = std::fs::read(run.join("failing/wrong_total/trajectory.json")).unwrap();
+    std::fs::remove_file(run.join("failing/wrong_total/trajectory.json")).unwrap();
+    let report = run_binary(
+        run.parent().unwrap(),
+        &["report", run.to_str().unwrap()],
+        &[],
+    );
+    report.expect_code(0);
+    assert_eq!(
+        std::fs::read(run.join("failing/wrong_total/trajectory.json")).unwrap(),
+        before
+    );
+}
+
+#[test]
+fn an_llm_runs_trajectory_has_its_model_tokens_cost_and_judge() {
+    let Some(python) = harbor_python() else {
+        return;
+    };
+    let mock = MockLlm::start();
+    mock.script(
+        "poem",
+        vec![action(
+            "write_file",
+            json!({"path": "poem.txt", "content": "roses\n"}),
+            "FINISH",
+        )],
+    )
+    .judge("poem", vec![verdict("yes", "poem.txt holds a poem")]);
+    let p = llm_project();
+    p.task(
+        "poem.json",
+        json!({"request": format!("Write a poem to poem.txt {}", marker("poem"))}),
+    );
+    let out = run_with(&p, &mock, &[]);
+    out.expect_code(0);
+    let file = out.run_dir("proj").join("poem/trajectory.json");
+    harbor_check(&python, &["trajectory", file.to_str().unwrap()]);
+    let t = read_json(&file);
+    assert_eq!(t["agent"]["model_name"], "test-model");
+    let steps = t["steps"].as_array().unwrap();
+    let agent = &steps[1];
+    assert_eq!(
+        (agent["source"].as_str(), agent["model_name"].as_str()),
+        (Some("agent"), Some("test-model"))
+    );
+    assert_eq!(agent["tool_calls"][0]["function_name"], "write_file");
+    assert_eq!(agent["tool_calls"][0]["arguments"]["path"], "poem.txt");
+    assert!(
+        agent["metrics"]["prompt_tokens"].as_u64().unwrap() > 0,
+        "{agent}"
+    );
+    let judge = steps.last().unwrap();
+    assert_eq!(
+        (
+            judge["source"].as_str(),
+            judge["message"].as_str(),
+            judge["extra"]["agent"].as_str()
+        ),
+        (
+            Some("agent"),
+            Some("poem.txt holds a poem"),
+            Some("EvaluationAgent")
+        )
+    );
+    let status = out.status("poem");
+    assert_eq!(
+        t["final_metrics"]["total_prompt_tokens"],
+        status["usage"]["prompt_tokens"]
+    );
+    assert_eq!(t["final_metrics"]["total_cost_usd"], status["cost_usd"]);
+}
+
+fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+/// `harbor view DIR --jobs` on loopback, killed when dropped.
+pub(crate) struct Viewer {
+    child: Child,
+    port: u16,
+}
+
+impl Viewer {
+    pub(crate) fn start(python: &Path, dir: &Path) -> Self {
+        let port = free_port();
+        let harbor = python.with_file_name("harbor");
+        let child = Command::new(harbor)
+            .args([
+                "view",
+                dir.to_str().unwrap(),
+                "--jobs",
+                "--host",
+                "127.0.0.1",
+                "--port",
+            ])
+            .arg(port.to_string())
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let viewer = Self { child, port };
+        let started = Instant::now();
+        while TcpStream::connect(("127.0.0.1", port)).is_err() {
+            assert!(
+                started.elapsed() < Duration::from_secs(60),
+                "harbor view did not listen"
+            );
+            std::thread::sleep(Duration::from_millis(200));
+        }
+        viewer
+    }
+
+    /// GET `path`: (status code, body).
+    pub(crate) fn get(&self, path: &str) -> (u16, Vec<u8>) {
+        let mut stream = TcpStream::connect(("127.0.0.1", self.port)).unwrap();
+        stream
+            .set_read_timeout(Some(Duration::from_secs(30)))
+            .unwrap();
+        write!(
+            stream,
+            "GET {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n"
+        )
+        .unwrap();
+        let mut bytes = Vec::new();
+        stream.read_to_end(&mut bytes).unwrap();
+        let head_end = bytes.windows(4).position(|w| w == b"\r\n\r\n").unwrap();
+        let head = String::from_utf8_lossy(&bytes[..head_end]).to_string();
+        let code = head.split(' ').nth(1).unwrap().parse().unwrap();
+        let mut body = bytes[head_end + 4..].to_vec();
+        if head
+            .to_ascii_lowercase()
+            .contains("transfer-encoding: chunked")
+        {
+            body = unchunk(&body);
+        }
+        (code, body)
+    }
+
+    pub(crate) fn json(&self, path: &str) -> Value {
+        let (code, body) = self.get(path);
+        assert_eq!(code, 200, "{path}: {}", String::from_utf8_lossy(&body));
+        serde_json::from_slice(&body).unwrap()
+    }
+}
+
+impl Drop for Viewer {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn unchunk(mut body: &[u8]) -> Vec<u8> {
+    let mut out = Vec::new();
+    while let Some(line_end) = body.windows(2).position(|w| w == b"\r\n") {
+        let size = usize::from_str_radix(String::from_utf8_lossy(&body[..line_end]).trim(), 16)
+            .unwrap_or(0);
+        if size == 0 {
+            break;
+        }
+        out.extend_from_slice(&body[line_end + 2..line_end + 2 + size]);
+        body = &body[line_end + 2 + size + 2..];
+    }
+    out
+}
+
+/// Exports `run` as a Harbor job under a new folder, checks it with Harbor's models and
+/// opens it in `harbor view`; (the folder, the viewer, the job's name).
+pub(crate) fn export_and_view(python: &Path, run: &Path) -> (tempfile::TempDir, Viewer, String) {
+    let out = tempfile::tempdir().unwrap();
+    let export = run_binary(
+        out.path(),
+        &[
+            "export",
+            "--harbor",
+            out.path().to_str().unwrap(),
+            run.to_str().unwrap(),
+        ],
+        &[],
+    );
+    export.expect_code(0);
+    assert!(
+        export.stdout.contains("as a Harbor job"),
+        "{}",
+        export.stdout
+    );
+    let job = std::fs::read_dir(out.path())
+        .unwrap()
+        .flatten()
+        .next()
+        .unwrap()
+        .path();
+    harbor_check(python, &["job", job.to_str().unwrap()]);
+    let name = job.file_name().unwrap().to_str().unwrap().to_string();
+    let viewer = Viewer::start(python, out.path());
+    (out, viewer, name)
+}
+
+#[test]
+fn harbor_view_lists_an_exported_run_with_its_trials_mean_and_cost() {
+    let Some(python) = harbor_python() else {
+        return;
+    };
+    let (_keep, run) = sample_run();
+    let summary = read_json(&run.join("summary.json"));
+    let total = summary["totals"]["total"].as_u64().unwrap();
+    let passed = summary["totals"]["passed"].as_u64().unwrap();
+    let (_out, viewer, job) = export_and_view(&python, &run);
+    let jobs = viewer.json("/api/jobs");
+    let listed = jobs["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|j| j["name"] == job.as_str())
+        .unwrap_or_else(|| panic!("{job} is not listed: {jobs}"));
+    assert_eq!(listed["n_total_trials"], total, "{listed}");
+    // The mean the viewer shows is the one the job's result gives: the pass rate.
+    let mean = listed["evals"]
+        .as_object()
+        .and_then(|evals| evals.values().next())
+        .map(|e| e["metrics"][0]["mean"].as_f64().unwrap())
+        .unwrap_or_else(|| panic!("no mean: {listed}"));
+    assert!(
+        (mean - passed as f64 / total as f64).abs() < 1e-12,
+        "{listed}"
+    );
+    assert_eq!(
+        listed["total_cost_usd"], summary["totals"]["cost_usd"],
+        "{listed}"
+    );
+    let trials = viewer.json(&format!("/api/jobs/{job}/trials"));
+    let names: Vec<&str> = trials["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["name"].as_str().unwrap())
+        .collect();
+    // A task id with folders is one trial.
+    assert!(names.contains(&"failing__wrong_total"), "{names:?}");
+    assert_eq!(names.len() as u64, total);
+    let trajectory = viewer.json(&format!(
+        "/api/jobs/{job}/trials/failing__wrong_total/trajectory"
+    ));
+    assert_eq!(trajectory["session_id"], "failing/wrong_total");
+    let result = viewer.json(&format!("/api/jobs/{job}/trials/failing__wrong_total"));
+    assert_eq!(result["verifier_result"]["rewards"]["reward"], 0.0);
+}
