@@ -231,6 +231,7 @@ fn write_trial(
         "exception_info": exception,
         "started_at": at(record.started),
         "finished_at": at(record.finished),
+        "agent_execution": {"started_at": at(record.started), "finished_at": at(record.finished)},
     });
     write(&dir.join("result.json"), &result)?;
     Ok(result)
@@ -300,15 +301,21 @@ fn push(map: &mut serde_json::Map<String, Value>, key: &str, trial: &str) {
 
 /// Copies a task's screenshot into the trial, read as a regular file of bounded size
 /// (a link or a FIFO in its place is not followed); one that is gone is left out, and
-/// the trajectory still names it.
+/// the trajectory still names it. Only a screenshot's own name in the task folder is
+/// copied (`action_step3_annotated.png`): a `response.log` naming another path
+/// (`../../secret`) copies nothing.
 fn copy_screenshot(from: &Path, to_dir: &Path, name: &str) -> Result<(), FinishedError> {
+    let screenshot = name.starts_with("action_step")
+        && name.ends_with(".png")
+        && !name.contains(['/', '\\'])
+        && !name.contains("..");
+    if !screenshot {
+        return Ok(());
+    }
     let Ok(file) = crate::regular_file::read_bounded(from, MAX_SCREENSHOT, None) else {
         return Ok(());
     };
-    let Some(file_name) = Path::new(name).file_name() else {
-        return Ok(());
-    };
-    let to = to_dir.join(file_name);
+    let to = to_dir.join(name);
     write_atomic(&to, &file.bytes).map_err(|e| FileError::write(&to, e).into())
 }
 

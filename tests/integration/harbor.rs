@@ -364,3 +364,48 @@ fn harbor_view_lists_an_exported_run_with_its_trials_mean_and_cost() {
     let result = viewer.json(&format!("/api/jobs/{job}/trials/failing__wrong_total"));
     assert_eq!(result["verifier_result"]["rewards"]["reward"], 0.0);
 }
+
+#[test]
+fn export_copies_only_screenshots_named_by_a_tampered_log() {
+    let (keep, run) = sample_run();
+    let secret = keep.path().join("secret.png");
+    std::fs::write(&secret, b"\x89PNG not yours").unwrap();
+    // A response.log that names a file outside the task folder as its screenshot.
+    let log = run.join("failing/wrong_total/response.log");
+    let text = std::fs::read_to_string(&log).unwrap();
+    let mut first: Value = serde_json::from_str(text.lines().next().unwrap()).unwrap();
+    first["annotated_screenshot_path"] = json!("../../../secret.png");
+    first["clean_screenshot_path"] = json!("action_step1.png/../../../../secret.png");
+    let rest: Vec<&str> = text.lines().skip(1).collect();
+    std::fs::write(&log, format!("{first}\n{}", rest.join("\n"))).unwrap();
+    let out = tempfile::tempdir().unwrap();
+    let export = run_binary(
+        out.path(),
+        &[
+            "export",
+            "--harbor",
+            out.path().to_str().unwrap(),
+            run.to_str().unwrap(),
+        ],
+        &[],
+    );
+    export.expect_code(0);
+    let agent = out.path().join("plans/failing__wrong_total/agent");
+    let names: Vec<String> = std::fs::read_dir(&agent)
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(
+        names,
+        ["trajectory.json"],
+        "nothing but the trajectory is copied"
+    );
+    assert!(
+        walkdir::WalkDir::new(out.path())
+            .into_iter()
+            .flatten()
+            .all(|e| e.file_name() != "secret.png"),
+        "the file outside the task folder was not copied"
+    );
+}
