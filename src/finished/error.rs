@@ -43,6 +43,12 @@ pub(crate) enum FinishedError {
         /// The first of them, with why.
         first: String,
     },
+    /// `export` replaces only a job it wrote itself.
+    #[error(
+        "{} already exists and is not a job ufo-batch exported; export into another folder",
+        .0.display()
+    )]
+    NotAnExport(PathBuf),
     /// `merge` writes into a new folder only.
     #[error("{} already exists and is not empty; merge into a new folder", .0.display())]
     NotEmpty(PathBuf),

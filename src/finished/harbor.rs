@@ -71,6 +71,7 @@ pub(crate) fn export_harbor(run_dir: &Path, out: &Path) -> Result<Exported, Fini
         })
         .unwrap_or_else(|| "ufo-batch-run".to_string());
     let job = out.join(&name);
+    clear_earlier_export(&job)?;
     let mut trials: Vec<(TaskRecord, Option<crate::rundir::layout::TaskDir>)> = batch
         .stored
         .into_iter()
@@ -114,6 +115,40 @@ pub(crate) fn export_harbor(run_dir: &Path, out: &Path) -> Result<Exported, Fini
         trials: trials.len(),
         mean,
     })
+}
+
+/// Makes room for the job at `job`: nothing there, an empty folder, or a job exported
+/// earlier (removed, so that no trial of an earlier export stays listed). Anything else
+/// (a link, a file, a folder of other things) is left alone and refused.
+fn clear_earlier_export(job: &Path) -> Result<(), FinishedError> {
+    let meta = match std::fs::symlink_metadata(job) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
+        Err(source) => {
+            return Err(FinishedError::Read {
+                path: job.to_path_buf(),
+                source,
+            });
+        }
+        Ok(meta) => meta,
+    };
+    if !meta.is_dir() {
+        return Err(FinishedError::NotAnExport(job.to_path_buf()));
+    }
+    let read = |source| FinishedError::Read {
+        path: job.to_path_buf(),
+        source,
+    };
+    if std::fs::read_dir(job).map_err(read)?.next().is_none() {
+        return Ok(());
+    }
+    let ours = crate::regular_file::read_text(&job.join("config.json"), 1 << 20)
+        .ok()
+        .and_then(|text| serde_json::from_str::<Value>(&text).ok())
+        .is_some_and(|c| c["agents"][0]["name"] == "ufo-batch" && c["job_name"].is_string());
+    if !ours {
+        return Err(FinishedError::NotAnExport(job.to_path_buf()));
+    }
+    std::fs::remove_dir_all(job).map_err(read)
 }
 
 /// A task id as one trial name: `word/insert_table` → `word__insert_table`, made unique.

@@ -409,3 +409,112 @@ fn export_copies_only_screenshots_named_by_a_tampered_log() {
         "the file outside the task folder was not copied"
     );
 }
+
+#[test]
+fn a_timeout_is_harbors_exception_not_a_zero_reward() {
+    let Some(python) = harbor_python() else {
+        return;
+    };
+    let p = crate::helpers::Project::new();
+    p.task(
+        "slow/hang.json",
+        json!({"request": "hang", "timeout": 1,
+               "actions": [{"action": "execute_command", "parameters": {"command": "sleep 30", "timeout": 60}}]}),
+    )
+    .task("quick.json", crate::helpers::shell_plan("quick", &["true"]));
+    let out = p.run(&["--jobs", "2"]);
+    out.expect_code(1);
+    let run = out.run_dir("proj");
+    harbor_check(
+        &python,
+        &[
+            "trajectory",
+            run.join("slow/hang/trajectory.json").to_str().unwrap(),
+        ],
+    );
+    let (keep, viewer, job) = export_and_view(&python, &run);
+    let trial = read_json(&keep.path().join(&job).join("slow__hang/result.json"));
+    assert_eq!(
+        trial["exception_info"]["exception_type"], "TimeoutError",
+        "{trial}"
+    );
+    assert!(
+        trial["exception_info"]["exception_message"]
+            .as_str()
+            .unwrap()
+            .starts_with("timed out after 1s"),
+        "{trial}"
+    );
+    assert_eq!(
+        trial["verifier_result"],
+        Value::Null,
+        "no score for a timeout"
+    );
+    assert!(
+        !keep
+            .path()
+            .join(&job)
+            .join("slow__hang/verifier/reward.json")
+            .exists()
+    );
+    let listed = viewer.json(&format!("/api/jobs/{job}/trials"));
+    let hang = listed["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["name"] == "slow__hang")
+        .unwrap();
+    assert_eq!(
+        (hang["error_type"].as_str(), hang["reward"].as_f64()),
+        (Some("TimeoutError"), None)
+    );
+    let jobs = viewer.json("/api/jobs");
+    // One of two trials passed; the timeout counts as no reward: Harbor's mean is 0.5.
+    assert_eq!(
+        jobs["items"][0]["evals"]["ufo-batch__adhoc"]["metrics"][0]["mean"],
+        0.5
+    );
+    assert_eq!(jobs["items"][0]["n_errored_trials"], 1);
+}
+
+#[test]
+fn export_replaces_its_own_earlier_job_and_nothing_else() {
+    let (keep, run) = sample_run();
+    let out = keep.path().join("harbor");
+    let export = |code: i32| {
+        let o = run_binary(
+            keep.path(),
+            &[
+                "export",
+                "--harbor",
+                out.to_str().unwrap(),
+                run.to_str().unwrap(),
+            ],
+            &[],
+        );
+        o.expect_code(code);
+        o
+    };
+    export(0);
+    // A trial left from an earlier export of more tasks is not listed again.
+    std::fs::create_dir_all(out.join("plans/stale__task")).unwrap();
+    export(0);
+    assert!(!out.join("plans/stale__task").exists());
+    assert!(out.join("plans/failing__wrong_total/result.json").exists());
+    // A folder that is not an export is not touched.
+    std::fs::remove_dir_all(out.join("plans")).unwrap();
+    std::fs::create_dir_all(out.join("plans")).unwrap();
+    std::fs::write(out.join("plans/notes.txt"), "mine").unwrap();
+    let refused = export(2);
+    assert!(
+        refused
+            .stderr
+            .contains("already exists and is not a job ufo-batch exported"),
+        "{}",
+        refused.stderr
+    );
+    assert_eq!(
+        std::fs::read_to_string(out.join("plans/notes.txt")).unwrap(),
+        "mine"
+    );
+}
