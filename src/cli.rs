@@ -60,7 +60,8 @@ pub(crate) enum Subcommand {
     /// List every tool an agent would see (built in, and the config's MCP servers'),
     /// with where it comes from and its parameters' schema.
     Tools(ToolsArgs),
-    /// Compare two runs task by task; exits 1 when a task regressed.
+    /// Compare two runs task by task: the verdict (a regression beyond noise or not),
+    /// the statistics, the tasks that changed; exits 1 as --fail-on says.
     Compare(CompareArgs),
     /// Merge the run dirs of shards (or runs of one batch) into one run dir.
     Merge(MergeArgs),
@@ -235,7 +236,7 @@ pub(crate) struct CompareArgs {
     /// repetitions), never.
     #[arg(long, value_name = "WHEN", default_value = "any", value_parser = parse_fail_on)]
     pub(crate) fail_on: FailOn,
-    /// The significance level of the tests (default: 0.05).
+    /// The significance level of the tests.
     #[arg(long, value_name = "P", default_value_t = 0.05, value_parser = parse_alpha)]
     pub(crate) alpha: f64,
 }

@@ -157,6 +157,13 @@ pub(crate) fn read_open(
 /// A link in its place is refused, not followed: no file of a run folder is one, and a
 /// run folder handed over from elsewhere must not make the runner read what it points at.
 pub(crate) fn read_text(path: &Path, limit: u64) -> Result<String, FileAccessError> {
+    utf8(read_stored(path, limit)?)
+}
+
+/// The bytes of a run folder's regular file at `path` (a screenshot copied into an
+/// export), refused as [`read_text`] refuses a file: a link in its place, anything but a
+/// regular file, more than `limit` bytes.
+pub(crate) fn read_stored(path: &Path, limit: u64) -> Result<Bounded, FileAccessError> {
     #[cfg(unix)]
     let no_link = libc::O_NOFOLLOW;
     #[cfg(not(unix))]
@@ -167,7 +174,7 @@ pub(crate) fn read_text(path: &Path, limit: u64) -> Result<String, FileAccessErr
         0
     };
     let (file, size) = open_to_read_untouched(path, no_link)?;
-    utf8(read_open(file, size, limit, Some(limit))?)
+    read_open(file, size, limit, Some(limit))
 }
 
 /// The text of a file a user names (a config file, which may well be a link), refused as

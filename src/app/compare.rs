@@ -13,6 +13,9 @@ use crate::rundir::{FileError, write_atomic};
 
 /// Compares; 1 when the comparison fails under `--fail-on`.
 pub(super) fn compare(args: &CompareArgs) -> Result<u8, Error> {
+    for path in [&args.out, &args.html].into_iter().flatten() {
+        only_a_regular_file(path)?;
+    }
     let c = compare_runs(&args.a, &args.b, args.alpha)?;
     let text = if args.json {
         serde_json::to_string_pretty(&c).map_err(|e| Error::internal(e.to_string()))? + "\n"
@@ -34,6 +37,21 @@ pub(super) fn compare(args: &CompareArgs) -> Result<u8, Error> {
     let form = if args.json { Form::Json } else { Form::Text };
     print(&text, form)?;
     Ok(u8::from(c.fails(args.fail_on)))
+}
+
+/// Refuses an output path where something other than a regular file is: it would be
+/// replaced (a device node, a FIFO, a link to anything), not written to.
+fn only_a_regular_file(path: &Path) -> Result<(), Error> {
+    match std::fs::symlink_metadata(path) {
+        Ok(meta) if !meta.is_file() => Err(FileError::write(
+            path,
+            std::io::Error::other(
+                "it is not a regular file (a link, a device, a FIFO or a folder), and compare replaces only a regular file",
+            ),
+        )
+        .into()),
+        _ => Ok(()),
+    }
 }
 
 /// A relative path as a URL path: each segment percent-encoded, joined with `/`.

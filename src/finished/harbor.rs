@@ -197,19 +197,26 @@ fn write_trial(
     task_dir: Option<&crate::rundir::layout::TaskDir>,
     model: Option<&str>,
 ) -> Result<Value, FinishedError> {
-    let (steps, evaluation) = match task_dir {
+    let (mut steps, evaluation) = match task_dir {
         Some(d) => stored_trajectory(d).unwrap_or_default(),
         None => Default::default(),
     };
     let agent_dir = dir.join("agent");
     std::fs::create_dir_all(&agent_dir).map_err(|e| FileError::write(&agent_dir, e))?;
-    if let Some(task_dir) = task_dir {
-        for name in steps.iter().flat_map(|s| {
-            [&s.annotated_screenshot_path, &s.clean_screenshot_path]
-                .into_iter()
-                .flatten()
-        }) {
-            copy_screenshot(&task_dir.file(name), &agent_dir, name)?;
+    // Each screenshot is copied beside the trajectory; one that cannot be (gone, a link,
+    // not a screenshot's name) is not named by it, so that every image it names is there.
+    for step in &mut steps {
+        for path in [
+            &mut step.annotated_screenshot_path,
+            &mut step.clean_screenshot_path,
+        ] {
+            let copied = match (path.as_deref(), task_dir) {
+                (Some(name), Some(dir)) => copy_screenshot(&dir.file(name), &agent_dir, name)?,
+                _ => false,
+            };
+            if !copied {
+                *path = None;
+            }
         }
     }
     let trajectory = atif::render(record, &steps, evaluation.as_ref(), &[]);
@@ -243,7 +250,8 @@ fn write_trial(
     });
     let result = json!({
         "id": uuid_of(&format!("trial:{}:{}", record.id, record.source_hash)),
-        "task_name": record.id.as_str(),
+        // Repetitions are trials of one task, as Harbor groups them.
+        "task_name": record.base_id().as_str(),
         "trial_name": trial,
         "trial_uri": format!(
             "file://{}",
@@ -334,24 +342,20 @@ fn push(map: &mut serde_json::Map<String, Value>, key: &str, trial: &str) {
     }
 }
 
-/// Copies a task's screenshot into the trial, read as a regular file of bounded size
-/// (a link or a FIFO in its place is not followed); one that is gone is left out, and
-/// the trajectory still names it. Only a screenshot's own name in the task folder is
-/// copied (`action_step3_annotated.png`): a `response.log` naming another path
-/// (`../../secret`) copies nothing.
-fn copy_screenshot(from: &Path, to_dir: &Path, name: &str) -> Result<(), FinishedError> {
-    let screenshot = name.starts_with("action_step")
-        && name.ends_with(".png")
-        && !name.contains(['/', '\\'])
-        && !name.contains("..");
-    if !screenshot {
-        return Ok(());
+/// Copies a task's screenshot into the trial, read as a regular file of bounded size (a
+/// link or a FIFO in its place is refused, not followed); true when copied. Only a
+/// screenshot's own name in the task folder is copied (`action_step3_annotated.png`): a
+/// `response.log` naming another path (`../../secret`) copies nothing.
+fn copy_screenshot(from: &Path, to_dir: &Path, name: &str) -> Result<bool, FinishedError> {
+    if !atif::is_screenshot_name(name) {
+        return Ok(false);
     }
-    let Ok(file) = crate::regular_file::read_bounded(from, MAX_SCREENSHOT, None) else {
-        return Ok(());
+    let Ok(file) = crate::regular_file::read_stored(from, MAX_SCREENSHOT) else {
+        return Ok(false);
     };
     let to = to_dir.join(name);
-    write_atomic(&to, &file.bytes).map_err(|e| FileError::write(&to, e).into())
+    write_atomic(&to, &file.bytes).map_err(|e| FileError::write(&to, e))?;
+    Ok(true)
 }
 
 fn write(path: &Path, value: &Value) -> Result<(), FinishedError> {

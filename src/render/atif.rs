@@ -99,6 +99,15 @@ struct FinalMetrics {
     total_steps: usize,
 }
 
+/// True for the name of a task folder's screenshot (`action_step3_annotated.png`,
+/// `action_step_final.png`): no folder, no `..`.
+pub(crate) fn is_screenshot_name(name: &str) -> bool {
+    name.starts_with("action_step")
+        && name.ends_with(".png")
+        && !name.contains(['/', '\\'])
+        && !name.contains("..")
+}
+
 /// The model of a record's run (`inputs.settings.model`), when an LLM was configured.
 pub(crate) fn model_of(record: &TaskRecord) -> Option<String> {
     record
@@ -199,10 +208,12 @@ fn agent_step(step: &StepRecord, model: Option<&str>) -> Step {
                 actions.join("; ")
             )
         });
-    let screen = step
-        .annotated_screenshot_path
-        .as_ref()
-        .or(step.clean_screenshot_path.as_ref());
+    // Only a screenshot of the task folder, by its own name: a path from elsewhere in a
+    // tampered log is not passed on to whatever reads the trajectory.
+    let screen = [&step.annotated_screenshot_path, &step.clean_screenshot_path]
+        .into_iter()
+        .flatten()
+        .find(|p| is_screenshot_name(p));
     let message = match screen {
         Some(path) => json!([
             {"type": "text", "text": said},

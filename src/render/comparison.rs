@@ -4,7 +4,7 @@
 //! each run's judge agreement (`--eval both`); the statistics of the tasks both have
 //! (`render::significance`) say whether the change is beyond noise, first, in words.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 use std::path::Path;
 
 use serde::Serialize;
@@ -152,12 +152,16 @@ pub(crate) fn comparison(
 ) -> Comparison {
     let (ra, sa) = side(a_dir, a);
     let (rb, sb) = side(b_dir, b);
-    let unjudged: BTreeSet<TaskId> = a
-        .iter()
-        .chain(b)
-        .filter(|r| !r.status.is_done())
-        .map(|r| r.base_id())
-        .collect();
+    // The statistics count only the runs that were judged (passed, failed, timeout): a
+    // repetition in error leaves the task's other repetitions in, a task with no judged
+    // run in either side is left out.
+    let judged = |rows: &[&TaskRow]| -> BTreeMap<TaskId, TaskRate> {
+        rates(rows.iter().copied().filter(|r| r.status.is_done()))
+            .into_iter()
+            .map(|r| (r.id.clone(), r))
+            .collect()
+    };
+    let (judged_a, judged_b) = (judged(a), judged(b));
     let mut left_out = 0;
     let ma: BTreeMap<TaskId, TaskRate> = ra.into_iter().map(|r| (r.id.clone(), r)).collect();
     let mb: BTreeMap<TaskId, TaskRate> = rb.into_iter().map(|r| (r.id.clone(), r)).collect();
@@ -187,10 +191,9 @@ pub(crate) fn comparison(
                 reason: None,
             }),
             Some(y) => {
-                if unjudged.contains(id) {
-                    left_out += 1;
-                } else {
-                    paired.push((id.clone(), rate(x), rate(y)));
+                match (judged_a.get(id), judged_b.get(id)) {
+                    (Some(ja), Some(jb)) => paired.push((id.clone(), rate(ja), rate(jb))),
+                    _ => left_out += 1,
                 }
                 let change = Change {
                     id: id.clone(),

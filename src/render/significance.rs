@@ -83,9 +83,10 @@ pub(crate) struct Significance {
     pub(crate) beyond_noise: Vec<BeyondNoise>,
 }
 
-/// The statistics of the tasks `paired` both runs have and judged in every run (passed
-/// or failed), at level `alpha`; `left_out` tasks both runs have were not judged in some
-/// run (an infrastructure error, cancelled, unfinished) and say nothing of the agent.
+/// The statistics of the tasks `paired` both runs have and judged (their runs that passed,
+/// failed or timed out), at level `alpha`; `left_out` tasks both runs have were judged in
+/// no run of one side (an infrastructure error, cancelled, unfinished), which says
+/// nothing of the agent.
 pub(crate) fn significance(
     paired: &[(TaskId, Rate, Rate)],
     left_out: usize,
@@ -234,16 +235,30 @@ fn table(paired: &[(TaskId, Rate, Rate)]) -> PairedTable {
 impl Significance {
     /// How the p and the interval were found, in one sentence.
     pub(crate) fn method(&self) -> String {
+        if self.tasks == 0 {
+            return "No task both runs have was judged in both: nothing to test".to_string();
+        }
+        let interval = |name: &str| match self.change_ci {
+            Some(ci) => format!(
+                "; the change's {} interval ({name}) is {} to {} points",
+                level(self.alpha),
+                signed(ci.low * 100.0),
+                signed(ci.high * 100.0)
+            ),
+            None => String::new(),
+        };
         match &self.table {
             Some(t) => format!(
-                "Exact McNemar test on the {} that changed: p = {:.4}; the change's 95% interval is Newcombe's",
+                "Exact McNemar test on the {} that changed: p = {:.4}{}",
                 crate::text::plural(t.discordant() as usize, "task"),
-                self.p_value
+                self.p_value,
+                interval("Newcombe's")
             ),
             None => format!(
-                "Per-task pass rates over repetitions: a sign-flip permutation test on the {} both runs have: p = {:.4}; the change's 95% interval is a paired t interval",
+                "Per-task pass rates over repetitions: a sign-flip permutation test on the {} both runs have: p = {:.4}{}",
                 crate::text::plural(self.tasks, "task"),
-                self.p_value
+                self.p_value,
+                interval("a paired t interval")
             ),
         }
     }

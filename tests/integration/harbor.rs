@@ -376,8 +376,16 @@ fn export_copies_only_screenshots_named_by_a_tampered_log() {
     let mut first: Value = serde_json::from_str(text.lines().next().unwrap()).unwrap();
     first["annotated_screenshot_path"] = json!("../../../secret.png");
     first["clean_screenshot_path"] = json!("action_step1.png/../../../../secret.png");
-    let rest: Vec<&str> = text.lines().skip(1).collect();
-    std::fs::write(&log, format!("{first}\n{}", rest.join("\n"))).unwrap();
+    // A screenshot's own name, but a link to the secret in the task folder.
+    let mut second: Value = serde_json::from_str(text.lines().nth(1).unwrap()).unwrap();
+    second["annotated_screenshot_path"] = json!("action_step2_annotated.png");
+    std::os::unix::fs::symlink(
+        &secret,
+        run.join("failing/wrong_total/action_step2_annotated.png"),
+    )
+    .unwrap();
+    let rest: Vec<&str> = text.lines().skip(2).collect();
+    std::fs::write(&log, format!("{first}\n{second}\n{}", rest.join("\n"))).unwrap();
     let out = tempfile::tempdir().unwrap();
     let export = run_binary(
         out.path(),
@@ -408,6 +416,19 @@ fn export_copies_only_screenshots_named_by_a_tampered_log() {
             .all(|e| e.file_name() != "secret.png"),
         "the file outside the task folder was not copied"
     );
+    // The trajectory names no image it does not have, the paths of the log are not passed
+    // on, and Harbor's own checks accept the job.
+    let t = std::fs::read_to_string(agent.join("trajectory.json")).unwrap();
+    assert!(!t.contains("secret") && !t.contains("\"image\""), "{t}");
+    run_binary(keep.path(), &["report", run.to_str().unwrap()], &[]);
+    let live = std::fs::read_to_string(run.join("failing/wrong_total/trajectory.json")).unwrap();
+    assert!(!live.contains("secret"), "{live}");
+    if let Some(python) = harbor_python() {
+        harbor_check(
+            &python,
+            &["job", out.path().join("plans").to_str().unwrap()],
+        );
+    }
 }
 
 #[test]

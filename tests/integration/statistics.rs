@@ -534,3 +534,64 @@ fn eval_both_measures_the_judge_against_the_checks() {
         out.stderr
     );
 }
+
+#[test]
+fn compare_replaces_only_a_regular_file() {
+    let p = Project::new();
+    run_dir(&p.path().join("a"), &single(3, |_| true));
+    run_dir(&p.path().join("b"), &single(3, |_| true));
+    let target = p.path().join("precious.txt");
+    std::fs::write(&target, "keep").unwrap();
+    let link = p.path().join("link.md");
+    std::os::unix::fs::symlink(&target, &link).unwrap();
+    for option in ["--out", "--html"] {
+        let out = p.cmd(&["compare", "a", "b", option, "link.md"]);
+        out.expect_code(2);
+        assert!(
+            out.stderr.contains("is not a regular file"),
+            "{}",
+            out.stderr
+        );
+    }
+    assert!(
+        std::fs::symlink_metadata(&link)
+            .unwrap()
+            .file_type()
+            .is_symlink()
+    );
+    assert_eq!(std::fs::read_to_string(&target).unwrap(), "keep");
+    // A regular file is replaced.
+    std::fs::write(p.path().join("old.md"), "old").unwrap();
+    p.cmd(&["compare", "a", "b", "--out", "old.md"])
+        .expect_code(0);
+    assert!(
+        std::fs::read_to_string(p.path().join("old.md"))
+            .unwrap()
+            .starts_with("# ufo-batch compare")
+    );
+}
+
+#[test]
+fn a_repetition_in_error_leaves_the_tasks_other_repetitions_in() {
+    let p = Project::new();
+    let reps = |k: usize| -> Vec<bool> { (0..5).map(|i| i < k).collect() };
+    run_dir(&p.path().join("a"), &[("t".to_string(), reps(5))]);
+    run_dir(&p.path().join("b"), &[("t".to_string(), reps(4))]);
+    // B's fifth repetition ended in an infrastructure error, not a failure.
+    let path = p.path().join("b/t/rep-5/status.json");
+    let text = std::fs::read_to_string(&path)
+        .unwrap()
+        .replace("\"failed\"", "\"error\"");
+    std::fs::write(&path, text).unwrap();
+    let v = json_of(&p, &[]);
+    let st = &v["statistics"];
+    assert_eq!(
+        (st["tasks"].as_u64(), st["left_out"].as_u64()),
+        (Some(1), Some(0)),
+        "{st}"
+    );
+    assert_eq!(
+        st["verdict"], "no_change",
+        "4 of 4 judged repetitions passed: {st}"
+    );
+}
