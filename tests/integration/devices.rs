@@ -8,14 +8,13 @@
 //! (scripts/setup-mcp.sh) they fail, saying so, unless skipped on request.
 
 use std::io::Write;
-use std::net::TcpListener;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
 use serde_json::{Value, json};
 
-use crate::helpers::{Output, Project, read_json};
+use crate::helpers::{Output, Project, free_port, read_json};
 
 /// The token devices present.
 const TOKEN: &str = "device-token-7c1e4b9a2f";
@@ -32,14 +31,6 @@ fn python() -> Option<PathBuf> {
             .status()
             .is_ok_and(|s| s.success());
     crate::helpers::stack_present("mcp", ok, "bash scripts/setup-mcp.sh").then_some(python)
-}
-
-fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
 }
 
 /// A device client, killed when dropped.

@@ -6,14 +6,14 @@
 //! cost and serves a trial's trajectory (and, for a desktop run, a screenshot).
 
 use std::io::{Read, Write};
-use std::net::{TcpListener, TcpStream};
+use std::net::TcpStream;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
-use crate::helpers::{read_json, run_binary, stack_present};
+use crate::helpers::{free_port, read_json, run_binary, stack_present};
 use crate::llm::{llm_project, run_with};
 use crate::mock_llm::{MockLlm, action, marker, verdict};
 
@@ -182,14 +182,6 @@ fn an_llm_runs_trajectory_has_its_model_tokens_cost_and_judge() {
         status["usage"]["prompt_tokens"]
     );
     assert_eq!(t["final_metrics"]["total_cost_usd"], status["cost_usd"]);
-}
-
-fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
 }
 
 /// `harbor view DIR --jobs` on loopback, killed when dropped.

@@ -431,3 +431,12 @@ pub(crate) fn stack_present(stack: &str, present: bool, install: &str) -> bool {
     }
     false
 }
+
+/// A loopback port free when asked (for a server a test starts).
+pub(crate) fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}

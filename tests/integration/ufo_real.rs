@@ -5,14 +5,13 @@
 //! run from the venv `scripts/setup-ufo.sh` makes (`.ci/run` runs it); without it these
 //! tests fail, saying so (or are skipped on request: `UFO_BATCH_SKIP_TESTS=ufo`).
 
-use std::net::TcpListener;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
-use crate::helpers::{Output, Project, read_json};
+use crate::helpers::{Output, Project, free_port, read_json};
 
 /// The token the devices present.
 const TOKEN: &str = "ufo-real-token-5d2e8a41c7";
@@ -45,14 +44,6 @@ pub(crate) fn ufo_python() -> PathBuf {
         "UFO's venv is missing: run `bash scripts/setup-ufo.sh` (CI does)"
     );
     python
-}
-
-fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
 }
 
 /// Waits until something listens on `port` (at most 20 s).
