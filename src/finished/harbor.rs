@@ -44,6 +44,9 @@ pub(crate) struct Exported {
     pub(crate) trials: usize,
     /// Their mean reward (the pass rate).
     pub(crate) mean: f64,
+    /// Trials whose stored steps could not be read (their trajectory has the request and
+    /// the verdict only), with why.
+    pub(crate) problems: Vec<String>,
 }
 
 /// Writes the run dir `run_dir` as a Harbor job under `out`.
@@ -82,15 +85,24 @@ pub(crate) fn export_harbor(run_dir: &Path, out: &Path) -> Result<Exported, Fini
     let model = trials.iter().find_map(|(r, _)| atif::model_of(r));
     let mut names = BTreeSet::new();
     let mut results = Vec::with_capacity(trials.len());
+    let mut problems = Vec::new();
     for (record, dir) in &trials {
         let trial = trial_name(record.id.as_str(), &mut names);
-        let result = write_trial(
-            &job.join(&trial),
-            &trial,
+        let (steps, evaluation) = match dir.as_ref().map(stored_trajectory) {
+            Some(Ok(stored)) => stored,
+            Some(Err(e)) => {
+                problems.push(format!("{}: its steps are not exported: {e}", record.id));
+                Default::default()
+            }
+            None => Default::default(),
+        };
+        let stored = Stored {
             record,
-            dir.as_ref(),
-            model.as_deref(),
-        )?;
+            dir: dir.as_ref(),
+            steps,
+            evaluation,
+        };
+        let result = write_trial(&job.join(&trial), &trial, stored, model.as_deref())?;
         results.push((record, trial, result));
     }
     let passed = trials
@@ -114,6 +126,7 @@ pub(crate) fn export_harbor(run_dir: &Path, out: &Path) -> Result<Exported, Fini
         job,
         trials: trials.len(),
         mean,
+        problems,
     })
 }
 
@@ -189,18 +202,28 @@ fn exception_type(status: TaskStatus) -> Option<&'static str> {
     }
 }
 
+/// A task as stored: its record, its folder (none for a task of the batch with no
+/// result), its steps and its evaluation.
+struct Stored<'a> {
+    record: &'a TaskRecord,
+    dir: Option<&'a crate::rundir::layout::TaskDir>,
+    steps: Vec<crate::record::StepRecord>,
+    evaluation: Option<crate::record::Evaluation>,
+}
+
 /// One trial's folder; its `result.json` is returned too.
 fn write_trial(
     dir: &Path,
     trial: &str,
-    record: &TaskRecord,
-    task_dir: Option<&crate::rundir::layout::TaskDir>,
+    stored: Stored<'_>,
     model: Option<&str>,
 ) -> Result<Value, FinishedError> {
-    let (mut steps, evaluation) = match task_dir {
-        Some(d) => stored_trajectory(d).unwrap_or_default(),
-        None => Default::default(),
-    };
+    let Stored {
+        record,
+        dir: task_dir,
+        mut steps,
+        evaluation,
+    } = stored;
     let agent_dir = dir.join("agent");
     std::fs::create_dir_all(&agent_dir).map_err(|e| FileError::write(&agent_dir, e))?;
     // Each screenshot is copied beside the trajectory; one that cannot be (gone, a link,

@@ -120,7 +120,7 @@ pub(super) fn stored_trajectory(
         Err(FileAccessError::NotFound) => String::new(),
         Err(e) => {
             return Err(FileError::Render(format!(
-                "{}: cannot be read ({e}); the task's output.md and task.html are left as they are",
+                "{}: cannot be read ({e})",
                 log.display()
             )));
         }
@@ -145,7 +145,11 @@ fn rerender_trajectory(task: &StoredTask) -> Result<bool, FileError> {
     if task.record.shape == ShapeName::Invalid {
         return Ok(false);
     }
-    let (steps, evaluation) = stored_trajectory(&task.dir)?;
+    let (steps, evaluation) = stored_trajectory(&task.dir).map_err(|e| {
+        FileError::Render(format!(
+            "{e}; the task's output.md and task.html are left as they are"
+        ))
+    })?;
     let pages = task_pages(&task.record, &steps, evaluation.as_ref(), &[]);
     TaskFiles(task.dir.clone()).pages(&pages)?;
     Ok(true)

@@ -531,3 +531,37 @@ fn export_replaces_its_own_earlier_job_and_nothing_else() {
         "mine"
     );
 }
+
+#[test]
+fn a_fifo_in_place_of_a_log_is_named_and_the_export_goes_on() {
+    let (keep, run) = sample_run();
+    let log = run.join("failing/wrong_total/response.log");
+    std::fs::remove_file(&log).unwrap();
+    let made = Command::new("mkfifo").arg(&log).status().unwrap();
+    assert!(made.success());
+    let out = keep.path().join("harbor");
+    let export = run_binary(
+        keep.path(),
+        &[
+            "export",
+            "--harbor",
+            out.to_str().unwrap(),
+            run.to_str().unwrap(),
+        ],
+        &[],
+    );
+    export.expect_code(1);
+    assert!(
+        export
+            .stderr
+            .contains("failing/wrong_total: its steps are not exported: ")
+            && export.stderr.contains("it is a FIFO, not a regular file"),
+        "{}",
+        export.stderr
+    );
+    // The other trials are whole.
+    assert!(
+        out.join("plans/failing__divergent_replay/agent/trajectory.json")
+            .exists()
+    );
+}
