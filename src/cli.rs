@@ -159,6 +159,26 @@ pub(crate) struct RunArgs {
     #[arg(long, value_name = "USD", help_heading = LLM)]
     pub(crate) max_cost: Option<f64>,
 
+    /// Save tasks as experience records in UFO's experience.yaml: never, passed (UFO's
+    /// auto), or always (every task whose session reached a verdict) (default: never).
+    #[arg(long, value_name = "WHEN", value_parser = parse_save_experience, help_heading = EXPERIENCE)]
+    pub(crate) save_experience: Option<crate::experience::SaveExperience>,
+    /// Where saved records go: DIR/experience.yaml (default: OUT/experience).
+    #[arg(long, value_name = "DIR", help_heading = EXPERIENCE)]
+    pub(crate) experience_dir: Option<PathBuf>,
+    /// Give the agents the records of DIR/experience.yaml most like their task, for
+    /// their app, as examples and tips (UFO's RAG_EXPERIENCE; BM25, no network).
+    #[arg(long, value_name = "DIR", help_heading = EXPERIENCE)]
+    pub(crate) experience: Option<PathBuf>,
+    /// Give the agents the recorded plans under DIR (task files, or an earlier run's
+    /// folder) most like their task, as worked examples (UFO's RAG_DEMONSTRATION).
+    #[arg(long, value_name = "DIR", help_heading = EXPERIENCE)]
+    pub(crate) demonstrations: Option<PathBuf>,
+    /// Records given per source and agent (UFO's RAG_EXPERIENCE_RETRIEVED_TOPK;
+    /// default: 5).
+    #[arg(long, value_name = "K", help_heading = EXPERIENCE)]
+    pub(crate) experience_top_k: Option<usize>,
+
     /// Retry a task up to N times after an infrastructure error, never after `failed`
     /// (default: 0).
     #[arg(long, value_name = "N", help_heading = STOPPING)]
@@ -200,6 +220,7 @@ pub(crate) struct RunArgs {
 const RESULTS: &str = "Results and concurrency";
 const TASKS: &str = "Tasks";
 const LLM: &str = "LLM";
+const EXPERIENCE: &str = "Experience";
 const STOPPING: &str = "Failures and stopping";
 const CONFINEMENT: &str = "Confinement";
 const SCALE_OUT: &str = "Scale-out";
@@ -391,12 +412,23 @@ impl RunArgs {
             shards: self.shards,
             grace: self.grace,
             repeat: self.repeat,
+            experience: crate::config::ExperienceFlags {
+                save: self.save_experience,
+                dir: self.experience_dir,
+                retrieve: self.experience,
+                demonstrations: self.demonstrations,
+                top_k: self.experience_top_k,
+            },
         };
         (overrides, self.config, self.progress, self.summary_json)
     }
 }
 
 fn parse_eval(s: &str) -> Result<EvalMode, String> {
+    s.parse()
+}
+
+fn parse_save_experience(s: &str) -> Result<crate::experience::SaveExperience, String> {
     s.parse()
 }
 

@@ -49,6 +49,7 @@ pub mod error;
 mod eval;
 mod event;
 mod executor;
+mod experience;
 mod finished;
 mod hash;
 #[cfg(target_os = "linux")]

@@ -19,6 +19,7 @@ const QUOTE_LIMIT: usize = 4000;
 pub(super) enum Asker {
     Agent,
     Judge,
+    Summarizer,
 }
 
 impl Asker {
@@ -26,6 +27,7 @@ impl Asker {
         match self {
             Self::Agent => message,
             Self::Judge => format!("judge: {message}"),
+            Self::Summarizer => format!("experience summary: {message}"),
         }
     }
 
@@ -33,13 +35,16 @@ impl Asker {
         match self {
             Self::Agent => format!("reply {attempt} of {tries} could not be used: {problem}"),
             Self::Judge => format!("judge reply {attempt} could not be used: {problem}"),
+            Self::Summarizer => {
+                format!("experience summary reply {attempt} could not be used: {problem}")
+            }
         }
     }
 }
 
 /// What asking cost.
 #[derive(Clone, Copy, Debug, Default)]
-pub(super) struct Spent {
+pub(crate) struct Spent {
     pub(crate) usage: Usage,
     pub(crate) cost: Cost,
     pub(crate) llm: LlmStats,

@@ -15,6 +15,9 @@ use super::conversation::Conversation;
 use super::prompt::{RoundBrief, correction_message, prompt_for, results_message, round_message};
 use super::reply::{Reply, parse_reply};
 use crate::event::Level;
+use crate::experience::Recall;
+use crate::experience::index::SHELL_APP;
+use crate::record::GivenExample;
 use crate::executor::Executor;
 use crate::llm::{LlmClient, Message};
 use crate::record::AgentStatus;
@@ -35,6 +38,12 @@ pub(crate) struct LinuxAgent {
     steps: Option<Vec<String>>,
     /// The conversation of the current round.
     conversation: Conversation,
+    /// The run's experience and demonstrations, when its agents are given examples.
+    recall: Option<Recall>,
+    /// The system prompt of the current round with its examples, when it has some.
+    round_system: Option<String>,
+    /// Examples given for the current round, not yet noted in the context.
+    given: Vec<GivenExample>,
 }
 
 impl LinuxAgent {
@@ -45,6 +54,7 @@ impl LinuxAgent {
         settings: AgentSettings,
         object: Option<String>,
         steps: Option<Vec<String>>,
+        recall: Option<Recall>,
     ) -> Self {
         let history_steps = settings.history_steps as usize;
         let (system, schema) = prompt_for(&tools);
@@ -57,6 +67,9 @@ impl LinuxAgent {
             object,
             steps,
             conversation: Conversation::new(history_steps),
+            recall,
+            round_system: None,
+            given: Vec::new(),
         }
     }
 
@@ -69,7 +82,7 @@ impl LinuxAgent {
         let ask = Ask {
             llm: &self.llm,
             asker: Asker::Agent,
-            system: &self.system,
+            system: self.round_system.as_deref().unwrap_or(&self.system),
             schema: &self.schema,
             tries: self.settings.reply_retries + 1,
             events: &ctx.events,
@@ -106,9 +119,20 @@ impl Agent for LinuxAgent {
             workspace: &ctx.workspace,
         };
         self.conversation.start(round_message(&brief));
+        // UFO retrieves for each subtask (a step plan's step), by its text.
+        self.round_system = None;
+        if let Some(recall) = &self.recall {
+            let query = ctx.subtask.as_deref().unwrap_or(&ctx.request);
+            let (block, given) = recall.examples(AGENT_TYPE, query, SHELL_APP);
+            if !block.is_empty() {
+                self.round_system = Some(format!("{}{block}", self.system));
+            }
+            self.given = given;
+        }
     }
 
     async fn handle(&mut self, ctx: &mut Context, executor: &mut dyn Executor) -> AgentStep {
+        ctx.give(std::mem::take(&mut self.given));
         let mut step = AgentStep::new(AGENT_TYPE, AGENT_TYPE, AgentStatus::Continue);
         let reply = match self.ask(ctx, &mut step).await {
             Ok(reply) => reply,

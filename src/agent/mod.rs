@@ -2,7 +2,8 @@
 //! one step (status, actions taken, reasoning) and acts only through the executor it is
 //! handed. The ReplayAgent replays recorded actions with no LLM; the LinuxAgent asks an
 //! LLM; the HostAgent and its AppAgents (`desktop`) work on desktop apps; the
-//! EvaluationAgent judges a finished session.
+//! EvaluationAgent judges a finished session; the summarizer condenses one into
+//! experience.
 
 mod act;
 mod ask;
@@ -15,12 +16,15 @@ mod prompt;
 mod replay;
 mod reply;
 mod settings;
+mod summarizer;
 
+pub(crate) use ask::Spent;
 pub(crate) use desktop::DesktopAgents;
 pub(crate) use evaluation::{EvaluationAgent, JudgeFailure, JudgeScreen};
 pub(crate) use linux::LinuxAgent;
 pub(crate) use replay::ReplayAgent;
 pub(crate) use settings::{AgentSettings, ConfirmPolicy};
+pub(crate) use summarizer::summarize;
 
 /// A short fingerprint of the agents' prompts (the LinuxAgent's system prompt and reply
 /// schema, the judge's instructions): a result made with other prompts is not kept by a

@@ -123,6 +123,7 @@ fn linux_agent(
         settings.agent.clone(),
         task.object.clone(),
         steps,
+        recall(task, settings),
     ))
 }
 
@@ -146,13 +147,25 @@ fn desktop_agents(
     if let Some(hub) = &settings.mcp {
         tools.extend(hub.specs());
     }
+    let app_hint = crate::experience::from_actions::task_apps(task, None)
+        .into_iter()
+        .next()
+        .unwrap_or_default();
     Ok(DesktopAgents::new(
         llm,
         tools,
         settings.agent.clone(),
         task.object.clone(),
         steps,
+        recall(task, settings),
+        app_hint,
     ))
+}
+
+/// The task's way into the run's experience, when its agents are given examples.
+fn recall(task: &Task, settings: &AttemptSettings) -> Option<crate::experience::Recall> {
+    let experience = settings.experience.as_ref()?;
+    crate::experience::Recall::of(experience, task.id.base(task.repeat).as_str())
 }
 
 fn needs_llm(what: &str) -> String {

@@ -4,6 +4,7 @@
 //! lives outside the future that is abandoned.
 
 mod evaluate;
+mod experience;
 mod factory;
 mod outcome;
 mod plan;
@@ -52,6 +53,8 @@ pub(crate) struct AttemptSettings {
     pub(crate) mcp: Option<std::sync::Arc<crate::mcp::McpHub>>,
     /// The device server, when tasks run on UFO's device clients.
     pub(crate) devices: Option<std::sync::Arc<crate::device::DeviceHub>>,
+    /// The run's experience, when it saves or gives any.
+    pub(crate) experience: Option<std::sync::Arc<crate::experience::Experience>>,
 }
 
 /// How the run tells a running attempt to stop: `kill` ends it at once (it becomes
@@ -295,6 +298,9 @@ pub(crate) async fn run_attempt(
     }
     if let Some(session) = &progress.session {
         outcome.plan = Some(plan::recorded_plan(task, &session.ctx.trajectory, &outcome));
+        outcome.experience.given = session.ctx.given.clone();
+        let trajectory = &session.ctx.trajectory;
+        experience::save(task, settings, trajectory, &mut outcome, &events, &stop.kill).await;
     }
     outcome.device = device;
     events.info(format!("attempt ended: {}", outcome.describe()));

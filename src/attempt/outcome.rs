@@ -2,7 +2,7 @@
 
 use std::time::Duration;
 
-use crate::record::{Evaluation, LlmStats, StepRecord, TaskStatus};
+use crate::record::{Evaluation, ExperienceNote, LlmStats, StepRecord, TaskStatus};
 use crate::session::{Context, ErrorKind, SessionEnd};
 use crate::units::{Cost, Usage};
 
@@ -64,6 +64,8 @@ pub(crate) struct AttemptOutcome {
     pub(crate) fatal: Option<String>,
     /// The device it ran on, when it ran on one.
     pub(crate) device: Option<String>,
+    /// Experience given to its agents and saved from it.
+    pub(crate) experience: ExperienceNote,
 }
 
 impl AttemptOutcome {
@@ -83,6 +85,7 @@ impl AttemptOutcome {
             llm: LlmStats::default(),
             fatal: None,
             device: None,
+            experience: ExperienceNote::default(),
         }
     }
 

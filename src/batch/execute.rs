@@ -57,6 +57,7 @@ pub(crate) async fn execute<S: EventSink>(
         warnings: crate::executor::sandbox::as_root_warning()
             .into_iter()
             .chain(batch.sandbox_warning)
+            .chain(batch.experience_notes)
             .chain(batch.devices.as_ref().map(|hub| {
                 format!(
                     "tasks run on UFO device clients: python -m ufo.client.client --ws --ws-server \"ws://HOST:{}/ws?token=${}\" --client-id ID --platform linux|windows (listening on {})",
@@ -95,6 +96,7 @@ pub(crate) async fn execute<S: EventSink>(
         agent: config.agent.clone(),
         mcp: batch.mcp,
         devices: batch.devices.clone(),
+        experience: batch.experience.clone(),
     };
     let device_news = batch
         .devices

@@ -149,6 +149,15 @@ fn inputs_of(task: &Task, config: &RunSettings, shared: &SharedSettings) -> Inpu
         );
         set("prompts", crate::agent::prompt_version());
     }
+    // What the agents are given as examples (its content grows; where it comes from is
+    // what a resumed run compares).
+    let e = &config.experience;
+    if agent && let Some(dir) = &e.retrieve {
+        set("experience", format!("{} (top {})", dir.display(), e.top_k));
+    }
+    if agent && let Some(dir) = &e.demonstrations {
+        set("demonstrations", format!("{} (top {})", dir.display(), e.top_k));
+    }
     Inputs {
         task_file: task.source_hash.clone(),
         object: task

@@ -14,6 +14,8 @@ use super::sources::load_tasks_as;
 use super::{BatchError, RunSettings};
 use crate::device::DeviceHub;
 use crate::executor::all_tools;
+use crate::experience::Experience;
+use crate::experience::from_actions::demonstration;
 use crate::executor::sandbox::{self, Sandbox};
 use crate::llm::{ApiKey, LlmClient, LlmConfig, Spend};
 use crate::mcp::McpHub;
@@ -60,6 +62,10 @@ pub(crate) struct Prepared {
     pub(crate) mcp: Option<Arc<McpHub>>,
     /// The device server, when the run's tasks go to UFO's device clients.
     pub(crate) devices: Option<Arc<DeviceHub>>,
+    /// The run's experience, when it saves or gives any.
+    pub(crate) experience: Option<Arc<Experience>>,
+    /// What opening it had to say (records left out, an empty file).
+    pub(crate) experience_notes: Vec<String>,
     /// When preparing began: the run's time counts from then (finding, reading and
     /// deciding a million tasks takes seconds).
     pub(crate) began: Instant,
@@ -217,6 +223,7 @@ pub(crate) async fn prepare(config: &RunSettings) -> Result<Prepared, BatchError
             previous: queued.previous,
         })
         .collect();
+    let (experience, experience_notes) = open_experience(config)?;
     crate::resources::release_free_memory();
     Ok(Prepared {
         layout,
@@ -234,9 +241,61 @@ pub(crate) async fn prepare(config: &RunSettings) -> Result<Prepared, BatchError
         spend,
         mcp,
         devices,
+        experience,
+        experience_notes,
         began,
         began_at,
     })
+}
+
+/// The run's experience: the file it saves to made ready, the records it retrieves
+/// from read, and `--demonstrations`' recorded plans loaded; `None` when the run uses
+/// none. A file that cannot be used, or a folder of demonstrations without one usable
+/// plan, refuses the run.
+fn open_experience(
+    config: &RunSettings,
+) -> Result<(Option<Arc<Experience>>, Vec<String>), BatchError> {
+    let settings = &config.experience;
+    if !settings.is_used() {
+        return Ok((None, Vec::new()));
+    }
+    let mut notes = Vec::new();
+    let demonstrations = match &settings.demonstrations {
+        None => None,
+        Some(dir) => {
+            let loaded = load_tasks_as(
+                std::slice::from_ref(dir),
+                None,
+                all_tools().to_vec().into(),
+                |task, _| task,
+            )?;
+            let records: Vec<_> = loaded
+                .tasks
+                .iter()
+                .filter_map(|t| demonstration(t, t.id.to_string()))
+                .collect();
+            if records.is_empty() {
+                return Err(BatchError::Refused(format!(
+                    "--demonstrations {}: no recorded plan there can serve (a plan with actions whose recording passed)",
+                    dir.display()
+                )));
+            }
+            let left = loaded.tasks.len() - records.len() + loaded.invalid.len();
+            if left > 0 {
+                notes.push(format!(
+                    "--demonstrations {}: {} of {} files are not recorded plans that passed and are not used",
+                    dir.display(),
+                    left,
+                    loaded.tasks.len() + loaded.invalid.len()
+                ));
+            }
+            Some(records)
+        }
+    };
+    let (experience, opened) = Experience::open(settings, &config.run_name, demonstrations)
+        .map_err(|e| BatchError::Refused(e.to_string()))?;
+    notes.extend(opened);
+    Ok((Some(Arc::new(experience)), notes))
 }
 
 /// Every tool a recorded plan may call: the built-in ones and the MCP servers'.

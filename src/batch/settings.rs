@@ -78,6 +78,9 @@ pub(crate) struct RunSettings {
     pub(crate) grace: Duration,
     /// Runs per task (`--repeat`); 1 without repeats.
     pub(crate) repeat: Option<u32>,
+    /// Saving and retrieving experience (shown in `run.json` only when used).
+    #[serde(skip_serializing_if = "unused")]
+    pub(crate) experience: crate::experience::ExperienceSettings,
     /// The config file that was read, if any.
     pub(crate) config_file: Option<PathBuf>,
 }
@@ -105,6 +108,10 @@ impl RunSettings {
         }
         v
     }
+}
+
+fn unused(e: &crate::experience::ExperienceSettings) -> bool {
+    !e.is_used()
 }
 
 /// A server as `run.json` shows it: where it is and what it is allowed, with the names

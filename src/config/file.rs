@@ -63,6 +63,9 @@ pub(crate) struct ConfigFile {
     /// `[devices]`: UFO's device clients as workers.
     #[serde(default)]
     pub(crate) devices: crate::device::DevicesSection,
+    /// `[experience]`: saving and retrieving experience.
+    #[serde(default)]
+    pub(crate) experience: super::experience::ExperienceSection,
 }
 
 /// `[sandbox]` of the config file.

@@ -6,6 +6,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use super::ConfigError;
+use super::experience::experience_settings;
 use super::file::ConfigFile;
 use super::sections::{
     agent_settings, check_llm_needs, llm_config, resource_limits, shell_settings,
@@ -74,6 +75,8 @@ pub(crate) struct RunOverrides {
     pub(crate) grace: Option<String>,
     /// `--repeat`.
     pub(crate) repeat: Option<u32>,
+    /// `--save-experience`, `--experience`, ...
+    pub(crate) experience: super::ExperienceFlags,
 }
 
 /// How the config file's `jobs` is named in messages.
@@ -194,6 +197,7 @@ pub(crate) fn resolve(
         file.llm,
     )?;
     let agent = agent_settings(file.agent, vision)?;
+    let experience = experience_settings(o.experience, file.experience, &out_root)?;
     check_llm_needs(eval, o.max_cost, llm.as_ref())?;
     let resume = if o.fresh {
         ResumeMode::Fresh
@@ -243,6 +247,7 @@ pub(crate) fn resolve(
         shard,
         grace,
         repeat: counted(o.repeat.map(|n| (n, "--repeat")), MAX_REPEAT)?,
+        experience,
         config_file,
     })
 }

@@ -158,6 +158,11 @@ impl LlmClient {
         }
     }
 
+    /// The model asked.
+    pub(crate) fn model(&self) -> &str {
+        &self.config.model
+    }
+
     /// The cost of `usage` at the model's price (unknown without a price).
     pub(crate) fn cost_of(&self, usage: Usage) -> Cost {
         match self.config.price() {

@@ -48,6 +48,7 @@ pub(super) fn open_attempt(
     record.error = None;
     record.complete = None;
     record.judge = None;
+    record.experience = None;
     record.started = Some(now);
     record.finished = None;
     record.attempts.push(AttemptRecord {
@@ -68,6 +69,7 @@ pub(super) fn close_attempt(record: &mut TaskRecord, outcome: &AttemptOutcome, n
     record.error = outcome.reason.clone();
     record.complete = outcome.evaluation.as_ref().map(|e| e.complete);
     record.judge = outcome.evaluation.as_ref().and_then(|e| e.judge.clone());
+    record.experience = (!outcome.experience.is_empty()).then(|| outcome.experience.clone());
     record.finished = Some(now);
     record.duration_s = record
         .started

@@ -5,6 +5,7 @@
 mod agent_status;
 mod encoded;
 mod evaluation;
+mod experience;
 mod inputs;
 mod names;
 mod row;
@@ -15,6 +16,7 @@ mod task;
 pub(crate) use agent_status::AgentStatus;
 pub(crate) use encoded::{EncodedRows, decode_row, encode_row, row_len};
 pub(crate) use evaluation::{Complete, Evaluation, Evaluator, JudgeOpinion, SubScore};
+pub(crate) use experience::{ExampleSource, ExperienceNote, GivenExample};
 pub(crate) use inputs::{HeldInputs, Inputs};
 pub(crate) use names::{SessionType, ShapeName};
 pub(crate) use row::{RowSource, TaskRow};

@@ -46,6 +46,10 @@ pub(crate) struct TaskRow {
     pub(crate) tags: Vec<String>,
     /// With `--repeat K`: which repetition this is.
     pub(crate) repeat: Option<u32>,
+    /// Experience records and demonstrations its agents were given.
+    pub(crate) given: u32,
+    /// Experience records it saved.
+    pub(crate) saved: u32,
 }
 
 impl TaskRow {
@@ -79,6 +83,8 @@ impl TaskRow {
             cost_usd: record.cost_usd,
             tags: record.tags.clone(),
             repeat: record.repeat,
+            given: record.experience.as_ref().map_or(0, |x| x.given.len() as u32),
+            saved: record.experience.as_ref().map_or(0, |x| x.saved.len() as u32),
         }
     }
 

@@ -3,7 +3,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::{AttemptStatus, Complete, Inputs, JudgeOpinion, TaskStatus};
+use super::{AttemptStatus, Complete, ExperienceNote, Inputs, JudgeOpinion, TaskStatus};
 use super::{SessionType, ShapeName};
 use crate::task::TaskId;
 use crate::units::{Timestamp, Usage};
@@ -99,6 +99,10 @@ pub(crate) struct TaskRecord {
     /// With `--eval both`: the LLM judge's verdict beside the checks' that decided.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) judge: Option<JudgeOpinion>,
+    /// Experience given to its agents and saved from it (`--experience`,
+    /// `--demonstrations`, `--save-experience`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) experience: Option<ExperienceNote>,
     /// Every attempt, oldest first.
     pub(crate) attempts: Vec<AttemptRecord>,
     /// When the latest attempt started.
@@ -157,6 +161,7 @@ impl TaskRecord {
             complete: None,
             judge: None,
             error: None,
+            experience: None,
             attempts: Vec::new(),
             started: None,
             finished: None,

@@ -7,6 +7,7 @@
 pub(crate) mod agreement;
 pub(crate) mod atif;
 mod compare_md;
+mod experience;
 mod comparison;
 mod html;
 mod junit;

@@ -4,6 +4,7 @@
 //! with the checks (`--eval both`) counted in the same pass.
 
 use super::agreement::{Agreement, AgreementCount};
+use super::experience::ExperienceCount;
 use super::repeats::{TaskRate, rates};
 use super::summary::{Totals, totals};
 use crate::record::RowSource;
@@ -16,6 +17,8 @@ pub(crate) struct Overview {
     pub(crate) rates: Option<Vec<TaskRate>>,
     /// The judge's agreement with the checks, when some task had both verdicts.
     pub(crate) agreement: Option<Agreement>,
+    /// Experience given and saved, when the run used any.
+    pub(crate) experience: Option<ExperienceCount>,
 }
 
 impl Overview {
@@ -23,9 +26,11 @@ impl Overview {
     pub(crate) fn of(records: &dyn RowSource) -> Self {
         let mut repeated = false;
         let mut agreement = AgreementCount::default();
+        let mut experience = ExperienceCount::default();
         let mut totals = totals(records.rows().inspect(|r| {
             repeated |= r.repeat.is_some();
             agreement.add(r);
+            experience.add(r);
         }));
         if repeated {
             // Repetitions of one task are not independent: the interval is pass@1's,
@@ -36,6 +41,7 @@ impl Overview {
             totals,
             rates: repeated.then(|| rates(records.rows())),
             agreement: agreement.finish(),
+            experience: experience.finish(),
         }
     }
 }

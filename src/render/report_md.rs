@@ -119,6 +119,9 @@ pub(crate) fn write_report_md(
     if let Some(agreement) = &overview.agreement {
         write_agreement(md, agreement)?;
     }
+    if let Some(experience) = &overview.experience {
+        writeln!(md, "## Experience\n\n{}\n", experience.line())?;
+    }
 
     md.write_all(
         "## All tasks\n\n| task | status | duration | steps | cost |\n|---|---|---:|---:|---:|\n"

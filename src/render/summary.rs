@@ -165,6 +165,7 @@ pub(crate) fn summary_json<'a>(
         tasks: Rows(records),
         repeats,
         judge_agreement: overview.agreement.as_ref(),
+        experience: overview.experience.as_ref(),
     }
 }
 
@@ -179,6 +180,8 @@ pub(crate) struct SummaryJson<'a> {
     repeats: Option<Repeats<'a>>,
     #[serde(skip_serializing_if = "Option::is_none")]
     judge_agreement: Option<&'a super::agreement::Agreement>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    experience: Option<&'a super::experience::ExperienceCount>,
 }
 
 /// The `tasks` of `summary.json`: a row per record, made while serializing.

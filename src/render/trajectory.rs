@@ -36,6 +36,9 @@ pub(crate) fn render(
         Some(e) => evaluation_section(&mut md, e),
         None => md.push_str("No evaluation results found.\n\n"),
     }
+    if let Some(note) = &record.experience {
+        super::experience::markdown(&mut md, note);
+    }
     md.push_str("## Steps\n\n");
     if steps.is_empty() {
         md.push_str("No steps were taken.\n");

@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use crate::event::TaskEvents;
 use crate::executor::ScreenView;
-use crate::record::{LlmStats, StepRecord};
+use crate::record::{GivenExample, LlmStats, StepRecord};
 use crate::units::{Cost, Usage};
 
 /// State shared by the rounds and agents of one session.
@@ -41,6 +41,8 @@ pub(crate) struct Context {
     pub(crate) events: TaskEvents,
     /// The screen as the step under way began (desktop tasks): what its agent sees.
     pub(crate) screen: Option<Arc<ScreenView>>,
+    /// Experience records and demonstrations put in the agents' prompts so far.
+    pub(crate) given: Vec<GivenExample>,
 }
 
 impl Context {
@@ -61,6 +63,33 @@ impl Context {
             workspace,
             events,
             screen: None,
+            given: Vec::new(),
+        }
+    }
+
+    /// Notes the records an agent was given (each once per agent), in the task's log.
+    pub(crate) fn give(&mut self, given: Vec<GivenExample>) {
+        if given.is_empty() {
+            return;
+        }
+        let shown: Vec<String> = given
+            .iter()
+            .map(|g| format!("{} {} ({:.2})", g.source.as_str(), g.key, g.score))
+            .collect();
+        self.events.info(format!(
+            "{} given {}: {}",
+            given[0].agent,
+            crate::text::plural(given.len(), "example"),
+            shown.join(", ")
+        ));
+        for g in given {
+            let seen = self
+                .given
+                .iter()
+                .any(|s| s.agent == g.agent && s.source == g.source && s.key == g.key);
+            if !seen {
+                self.given.push(g);
+            }
         }
     }
 

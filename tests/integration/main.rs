@@ -15,6 +15,7 @@ mod desktop;
 mod desktop_agents;
 mod devices;
 mod documents;
+mod experience;
 mod first_hour;
 mod harbor;
 mod hostile_input;

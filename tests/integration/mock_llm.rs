@@ -198,6 +198,25 @@ impl MockLlm {
         self
     }
 
+    /// Replies for agent requests whose messages contain `key` itself (a word of the
+    /// request, for tests where `[script:NAME]`'s shared word would be in the way).
+    pub(crate) fn script_key(&self, key: &str, replies: Vec<Reply>) -> &Self {
+        self.state
+            .lock()
+            .unwrap()
+            .agent
+            .insert(key.to_string(), replies.into());
+        self
+    }
+
+    /// Requests routed by `key` (see [`MockLlm::script_key`]).
+    pub(crate) fn received_key(&self, key: &str) -> Vec<Received> {
+        self.received()
+            .into_iter()
+            .filter(|r| r.marker.as_deref() == Some(key))
+            .collect()
+    }
+
     /// Replies for judge requests of that task.
     pub(crate) fn judge(&self, name: &str, replies: Vec<Reply>) -> &Self {
         self.state

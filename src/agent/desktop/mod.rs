@@ -34,7 +34,11 @@ use super::ask::{Ask, Asker};
 use super::conversation::Conversation;
 use super::prompt::results_text;
 use super::reply::parse_reply;
+use crate::desktop::app::Known;
 use crate::event::Level;
+use crate::experience::Recall;
+use crate::experience::index::known_key;
+use crate::record::GivenExample;
 use crate::executor::{Executor, Scope};
 use crate::llm::LlmClient;
 use crate::record::{ActionRecord, AgentStatus};
@@ -48,6 +52,9 @@ const APP: &str = "AppAgent";
 /// One agent's side: its prompt, reply schema and conversation.
 struct Voice {
     system: String,
+    /// Experience and demonstrations for the work under way (UFO puts them in the
+    /// system prompt).
+    examples: String,
     schema: Value,
     conversation: Conversation,
 }
@@ -90,6 +97,12 @@ pub(crate) struct DesktopAgents {
     assigned: u32,
     /// What the round does after the last step.
     next: Transition,
+    /// The run's experience and demonstrations, when its agents are given examples.
+    recall: Option<Recall>,
+    /// The task's app as records name it, until a window is selected.
+    app_hint: String,
+    /// Examples given, not yet noted in the context.
+    given: Vec<GivenExample>,
 }
 
 impl DesktopAgents {
@@ -101,16 +114,20 @@ impl DesktopAgents {
         settings: AgentSettings,
         object: Option<String>,
         steps: Option<Vec<String>>,
+        recall: Option<Recall>,
+        app_hint: String,
     ) -> Self {
         let keep = settings.history_steps as usize;
         Self {
             host: Voice {
                 system: host::system_prompt(),
+                examples: String::new(),
                 schema: host::reply_schema(),
                 conversation: Conversation::new(keep),
             },
             app: Voice {
                 system: app::system_prompt(&app_tools, settings.vision),
+                examples: String::new(),
                 schema: app::reply_schema(&app_tools),
                 conversation: Conversation::new(keep),
             },
@@ -128,6 +145,9 @@ impl DesktopAgents {
             window: None,
             assigned: 0,
             next: Transition::Continue,
+            recall,
+            app_hint,
+            given: Vec::new(),
         }
     }
 
@@ -182,6 +202,18 @@ impl DesktopAgents {
         });
         self.app.conversation.start(brief);
         self.app_news = None;
+        // UFO's AppAgent retrieves for each subtask, by its text, in its app.
+        if let Some(recall) = &self.recall {
+            let app = match &self.window {
+                Some((title, application)) => Known::for_window(application, title)
+                    .map(|k| known_key(k).to_string())
+                    .unwrap_or_else(|| application.clone()),
+                None => self.app_hint.clone(),
+            };
+            let (block, given) = recall.examples(APP, &subtask, &app);
+            self.app.examples = block;
+            self.given.extend(given);
+        }
         self.subtask = Some(subtask);
         self.turn = Turn::App;
     }
@@ -218,10 +250,15 @@ impl DesktopAgents {
         parse: impl Fn(&str) -> Result<T, String>,
         correct: impl Fn(&str) -> String,
     ) -> Result<T, (String, ErrorKind)> {
+        let system = if voice.examples.is_empty() {
+            std::borrow::Cow::Borrowed(voice.system.as_str())
+        } else {
+            std::borrow::Cow::Owned(format!("{}{}", voice.system, voice.examples))
+        };
         let ask = Ask {
             llm,
             asker: Asker::Agent,
-            system: &voice.system,
+            system: &system,
             schema: &voice.schema,
             tries,
             events: &ctx.events,
@@ -574,6 +611,7 @@ impl Agent for DesktopAgents {
     }
 
     async fn handle(&mut self, ctx: &mut Context, executor: &mut dyn Executor) -> AgentStep {
+        ctx.give(std::mem::take(&mut self.given));
         match self.turn {
             Turn::Host => self.host_step(ctx, executor).await,
             Turn::App => self.app_step(ctx, executor).await,

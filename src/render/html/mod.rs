@@ -63,12 +63,12 @@ fn page_shell() -> [&'static str; 3] {
 }
 
 /// `text` escaped for HTML as the templates escape it (`&<>"'/`).
-fn escaped(text: &str) -> Escaped<'_> {
+pub(super) fn escaped(text: &str) -> Escaped<'_> {
     Escaped(text)
 }
 
 /// Text written escaped for HTML (see [`escaped`]).
-struct Escaped<'a>(&'a str);
+pub(super) struct Escaped<'a>(&'a str);
 
 impl std::fmt::Display for Escaped<'_> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {

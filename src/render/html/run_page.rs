@@ -75,6 +75,8 @@ struct Page<'a> {
     /// The judge's agreement with the checks (`--eval both`).
     agreement: Option<&'a crate::render::agreement::Agreement>,
     agreement_line: Option<String>,
+    /// Experience given and saved, in one line.
+    experience_line: Option<String>,
     /// (label, count) of the statuses other than passed that occur.
     counts: Vec<(String, usize)>,
     task_seconds: String,
@@ -209,6 +211,7 @@ pub(crate) fn write_report_html(
         pass_rate_ci: t.pass_rate_ci.map(|ci| ci.percent()),
         agreement: overview.agreement.as_ref(),
         agreement_line: overview.agreement.as_ref().map(|a| a.line()),
+        experience_line: overview.experience.as_ref().map(|x| x.line()),
         counts,
         task_seconds: format!("{:.1} s", t.task_seconds),
         tokens: t.prompt_tokens + t.completion_tokens,

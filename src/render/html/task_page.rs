@@ -91,7 +91,7 @@ struct StepView {
     shots: Vec<(String, String)>,
 }
 
-struct Page {
+struct Page<'a> {
     task: TaskView,
     /// From the task's folder up to the run's.
     up: String,
@@ -101,6 +101,7 @@ struct Page {
     attempts: Vec<AttemptView>,
     steps: Vec<StepView>,
     final_shot: Option<&'static str>,
+    experience: Option<&'a crate::record::ExperienceNote>,
 }
 
 /// The page of one task, from what its folder holds.
@@ -170,6 +171,7 @@ pub(crate) fn task_html(
             .collect(),
         steps: trajectory.iter().map(step_view).collect(),
         final_shot: final_shot.then_some(FINAL_SHOT),
+        experience: record.experience.as_ref(),
     };
     Ok(write_page(&page))
 }
@@ -262,6 +264,9 @@ fn write_body(out: &mut String, page: &Page) -> std::fmt::Result {
     }
     if let Some(ev) = &page.evaluation {
         write_evaluation(out, ev)?;
+    }
+    if let Some(note) = page.experience {
+        crate::render::experience::html(out, note)?;
     }
     if page.attempts.len() > 1 {
         write_attempts(out, &page.attempts)?;

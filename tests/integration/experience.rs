@@ -1,0 +1,569 @@
+//! Experience (UFO's SAVE_EXPERIENCE / RAG_EXPERIENCE / RAG_DEMONSTRATION): a run that
+//! saves records in UFO's `experience.yaml` (checked with PyYAML as UFO loads it, and
+//! appended to by UFO's own `ExperienceSummarizer.create_or_update_yaml`), a second run
+//! whose agents are given the records like their task and no others, recorded plans
+//! saved without a model and used as demonstrations, saving at once and under `kill -9`,
+//! and files that cannot be used.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::Duration;
+
+use serde_json::{Value, json};
+
+use crate::helpers::{Project, eventually_within, shell_plan};
+use crate::llm::llm_project;
+use crate::mock_llm::{MockLlm, Reply, action, finish};
+
+/// A summary reply with UFO's ten keys.
+fn summary(command: &str, tips: &str) -> Reply {
+    Reply::Content(
+        json!({
+            "Observation": "a workspace with the input file",
+            "Thought": "one shell command does it",
+            "ControlLabel": "", "ControlText": "",
+            "Function": "execute_command", "Args": {"command": command},
+            "Status": "FINISH", "Plan": "<FINISH>", "Comment": "done in one step",
+            "Tips": tips,
+        })
+        .to_string(),
+    )
+}
+
+/// Runs `python` (UFO's venv) with `code`, UFO's code on its path; its stdout.
+fn ufo_python(code: &str) -> String {
+    if !crate::ufo_real::ufo_installed() {
+        return String::new();
+    }
+    let out = Command::new(crate::ufo_real::ufo_python())
+        .arg("-c")
+        .arg(code)
+        .env("PYTHONPATH", crate::ufo_real::ufo_source())
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "python failed:\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// Reads `path` as UFO's AppAgent reads each record (`rag_experience_retrieve`: the
+/// document's metadata `request`, `example`, `Tips`, `Sub-task`, `app_list`), after
+/// `yaml.safe_load` as `create_or_update_yaml` loads the file; the records as JSON.
+fn read_as_ufo(path: &Path) -> Value {
+    let code = format!(
+        r#"
+import json, yaml
+with open({path:?}) as f:
+    data = yaml.safe_load(f)
+assert isinstance(data, dict), type(data)
+out = {{}}
+for key, record in data.items():
+    assert key.startswith("example"), key
+    request = record.get("request", "")
+    response = record.get("example", {{}})
+    tips = record.get("Tips", "")
+    subtask = record.get("Sub-task", "")
+    apps = [app.lower() for app in record["app_list"]]
+    assert isinstance(request, str) and request, record
+    assert isinstance(response, dict), record
+    for k in ["Observation", "Thought", "ControlLabel", "ControlText", "Function", "Args", "Status", "Plan", "Comment"]:
+        assert k in response, (key, k)
+    assert isinstance(tips, str) and isinstance(subtask, str), record
+    out[key] = {{"request": request, "example": response, "Tips": tips, "Sub-task": subtask, "apps": apps,
+                 "task_id": record.get("task_id"), "run": record.get("run"), "model": record.get("model")}}
+print(json.dumps(out))
+"#,
+        path = path.display().to_string()
+    );
+    serde_json::from_str(&ufo_python(&code)).unwrap()
+}
+
+/// Appends `summaries` to `path` with UFO's own `create_or_update_yaml` (its vector
+/// store's imports, langchain, stubbed: only the YAML half runs).
+fn append_as_ufo(path: &Path, summaries: Value) {
+    let code = format!(
+        r#"
+import json, sys, types
+for name in ["langchain", "langchain.docstore", "langchain.docstore.document", "langchain_community", "langchain_community.vectorstores"]:
+    sys.modules[name] = types.ModuleType(name)
+sys.modules["langchain.docstore.document"].Document = object
+sys.modules["langchain_community.vectorstores"].FAISS = object
+from ufo.experience.summarizer import ExperienceSummarizer
+ExperienceSummarizer.create_or_update_yaml(json.loads({summaries:?}), {path:?})
+"#,
+        summaries = summaries.to_string(),
+        path = path.display().to_string()
+    );
+    ufo_python(&code);
+}
+
+fn system_prompt(body: &Value) -> String {
+    body["messages"][0]["content"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string()
+}
+
+#[test]
+fn a_run_saves_ufo_records_and_the_next_run_gives_them_to_similar_tasks_only() {
+    if !crate::ufo_real::ufo_installed() {
+        return;
+    }
+    let mock = MockLlm::start();
+    mock.script_key(
+        "kxsumq",
+        vec![
+            action(
+                "execute_command",
+                json!({"command": "awk -F, 'NR>1 {s+=$2} END {print s}' sales.csv > total.txt"}),
+                "CONTINUE",
+            ),
+            finish("the total is in total.txt"),
+            summary(
+                "awk -F, 'NR>1 {s+=$2} END {print s}' sales.csv > total.txt",
+                "- skip the header row\n- the amount is the second column",
+            ),
+        ],
+    );
+    mock.script_key(
+        "kxfailq",
+        vec![
+            action("execute_command", json!({"command": "true"}), "CONTINUE"),
+            finish("done"),
+        ],
+    );
+    let p = llm_project();
+    p.task(
+        "sum.json",
+        json!({"request": "Sum the amount column of sales.csv into total.txt kxsumq",
+               "files": {"sales.csv": "item,amount\na,2\nb,3\n"},
+               "evaluate": [{"type": "file_equals", "path": "total.txt", "content": "5\n"}]}),
+    );
+    p.task(
+        "reverse.json",
+        json!({"request": "Reverse the lines of poem.txt into back.txt kxfailq",
+               "files": {"poem.txt": "a\nb\n"},
+               "evaluate": [{"type": "file_equals", "path": "back.txt", "content": "b\na\n"}]}),
+    );
+    let url = mock.url();
+    let out = p.run(&["--llm-base-url", &url, "--save-experience", "passed"]);
+    out.expect_code(1);
+
+    // The passed task saved one record, summarized by the model at its cost.
+    let sum = out.status("sum");
+    assert_eq!(sum["experience"]["saved"], json!(["example0"]), "{sum}");
+    assert_eq!(sum["llm"]["calls"], 3, "{sum}");
+    assert_eq!(
+        sum["usage"]["prompt_tokens"],
+        3 * crate::mock_llm::PROMPT_TOKENS
+    );
+    let asked = mock.received_key("kxsumq");
+    let last = &asked.last().unwrap().body;
+    let system = system_prompt(last);
+    assert!(
+        system.starts_with("You are an expert summarizer"),
+        "{system}"
+    );
+    assert!(system.contains("execute_command"), "{system}");
+    let trajectory = last["messages"][1]["content"].as_str().unwrap();
+    assert!(
+        trajectory.starts_with("[Agent Trajectory]:"),
+        "{trajectory}"
+    );
+    assert!(trajectory.contains("\"Function\": \"execute_command\""));
+    assert!(trajectory.contains("[Task to be completed]:\nSum the amount column"));
+    // The failed one saved nothing (the policy is `passed`).
+    assert!(out.status("reverse").get("experience").is_none());
+    let md = out.task_file("sum", "output.md");
+    assert!(
+        md.contains("## Experience") && md.contains("Saved as experience: example0."),
+        "{md}"
+    );
+
+    // UFO reads it, and UFO's own saver appends to it.
+    let file = p.path().join("results/experience/experience.yaml");
+    let records = read_as_ufo(&file);
+    assert_eq!(records.as_object().unwrap().len(), 1, "{records}");
+    let ours = &records["example0"];
+    assert_eq!(ours["example"]["Function"], "execute_command");
+    assert_eq!(ours["Tips"], "- skip the header row\n- the amount is the second column");
+    assert_eq!(ours["apps"], json!(["shell"]));
+    assert_eq!(
+        (&ours["task_id"], &ours["run"], &ours["model"]),
+        (&json!("sum"), &json!("proj"), &json!("test-model"))
+    );
+    let ufo_example = json!({"Observation": "Excel is open", "Thought": "select the column", "ControlLabel": "12",
+        "ControlText": "Amount", "Function": "click_input", "Args": {"button": "left"}, "Status": "CONTINUE",
+        "Plan": "sum it", "Comment": ""});
+    append_as_ufo(
+        &file,
+        json!([{"example": ufo_example, "Tips": "- use AutoSum",
+                "request": "Sum the amount column of the sales sheet", "Sub-task": "Sum the amount column of the sales sheet",
+                "app_list": ["EXCEL.EXE"]}]),
+    );
+    let records = read_as_ufo(&file);
+    assert_eq!(records["example1"]["apps"], json!(["excel.exe"]));
+    assert_eq!(
+        records["example0"]["example"]["Function"],
+        "execute_command"
+    );
+
+    // The next run: the similar shell task is given our record (not UFO's Excel one,
+    // not a task of another app); the unrelated one is given nothing.
+    let mock = MockLlm::start();
+    mock.script_key(
+        "kxaddq",
+        vec![
+            action(
+                "execute_command",
+                json!({"command": "awk -F, 'NR>1 {s+=$2} END {print s}' orders.csv > total.txt"}),
+                "CONTINUE",
+            ),
+            finish("done"),
+        ],
+    );
+    mock.script_key(
+        "kxrenameq",
+        vec![
+            action("execute_command", json!({"command": "true"}), "CONTINUE"),
+            finish("done"),
+        ],
+    );
+    p.file(
+        "next/add.json",
+        &json!({"request": "Add up the amount column of orders.csv kxaddq",
+                "files": {"orders.csv": "item,amount\na,4\n"},
+                "evaluate": [{"type": "file_equals", "path": "total.txt", "content": "4\n"}]})
+        .to_string(),
+    );
+    p.file(
+        "next/rename.json",
+        &json!({"request": "Rename every jpeg picture kxrenameq", "evaluate": [{"type": "command", "run": "true"}]})
+            .to_string(),
+    );
+    let url = mock.url();
+    let out = p.cmd(&[
+        "run",
+        "next",
+        "--progress",
+        "lines",
+        "--llm-base-url",
+        &url,
+        "--experience",
+        "results/experience",
+    ]);
+    out.expect_code(0);
+    let add = &mock.received_key("kxaddq")[0].body;
+    let system = system_prompt(add);
+    assert!(system.contains("<## Response Examples:>"), "{system}");
+    assert!(
+        system.contains("[User Request]:\n    Sum the amount column of sales.csv into total.txt kxsumq"),
+        "{system}"
+    );
+    assert!(
+        system.contains("- skip the header row\n    - the amount is the second column"),
+        "{system}"
+    );
+    assert!(!system.contains("AutoSum"), "UFO's Excel record went to a shell task: {system}");
+    let rename = &mock.received_key("kxrenameq")[0].body;
+    assert!(!system_prompt(rename).contains("Response Examples"));
+    // Every later step keeps the examples in its system prompt.
+    let later = &mock.received_key("kxaddq")[1].body;
+    assert!(system_prompt(later).contains("<## Response Examples:>"));
+
+    // What was given is recorded and shown.
+    let status = crate::helpers::read_json(&p.path().join("results/next/add/status.json"));
+    let given = &status["experience"]["given"];
+    assert_eq!(given.as_array().unwrap().len(), 1, "{status}");
+    assert_eq!(given[0]["agent"], "LinuxAgent");
+    assert_eq!(given[0]["source"], "experience");
+    assert_eq!(given[0]["key"], "example0");
+    assert_eq!(given[0]["from"], "proj/sum");
+    assert!(given[0]["score"].as_f64().unwrap() > 0.0, "{status}");
+    let rename_status = crate::helpers::read_json(&p.path().join("results/next/rename/status.json"));
+    assert!(rename_status.get("experience").is_none(), "{rename_status}");
+    let md = std::fs::read_to_string(p.path().join("results/next/add/output.md")).unwrap();
+    assert!(
+        md.contains("| LinuxAgent | experience | example0 |") && md.contains("| proj/sum |"),
+        "{md}"
+    );
+    let html = std::fs::read_to_string(p.path().join("results/next/add/task.html")).unwrap();
+    assert!(
+        html.contains("<h2>Experience</h2>") && html.contains("<code>example0</code>"),
+        "{html}"
+    );
+    let report = std::fs::read_to_string(p.path().join("results/next/report.md")).unwrap();
+    assert!(
+        report.contains("## Experience\n\n1 task was given experience (1 record in all); 0 tasks saved as experience (0 records)."),
+        "{report}"
+    );
+    let summary = crate::helpers::read_json(&p.path().join("results/next/summary.json"));
+    assert_eq!(
+        summary["experience"],
+        json!({"tasks_given": 1, "records_given": 1, "tasks_saved": 0, "records_saved": 0})
+    );
+}
+
+/// `n` recorded shell plans under `tasks/`, each sleeping `sleep` seconds first.
+fn plans(p: &Project, n: usize, sleep: &str) {
+    for i in 0..n {
+        p.task(
+            &format!("t{i:02}.json"),
+            shell_plan(
+                &format!("Write the number {i} into n.txt"),
+                &[&format!("sleep {sleep}; echo {i} > n.txt"), "cat n.txt"],
+            ),
+        );
+    }
+}
+
+/// The records of an experience file, by key, read with the YAML parser (no UFO).
+fn records_of(path: &Path) -> serde_json::Map<String, Value> {
+    let text = std::fs::read_to_string(path).unwrap();
+    let value: Value = serde_norway::from_str(&text)
+        .unwrap_or_else(|e| panic!("{} is torn: {e}\n{text}", path.display()));
+    value.as_object().cloned().unwrap_or_default()
+}
+
+#[test]
+fn recorded_plans_save_without_a_model_once_and_serve_as_demonstrations() {
+    let p = Project::new();
+    plans(&p, 2, "0");
+    p.run(&["--save-experience", "passed", "--experience-dir", "exp"])
+        .expect_code(0);
+    let file = p.path().join("exp/experience.yaml");
+    let records = records_of(&file);
+    assert_eq!(records.len(), 2, "{records:?}");
+    let first = records
+        .values()
+        .find(|r| r["task_id"] == "t00")
+        .expect("t00 saved");
+    assert_eq!(first["model"], "recorded plan");
+    assert_eq!(first["example"]["Function"], "execute_command");
+    assert_eq!(
+        first["example"]["Args"]["command"],
+        "sleep 0; echo 0 > n.txt"
+    );
+    assert_eq!(first["example"]["Plan"], "execute_command(command=\"cat n.txt\")");
+    assert_eq!(first["app_list"], json!(["shell"]));
+
+    // Run again from scratch: the same tasks are not saved twice.
+    let out = p.run(&["--save-experience", "passed", "--experience-dir", "exp", "--fresh"]);
+    out.expect_code(0);
+    assert_eq!(records_of(&file).len(), 2);
+    let again = out.status("t00");
+    assert!(
+        again["experience"]["not_saved"]
+            .as_str()
+            .unwrap()
+            .contains("already holds this task from run proj"),
+        "{again}"
+    );
+
+    // The plans as demonstrations for an LLM task like them.
+    let mock = MockLlm::start();
+    mock.script_key(
+        "kxwriteq",
+        vec![
+            action("execute_command", json!({"command": "echo 7 > n.txt"}), "CONTINUE"),
+            finish("done"),
+        ],
+    );
+    let q = llm_project();
+    q.task(
+        "seven.json",
+        json!({"request": "Write the number 7 into n.txt kxwriteq",
+               "evaluate": [{"type": "file_equals", "path": "n.txt", "content": "7\n"}]}),
+    );
+    let demos = p.path().join("tasks");
+    let url = mock.url();
+    q.run(&[
+        "--llm-base-url",
+        &url,
+        "--demonstrations",
+        demos.to_str().unwrap(),
+        "--experience-top-k",
+        "1",
+    ])
+    .expect_code(0);
+    let system = system_prompt(&mock.received_key("kxwriteq")[0].body);
+    assert!(system.contains("[Example 1:] (demonstration)"), "{system}");
+    assert!(!system.contains("[Example 2:]"), "top-k is 1: {system}");
+    assert!(system.contains("Write the number"), "{system}");
+    let given = crate::helpers::read_json(&q.path().join("results/proj/seven/status.json"));
+    assert_eq!(given["experience"]["given"][0]["source"], "demonstration");
+    assert!(
+        given["experience"]["given"][0]["key"]
+            .as_str()
+            .unwrap()
+            .starts_with('t'),
+        "{given}"
+    );
+}
+
+#[test]
+fn thirty_two_tasks_save_at_once_and_a_kill_leaves_the_file_whole() {
+    let p = Project::new();
+    plans(&p, 32, "0.3");
+    let file = p.path().join("exp/experience.yaml");
+    let args = [
+        "run",
+        "tasks",
+        "--progress",
+        "lines",
+        "--jobs",
+        "16",
+        "--save-experience",
+        "passed",
+        "--experience-dir",
+        "exp",
+    ];
+    let started = p.start(&args);
+    assert!(
+        eventually_within(
+            || file.exists() && std::fs::read_to_string(&file).is_ok_and(|t| t.matches("task_id:").count() >= 4),
+            Duration::from_secs(60)
+        ),
+        "no record was saved"
+    );
+    started.signal(libc::SIGKILL);
+    let _ = started.wait();
+    let at_kill = records_of(&file).len();
+    assert!((4..=32).contains(&at_kill), "{at_kill}");
+    // The run resumed: every task saved once, none twice.
+    p.cmd(&args).expect_code(0);
+    let records = records_of(&file);
+    let mut ids: Vec<String> = records
+        .values()
+        .map(|r| r["task_id"].as_str().unwrap().to_string())
+        .collect();
+    ids.sort();
+    let expected: Vec<String> = (0..32).map(|i| format!("t{i:02}")).collect();
+    assert_eq!(ids, expected);
+    let keys: Vec<&String> = records.keys().collect();
+    assert_eq!(keys.len(), 32);
+    // No temporary file or lock is left but the lock file itself.
+    let names: Vec<String> = std::fs::read_dir(p.path().join("exp"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    let mut names = names;
+    names.sort();
+    assert_eq!(names, ["experience.yaml", "experience.yaml.lock"]);
+}
+
+/// A project with one recorded plan and `experience.yaml` under `exp/` made by `make`.
+fn with_experience(make: impl FnOnce(&Path)) -> (Project, PathBuf) {
+    let p = Project::new();
+    plans(&p, 1, "0");
+    let dir = p.path().join("exp");
+    std::fs::create_dir_all(&dir).unwrap();
+    make(&dir.join("experience.yaml"));
+    (p, dir)
+}
+
+#[test]
+fn an_experience_file_that_cannot_be_used_is_refused_before_anything_runs() {
+    let limit = Duration::from_secs(60);
+    let cases: Vec<(&str, Box<dyn FnOnce(&Path)>, &str)> = vec![
+        (
+            "a folder in its place",
+            Box::new(|f: &Path| std::fs::create_dir(f).unwrap()),
+            "not a file",
+        ),
+        (
+            "a list",
+            Box::new(|f: &Path| std::fs::write(f, "- a\n- b\n").unwrap()),
+            "its top level is not a mapping of example0, example1, ...",
+        ),
+        (
+            "a billion laughs",
+            Box::new(|f: &Path| {
+                let mut y = String::from("a: &a [\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\"]\n");
+                for (i, name) in ["b", "c", "d", "e", "f", "g", "h", "i"].iter().enumerate() {
+                    let prev = ["a", "b", "c", "d", "e", "f", "g", "h"][i];
+                    y.push_str(&format!("{name}: &{name} [*{prev},*{prev},*{prev},*{prev},*{prev},*{prev},*{prev},*{prev},*{prev}]\n"));
+                }
+                std::fs::write(f, y).unwrap();
+            }),
+            "repetition limit exceeded",
+        ),
+        (
+            "100 MB",
+            Box::new(|f: &Path| {
+                let line = "example0:\n  request: \"x\"\n";
+                let mut text = String::with_capacity(100 << 20);
+                while text.len() < 100 << 20 {
+                    text.push_str("# padding padding padding padding padding padding padding\n");
+                }
+                text.push_str(line);
+                std::fs::write(f, text).unwrap();
+            }),
+            "more than the 33554432 bytes accepted",
+        ),
+        (
+            "not UTF-8",
+            Box::new(|f: &Path| std::fs::write(f, b"example0: \xff\xfe\n").unwrap()),
+            "cannot read",
+        ),
+    ];
+    for (what, make, said) in cases {
+        let (p, dir) = with_experience(make);
+        let before = std::fs::symlink_metadata(dir.join("experience.yaml")).map(|m| m.len());
+        for flag in ["--experience", "--experience-dir"] {
+            let mut args = vec!["run", "tasks", "--progress", "lines"];
+            let d = dir.to_str().unwrap();
+            if flag == "--experience" {
+                args.extend(["--experience", d]);
+            } else {
+                args.extend(["--save-experience", "always", "--experience-dir", d]);
+            }
+            let out = p.cmd_within(&args, limit);
+            assert_eq!(out.code, 2, "{what} ({flag}): {}\n{}", out.stdout, out.stderr);
+            assert!(out.stderr.contains(said), "{what} ({flag}): {}", out.stderr);
+            assert!(
+                !p.path().join("results/proj").exists(),
+                "{what} ({flag}): a run dir was made"
+            );
+        }
+        let after = std::fs::symlink_metadata(dir.join("experience.yaml")).map(|m| m.len());
+        assert_eq!(before.ok(), after.ok(), "{what}: the file changed");
+    }
+}
+
+#[test]
+fn records_that_cannot_be_used_are_left_out_with_a_warning_and_an_empty_file_runs() {
+    let (p, dir) = with_experience(|f| {
+        std::fs::write(
+            f,
+            "example0: [1, 2]\nexample1:\n  request: Sum it\n  example: just text\nexample2:\n  example: {}\nexample3:\n  request: Write the number into n.txt\n  app_list: [shell]\n  example: {Function: execute_command}\n",
+        )
+        .unwrap()
+    });
+    let d = dir.to_str().unwrap().to_string();
+    let out = p.run(&["--experience", &d]);
+    out.expect_code(0);
+    assert!(
+        out.stderr.contains("3 records left out: example0: it is not a mapping of keys; example1: its `example` is not a mapping; example2: it has no `request` text"),
+        "{}",
+        out.stderr
+    );
+    std::fs::write(dir.join("experience.yaml"), "").unwrap();
+    let out = p.run(&["--experience", &d, "--fresh"]);
+    out.expect_code(0);
+    assert!(
+        out.stderr.contains("holds no experience records: tasks are given none from it"),
+        "{}",
+        out.stderr
+    );
+    let missing = p.run(&["--experience", "no-such-dir"]);
+    missing.expect_code(2);
+    assert!(
+        missing.stderr.contains("--experience no-such-dir: no such file or folder"),
+        "{}",
+        missing.stderr
+    );
+}
