@@ -140,6 +140,12 @@ pub(crate) fn append(
         .open(&lock_path)
         .map_err(write_error)?;
     lock.lock().map_err(write_error)?;
+    // A writer killed half-way (`kill -9`) left its temporary file; the lock says no
+    // writer is at work now.
+    if let (Some(dir), Some(name)) = (path.parent(), path.file_name()) {
+        let dir = if dir.as_os_str().is_empty() { Path::new(".") } else { dir };
+        crate::rundir::remove_stale_temps(dir, &[&name.to_string_lossy()]);
+    }
     let text = read_text(path)?;
     let existing = entries(&text).map_err(|message| ExperienceError::Parse {
         path: path.to_path_buf(),

@@ -472,7 +472,7 @@ fn an_experience_file_that_cannot_be_used_is_refused_before_anything_runs() {
         (
             "a folder in its place",
             Box::new(|f: &Path| std::fs::create_dir(f).unwrap()),
-            "not a file",
+            "it is a folder, not a regular file",
         ),
         (
             "a list",
