@@ -70,12 +70,15 @@ pub(super) fn experience_settings(
         demonstrations: flags.demonstrations.or(file.demonstrations),
         top_k,
     };
+    // The folder saved to is made when the run starts: retrieving from it is fine.
+    let saved_to = |p: &Path| save != SaveExperience::Never && p == settings.dir;
     for (path, flag) in [
         (&settings.retrieve, "--experience"),
         (&settings.demonstrations, "--demonstrations"),
     ] {
         if let Some(path) = path
             && !path.exists()
+            && !(flag == "--experience" && saved_to(path))
         {
             return Err(ConfigError::Invalid(format!(
                 "{flag} {}: no such file or folder",

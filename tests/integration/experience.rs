@@ -567,3 +567,71 @@ fn records_that_cannot_be_used_are_left_out_with_a_warning_and_an_empty_file_run
         missing.stderr
     );
 }
+
+#[test]
+fn a_task_is_never_given_its_own_record_and_later_tasks_get_what_this_run_saved() {
+    let p = llm_project();
+    let task = |name: &str, key: &str| {
+        p.task(
+            &format!("{name}.json"),
+            json!({"request": format!("Sum the amount column of {name}.csv into total.txt {key}"),
+                   "files": {format!("{name}.csv"): "amount\n1\n"},
+                   "evaluate": [{"type": "file_equals", "path": "total.txt", "content": "1\n"}]}),
+        );
+    };
+    task("alpha", "kxalphaq");
+    task("beta", "kxbetaq");
+    let replies = |name: &str| {
+        vec![
+            action(
+                "execute_command",
+                json!({"command": format!("tail -n 1 {name}.csv > total.txt")}),
+                "CONTINUE",
+            ),
+            finish("done"),
+            summary(&format!("tail -n 1 {name}.csv > total.txt"), "- the last line is the total"),
+        ]
+    };
+    let run = |fresh: bool| {
+        let mock = MockLlm::start();
+        mock.script_key("kxalphaq", replies("alpha"));
+        mock.script_key("kxbetaq", replies("beta"));
+        let url = mock.url();
+        let mut args = vec![
+            "--llm-base-url",
+            &url,
+            "--jobs",
+            "1",
+            "--save-experience",
+            "passed",
+            "--experience",
+            "results/experience",
+        ];
+        if fresh {
+            args.push("--fresh");
+        }
+        p.run(&args).expect_code(0);
+        let given = |key: &str| -> Vec<String> {
+            let system = system_prompt(&mock.received_key(key)[0].body);
+            ["kxalphaq", "kxbetaq"]
+                .into_iter()
+                .filter(|k| system.contains(&format!("[User Request]:\n    Sum the amount column of {}", if *k == "kxalphaq" { "alpha" } else { "beta" })))
+                .map(str::to_string)
+                .collect()
+        };
+        (given("kxalphaq"), given("kxbetaq"))
+    };
+    // One at a time: the second task is given the first one's record, never its own.
+    let (alpha, beta) = run(false);
+    assert!(!alpha.contains(&"kxalphaq".to_string()), "{alpha:?}");
+    assert!(!beta.contains(&"kxbetaq".to_string()), "{beta:?}");
+    assert_eq!(alpha.len() + beta.len(), 1, "{alpha:?} {beta:?}");
+    // The same run again: both records are there, each task is given the other's only.
+    let (alpha, beta) = run(true);
+    assert_eq!(alpha, ["kxbetaq"]);
+    assert_eq!(beta, ["kxalphaq"]);
+    assert_eq!(
+        records_of(&p.path().join("results/experience/experience.yaml")).len(),
+        2
+    );
+}

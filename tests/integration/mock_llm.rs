@@ -508,7 +508,17 @@ fn route(
     headers: HashMap<String, String>,
     body: Value,
 ) -> Reply {
-    let text = body["messages"].to_string();
+    // The task's own messages: a system prompt may quote other tasks (experience
+    // examples), whose markers must not route this request.
+    let text = body["messages"]
+        .as_array()
+        .map(|m| {
+            m.iter()
+                .filter(|m| m["role"] != "system")
+                .map(Value::to_string)
+                .collect::<String>()
+        })
+        .unwrap_or_default();
     let body_messages = body["messages"].clone();
     let request = body.clone();
     let judge = body["messages"][0]["content"]
