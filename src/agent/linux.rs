@@ -15,12 +15,12 @@ use super::conversation::Conversation;
 use super::prompt::{RoundBrief, correction_message, prompt_for, results_message, round_message};
 use super::reply::{Reply, parse_reply};
 use crate::event::Level;
+use crate::executor::Executor;
 use crate::experience::Recall;
 use crate::experience::index::SHELL_APP;
-use crate::record::GivenExample;
-use crate::executor::Executor;
 use crate::llm::{LlmClient, Message};
 use crate::record::AgentStatus;
+use crate::record::GivenExample;
 use crate::session::{Agent, AgentStep, Context, ErrorKind};
 use crate::tool::{ToolCall, ToolSpec};
 

@@ -90,7 +90,12 @@ async fn records(
     let llm = if replayed {
         None
     } else {
-        Some(settings.llm.as_ref().ok_or("no model is configured to summarize it")?)
+        Some(
+            settings
+                .llm
+                .as_ref()
+                .ok_or("no model is configured to summarize it")?,
+        )
     };
     let origin = Origin {
         task_id: task.id.to_string(),

@@ -300,7 +300,15 @@ pub(crate) async fn run_attempt(
         outcome.plan = Some(plan::recorded_plan(task, &session.ctx.trajectory, &outcome));
         outcome.experience.given = session.ctx.given.clone();
         let trajectory = &session.ctx.trajectory;
-        experience::save(task, settings, trajectory, &mut outcome, &events, &stop.kill).await;
+        experience::save(
+            task,
+            settings,
+            trajectory,
+            &mut outcome,
+            &events,
+            &stop.kill,
+        )
+        .await;
     }
     outcome.device = device;
     events.info(format!("attempt ended: {}", outcome.describe()));

@@ -156,7 +156,10 @@ fn inputs_of(task: &Task, config: &RunSettings, shared: &SharedSettings) -> Inpu
         set("experience", format!("{} (top {})", dir.display(), e.top_k));
     }
     if agent && let Some(dir) = &e.demonstrations {
-        set("demonstrations", format!("{} (top {})", dir.display(), e.top_k));
+        set(
+            "demonstrations",
+            format!("{} (top {})", dir.display(), e.top_k),
+        );
     }
     Inputs {
         task_file: task.source_hash.clone(),

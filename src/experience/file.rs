@@ -143,7 +143,11 @@ pub(crate) fn append(
     // A writer killed half-way (`kill -9`) left its temporary file; the lock says no
     // writer is at work now.
     if let (Some(dir), Some(name)) = (path.parent(), path.file_name()) {
-        let dir = if dir.as_os_str().is_empty() { Path::new(".") } else { dir };
+        let dir = if dir.as_os_str().is_empty() {
+            Path::new(".")
+        } else {
+            dir
+        };
         crate::rundir::remove_stale_temps(dir, &[&name.to_string_lossy()]);
     }
     let text = read_text(path)?;
@@ -268,7 +272,9 @@ mod tests {
         let e = read(&path).unwrap_err().to_string();
         assert!(e.contains("top level is not a mapping"), "{e}");
         let origin = record("x").origin.unwrap();
-        let e = append(&path, &origin, &[record("b")]).unwrap_err().to_string();
+        let e = append(&path, &origin, &[record("b")])
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("nothing was added"), "{e}");
         assert_eq!(std::fs::read_to_string(&path).unwrap(), "- a\n- b\n");
     }

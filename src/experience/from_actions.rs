@@ -34,7 +34,11 @@ pub(crate) fn record_of(
         fields.insert("Function".into(), first.function.into());
         fields.insert("Args".into(), Value::Object(first.arguments.clone()));
     }
-    let status = if actions.len() > 1 { "CONTINUE" } else { "FINISH" };
+    let status = if actions.len() > 1 {
+        "CONTINUE"
+    } else {
+        "FINISH"
+    };
     fields.insert("Status".into(), status.into());
     let rest: Vec<String> = actions
         .iter()

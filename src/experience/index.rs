@@ -160,12 +160,25 @@ mod tests {
             record("Count the error lines in the server log", SHELL_APP),
             record("Make the title of the report bold", "WINWORD.EXE"),
         ]);
-        let found = library.search("add up the amount column in a csv", Some("shell"), 5, |_| true);
+        let found = library.search(
+            "add up the amount column in a csv",
+            Some("shell"),
+            5,
+            |_| true,
+        );
         assert_eq!(found.len(), 1);
         assert_eq!(found[0].entry.key, "k-Sum the amount column of sales.csv");
         let word = library.search("bold title", Some("writer"), 5, |_| true);
         assert_eq!(word.len(), 1);
-        assert!(library.search("bold title", Some("excel"), 5, |_| true).is_empty());
-        assert!(library.search("bold title", Some("shell"), 5, |_| false).is_empty());
+        assert!(
+            library
+                .search("bold title", Some("excel"), 5, |_| true)
+                .is_empty()
+        );
+        assert!(
+            library
+                .search("bold title", Some("shell"), 5, |_| false)
+                .is_empty()
+        );
     }
 }

@@ -163,9 +163,7 @@ impl Experience {
                 }
                 let path = file_of(dir);
                 let loaded = file::read(&path)?;
-                grows = saves_to
-                    .as_ref()
-                    .is_some_and(|s| same_file(s, &path));
+                grows = saves_to.as_ref().is_some_and(|s| same_file(s, &path));
                 if !loaded.skipped.is_empty() {
                     notes.push(format!(
                         "{}: {} left out: {}",
@@ -229,8 +227,7 @@ impl Experience {
                     source: std::io::Error::other(e.to_string()),
                 })??
         };
-        if let (Appended::Saved(keys), true, Some(recall)) = (&appended, self.grows, &self.recall)
-        {
+        if let (Appended::Saved(keys), true, Some(recall)) = (&appended, self.grows, &self.recall) {
             let mut library = recall.write().unwrap_or_else(|p| p.into_inner());
             for (key, record) in keys.iter().zip(records) {
                 library.add(key.clone(), record);

@@ -75,7 +75,10 @@ pub(crate) fn filtered(step: &StepRecord, application: Option<&str>) -> Value {
                     Value::String(s) => s.clone(),
                     other => other.to_string(),
                 };
-                r.insert("output".into(), crate::text::shorten(&out, MAX_OUTPUT).into());
+                r.insert(
+                    "output".into(),
+                    crate::text::shorten(&out, MAX_OUTPUT).into(),
+                );
             }
             Value::Object(r)
         })

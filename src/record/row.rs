@@ -83,8 +83,14 @@ impl TaskRow {
             cost_usd: record.cost_usd,
             tags: record.tags.clone(),
             repeat: record.repeat,
-            given: record.experience.as_ref().map_or(0, |x| x.given.len() as u32),
-            saved: record.experience.as_ref().map_or(0, |x| x.saved.len() as u32),
+            given: record
+                .experience
+                .as_ref()
+                .map_or(0, |x| x.given.len() as u32),
+            saved: record
+                .experience
+                .as_ref()
+                .map_or(0, |x| x.saved.len() as u32),
         }
     }
 

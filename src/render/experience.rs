@@ -124,8 +124,7 @@ impl ExperienceCount {
         let given = self.tasks_given as usize;
         format!(
             "{} given experience ({} in all); {} saved as experience ({}).",
-            crate::text::plural(given, "task")
-                + if given == 1 { " was" } else { " were" },
+            crate::text::plural(given, "task") + if given == 1 { " was" } else { " were" },
             crate::text::plural(self.records_given as usize, "record"),
             crate::text::plural(self.tasks_saved as usize, "task"),
             crate::text::plural(self.records_saved as usize, "record"),

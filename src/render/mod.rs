@@ -7,8 +7,8 @@
 pub(crate) mod agreement;
 pub(crate) mod atif;
 mod compare_md;
-mod experience;
 mod comparison;
+mod experience;
 mod html;
 mod junit;
 mod log_line;

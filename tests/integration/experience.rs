@@ -189,7 +189,10 @@ fn a_run_saves_ufo_records_and_the_next_run_gives_them_to_similar_tasks_only() {
     assert_eq!(records.as_object().unwrap().len(), 1, "{records}");
     let ours = &records["example0"];
     assert_eq!(ours["example"]["Function"], "execute_command");
-    assert_eq!(ours["Tips"], "- skip the header row\n- the amount is the second column");
+    assert_eq!(
+        ours["Tips"],
+        "- skip the header row\n- the amount is the second column"
+    );
     assert_eq!(ours["apps"], json!(["shell"]));
     assert_eq!(
         (&ours["task_id"], &ours["run"], &ours["model"]),
@@ -260,14 +263,19 @@ fn a_run_saves_ufo_records_and_the_next_run_gives_them_to_similar_tasks_only() {
     let system = system_prompt(add);
     assert!(system.contains("<## Response Examples:>"), "{system}");
     assert!(
-        system.contains("[User Request]:\n    Sum the amount column of sales.csv into total.txt kxsumq"),
+        system.contains(
+            "[User Request]:\n    Sum the amount column of sales.csv into total.txt kxsumq"
+        ),
         "{system}"
     );
     assert!(
         system.contains("- skip the header row\n    - the amount is the second column"),
         "{system}"
     );
-    assert!(!system.contains("AutoSum"), "UFO's Excel record went to a shell task: {system}");
+    assert!(
+        !system.contains("AutoSum"),
+        "UFO's Excel record went to a shell task: {system}"
+    );
     let rename = &mock.received_key("kxrenameq")[0].body;
     assert!(!system_prompt(rename).contains("Response Examples"));
     // Every later step keeps the examples in its system prompt.
@@ -283,7 +291,8 @@ fn a_run_saves_ufo_records_and_the_next_run_gives_them_to_similar_tasks_only() {
     assert_eq!(given[0]["key"], "example0");
     assert_eq!(given[0]["from"], "proj/sum");
     assert!(given[0]["score"].as_f64().unwrap() > 0.0, "{status}");
-    let rename_status = crate::helpers::read_json(&p.path().join("results/next/rename/status.json"));
+    let rename_status =
+        crate::helpers::read_json(&p.path().join("results/next/rename/status.json"));
     assert!(rename_status.get("experience").is_none(), "{rename_status}");
     let md = std::fs::read_to_string(p.path().join("results/next/add/output.md")).unwrap();
     assert!(
@@ -347,11 +356,20 @@ fn recorded_plans_save_without_a_model_once_and_serve_as_demonstrations() {
         first["example"]["Args"]["command"],
         "sleep 0; echo 0 > n.txt"
     );
-    assert_eq!(first["example"]["Plan"], "execute_command(command=\"cat n.txt\")");
+    assert_eq!(
+        first["example"]["Plan"],
+        "execute_command(command=\"cat n.txt\")"
+    );
     assert_eq!(first["app_list"], json!(["shell"]));
 
     // Run again from scratch: the same tasks are not saved twice.
-    let out = p.run(&["--save-experience", "passed", "--experience-dir", "exp", "--fresh"]);
+    let out = p.run(&[
+        "--save-experience",
+        "passed",
+        "--experience-dir",
+        "exp",
+        "--fresh",
+    ]);
     out.expect_code(0);
     assert_eq!(records_of(&file).len(), 2);
     let again = out.status("t00");
@@ -368,7 +386,11 @@ fn recorded_plans_save_without_a_model_once_and_serve_as_demonstrations() {
     mock.script_key(
         "kxwriteq",
         vec![
-            action("execute_command", json!({"command": "echo 7 > n.txt"}), "CONTINUE"),
+            action(
+                "execute_command",
+                json!({"command": "echo 7 > n.txt"}),
+                "CONTINUE",
+            ),
             finish("done"),
         ],
     );
@@ -424,7 +446,8 @@ fn thirty_two_tasks_save_at_once_and_a_kill_leaves_the_file_whole() {
     let started = p.start(&args);
     assert!(
         eventually_within(
-            || file.exists() && std::fs::read_to_string(&file).is_ok_and(|t| t.matches("task_id:").count() >= 4),
+            || file.exists()
+                && std::fs::read_to_string(&file).is_ok_and(|t| t.matches("task_id:").count() >= 4),
             Duration::from_secs(60)
         ),
         "no record was saved"
@@ -465,10 +488,13 @@ fn with_experience(make: impl FnOnce(&Path)) -> (Project, PathBuf) {
     (p, dir)
 }
 
+/// Makes a file at the path given.
+type MakeFile = dyn FnOnce(&Path);
+
 #[test]
 fn an_experience_file_that_cannot_be_used_is_refused_before_anything_runs() {
     let limit = Duration::from_secs(60);
-    let cases: Vec<(&str, Box<dyn FnOnce(&Path)>, &str)> = vec![
+    let cases: Vec<(&str, Box<MakeFile>, &str)> = vec![
         (
             "a folder in its place",
             Box::new(|f: &Path| std::fs::create_dir(f).unwrap()),
@@ -482,7 +508,9 @@ fn an_experience_file_that_cannot_be_used_is_refused_before_anything_runs() {
         (
             "a billion laughs",
             Box::new(|f: &Path| {
-                let mut y = String::from("a: &a [\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\"]\n");
+                let mut y = String::from(
+                    "a: &a [\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\"]\n",
+                );
                 for (i, name) in ["b", "c", "d", "e", "f", "g", "h", "i"].iter().enumerate() {
                     let prev = ["a", "b", "c", "d", "e", "f", "g", "h"][i];
                     y.push_str(&format!("{name}: &{name} [*{prev},*{prev},*{prev},*{prev},*{prev},*{prev},*{prev},*{prev},*{prev}]\n"));
@@ -522,7 +550,11 @@ fn an_experience_file_that_cannot_be_used_is_refused_before_anything_runs() {
                 args.extend(["--save-experience", "always", "--experience-dir", d]);
             }
             let out = p.cmd_within(&args, limit);
-            assert_eq!(out.code, 2, "{what} ({flag}): {}\n{}", out.stdout, out.stderr);
+            assert_eq!(
+                out.code, 2,
+                "{what} ({flag}): {}\n{}",
+                out.stdout, out.stderr
+            );
             assert!(out.stderr.contains(said), "{what} ({flag}): {}", out.stderr);
             assert!(
                 !p.path().join("results/proj").exists(),
@@ -555,14 +587,17 @@ fn records_that_cannot_be_used_are_left_out_with_a_warning_and_an_empty_file_run
     let out = p.run(&["--experience", &d, "--fresh"]);
     out.expect_code(0);
     assert!(
-        out.stderr.contains("holds no experience records: tasks are given none from it"),
+        out.stderr
+            .contains("holds no experience records: tasks are given none from it"),
         "{}",
         out.stderr
     );
     let missing = p.run(&["--experience", "no-such-dir"]);
     missing.expect_code(2);
     assert!(
-        missing.stderr.contains("--experience no-such-dir: no such file or folder"),
+        missing
+            .stderr
+            .contains("--experience no-such-dir: no such file or folder"),
         "{}",
         missing.stderr
     );
@@ -589,7 +624,10 @@ fn a_task_is_never_given_its_own_record_and_later_tasks_get_what_this_run_saved(
                 "CONTINUE",
             ),
             finish("done"),
-            summary(&format!("tail -n 1 {name}.csv > total.txt"), "- the last line is the total"),
+            summary(
+                &format!("tail -n 1 {name}.csv > total.txt"),
+                "- the last line is the total",
+            ),
         ]
     };
     let run = |fresh: bool| {
@@ -615,7 +653,12 @@ fn a_task_is_never_given_its_own_record_and_later_tasks_get_what_this_run_saved(
             let system = system_prompt(&mock.received_key(key)[0].body);
             ["kxalphaq", "kxbetaq"]
                 .into_iter()
-                .filter(|k| system.contains(&format!("[User Request]:\n    Sum the amount column of {}", if *k == "kxalphaq" { "alpha" } else { "beta" })))
+                .filter(|k| {
+                    system.contains(&format!(
+                        "[User Request]:\n    Sum the amount column of {}",
+                        if *k == "kxalphaq" { "alpha" } else { "beta" }
+                    ))
+                })
                 .map(str::to_string)
                 .collect()
         };
@@ -634,4 +677,92 @@ fn a_task_is_never_given_its_own_record_and_later_tasks_get_what_this_run_saved(
         records_of(&p.path().join("results/experience/experience.yaml")).len(),
         2
     );
+}
+
+#[test]
+fn the_app_agent_is_given_the_records_of_its_app_and_saves_its_subtask() {
+    use crate::desktop_agents::{app, host_finish, on, select};
+    if !crate::desktop::desktop_stack() {
+        return;
+    }
+    let p = llm_project();
+    p.file(
+        "ufo-batch.toml",
+        "[llm]\nmodel = \"test-model\"\ntimeout = \"5s\"\nvision = false\n",
+    );
+    // Records as UFO writes them on Windows: Notepad's, and Word's with the same words.
+    let example = |f: &str| {
+        json!({"Observation": "", "Thought": "", "ControlLabel": "3", "ControlText": "Text editor",
+               "Function": f, "Args": {}, "Status": "FINISH", "Plan": "<FINISH>", "Comment": ""})
+    };
+    p.file(
+        "exp/experience.yaml",
+        &serde_norway::to_string(&json!({
+            "example0": {"example": example("texts"), "Tips": "- the note is in the Edit control",
+                         "request": "Read the note in the editor", "Sub-task": "Read the note in the editor",
+                         "app_list": ["notepad.exe"]},
+            "example1": {"example": example("select_text"), "Tips": "- a Word tip",
+                         "request": "Read the note in the document", "Sub-task": "Read the note in the document",
+                         "app_list": ["WINWORD.EXE"]},
+        }))
+        .unwrap(),
+    );
+    p.file("files/exp-note.txt", "first line\n");
+    p.task(
+        "note.json",
+        json!({"task": "Read the note kxnoteq", "object": "exp-note.txt", "app": "notepad",
+               "evaluate": [{"type": "command", "run": "true"}]}),
+    );
+    let mock = MockLlm::start();
+    mock.script_key(
+        "kxnoteq",
+        vec![
+            select("exp-note", "ASSIGN", "Read the note kxnoteq"),
+            on("", "Edit", "texts", json!({}), "CONTINUE"),
+            Reply::Content(app("", json!({}), "FINISH")),
+            host_finish(),
+            summary("", "- read it with texts"),
+        ],
+    );
+    let url = mock.url();
+    p.run(&[
+        "--llm-base-url",
+        &url,
+        "--experience",
+        "exp",
+        "--save-experience",
+        "passed",
+        "--experience-dir",
+        "saved",
+    ])
+    .expect_code(0);
+    let requests = mock.received_key("kxnoteq");
+    // The HostAgent is given nothing (as UFO's); the AppAgent Notepad's record only.
+    assert!(!system_prompt(&requests[0].body).contains("Response Examples"));
+    let app_system = system_prompt(&requests[1].body);
+    assert!(
+        app_system.contains("<## Response Examples:>"),
+        "{app_system}"
+    );
+    assert!(
+        app_system.contains("- the note is in the Edit control"),
+        "{app_system}"
+    );
+    assert!(!app_system.contains("a Word tip"), "{app_system}");
+    let status = crate::helpers::read_json(&p.path().join("results/proj/note/status.json"));
+    assert_eq!(
+        status["experience"]["given"][0]["agent"], "AppAgent",
+        "{status}"
+    );
+    assert_eq!(status["experience"]["given"][0]["key"], "example0");
+    assert_eq!(
+        status["experience"]["saved"],
+        json!(["example0"]),
+        "{status}"
+    );
+    // Its record names its app as a record of UFO's does, so UFO's Notepad finds it.
+    let saved = records_of(&p.path().join("saved/experience.yaml"));
+    let apps = saved["example0"]["app_list"].as_array().unwrap();
+    assert_eq!(apps[0], "notepad", "{apps:?}");
+    assert_eq!(saved["example0"]["request"], "Read the note kxnoteq");
 }
