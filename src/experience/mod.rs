@@ -139,6 +139,7 @@ impl Experience {
         run: &str,
         demonstrations: Option<Vec<(String, ExperienceRecord)>>,
     ) -> Result<(Self, Notes), ExperienceError> {
+        let began = std::time::Instant::now();
         let mut notes = Notes::new();
         let saves_to = if settings.save == SaveExperience::Never {
             None
@@ -178,7 +179,14 @@ impl Experience {
                         path.display()
                     ));
                 }
-                Some(RwLock::new(Library::new(loaded.records)))
+                let records = loaded.records.len();
+                let library = Library::new(loaded.records);
+                tracing::debug!(
+                    records,
+                    millis = began.elapsed().as_millis() as u64,
+                    "experience read and indexed"
+                );
+                Some(RwLock::new(library))
             }
         };
         Ok((
@@ -271,6 +279,7 @@ impl Recall {
         query: &str,
         app: &str,
     ) -> (String, Vec<GivenExample>) {
+        let began = std::time::Instant::now();
         let e = &self.experience;
         let own = |r: &ExperienceRecord| !r.is_from(&e.run, &self.task);
         let recall = e
@@ -293,6 +302,12 @@ impl Recall {
             .map(|(source, entry, _)| (*source, entry.record.as_ref()))
             .collect();
         let block = examples::prompt_block(&shown);
+        tracing::debug!(
+            micros = began.elapsed().as_micros() as u64,
+            chars = block.chars().count(),
+            given = shown.len(),
+            "experience retrieval"
+        );
         let given = chosen
             .iter()
             .map(|(source, entry, score)| GivenExample {
