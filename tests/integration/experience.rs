@@ -426,16 +426,60 @@ fn recorded_plans_save_without_a_model_once_and_serve_as_demonstrations() {
     );
 }
 
+/// The scripted model of many tasks at once: each task writes its number after a pause,
+/// then finishes; a summary request gets a summary.
+fn serve_numbers(mock: &MockLlm) {
+    let reply = Reply::computed(|body| {
+        let messages = body["messages"].as_array().cloned().unwrap_or_default();
+        let system = messages[0]["content"].as_str().unwrap_or_default();
+        let text = body["messages"].to_string();
+        let n = text
+            .split("Write the number ")
+            .nth(1)
+            .and_then(|rest| rest.split_whitespace().next())
+            .unwrap_or("0")
+            .to_string();
+        let command = format!("sleep 0.3; echo {n} > n.txt");
+        let said = |r: Reply| match r {
+            Reply::Content(c) => c,
+            _ => unreachable!(),
+        };
+        if system.starts_with("You are an expert summarizer") {
+            said(summary(&command, "- write the number"))
+        } else if messages.iter().any(|m| m["role"] == "assistant") {
+            said(finish("done"))
+        } else {
+            said(action(
+                "execute_command",
+                json!({"command": command}),
+                "CONTINUE",
+            ))
+        }
+    });
+    mock.serve_all(reply, Duration::ZERO);
+}
+
 #[test]
 fn thirty_two_tasks_save_at_once_and_a_kill_leaves_the_file_whole() {
-    let p = Project::new();
-    plans(&p, 32, "0.3");
+    let p = llm_project();
+    for i in 0..32 {
+        p.task(
+            &format!("t{i:02}.json"),
+            json!({"request": format!("Write the number {i} into n.txt"),
+                   "evaluate": [{"type": "file_equals", "path": "n.txt", "content": format!("{i}\n")}]}),
+        );
+    }
+    let mock = MockLlm::start();
+    serve_numbers(&mock);
+    let url = mock.url();
     let file = p.path().join("exp/experience.yaml");
     let args = [
         "run",
         "tasks",
         "--progress",
         "lines",
+        "--llm-base-url",
+        &url,
         "--jobs",
         "16",
         "--save-experience",
@@ -466,14 +510,17 @@ fn thirty_two_tasks_save_at_once_and_a_kill_leaves_the_file_whole() {
     ids.sort();
     let expected: Vec<String> = (0..32).map(|i| format!("t{i:02}")).collect();
     assert_eq!(ids, expected);
-    let keys: Vec<&String> = records.keys().collect();
-    assert_eq!(keys.len(), 32);
-    // No temporary file or lock is left but the lock file itself.
-    let names: Vec<String> = std::fs::read_dir(p.path().join("exp"))
+    assert!(records.values().all(|r| r["model"] == "test-model"));
+    let t07 = records.values().find(|r| r["task_id"] == "t07").unwrap();
+    assert_eq!(
+        t07["example"]["Args"]["command"],
+        "sleep 0.3; echo 7 > n.txt"
+    );
+    // No temporary file is left, only the lock file beside it.
+    let mut names: Vec<String> = std::fs::read_dir(p.path().join("exp"))
         .unwrap()
         .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
         .collect();
-    let mut names = names;
     names.sort();
     assert_eq!(names, ["experience.yaml", "experience.yaml.lock"]);
 }
