@@ -129,11 +129,14 @@ async fn records(
                     .map_err(|why| format!("the model's summary failed: {why}"))?;
                 ExperienceRecord {
                     example: ExperienceRecord::example_from(&fields),
-                    tips: match fields.get("Tips") {
-                        Some(serde_json::Value::String(s)) => s.clone(),
-                        Some(serde_json::Value::Null) | None => String::new(),
-                        Some(other) => other.to_string(),
-                    },
+                    tips: crate::text::shorten(
+                        &match fields.get("Tips") {
+                            Some(serde_json::Value::String(s)) => s.clone(),
+                            Some(serde_json::Value::Null) | None => String::new(),
+                            Some(other) => other.to_string(),
+                        },
+                        crate::experience::record::MAX_TIPS,
+                    ),
                     request: part.subtask.clone(),
                     subtask: part.subtask.clone(),
                     app_list: apps,

@@ -62,16 +62,31 @@ pub(crate) struct ExperienceRecord {
 /// Longest `request` kept of a record read (a hostile file cannot make retrieval slow).
 const MAX_REQUEST: usize = 4000;
 /// Longest `Tips` kept.
-const MAX_TIPS: usize = 8000;
+pub(crate) const MAX_TIPS: usize = 8000;
+/// Longest value of an `example` saved (its JSON, for a structure).
+const MAX_FIELD: usize = 4000;
 
 impl ExperienceRecord {
     /// An example with UFO's keys from `fields` (UFO's `response_json.get(key, "")`):
     /// a key the model left out is `""`.
+    /// Each value is bounded: a long text is shortened, and a structure whose JSON is
+    /// long becomes that JSON, shortened.
     pub(crate) fn example_from(fields: &Map<String, Value>) -> Map<String, Value> {
         EXAMPLE_KEYS
             .iter()
             .map(|k| {
-                let v = fields.get(*k).cloned().unwrap_or_else(|| Value::from(""));
+                let v = match fields.get(*k) {
+                    None | Some(Value::Null) => Value::from(""),
+                    Some(Value::String(s)) => Value::from(crate::text::shorten(s, MAX_FIELD)),
+                    Some(other) => {
+                        let json = other.to_string();
+                        if json.chars().count() > MAX_FIELD {
+                            Value::from(crate::text::shorten(&json, MAX_FIELD))
+                        } else {
+                            other.clone()
+                        }
+                    }
+                };
                 (k.to_string(), v)
             })
             .collect()
