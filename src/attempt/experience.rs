@@ -61,12 +61,10 @@ pub(super) async fn save(
             outcome.experience.saved = keys;
         }
         Ok(Appended::AlreadySaved) => {
-            let why = format!(
-                "the experience file already holds this task from run {}",
+            events.info(format!(
+                "not saved as experience again: the experience file already holds this task from run {}",
                 origin.run
-            );
-            events.info(format!("not saved as experience again: {why}"));
-            outcome.experience.not_saved = Some(why);
+            ));
         }
         Err(e) => {
             let why = e.to_string();
@@ -119,7 +117,14 @@ async fn records(
                     })
                     .collect();
                 let comment = format!("Replayed from a recorded plan; its verdict: {status}.");
-                record_of(&part.subtask, apps, &done, comment, Some(origin.clone()))
+                record_of(
+                    &part.subtask,
+                    apps,
+                    &done,
+                    comment,
+                    Some(origin.clone()),
+                    Some(status.to_string()),
+                )
             }
             Some(llm) => {
                 let tools = tools_used(settings, part);
@@ -141,6 +146,7 @@ async fn records(
                     subtask: part.subtask.clone(),
                     app_list: apps,
                     origin: Some(origin.clone()),
+                    verdict: Some(status.to_string()),
                 }
             }
         };

@@ -269,31 +269,57 @@ fn open_experience(
                 all_tools().to_vec().into(),
                 |task, _| task,
             )?;
-            let records: Vec<_> = loaded
-                .tasks
+            let mut unused: Vec<String> = loaded
+                .invalid
                 .iter()
-                .filter_map(|t| demonstration(t, t.id.to_string()))
+                .map(|bad| {
+                    let why = bad.problems.first().map(ToString::to_string);
+                    format!(
+                        "{} ({})",
+                        bad.source.display(),
+                        crate::text::first_line(&why.unwrap_or_default(), 120)
+                    )
+                })
                 .collect();
+            let mut records = Vec::new();
+            for task in &loaded.tasks {
+                match demonstration(task, task.id.to_string()) {
+                    Some(record) => records.push(record),
+                    None => unused.push(format!(
+                        "{} (not a recorded plan whose recording passed)",
+                        task.source.display()
+                    )),
+                }
+            }
+            let said = |unused: &[String]| {
+                let more = unused.len().saturating_sub(5);
+                let mut text = unused[..unused.len().min(5)].join("; ");
+                if more > 0 {
+                    text.push_str(&format!("; and {more} more"));
+                }
+                text
+            };
             if records.is_empty() {
                 return Err(BatchError::Refused(format!(
-                    "--demonstrations {}: no recorded plan there can serve (a plan with actions whose recording passed)",
-                    dir.display()
+                    "--demonstrations {}: no recorded plan there can serve (a plan with actions whose recording passed): {}",
+                    dir.display(),
+                    said(&unused)
                 )));
             }
-            let left = loaded.tasks.len() - records.len() + loaded.invalid.len();
-            if left > 0 {
+            if !unused.is_empty() {
                 notes.push(format!(
-                    "--demonstrations {}: {} of {} files are not recorded plans that passed and are not used",
+                    "--demonstrations {}: {} not used: {}",
                     dir.display(),
-                    left,
-                    loaded.tasks.len() + loaded.invalid.len()
+                    crate::text::plural(unused.len(), "file"),
+                    said(&unused)
                 ));
             }
             Some(records)
         }
     };
-    let (experience, opened) = Experience::open(settings, &config.run_name, demonstrations)
-        .map_err(|e| BatchError::Refused(e.to_string()))?;
+    let (experience, opened) =
+        Experience::open(settings, &config.run_name, &config.run_dir, demonstrations)
+            .map_err(|e| BatchError::Refused(e.to_string()))?;
     notes.extend(opened);
     Ok((Some(Arc::new(experience)), notes))
 }

@@ -73,12 +73,15 @@ pub(super) fn experience_settings(
     // The folder saved to is made when the run starts: retrieving from it is fine.
     let saved_to = |p: &Path| save != SaveExperience::Never && p == settings.dir;
     for (path, flag) in [
-        (&settings.retrieve, "--experience"),
-        (&settings.demonstrations, "--demonstrations"),
+        (&settings.retrieve, "--experience / [experience] retrieve"),
+        (
+            &settings.demonstrations,
+            "--demonstrations / [experience] demonstrations",
+        ),
     ] {
         if let Some(path) = path
             && !path.exists()
-            && !(flag == "--experience" && saved_to(path))
+            && !(flag.starts_with("--experience ") && saved_to(path))
         {
             return Err(ConfigError::Invalid(format!(
                 "{flag} {}: no such file or folder",

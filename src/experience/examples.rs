@@ -61,6 +61,7 @@ mod tests {
             subtask: "Count lines".into(),
             app_list: vec!["shell".into()],
             origin: None,
+            verdict: None,
         };
         let block = prompt_block(&[(ExampleSource::Experience, &r)]);
         assert!(block.starts_with("\n<## Response Examples:>\n"), "{block}");

@@ -17,13 +17,15 @@ pub(crate) struct Done<'a> {
     pub(crate) thought: Option<&'a str>,
 }
 
-/// The record of `actions` doing `subtask` in `apps`.
+/// The record of `actions` taken for `subtask` in `apps`; `verdict` is how the task
+/// ended (`None`: it did the task, as a demonstration does).
 pub(crate) fn record_of(
     subtask: &str,
     apps: Vec<String>,
     actions: &[Done<'_>],
     comment: String,
     origin: Option<Origin>,
+    verdict: Option<String>,
 ) -> ExperienceRecord {
     let mut fields = Map::new();
     if let Some(first) = actions.first() {
@@ -54,14 +56,32 @@ pub(crate) fn record_of(
     fields.insert("Comment".into(), comment.into());
     ExperienceRecord {
         example: ExperienceRecord::example_from(&fields),
-        tips: format!(
-            "- These {} actions, in this order, did the task: the first as Function and Args, the rest in Plan.",
-            actions.len()
-        ),
+        tips: tips(actions.len(), verdict.as_deref()),
         request: subtask.to_string(),
         subtask: subtask.to_string(),
         app_list: apps,
         origin,
+        verdict,
+    }
+}
+
+/// What a record of `n` actions says of them, for a task that ended `verdict`.
+fn tips(n: usize, verdict: Option<&str>) -> String {
+    let these = if n == 1 {
+        "This action".to_string()
+    } else {
+        format!("These {n} actions, in this order,")
+    };
+    let layout = if n == 1 {
+        "it is the Function and Args"
+    } else {
+        "the first as Function and Args, the rest in Plan"
+    };
+    match verdict {
+        None | Some("passed") => format!("- {these} did the task: {layout}."),
+        Some(v) => format!(
+            "- {these} did NOT do the task (its verdict: {v}): {layout}; learn what to avoid."
+        ),
     }
 }
 
@@ -118,7 +138,14 @@ pub(crate) fn demonstration(task: &Task, key: String) -> Option<(String, Experie
         ExampleSource::Demonstration.as_str(),
         key
     );
-    let record = record_of(&task.request, task_apps(task, None), &done, comment, None);
+    let record = record_of(
+        &task.request,
+        task_apps(task, None),
+        &done,
+        comment,
+        None,
+        None,
+    );
     Some((key, record))
 }
 
@@ -143,7 +170,22 @@ mod tests {
                 thought: None,
             },
         ];
-        let r = record_of("Sort a", vec!["shell".into()], &actions, "c".into(), None);
+        let r = record_of(
+            "Sort a",
+            vec!["shell".into()],
+            &actions,
+            "c".into(),
+            None,
+            None,
+        );
+        assert_eq!(
+            r.tips,
+            "- These 2 actions, in this order, did the task: the first as Function and Args, the rest in Plan."
+        );
+        assert_eq!(
+            tips(1, Some("failed")),
+            "- This action did NOT do the task (its verdict: failed): it is the Function and Args; learn what to avoid."
+        );
         assert_eq!(r.example["Function"], "execute_command");
         assert_eq!(r.example["Args"], a);
         assert_eq!(r.example["Thought"], "sort first");

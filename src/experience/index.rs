@@ -102,7 +102,8 @@ impl Library {
     }
 
     /// The `top_k` records most like `query` (best first, only those sharing a word
-    /// with it) that `keep` accepts, done in `app` (any app when `None`).
+    /// with it) that `keep` accepts, done in `app` (any app when `None`). `keep` sees
+    /// the candidates best first.
     pub(crate) fn search(
         &self,
         query: &str,
@@ -119,7 +120,7 @@ impl Library {
             .filter_map(|m| {
                 let entry = &self.entries[m.id];
                 let in_app = app.as_ref().is_none_or(|a| entry.apps.contains(a));
-                (in_app && keep(&entry.record)).then_some(Found {
+                in_app.then_some(Found {
                     entry,
                     score: m.score,
                     index: m.id,
@@ -132,8 +133,11 @@ impl Library {
                 .total_cmp(&a.score)
                 .then_with(|| a.index.cmp(&b.index))
         });
-        found.truncate(top_k);
         found
+            .into_iter()
+            .filter(|f| keep(&f.entry.record))
+            .take(top_k)
+            .collect()
     }
 }
 
@@ -149,6 +153,7 @@ mod tests {
             subtask: request.into(),
             app_list: vec![app.into()],
             origin: None,
+            verdict: None,
         };
         (format!("k-{request}"), r)
     }

@@ -2,7 +2,8 @@
 //! run that saves what its tasks did as records in UFO's `experience.yaml`, and gives
 //! its agents the records most like their task as examples and tips.
 //!
-//! This module owns the records (`record`), the file (`file`), the ranking (`index`),
+//! This module owns the records (`record`), reading the file (`file`) and adding to it
+//! (`append`), the ranking (`index`),
 //! how records are shown in a prompt (`examples`), records made from actions without a
 //! model (`from_actions`), and a session's steps grouped as UFO's saver groups them
 //! (`trajectory`). [`Experience`] is the run's: its save policy, the file it saves to,
@@ -10,6 +11,7 @@
 //! model for a summary is the agents' (`agent::summarizer`); deciding when a task saves
 //! is the attempt's.
 
+pub(crate) mod append;
 pub(crate) mod examples;
 pub(crate) mod file;
 pub(crate) mod from_actions;
@@ -22,7 +24,8 @@ use std::sync::{Arc, RwLock};
 
 use serde::Serialize;
 
-pub(crate) use file::{Appended, ExperienceError};
+pub(crate) use append::Appended;
+pub(crate) use file::ExperienceError;
 use index::Library;
 use record::{ExperienceRecord, Origin};
 
@@ -102,7 +105,7 @@ impl ExperienceSettings {
 /// The experience file of `path`: the file itself when it names one, else its
 /// `experience.yaml`.
 pub(crate) fn file_of(path: &Path) -> PathBuf {
-    if path.is_file() {
+    if path.exists() && !path.is_dir() {
         path.to_path_buf()
     } else {
         path.join(file::FILE_NAME)
@@ -137,6 +140,7 @@ impl Experience {
     pub(crate) fn open(
         settings: &ExperienceSettings,
         run: &str,
+        run_dir: &Path,
         demonstrations: Option<Vec<(String, ExperienceRecord)>>,
     ) -> Result<(Self, Notes), ExperienceError> {
         let began = std::time::Instant::now();
@@ -144,11 +148,8 @@ impl Experience {
         let saves_to = if settings.save == SaveExperience::Never {
             None
         } else {
-            std::fs::create_dir_all(&settings.dir).map_err(|source| ExperienceError::Write {
-                path: settings.dir.clone(),
-                source,
-            })?;
-            let path = file_of(&settings.dir);
+            let path = saving_folder(&settings.dir, run_dir)?;
+            append::check_writable(&path)?;
             file::read(&path)?;
             Some(path)
         };
@@ -228,7 +229,7 @@ impl Experience {
         let _one = self.saving.lock().await;
         let appended = {
             let (origin, records) = (origin.clone(), records.clone());
-            tokio::task::spawn_blocking(move || file::append(&path, &origin, &records))
+            tokio::task::spawn_blocking(move || append::append(&path, &origin, &records))
                 .await
                 .map_err(|e| ExperienceError::Write {
                     path: self.saves_to.clone().unwrap_or_default(),
@@ -243,6 +244,41 @@ impl Experience {
         }
         Ok(appended)
     }
+}
+
+/// The experience file in `dir`, the folder saved to, made: never a run folder or in
+/// one (`--fresh` deletes a run folder whole), and not a file.
+fn saving_folder(dir: &Path, run_dir: &Path) -> Result<PathBuf, ExperienceError> {
+    let refused = |why: String| {
+        ExperienceError::Refused(format!("--experience-dir {}: {why}", dir.display()))
+    };
+    if dir.exists() && !dir.is_dir() {
+        return Err(refused("it is not a folder".into()));
+    }
+    std::fs::create_dir_all(dir).map_err(|source| ExperienceError::Write {
+        path: dir.to_path_buf(),
+        source,
+    })?;
+    let resolved = dir
+        .canonicalize()
+        .map_err(|source| ExperienceError::Write {
+            path: dir.to_path_buf(),
+            source,
+        })?;
+    let this_run = run_dir
+        .parent()
+        .and_then(|p| p.canonicalize().ok())
+        .map(|p| p.join(run_dir.file_name().unwrap_or_default()));
+    let in_run = resolved
+        .ancestors()
+        .find(|a| Some(a.to_path_buf()) == this_run || crate::rundir::is_run_dir(a));
+    if let Some(run) = in_run {
+        return Err(refused(format!(
+            "it is in the run folder {}, which --fresh deletes whole; save experience elsewhere (the default is OUT/experience)",
+            run.display()
+        )));
+    }
+    Ok(file_of(dir))
 }
 
 /// True when `a` and `b` are the same file (or would be, once made).
@@ -281,14 +317,24 @@ impl Recall {
     ) -> (String, Vec<GivenExample>) {
         let began = std::time::Instant::now();
         let e = &self.experience;
-        let own = |r: &ExperienceRecord| !r.is_from(&e.run, &self.task);
+        // Never its own record, never a failure's, and each request once (repetitions
+        // of a task save the same record).
+        let seen = std::cell::RefCell::new(Vec::<String>::new());
+        let usable = |r: &ExperienceRecord| {
+            let fresh = !seen.borrow().contains(&r.request);
+            let ok = fresh && r.is_example() && !r.is_from(&e.run, &self.task);
+            if ok {
+                seen.borrow_mut().push(r.request.clone());
+            }
+            ok
+        };
         let recall = e
             .recall
             .as_ref()
             .map(|r| r.read().unwrap_or_else(|p| p.into_inner()));
         let mut chosen: Vec<(ExampleSource, &index::Entry, f32)> = Vec::new();
         if let Some(library) = recall.as_deref() {
-            for found in library.search(query, Some(app), e.top_k, own) {
+            for found in library.search(query, Some(app), e.top_k, usable) {
                 chosen.push((ExampleSource::Experience, found.entry, found.score));
             }
         }

@@ -57,6 +57,10 @@ pub(crate) struct ExperienceRecord {
     /// Where ufo-batch made it; `None` for UFO's own records.
     #[serde(flatten, skip_serializing_if = "Option::is_none")]
     pub(crate) origin: Option<Origin>,
+    /// How the task it came from ended (`passed`, `failed`, `timeout`); only a record
+    /// of a task that passed, or one without a verdict (UFO's), is given to agents.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) verdict: Option<String>,
 }
 
 /// Longest `request` kept of a record read (a hostile file cannot make retrieval slow).
@@ -121,7 +125,7 @@ impl ExperienceRecord {
             Some(Value::Null) | None => Map::new(),
             Some(_) => return Err("its `example` is not a mapping".to_string()),
         };
-        let app_list = match fields.get("app_list") {
+        let app_list: Vec<String> = match fields.get("app_list") {
             Some(Value::Array(items)) => items
                 .iter()
                 .filter_map(|v| v.as_str().map(str::to_string))
@@ -129,6 +133,9 @@ impl ExperienceRecord {
             Some(Value::String(one)) => vec![one.clone()],
             _ => Vec::new(),
         };
+        if app_list.is_empty() {
+            return Err("its `app_list` names no application".to_string());
+        }
         let origin = match (text("task_id"), text("run")) {
             (Some(task_id), Some(run)) => Some(Origin {
                 task_id,
@@ -138,6 +145,7 @@ impl ExperienceRecord {
             _ => None,
         };
         Ok(Self {
+            verdict: text("verdict"),
             example,
             tips: crate::text::shorten(&text("Tips").unwrap_or_default(), MAX_TIPS),
             subtask: text("Sub-task").unwrap_or_else(|| request.clone()),
@@ -145,6 +153,12 @@ impl ExperienceRecord {
             app_list,
             origin,
         })
+    }
+
+    /// True when it may be given to an agent as an example: its task passed, or it
+    /// says nothing of it (UFO's records).
+    pub(crate) fn is_example(&self) -> bool {
+        self.verdict.as_deref().is_none_or(|v| v == "passed")
     }
 
     /// True when this record was saved from `task` (its base id; any repetition of it)
@@ -192,7 +206,7 @@ mod tests {
 
     #[test]
     fn a_repetition_is_the_same_task() {
-        let mut r = ExperienceRecord::from_yaml(yaml("request: r\n")).unwrap();
+        let mut r = ExperienceRecord::from_yaml(yaml("request: r\napp_list: [shell]\n")).unwrap();
         r.origin = Some(Origin {
             task_id: "csv/sum/rep-2".into(),
             run: "plans".into(),

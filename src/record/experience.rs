@@ -51,7 +51,8 @@ pub(crate) struct ExperienceNote {
     /// Keys of the records it added to the experience file.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub(crate) saved: Vec<String>,
-    /// Why it saved nothing, when it was to save.
+    /// Why it saved nothing, when it was to save and could not (a task the file holds
+    /// already is not one).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) not_saved: Option<String>,
 }

@@ -50,6 +50,8 @@ pub(crate) struct TaskRow {
     pub(crate) given: u32,
     /// Experience records it saved.
     pub(crate) saved: u32,
+    /// It was to save experience and could not.
+    pub(crate) not_saved: bool,
 }
 
 impl TaskRow {
@@ -91,6 +93,10 @@ impl TaskRow {
                 .experience
                 .as_ref()
                 .map_or(0, |x| x.saved.len() as u32),
+            not_saved: record
+                .experience
+                .as_ref()
+                .is_some_and(|x| x.not_saved.is_some()),
         }
     }
 

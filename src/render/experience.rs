@@ -99,6 +99,8 @@ pub(crate) struct ExperienceCount {
     pub(crate) tasks_saved: u64,
     /// Records saved.
     pub(crate) records_saved: u64,
+    /// Tasks that were to save and could not (each says why in its `status.json`).
+    pub(crate) tasks_not_saved: u64,
 }
 
 impl ExperienceCount {
@@ -112,6 +114,9 @@ impl ExperienceCount {
             self.tasks_saved += 1;
             self.records_saved += u64::from(row.saved);
         }
+        if row.not_saved {
+            self.tasks_not_saved += 1;
+        }
     }
 
     /// The count, when there is anything to say.
@@ -122,8 +127,15 @@ impl ExperienceCount {
     /// One line for the reports.
     pub(crate) fn line(&self) -> String {
         let given = self.tasks_given as usize;
+        let failed = match self.tasks_not_saved {
+            0 => String::new(),
+            n => format!(
+                " ⚠️ {} could not be saved (why is in each one's status.json).",
+                crate::text::plural(n as usize, "task")
+            ),
+        };
         format!(
-            "{} given experience ({} in all); {} saved as experience ({}).",
+            "{} given experience ({} in all); {} saved as experience ({}).{failed}",
             crate::text::plural(given, "task") + if given == 1 { " was" } else { " were" },
             crate::text::plural(self.records_given as usize, "record"),
             crate::text::plural(self.tasks_saved as usize, "task"),

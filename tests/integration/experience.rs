@@ -312,7 +312,7 @@ fn a_run_saves_ufo_records_and_the_next_run_gives_them_to_similar_tasks_only() {
     let summary = crate::helpers::read_json(&p.path().join("results/next/summary.json"));
     assert_eq!(
         summary["experience"],
-        json!({"tasks_given": 1, "records_given": 1, "tasks_saved": 0, "records_saved": 0})
+        json!({"tasks_given": 1, "records_given": 1, "tasks_saved": 0, "records_saved": 0, "tasks_not_saved": 0})
     );
 }
 
@@ -372,13 +372,11 @@ fn recorded_plans_save_without_a_model_once_and_serve_as_demonstrations() {
     ]);
     out.expect_code(0);
     assert_eq!(records_of(&file).len(), 2);
-    let again = out.status("t00");
+    assert!(out.status("t00").get("experience").is_none());
+    let log = out.task_file("t00", "task.log");
     assert!(
-        again["experience"]["not_saved"]
-            .as_str()
-            .unwrap()
-            .contains("already holds this task from run proj"),
-        "{again}"
+        log.contains("not saved as experience again: the experience file already holds this task from run proj"),
+        "{log}"
     );
 
     // The plans as demonstrations for an LLM task like them.
@@ -580,6 +578,13 @@ fn an_experience_file_that_cannot_be_used_is_refused_before_anything_runs() {
             "more than the 33554432 bytes accepted",
         ),
         (
+            "nested 400,000 deep",
+            Box::new(|f: &Path| {
+                std::fs::write(f, format!("example0: {}", "[".repeat(400_000))).unwrap()
+            }),
+            "nests 400000 levels of [ and {, more than the 64 read",
+        ),
+        (
             "not UTF-8",
             Box::new(|f: &Path| std::fs::write(f, b"example0: \xff\xfe\n").unwrap()),
             "cannot read",
@@ -644,7 +649,7 @@ fn records_that_cannot_be_used_are_left_out_with_a_warning_and_an_empty_file_run
     assert!(
         missing
             .stderr
-            .contains("--experience no-such-dir: no such file or folder"),
+            .contains("--experience / [experience] retrieve no-such-dir: no such file or folder"),
         "{}",
         missing.stderr
     );
@@ -812,4 +817,40 @@ fn the_app_agent_is_given_the_records_of_its_app_and_saves_its_subtask() {
     let apps = saved["example0"]["app_list"].as_array().unwrap();
     assert_eq!(apps[0], "notepad", "{apps:?}");
     assert_eq!(saved["example0"]["request"], "Read the note kxnoteq");
+}
+
+#[test]
+fn experience_is_never_saved_in_a_run_folder_nor_through_a_link() {
+    let p = Project::new();
+    plans(&p, 1, "0");
+    p.run(&[]).expect_code(0);
+    for args in [
+        vec![
+            "--save-experience",
+            "passed",
+            "--experience-dir",
+            "results/proj/exp",
+        ],
+        // The run's own folder is the default experience folder's name.
+        vec!["--save-experience", "passed", "--name", "experience"],
+    ] {
+        let out = p.run(&args);
+        assert_eq!(out.code, 2, "{args:?}: {}", out.stderr);
+        assert!(
+            out.stderr
+                .contains("which --fresh deletes whole; save experience elsewhere"),
+            "{args:?}: {}",
+            out.stderr
+        );
+    }
+    std::fs::create_dir_all(p.path().join("linked")).unwrap();
+    std::os::unix::fs::symlink("/etc/hostname", p.path().join("linked/experience.yaml")).unwrap();
+    let out = p.run(&["--save-experience", "passed", "--experience-dir", "linked"]);
+    assert_eq!(out.code, 2, "{}", out.stderr);
+    assert!(
+        out.stderr
+            .contains("a link (saving would replace it with a file)"),
+        "{}",
+        out.stderr
+    );
 }
