@@ -27,7 +27,7 @@ mod view;
 use std::sync::Arc;
 
 use async_trait::async_trait;
-use serde_json::{Map, Value, json};
+use serde_json::Value;
 
 use super::AgentSettings;
 use super::act;
@@ -41,8 +41,8 @@ use crate::executor::{Executor, Scope};
 use crate::experience::Recall;
 use crate::experience::index::known_key;
 use crate::llm::LlmClient;
+use crate::record::AgentStatus;
 use crate::record::GivenExample;
-use crate::record::{ActionRecord, AgentStatus};
 use crate::session::{Agent, AgentStep, Context, ErrorKind, Transition};
 use crate::tool::{ResultStatus, ToolCall, ToolSpec};
 use log_keys::{app_keys, host_keys};
