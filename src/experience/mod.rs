@@ -145,13 +145,15 @@ impl Experience {
     ) -> Result<(Self, Notes), ExperienceError> {
         let began = std::time::Instant::now();
         let mut notes = Notes::new();
-        let saves_to = if settings.save == SaveExperience::Never {
-            None
+        // The file saved to is read now, to refuse it before the run if it cannot be
+        // used, and kept for retrieval when it is also the file retrieved from.
+        let (saves_to, mut read_already) = if settings.save == SaveExperience::Never {
+            (None, None)
         } else {
             let path = saving_folder(&settings.dir, run_dir)?;
             append::check_writable(&path)?;
-            file::read(&path)?;
-            Some(path)
+            let loaded = file::read(&path)?;
+            (Some(path), Some(loaded))
         };
         let mut grows = false;
         let recall = match &settings.retrieve {
@@ -164,8 +166,11 @@ impl Experience {
                     });
                 }
                 let path = file_of(dir);
-                let loaded = file::read(&path)?;
                 grows = saves_to.as_ref().is_some_and(|s| same_file(s, &path));
+                let loaded = match read_already.take().filter(|_| grows) {
+                    Some(loaded) => loaded,
+                    None => file::read(&path)?,
+                };
                 if !loaded.skipped.is_empty() {
                     notes.push(format!(
                         "{}: {} left out: {}",
