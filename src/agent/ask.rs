@@ -65,12 +65,12 @@ impl AskError {
         use crate::session::ErrorKind;
         match self {
             Self::Llm(e) if e.is_fatal() => (e.to_string(), ErrorKind::Fatal),
-            Self::Llm(e) => (e.to_string(), ErrorKind::Infrastructure),
+            Self::Llm(e) => (e.to_string(), ErrorKind::INFRASTRUCTURE),
             Self::Unusable(last_problem) => (
                 format!(
                     "the model's replies could not be used ({tries} tries; each is quoted in task.log); last problem: {last_problem}"
                 ),
-                ErrorKind::Agent,
+                ErrorKind::AGENT,
             ),
         }
     }

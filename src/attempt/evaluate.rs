@@ -112,7 +112,7 @@ pub(super) async fn evaluate(
                 .filter_map(crate::executor::Fetch::of)
                 .collect();
             if let Err(why) = executor.fetch(&wanted).await {
-                ctx.events.warn(why);
+                ctx.events.warn(why.message);
                 return Ok(None);
             }
             let mut evaluation = run_checks(&task.checks, &ctx.workspace, executor).await;

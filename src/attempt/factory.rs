@@ -10,7 +10,7 @@ use crate::executor::shell_tools;
 use crate::record::SessionType;
 use crate::session::{Agent, Context, Limits, Round, Session};
 use crate::task::{Task, TaskShape};
-use crate::tool::ToolSpec;
+use crate::tool::{Blame, Failure, ToolSpec};
 
 /// UFO's MAX_STEP.
 const DEFAULT_MAX_STEPS: u32 = 50;
@@ -22,7 +22,7 @@ pub(super) fn build(
     settings: &AttemptSettings,
     ctx: Context,
     offered: Option<Vec<ToolSpec>>,
-) -> Result<Session, String> {
+) -> Result<Session, Failure> {
     let max_steps = |default| task.max_steps.or(settings.max_steps).unwrap_or(default);
     let one_round = || {
         vec![Round {
@@ -111,7 +111,7 @@ fn linux_agent(
     what: &str,
     steps: Option<Vec<String>>,
     offered: Option<Vec<ToolSpec>>,
-) -> Result<LinuxAgent, String> {
+) -> Result<LinuxAgent, Failure> {
     let llm = settings.llm.clone().ok_or_else(|| needs_llm(what))?;
     let mut tools = offered.unwrap_or_else(|| shell_tools().to_vec());
     if let Some(hub) = &settings.mcp {
@@ -134,7 +134,7 @@ fn desktop_agents(
     what: &str,
     steps: Option<Vec<String>>,
     offered: Option<Vec<ToolSpec>>,
-) -> Result<DesktopAgents, String> {
+) -> Result<DesktopAgents, Failure> {
     let llm = settings.llm.clone().ok_or_else(|| needs_llm(what))?;
     // A device's AppAgent tools are its own (the HostAgent's selection is not one).
     let mut tools = match offered {
@@ -168,9 +168,13 @@ fn recall(task: &Task, settings: &AttemptSettings) -> Option<crate::experience::
     crate::experience::Recall::of(experience, task.id.base(task.repeat).as_str())
 }
 
-fn needs_llm(what: &str) -> String {
-    format!(
-        "this {what} needs an LLM agent and none is configured: run with --model MODEL \
-         (the key goes in $OPENAI_API_KEY; --llm-base-url for another server)"
+/// No LLM for a task that needs one: the run's configuration.
+fn needs_llm(what: &str) -> Failure {
+    Failure::new(
+        Blame::Config,
+        format!(
+            "this {what} needs an LLM agent and none is configured: run with --model MODEL \
+             (the key goes in $OPENAI_API_KEY; --llm-base-url for another server)"
+        ),
     )
 }

@@ -15,8 +15,9 @@ use std::time::Duration;
 
 use tokio_util::sync::CancellationToken;
 
-pub(crate) use outcome::AttemptOutcome;
+pub(crate) use outcome::{AttemptOutcome, rule};
 
+use crate::desktop::error::DesktopError;
 use crate::eval::EvalMode;
 use crate::event::TaskEvents;
 use crate::executor::{DesktopExecutor, DesktopSettings, Executor, ShellExecutor, ShellSettings};
@@ -24,7 +25,7 @@ use crate::llm::WaitClock;
 use crate::rundir::RunLayout;
 use crate::session::{Context, Session};
 use crate::task::Task;
-use crate::tool::ToolCall;
+use crate::tool::{Blame, Blamed, Failure, ToolCall};
 use outcome::Ended;
 
 /// Settings every attempt of a run shares.
@@ -129,7 +130,7 @@ fn unprepared(events: &TaskEvents, e: workspace::PrepareError) -> AttemptOutcome
         workspace::PrepareError::Machine(reason) => setup_failed(events, reason),
         workspace::PrepareError::TaskFile(reason) => {
             events.log(crate::event::Level::Error, reason.clone());
-            AttemptOutcome::from_end(Ended::CannotRun(reason), None, stage_name(Stage::Setup))
+            AttemptOutcome::failed(Failure::new(Blame::TaskFile, reason))
         }
     }
 }
@@ -198,7 +199,11 @@ pub(crate) async fn run_attempt(
             document.as_deref(),
         ) {
             Ok(app) => app,
-            Err(reason) => return setup_failed(&events, reason),
+            Err(unknown) => {
+                let failure = DesktopError::TaskFile(unknown.to_string()).failure();
+                events.log(crate::event::Level::Error, failure.message.clone());
+                return AttemptOutcome::failed(failure);
+            }
         };
         Box::new(DesktopExecutor::new(
             shell,
@@ -253,7 +258,7 @@ pub(crate) async fn run_attempt(
     if let Some(note) = executor.shutdown().await {
         events.info(note);
     }
-    let unprepared = matches!(ended, Ended::Unprepared(_)) || executor_failed;
+    let unprepared = matches!(&ended, Ended::Broken(f) if rule(f.blame).retried) || executor_failed;
     let mut outcome = AttemptOutcome::from_end(
         ended,
         progress.session.as_ref().map(|s| &s.ctx),
@@ -396,11 +401,10 @@ async fn on_device(
     match executor.make_workspace(&task.files).await {
         Ok(Some(note)) => events.info(note),
         Ok(None) => {}
-        Err(e) => {
-            events.log(crate::event::Level::Error, e.why.clone());
+        Err(failure) => {
+            events.log(crate::event::Level::Error, failure.message.clone());
             let _ = executor.shutdown().await;
-            let mut outcome = AttemptOutcome::infrastructure_error(e.why);
-            outcome.retryable = e.retry;
+            let mut outcome = AttemptOutcome::failed(failure);
             outcome.device = Some(executor.device().to_string());
             return Err(Box::new(outcome));
         }
@@ -423,7 +427,7 @@ async fn body(
     match executor.prepare().await {
         Ok(Some(note)) => events.info(note),
         Ok(None) => {}
-        Err(reason) => return Ended::Unprepared(reason),
+        Err(failure) => return Ended::Broken(failure),
     }
     progress.stage = Stage::Session;
     let ctx = Context::new(
@@ -433,7 +437,7 @@ async fn body(
     );
     let session = match factory::build(task, settings, ctx, executor.tools()) {
         Ok(s) => progress.session.insert(s),
-        Err(reason) => return Ended::CannotRun(reason),
+        Err(failure) => return Ended::Broken(failure),
     };
     events.info(format!(
         "{} started: {}",
@@ -464,7 +468,7 @@ async fn body(
         };
     if !faulted_before && let Some(fault) = executor.fault() {
         // The checks could not see what the task did (a device gone while they ran).
-        return Ended::Unprepared(format!("evaluation could not finish: {fault}"));
+        return Ended::Broken(fault.context(|f| format!("evaluation could not finish: {f}")));
     }
     if let Some(e) = &evaluation {
         events.info(format!(
@@ -493,19 +497,24 @@ async fn run_setup(
         ));
         let result = executor.execute(&command).await;
         if let Some(fault) = executor.fault() {
-            return Err(Ended::Unprepared(format!(
-                "setup step {} `{}` could not run: {fault}",
-                i + 1,
-                crate::text::shorten(&command.action_string(), 120)
-            )));
+            return Err(Ended::Broken(fault.context(|f| {
+                format!(
+                    "setup step {} `{}` could not run: {f}",
+                    i + 1,
+                    crate::text::shorten(&command.action_string(), 120)
+                )
+            })));
         }
         let diffs = action.differences(&result);
         if !diffs.is_empty() {
-            return Err(Ended::SetupFailed(format!(
-                "setup step {} `{}` failed: {}",
-                i + 1,
-                crate::text::shorten(&command.action_string(), 120),
-                diffs.join("; ")
+            return Err(Ended::Broken(Failure::new(
+                Blame::TaskFile,
+                format!(
+                    "setup step {} `{}` failed: {}",
+                    i + 1,
+                    crate::text::shorten(&command.action_string(), 120),
+                    diffs.join("; ")
+                ),
             )));
         }
     }

@@ -4,17 +4,16 @@ use std::time::Duration;
 
 use crate::record::{Evaluation, ExperienceNote, LlmStats, StepRecord, TaskStatus};
 use crate::session::{Context, ErrorKind, SessionEnd};
+use crate::tool::{Blame, Failure};
 use crate::units::{Cost, Usage};
 
 /// How the attempt's future ended.
 pub(super) enum Ended {
-    /// A setup action failed.
-    SetupFailed(String),
-    /// No session could be built for the task.
-    CannotRun(String),
-    /// What the session needs could not be made ready (a desktop or its app did not
-    /// start): infrastructure, so a retry may succeed.
-    Unprepared(String),
+    /// The task could not be carried out, through no doing of the agent's: a setup
+    /// action that failed (the task file's), no session that could be built, a desktop
+    /// or app that did not start, a device that refused the runner's argument. Whose
+    /// failure it was decides the status.
+    Broken(Failure),
     /// The session ran; maybe evaluated.
     Session {
         end: SessionEnd,
@@ -32,6 +31,36 @@ pub(super) enum Ended {
     Killed,
 }
 
+/// What a failure of one party's makes of a task: the table of the README's "Whose
+/// failure it is", decided here and nowhere else.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Rule {
+    /// The task's status.
+    pub(crate) status: TaskStatus,
+    /// Whether `--retries` tries it again in the same run.
+    pub(crate) retried: bool,
+    /// Whether a resumed run keeps the result while the task's inputs (its file, its
+    /// object, the settings it depends on) are unchanged, rather than running it again.
+    pub(crate) kept_on_resume: bool,
+}
+
+/// The rule for a failure of `blame`'s.
+pub(crate) fn rule(blame: Blame) -> Rule {
+    let (status, retried, kept_on_resume) = match blame {
+        // The step failed and the agent saw it; the session ended as the agent ended it.
+        Blame::Agent => (TaskStatus::Failed, false, true),
+        // The same file, the same configuration: the same error every time.
+        Blame::TaskFile | Blame::Config => (TaskStatus::Error, false, true),
+        // Another try, on another device or after the machine recovered, may pass.
+        Blame::Environment | Blame::Runner => (TaskStatus::Error, true, false),
+    };
+    Rule {
+        status,
+        retried,
+        kept_on_resume,
+    }
+}
+
 /// What one attempt produced.
 #[derive(Clone, Debug)]
 pub(crate) struct AttemptOutcome {
@@ -41,6 +70,8 @@ pub(crate) struct AttemptOutcome {
     pub(crate) reason: Option<String>,
     /// True when an infrastructure failure ended it, so a retry may help.
     pub(crate) retryable: bool,
+    /// Whose failure ended it, when it ended in `error` (or `failed` by the agent).
+    pub(crate) blame: Option<Blame>,
     /// The evaluation, if one ran.
     pub(crate) evaluation: Option<Evaluation>,
     /// The steps taken.
@@ -74,6 +105,7 @@ impl AttemptOutcome {
             status,
             reason,
             retryable: false,
+            blame: None,
             evaluation: None,
             trajectory: Vec::new(),
             plan: None,
@@ -89,23 +121,33 @@ impl AttemptOutcome {
         }
     }
 
-    /// An attempt the runner itself could not carry out.
-    pub(crate) fn infrastructure_error(reason: String) -> Self {
+    /// An attempt that could not be carried out, through no doing of the agent's:
+    /// whose failure it was decides its status and whether it is retried.
+    pub(crate) fn failed(failure: Failure) -> Self {
+        let rule = rule(failure.blame);
         Self {
-            retryable: true,
-            ..Self::blank(TaskStatus::Error, Some(reason))
+            retryable: rule.retried,
+            blame: Some(failure.blame),
+            ..Self::blank(rule.status, Some(failure.message))
         }
+    }
+
+    /// An attempt the runner itself could not carry out (a panic, a folder it cannot
+    /// make): an `error`, retried.
+    pub(crate) fn infrastructure_error(reason: String) -> Self {
+        Self::failed(Failure::new(Blame::Runner, reason))
     }
 
     pub(super) fn from_end(ended: Ended, ctx: Option<&Context>, stage: &str) -> Self {
         let mut retryable = false;
         let mut fatal = None;
+        let mut blame = None;
         let (status, reason, evaluation) = match ended {
-            Ended::SetupFailed(why) => (TaskStatus::Error, Some(why), None),
-            Ended::CannotRun(why) => (TaskStatus::Error, Some(why), None),
-            Ended::Unprepared(why) => {
-                retryable = true;
-                (TaskStatus::Error, Some(why), None)
+            Ended::Broken(failure) => {
+                let rule = rule(failure.blame);
+                retryable = rule.retried;
+                blame = Some(failure.blame);
+                (rule.status, Some(failure.message), None)
             }
             Ended::TimedOut { limit, waited } => {
                 // The session stops in the middle of a step: the one after the last
@@ -143,8 +185,9 @@ impl AttemptOutcome {
             ),
             Ended::Session { end, evaluation } => {
                 if let SessionEnd::Error(why, kind) = &end {
-                    retryable = *kind == ErrorKind::Infrastructure;
+                    retryable = *kind != ErrorKind::Fatal && rule(kind.blame()).retried;
                     fatal = (*kind == ErrorKind::Fatal).then(|| why.clone());
+                    blame = Some(kind.blame());
                 }
                 let (status, reason) = session_status(&end, evaluation.as_ref());
                 (status, reason, evaluation)
@@ -156,6 +199,11 @@ impl AttemptOutcome {
             } => {
                 let session = end.describe();
                 retryable = !is_fatal;
+                blame = Some(if is_fatal {
+                    Blame::Config
+                } else {
+                    Blame::Environment
+                });
                 fatal = is_fatal.then(|| reason.clone());
                 let why = format!("the session {session}, but the LLM judge failed: {reason}");
                 (TaskStatus::Error, Some(why), None)
@@ -163,6 +211,7 @@ impl AttemptOutcome {
         };
         let mut out = Self::blank(status, reason);
         out.retryable = retryable;
+        out.blame = blame;
         out.fatal = fatal;
         out.evaluation = evaluation;
         if let Some(ctx) = ctx {
@@ -225,6 +274,7 @@ impl AttemptOutcome {
         self.status = TaskStatus::Cancelled;
         self.reason = Some(reason);
         self.retryable = false;
+        self.blame = None;
         self.evaluation = None;
     }
 
@@ -282,9 +332,8 @@ fn session_status(
         },
         SessionEnd::Failed(why) => (TaskStatus::Failed, Some(why.clone())),
         // An agent that cannot produce usable replies failed the task; a broken LLM
-        // connection or executor is the runner's problem.
-        SessionEnd::Error(why, ErrorKind::Agent) => (TaskStatus::Failed, Some(why.clone())),
-        SessionEnd::Error(why, _) => (TaskStatus::Error, Some(why.clone())),
+        // connection or executor is not the agent's doing.
+        SessionEnd::Error(why, kind) => (rule(kind.blame()).status, Some(why.clone())),
         SessionEnd::StepLimit(_) | SessionEnd::RoundLimit(_) => {
             (TaskStatus::Failed, Some(end.describe()))
         }
@@ -332,9 +381,9 @@ mod tests {
             session_status(&SessionEnd::StepLimit(5), None).0,
             TaskStatus::Failed
         );
-        let infra = SessionEnd::Error("e".into(), ErrorKind::Infrastructure);
+        let infra = SessionEnd::Error("e".into(), ErrorKind::INFRASTRUCTURE);
         assert_eq!(session_status(&infra, None).0, TaskStatus::Error);
-        let garbage = SessionEnd::Error("e".into(), ErrorKind::Agent);
+        let garbage = SessionEnd::Error("e".into(), ErrorKind::AGENT);
         assert_eq!(session_status(&garbage, None).0, TaskStatus::Failed);
     }
 }

@@ -90,6 +90,13 @@ fn one_of<T: Eq + std::hash::Hash>(set: &mut HashSet<Arc<T>>, value: T) -> Arc<T
     value
 }
 
+/// Four hex digits that change when a secret `value` does: enough to see that it
+/// changed (one change in 65,536 goes unseen), too few to tell anything of the value.
+fn fingerprint(value: &str) -> String {
+    let hash = crate::hash::fnv1a64(format!("ufo-batch injected\0{value}").as_bytes());
+    format!("{:04x}", hash >> 48)
+}
+
 /// The inputs of `task`'s result under `config`, with its settings map shared through
 /// `shared`.
 fn inputs_of(task: &Task, config: &RunSettings, shared: &SharedSettings) -> Inputs {
@@ -135,6 +142,30 @@ fn inputs_of(task: &Task, config: &RunSettings, shared: &SharedSettings) -> Inpu
             .map(super::settings::server_json)
             .collect();
         set("mcp", serde_json::to_string(&servers).unwrap_or_default());
+    }
+    // The values the runner fills in (an MCP server's or a device's key): a refused one
+    // is kept on resume as the configuration's error until it changes.
+    let mut injected: Vec<String> = Vec::new();
+    if !config.mcp.is_empty() && (agent || calls_mcp) {
+        for server in &config.mcp {
+            injected.extend(
+                server
+                    .inject
+                    .iter()
+                    .map(|i| format!("{}.{}#{}", server.name, i.argument, fingerprint(&i.value))),
+            );
+        }
+    }
+    if let Some(devices) = &config.devices {
+        injected.extend(
+            devices
+                .inject
+                .iter()
+                .map(|i| format!("devices.{}#{}", i.argument, fingerprint(&i.value))),
+        );
+    }
+    if !injected.is_empty() {
+        set("injected", injected.join(", "));
     }
     if let Some(llm) = config.llm.as_ref().filter(|_| uses_llm(task, config)) {
         set("model", llm.model.clone());

@@ -124,6 +124,9 @@ impl Resumable for Queued {
     fn resume_from(&mut self, previous: Box<TaskRecord>) {
         self.previous = Some(previous);
     }
+    fn keeps_error(blame: crate::tool::Blame) -> bool {
+        crate::attempt::rule(blame).kept_on_resume
+    }
 }
 
 /// Prepares the batch `config` describes.

@@ -119,27 +119,35 @@ pub(crate) struct Launch {
     pub(crate) known: Option<Known>,
 }
 
+/// An app that cannot be opened as named: whose failure it is depends on who named it
+/// (a task file, or an agent selecting an application).
+#[derive(Debug, PartialEq, Eq, thiserror::Error)]
+pub(crate) enum UnknownApp {
+    /// `{"command": []}`.
+    #[error("`app.command` is empty: give the program and its arguments")]
+    EmptyCommand,
+    /// A name that is none of the known apps.
+    #[error("unknown app `{0}`: use word, excel, powerpoint or notepad, or {{\"command\": [..]}}")]
+    Unknown(String),
+}
+
 /// The app a task opens: its `app` if it names one, else the app for its `object`'s
 /// document type; `None` for a task that opens none. `document` is the object's file
 /// name in the workspace.
 pub(crate) fn launch_for(
     app: Option<&App>,
     document: Option<&str>,
-) -> Result<Option<Launch>, String> {
+) -> Result<Option<Launch>, UnknownApp> {
     match app {
         Some(App::Command { command }) => match command.first() {
             Some(program) if !program.trim().is_empty() => Ok(Some(Launch {
                 argv: command.clone(),
                 known: Known::from_name(program),
             })),
-            _ => Err("`app.command` is empty: give the program and its arguments".to_string()),
+            _ => Err(UnknownApp::EmptyCommand),
         },
         Some(App::Named(name)) => {
-            let known = Known::from_name(name).ok_or_else(|| {
-                format!(
-                    "unknown app `{name}`: use word, excel, powerpoint or notepad, or {{\"command\": [..]}}"
-                )
-            })?;
+            let known = Known::from_name(name).ok_or_else(|| UnknownApp::Unknown(name.clone()))?;
             Ok(Some(Launch {
                 argv: known.command(document),
                 known: Some(known),
@@ -205,7 +213,7 @@ mod tests {
             assert!(word.argv.contains(&"--writer".to_string()));
         }
         let err = launch_for(Some(&App::Named("photoshop".into())), None).unwrap_err();
-        assert!(err.contains("unknown app `photoshop`"), "{err}");
+        assert!(err.to_string().contains("unknown app `photoshop`"), "{err}");
         let cmd = App::Command {
             command: vec!["mousepad".into(), "x.txt".into()],
         };

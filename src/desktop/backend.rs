@@ -10,6 +10,7 @@ use serde::Serialize;
 
 use super::app::Launch;
 use super::control::{Control, Rect};
+use super::error::DesktopError;
 use super::keys::{KeyAction, Modifier};
 use super::screenshot::Image;
 use super::tools::Button;
@@ -60,17 +61,17 @@ pub(crate) struct Snapshot {
 pub(crate) trait Backend: Send {
     /// Opens an app (or, when it already runs, selects it): the actions go to it from
     /// now on. Returns how it went, for the log.
-    async fn open_app(&mut self, launch: &Launch) -> Result<String, String>;
+    async fn open_app(&mut self, launch: &Launch) -> Result<String, DesktopError>;
 
     /// The app's windows and controls now.
-    async fn snapshot(&mut self) -> Result<Snapshot, String>;
+    async fn snapshot(&mut self) -> Result<Snapshot, DesktopError>;
 
     /// The desktop's application windows now, labelled `1`, `2`, ... (the HostAgent's
     /// view).
-    async fn windows(&mut self) -> Result<Vec<AppWindow>, String>;
+    async fn windows(&mut self) -> Result<Vec<AppWindow>, DesktopError>;
 
     /// Makes `window` (from the last `windows`) the one the actions go to.
-    async fn select_window(&mut self, window: &AppWindow) -> Result<(), String>;
+    async fn select_window(&mut self, window: &AppWindow) -> Result<(), DesktopError>;
 
     /// Clicks a control; returns how (an accessibility action or the mouse).
     async fn click(
@@ -78,27 +79,27 @@ pub(crate) trait Backend: Send {
         control: &Control,
         button: Button,
         double: bool,
-    ) -> Result<String, String>;
+    ) -> Result<String, DesktopError>;
 
     /// Replaces the text of a control.
-    async fn set_text(&mut self, control: &Control, text: &str) -> Result<(), String>;
+    async fn set_text(&mut self, control: &Control, text: &str) -> Result<(), DesktopError>;
 
     /// Gives a control the keyboard focus.
-    async fn focus(&mut self, control: &Control) -> Result<(), String>;
+    async fn focus(&mut self, control: &Control) -> Result<(), DesktopError>;
 
     /// Puts the keyboard on the selected window when keys name no control: where the
     /// window's focus is (its focused control), else the window itself (`window`, its
     /// place in the last snapshot). Says where.
-    async fn focus_window(&mut self, window: Rect) -> Result<String, String>;
+    async fn focus_window(&mut self, window: Rect) -> Result<String, DesktopError>;
 
     /// Types keys into whatever has the focus.
-    async fn keys(&mut self, keys: Vec<KeyAction>) -> Result<(), String>;
+    async fn keys(&mut self, keys: Vec<KeyAction>) -> Result<(), DesktopError>;
 
     /// The text a control shows.
-    async fn texts(&mut self, control: &Control) -> Result<String, String>;
+    async fn texts(&mut self, control: &Control) -> Result<String, DesktopError>;
 
     /// Turns the mouse wheel over a control.
-    async fn wheel(&mut self, control: &Control, notches: i32) -> Result<(), String>;
+    async fn wheel(&mut self, control: &Control, notches: i32) -> Result<(), DesktopError>;
 
     /// Clicks at a point of the screen.
     async fn click_at(
@@ -106,7 +107,7 @@ pub(crate) trait Backend: Send {
         at: (i32, i32),
         button: Button,
         double: bool,
-    ) -> Result<(), String>;
+    ) -> Result<(), DesktopError>;
 
     /// Drags between two points of the screen.
     async fn drag(
@@ -116,10 +117,10 @@ pub(crate) trait Backend: Send {
         button: Button,
         duration: Duration,
         held: Option<Modifier>,
-    ) -> Result<(), String>;
+    ) -> Result<(), DesktopError>;
 
     /// The whole screen.
-    async fn screenshot(&mut self) -> Result<Image, String>;
+    async fn screenshot(&mut self) -> Result<Image, DesktopError>;
 
     /// Whether this platform carries out the Office API tools (`office`): when not, the
     /// AppAgent is not offered them and a plan's call of one fails saying why.
@@ -134,11 +135,18 @@ pub(crate) trait Backend: Send {
         tool: &str,
         args: &serde_json::Map<String, serde_json::Value>,
         document: Option<&str>,
-    ) -> Result<serde_json::Value, String>;
+    ) -> Result<serde_json::Value, DesktopError>;
 
     /// Closes the app, politely (so that it finishes what it was doing) and then not;
     /// says how it went.
-    async fn close_app(&mut self) -> Result<String, String>;
+    async fn close_app(&mut self) -> Result<String, DesktopError>;
+
+    /// Why the app the task opened is gone, when it crashed (was killed, or exited with
+    /// an error) rather than being closed: a failed action is then the machine's
+    /// failure, not the agent's.
+    fn app_crash(&mut self) -> Option<String> {
+        None
+    }
 
     /// Ends the desktop and everything in it. Returns a note for the task log.
     async fn end(&mut self) -> Option<String>;

@@ -7,6 +7,7 @@
 pub(crate) mod app;
 pub(crate) mod backend;
 pub(crate) mod control;
+pub(crate) mod error;
 pub(crate) mod info;
 pub(crate) mod keys;
 #[cfg(target_os = "linux")]

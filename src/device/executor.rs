@@ -21,7 +21,7 @@ use super::protocol;
 use super::tools::DeviceTool;
 use crate::executor::{Executor, Listed, Scope, ScreenView, StepScreens};
 use crate::mcp::Injected;
-use crate::tool::{ResultStatus, ToolCall, ToolResult, ToolSpec, ToolType};
+use crate::tool::{Blame, Failure, ResultStatus, ToolCall, ToolResult, ToolSpec, ToolType};
 
 /// The tool that runs shell commands on a Linux device (UFO's Linux MCP server's).
 const SHELL: &str = "execute_command";
@@ -53,7 +53,7 @@ pub(crate) struct DeviceExecutor {
     run: DeviceRun,
     /// The task's folder on the device, once made.
     workspace: Option<String>,
-    fault: Option<String>,
+    fault: Option<Failure>,
     /// Commands sent (each frame's `response_id` is unique).
     sent: u64,
     /// A Windows device's windows as last listed (to name one by `id` and `name`).
@@ -213,10 +213,13 @@ impl DeviceExecutor {
                 if let Some(argument) = crate::tool::refused_injection(&result, &tool.injected) {
                     // The runner's own argument refused: no verdict on the agent, and
                     // every call would be refused the same way.
-                    let fault = format!(
-                        "device {} refused the `{argument}` the runner fills in ([devices] inject): {}",
-                        self.device(),
-                        result.error.as_deref().unwrap_or_default()
+                    let fault = Failure::new(
+                        Blame::Config,
+                        format!(
+                            "device {} refused the `{argument}` the runner fills in ([devices] inject): {}",
+                            self.device(),
+                            result.error.as_deref().unwrap_or_default()
+                        ),
                     );
                     self.fault = Some(fault.clone());
                     return ToolResult::failure(&call, protocol::NAMESPACE, fault, Value::Null);
@@ -228,16 +231,17 @@ impl DeviceExecutor {
                 // command with no answer is one the device is stuck on, or one that
                 // outlasts the runner's wait. No verdict on the task, which another
                 // device (or another try) may run.
-                let fault = format!(
+                let fault = Failure::environment(format!(
                     "device {} sent no result within {}s: it is stuck, or the command outlasts [devices] command_timeout",
                     self.device(),
                     d.as_secs()
-                );
+                ));
                 self.fault = Some(fault.clone());
                 ToolResult::failure(&call, protocol::NAMESPACE, fault, Value::Null)
             }
             Err(CallError::Gone(why)) => {
-                let fault = format!("device {} disconnected: {why}", self.device());
+                let fault =
+                    Failure::environment(format!("device {} disconnected: {why}", self.device()));
                 self.fault = Some(fault.clone());
                 ToolResult::failure(&call, protocol::NAMESPACE, fault, Value::Null)
             }
@@ -402,8 +406,9 @@ impl DeviceExecutor {
     pub(crate) async fn make_workspace(
         &mut self,
         files: &std::collections::BTreeMap<String, String>,
-    ) -> Result<Option<String>, WorkspaceError> {
-        let refused = |why: String| WorkspaceError { retry: false, why };
+    ) -> Result<Option<String>, Failure> {
+        // Files the task file asks for that the device cannot take: the task file's.
+        let refused = |why: String| Failure::new(Blame::TaskFile, why);
         if self.lease.device.platform != Platform::Linux || self.tool(SHELL).is_none() {
             if !files.is_empty() {
                 return Err(refused(format!(
@@ -413,7 +418,7 @@ impl DeviceExecutor {
             }
             return Ok(None);
         }
-        let failed = |why: String| WorkspaceError { retry: true, why };
+        let failed = Failure::environment;
         let dir = format!("/tmp/ufo-batch/{}", self.run.session_id);
         // What an earlier invocation left (best effort: the folder is made fresh below).
         let _ = self
@@ -421,14 +426,14 @@ impl DeviceExecutor {
             .await
             .map_err(failed)?;
         if let Some(fault) = self.fault.clone() {
-            return Err(failed(fault));
+            return Err(fault);
         }
         let made = self
             .shell(&format!("mkdir -p -- {}", quoted(&dir)))
             .await
             .map_err(failed)?;
         if let Some(fault) = self.fault.clone() {
-            return Err(failed(fault));
+            return Err(fault);
         }
         if self.unanswered {
             return Err(failed(format!(
@@ -472,14 +477,15 @@ impl DeviceExecutor {
                 .await
                 .map_err(failed)?;
             if written.status != ResultStatus::Success {
-                let fault = self.fault.is_some();
-                return Err(WorkspaceError {
-                    retry: fault,
-                    why: format!(
-                        "cannot write {path} on device {}: {}",
-                        self.device(),
-                        written.error.unwrap_or_default()
-                    ),
+                let why = format!(
+                    "cannot write {path} on device {}: {}",
+                    self.device(),
+                    written.error.unwrap_or_default()
+                );
+                // The device broke (the fault says whose), or it refused the file.
+                return Err(match &self.fault {
+                    Some(fault) => Failure::new(fault.blame, why),
+                    None => refused(why),
                 });
             }
         }
@@ -725,15 +731,6 @@ pub(super) fn named_target(
     given
 }
 
-/// Why a task's folder could not be made on its device.
-#[derive(Clone, Debug)]
-pub(crate) struct WorkspaceError {
-    /// Whether another attempt (on another device) may do better.
-    pub(crate) retry: bool,
-    /// In words.
-    pub(crate) why: String,
-}
-
 #[async_trait]
 impl Executor for DeviceExecutor {
     async fn execute(&mut self, command: &ToolCall) -> ToolResult {
@@ -754,8 +751,9 @@ impl Executor for DeviceExecutor {
                 command.tool_name,
                 names.join(", ")
             );
-            self.fault.get_or_insert_with(|| why.clone());
-            return ToolResult::failure(command, protocol::NAMESPACE, why, Value::Null);
+            let failure = Failure::environment(why);
+            self.fault.get_or_insert_with(|| failure.clone());
+            return ToolResult::failure(command, protocol::NAMESPACE, failure, Value::Null);
         };
         if let Some(given) = tool
             .injected
@@ -765,7 +763,9 @@ impl Executor for DeviceExecutor {
             return ToolResult::failure(
                 command,
                 protocol::NAMESPACE,
-                format!("`{given}` is filled in by the runner ([devices] inject); leave it out"),
+                Failure::agent(format!(
+                    "`{given}` is filled in by the runner ([devices] inject); leave it out"
+                )),
                 Value::Null,
             );
         }
@@ -822,7 +822,7 @@ impl Executor for DeviceExecutor {
         })
     }
 
-    fn fault(&self) -> Option<String> {
+    fn fault(&self) -> Option<Failure> {
         self.fault.clone()
     }
 
@@ -838,7 +838,7 @@ impl Executor for DeviceExecutor {
         )
     }
 
-    async fn fetch(&mut self, wanted: &[crate::executor::Fetch]) -> Result<(), String> {
+    async fn fetch(&mut self, wanted: &[crate::executor::Fetch]) -> Result<(), Failure> {
         if wanted.is_empty() {
             return Ok(());
         }
@@ -846,12 +846,12 @@ impl Executor for DeviceExecutor {
             Ok(()) => Ok(()),
             Err(why) => {
                 // The checks cannot see what the task did here: no verdict.
-                let why = format!(
+                let failure = Failure::environment(format!(
                     "the checks cannot be made on device {}: {why}",
                     self.device()
-                );
-                self.fault.get_or_insert_with(|| why.clone());
-                Err(why)
+                ));
+                self.fault.get_or_insert_with(|| failure.clone());
+                Err(failure)
             }
         }
     }

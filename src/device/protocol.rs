@@ -7,7 +7,7 @@
 use serde::Deserialize;
 use serde_json::{Map, Value, json};
 
-use crate::tool::{ResultStatus, ToolCall, ToolResult, ToolType};
+use crate::tool::{Blame, Failure, ResultStatus, ToolCall, ToolResult, ToolType};
 
 /// A frame from a device client, as far as the server reads it.
 #[derive(Clone, Debug, Deserialize)]
@@ -133,7 +133,7 @@ pub(crate) fn result_of(call: &ToolCall, action_results: &Value) -> ToolResult {
         return ToolResult::failure(
             call,
             NAMESPACE,
-            "the device's answer holds no result for this command".to_string(),
+            Failure::environment("the device's answer holds no result for this command"),
             Value::Null,
         );
     };
@@ -157,12 +157,16 @@ pub(crate) fn result_of(call: &ToolCall, action_results: &Value) -> ToolResult {
         Some("none") => ResultStatus::None,
         _ => ResultStatus::Failure,
     };
+    // A tool that ran on the device and failed: what the agent asked did not work
+    // (the executor says when it is the runner's argument that was refused).
+    let blame = (status == ResultStatus::Failure).then_some(Blame::Agent);
     let mut out = ToolResult {
         status,
         error,
         result,
         namespace: Some(namespace),
         call_id: call.call_id.clone(),
+        blame,
     };
     // UFO's Linux tool answers `success` with `{success: false, ...}` for a command that
     // failed or that it refused (tool::ufo_shape): read on the answer as it came, so that

@@ -19,7 +19,7 @@ pub(crate) use process::{ResourceLimits, Service, StderrTail, wait_for_superviso
 pub(crate) use screen::{Listed, Scope, ScreenView, StepScreens};
 pub(crate) use shell::{ShellExecutor, ShellSettings, shell_tools};
 
-use crate::tool::{ResultStatus, ToolCall, ToolResult};
+use crate::tool::{Blame, Failure, ResultStatus, ToolCall, ToolResult};
 
 /// Every tool a recorded plan may use: the shell's and the desktop's (its UI tools and
 /// the apps' API tools).
@@ -41,15 +41,16 @@ pub(crate) trait Executor: Send {
     async fn execute(&mut self, command: &ToolCall) -> ToolResult;
 
     /// Set once the executor itself has failed (not a command: the means of running
-    /// commands), so the session ends as an infrastructure error.
-    fn fault(&self) -> Option<String> {
+    /// commands), so the session ends as an `error`, its status decided by whose
+    /// failure it was.
+    fn fault(&self) -> Option<Failure> {
         None
     }
 
     /// Makes ready what the session needs beyond the workspace (a desktop task's
     /// desktop and app), after the task's setup ran; returns a note for the task log.
     /// Failing, the task cannot run.
-    async fn prepare(&mut self) -> Result<Option<String>, String> {
+    async fn prepare(&mut self) -> Result<Option<String>, Failure> {
         Ok(None)
     }
 
@@ -76,16 +77,19 @@ pub(crate) trait Executor: Send {
     /// workspace, where checks read them: a remote executor fetches them; a local one has
     /// them already. `Err` says why the checks cannot be made here (the executor then
     /// counts it as its fault: no verdict is given).
-    async fn fetch(&mut self, _wanted: &[Fetch]) -> Result<(), String> {
+    async fn fetch(&mut self, _wanted: &[Fetch]) -> Result<(), Failure> {
         Ok(())
     }
 
     /// Starts a helper process that runs beside the task's commands until the task
     /// ends (a stdio MCP server), confined as they are, with pipes to it.
-    async fn start_service(&mut self, spec: &ServiceSpec<'_>) -> Result<Service, String> {
-        Err(format!(
-            "cannot start {}: this executor starts no processes",
-            spec.argv.first().map_or("a process", String::as_str)
+    async fn start_service(&mut self, spec: &ServiceSpec<'_>) -> Result<Service, Failure> {
+        Err(Failure::new(
+            Blame::Config,
+            format!(
+                "cannot start {}: this executor starts no processes",
+                spec.argv.first().map_or("a process", String::as_str)
+            ),
         ))
     }
 
@@ -153,7 +157,12 @@ mod tests {
     impl Executor for FailNamed {
         async fn execute(&mut self, command: &ToolCall) -> ToolResult {
             if command.tool_name == "fail" {
-                return ToolResult::failure(command, "test", "no".into(), serde_json::Value::Null);
+                return ToolResult::failure(
+                    command,
+                    "test",
+                    Failure::agent("no"),
+                    serde_json::Value::Null,
+                );
             }
             self.0.execute(command).await
         }

@@ -44,7 +44,9 @@ impl McpHub {
         let (listed, shared) = match &server.transport {
             Transport::Stdio { .. } => {
                 let scratch = Scratch::new(&server.name)?;
-                let running = StdioServer::start_alone(server, &scratch.0).await?;
+                let running = StdioServer::start_alone(server, &scratch.0)
+                    .await
+                    .map_err(|f| f.message)?;
                 let listed = running.connection().tools().await;
                 running.stop().await;
                 (listed?, None)

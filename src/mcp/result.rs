@@ -46,7 +46,8 @@ pub(crate) fn tool_result(call: &ToolCall, server: &str, answer: &CallToolResult
         } else {
             crate::text::shorten(text.trim(), ERROR_TEXT)
         };
-        ToolResult::failure(call, server, error, result)
+        // The tool ran and said it failed: what the agent asked did not work.
+        ToolResult::failure(call, server, crate::tool::Failure::agent(error), result)
     } else {
         // UFO's servers say a failure in the result, not with `isError`.
         let mut out = ToolResult::success(call, server, result);

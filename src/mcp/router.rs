@@ -17,7 +17,7 @@ use super::hub::McpHub;
 use super::result::tool_result;
 use super::stdio::StdioServer;
 use crate::executor::{Executor, Scope, Service, ServiceSpec, StepScreens};
-use crate::tool::{ToolCall, ToolResult};
+use crate::tool::{Blame, Failure, ToolCall, ToolResult};
 
 /// The task's executor and the run's MCP servers.
 pub(crate) struct McpRouter {
@@ -26,7 +26,7 @@ pub(crate) struct McpRouter {
     workspace: PathBuf,
     /// The task's stdio servers, by server index, started at first use.
     running: HashMap<usize, StdioServer>,
-    fault: Option<String>,
+    fault: Option<Failure>,
 }
 
 impl McpRouter {
@@ -49,7 +49,7 @@ impl McpRouter {
             unreachable!("routed here because the hub has it");
         };
         if let Err(e) = tool.spec.check_arguments(&command.parameters) {
-            return ToolResult::failure(command, &server.name, e, Value::Null);
+            return ToolResult::failure(command, &server.name, Failure::agent(e), Value::Null);
         }
         let mut arguments = command.parameters.clone();
         for injected in server
@@ -65,7 +65,8 @@ impl McpRouter {
                     self.running.insert(i, started);
                 }
                 Err(e) => {
-                    let why = format!("cannot start the MCP server `{}`: {e}", server.name);
+                    let why = e
+                        .context(|e| format!("cannot start the MCP server `{}`: {e}", server.name));
                     return self.failed(command, &server.name, why);
                 }
             }
@@ -77,20 +78,25 @@ impl McpRouter {
         let answer = connection.call(&tool.tool, arguments, server.timeout).await;
         let result = match answer {
             Ok(answer) => tool_result(command, &server.name, &answer),
+            // The call the agent made took too long, or the server refused it: the
+            // agent sees why (its server still answers).
             Err(CallError::Timeout(limit)) => ToolResult::failure(
                 command,
                 &server.name,
-                format!(
+                Failure::agent(format!(
                     "the MCP server `{}` did not answer within {}",
                     server.name,
                     humantime::format_duration(limit)
-                ),
+                )),
                 Value::Null,
             ),
             Err(CallError::Refused(why)) => ToolResult::failure(
                 command,
                 &server.name,
-                format!("the MCP server `{}` refused the call: {why}", server.name),
+                Failure::agent(format!(
+                    "the MCP server `{}` refused the call: {why}",
+                    server.name
+                )),
                 Value::Null,
             ),
             Err(CallError::Gone(why)) => {
@@ -103,25 +109,29 @@ impl McpRouter {
                     }
                     None => why,
                 };
-                return self.failed(command, &server.name, why);
+                return self.failed(command, &server.name, Failure::environment(why));
             }
         };
         let result = result.scrubbed();
         if let Some(argument) = crate::tool::refused_injection(&result, &tool.injected) {
             // The runner's own argument refused: no verdict on the agent.
-            let why = format!(
-                "the MCP server `{}` refused the `{argument}` the runner fills in ([[mcp.servers]] inject): {}",
-                server.name,
-                result.error.as_deref().unwrap_or_default()
+            let why = Failure::new(
+                Blame::Config,
+                format!(
+                    "the MCP server `{}` refused the `{argument}` the runner fills in ([[mcp.servers]] inject): {}",
+                    server.name,
+                    result.error.as_deref().unwrap_or_default()
+                ),
             );
             return self.failed(command, &server.name, why);
         }
         result
     }
 
-    /// A call that failed because its server did: the attempt is an infrastructure error.
-    fn failed(&mut self, command: &ToolCall, server: &str, why: String) -> ToolResult {
-        let why = crate::secrets::scrub(&why).into_owned();
+    /// A call that failed because its server did, or refused the runner's argument:
+    /// the attempt is an `error`, its status decided by whose failure it is.
+    fn failed(&mut self, command: &ToolCall, server: &str, why: Failure) -> ToolResult {
+        let why = why.context(|w| crate::secrets::scrub(w).into_owned());
         self.fault.get_or_insert_with(|| why.clone());
         ToolResult::failure(command, server, why, Value::Null)
     }
@@ -138,11 +148,11 @@ impl Executor for McpRouter {
         }
     }
 
-    fn fault(&self) -> Option<String> {
+    fn fault(&self) -> Option<Failure> {
         self.fault.clone().or_else(|| self.inner.fault())
     }
 
-    async fn prepare(&mut self) -> Result<Option<String>, String> {
+    async fn prepare(&mut self) -> Result<Option<String>, Failure> {
         self.inner.prepare().await
     }
 
@@ -154,7 +164,7 @@ impl Executor for McpRouter {
         self.inner.tools()
     }
 
-    async fn fetch(&mut self, wanted: &[crate::executor::Fetch]) -> Result<(), String> {
+    async fn fetch(&mut self, wanted: &[crate::executor::Fetch]) -> Result<(), Failure> {
         self.inner.fetch(wanted).await
     }
 
@@ -162,7 +172,7 @@ impl Executor for McpRouter {
         self.inner.end_session().await
     }
 
-    async fn start_service(&mut self, spec: &ServiceSpec<'_>) -> Result<Service, String> {
+    async fn start_service(&mut self, spec: &ServiceSpec<'_>) -> Result<Service, Failure> {
         self.inner.start_service(spec).await
     }
 

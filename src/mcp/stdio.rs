@@ -8,6 +8,7 @@ use std::time::Duration;
 use super::config::{McpServer, Transport};
 use super::connection::Connection;
 use crate::executor::{Executor, Service, ServiceSpec, ShellExecutor, ShellSettings, StderrTail};
+use crate::tool::{Blame, Failure};
 
 /// Characters of a failed server's stderr shown (its end).
 const STDERR_SHOWN: usize = 600;
@@ -27,7 +28,7 @@ impl StdioServer {
         server: &McpServer,
         executor: &mut dyn Executor,
         workspace: &Path,
-    ) -> Result<Self, String> {
+    ) -> Result<Self, Failure> {
         let Transport::Stdio {
             command,
             args,
@@ -35,7 +36,10 @@ impl StdioServer {
             cwd,
         } = &server.transport
         else {
-            return Err(format!("`{}` is not a stdio server", server.name));
+            return Err(Failure::new(
+                Blame::Config,
+                format!("`{}` is not a stdio server", server.name),
+            ));
         };
         let place = |text: &str| text.replace("{workspace}", &workspace.display().to_string());
         let argv: Vec<String> = std::iter::once(command)
@@ -53,7 +57,7 @@ impl StdioServer {
             })
             .await?;
         let (Some(to), Some(from)) = (service.stdin.take(), service.stdout.take()) else {
-            return Err("the server's pipes are missing".into());
+            return Err(Failure::environment("the server's pipes are missing"));
         };
         let from = super::bounded::BoundedLines::new(from, super::bounded::MAX_MESSAGE);
         match Connection::over_pipes(from, to).await {
@@ -63,13 +67,13 @@ impl StdioServer {
             }),
             Err(e) => {
                 service.stderr.settled(STDERR_SETTLE).await;
-                Err(with_stderr(e, &service.stderr))
+                Err(Failure::environment(with_stderr(e, &service.stderr)))
             }
         }
     }
 
     /// Starts `server` on its own in `dir`, unconfined (to list its tools before tasks run).
-    pub(crate) async fn start_alone(server: &McpServer, dir: &Path) -> Result<Self, String> {
+    pub(crate) async fn start_alone(server: &McpServer, dir: &Path) -> Result<Self, Failure> {
         let mut shell = ShellExecutor::with_tmp(dir.to_path_buf(), None, ShellSettings::default());
         Self::start(server, &mut shell, dir).await
     }

@@ -46,6 +46,7 @@ pub(super) fn open_attempt(
     let number = record.attempt_count() + 1;
     record.status = TaskStatus::Running;
     record.error = None;
+    record.blame = None;
     record.complete = None;
     record.judge = None;
     record.experience = None;
@@ -67,6 +68,9 @@ pub(super) fn open_attempt(
 pub(super) fn close_attempt(record: &mut TaskRecord, outcome: &AttemptOutcome, now: Timestamp) {
     record.status = outcome.status;
     record.error = outcome.reason.clone();
+    record.blame = outcome
+        .blame
+        .filter(|_| outcome.status == crate::record::TaskStatus::Error);
     record.complete = outcome.evaluation.as_ref().map(|e| e.complete);
     record.judge = outcome.evaluation.as_ref().and_then(|e| e.judge.clone());
     record.experience = (!outcome.experience.is_empty()).then(|| outcome.experience.clone());
@@ -97,6 +101,7 @@ pub(super) fn await_retry(record: &mut TaskRecord, delay_s: f64) {
     let attempt = record.attempt_count();
     let why = record.error.take().unwrap_or_default();
     record.status = TaskStatus::Pending;
+    record.blame = None;
     record.error = Some(format!(
         "attempt {attempt} ended in error ({why}); retrying in {delay_s:.1}s"
     ));
@@ -113,6 +118,7 @@ pub(super) fn not_started(
     refresh_from_task(&mut record, task, inputs);
     record.status = TaskStatus::Cancelled;
     record.error = Some(format!("not started: {reason}"));
+    record.blame = None;
     record
 }
 
@@ -127,6 +133,8 @@ pub(super) fn unreadable(
     let mut record = record_of_source(source, inputs, previous);
     record.status = TaskStatus::Error;
     record.error = Some(why);
+    // Read once, unreadable now: its file system's (a resumed run reads it again).
+    record.blame = Some(crate::tool::Blame::Environment);
     record
 }
 
@@ -141,6 +149,7 @@ pub(super) fn not_started_unread(
     let mut record = record_of_source(source, inputs, previous);
     record.status = TaskStatus::Cancelled;
     record.error = Some(format!("not started: {reason}"));
+    record.blame = None;
     record
 }
 

@@ -96,6 +96,11 @@ pub(crate) struct TaskRecord {
     /// Why it did not pass, in one line (empty when passed).
     #[serde(default)]
     pub(crate) error: Option<String>,
+    /// With status `error`: whose failure it was (`task_file`, `environment`, `config`,
+    /// `runner`), which decides whether it was retried and whether a resumed run keeps
+    /// it (the README's "Whose failure it is").
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) blame: Option<crate::tool::Blame>,
     /// With `--eval both`: the LLM judge's verdict beside the checks' that decided.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) judge: Option<JudgeOpinion>,
@@ -161,6 +166,7 @@ impl TaskRecord {
             complete: None,
             judge: None,
             error: None,
+            blame: None,
             experience: None,
             attempts: Vec::new(),
             started: None,

@@ -15,6 +15,7 @@ use super::records::{RunRoot, previous_record, read_run_json, record_beneath};
 use crate::record::ShapeName;
 use crate::record::{EncodedRows, Inputs, TaskRecord, TaskRow, TaskStatus};
 use crate::task::Identified;
+use crate::tool::Blame;
 
 /// A task a run may keep the earlier result of: which it is, and what its result now
 /// depends on.
@@ -23,6 +24,10 @@ pub(crate) trait Resumable: Identified + Send {
     fn inputs(&self) -> Inputs;
     /// It runs again: its attempts go on from `previous`, its earlier record.
     fn resume_from(&mut self, previous: Box<TaskRecord>);
+    /// Whether an `error` that was `blame`'s is a result to keep while the inputs are
+    /// the same, rather than a failure to run again (the status table's rule, which
+    /// the attempt layer owns).
+    fn keeps_error(blame: Blame) -> bool;
 }
 
 /// What to do with results already in the run dir.
@@ -137,10 +142,15 @@ pub(crate) fn plan_resume<T: Resumable>(
                 .as_ref()
                 .map_or(Err(()), |root| record_beneath(root, task.id()));
             let decision = match beneath {
-                Ok(previous) => decide(&task.inputs(), previous, mode),
+                Ok(previous) => decide(&task.inputs(), previous, mode, T::keeps_error),
                 Err(()) => match unlink(layout, task.id()) {
                     Some(decision) => decision,
-                    None => decide(&task.inputs(), previous_record(layout, task.id()), mode),
+                    None => decide(
+                        &task.inputs(),
+                        previous_record(layout, task.id()),
+                        mode,
+                        T::keeps_error,
+                    ),
                 },
             };
             (task, decision)
@@ -310,15 +320,24 @@ fn move_aside(root: &Path, parent: &Path) -> std::io::Result<PathBuf> {
 }
 
 /// Whether a task with `inputs` runs again, given its stored record. A result is kept
-/// only when it is a verdict on the task (an infrastructure `error` is not: it runs
-/// again) and was made from the same inputs.
-fn decide(inputs: &Inputs, previous: Option<TaskRecord>, mode: ResumeMode) -> Decision {
+/// only when it is a verdict on the task, or an `error` that `keeps_error` says recurs
+/// with the same inputs (the task file's, the configuration's; the machine's runs
+/// again), and was made from the same inputs.
+fn decide(
+    inputs: &Inputs,
+    previous: Option<TaskRecord>,
+    mode: ResumeMode,
+    keeps_error: fn(Blame) -> bool,
+) -> Decision {
     let Some(record) = previous else {
         return Decision::Run(None, None);
     };
     let keepable = record.shape != ShapeName::Invalid
         && match mode {
-            ResumeMode::Resume => record.status.is_done(),
+            ResumeMode::Resume => {
+                record.status.is_done()
+                    || (record.status == TaskStatus::Error && record.blame.is_some_and(keeps_error))
+            }
             ResumeMode::RerunFailed => record.status == TaskStatus::Passed,
             ResumeMode::Fresh => false,
         };

@@ -61,11 +61,16 @@ impl Round {
             ctx.screen = screens.as_ref().map(|s| s.view.clone());
             let mut step = agent.handle(ctx, executor).await;
             ctx.screen = None;
-            if let Some(fault) = executor.fault() {
-                // Whatever the agent concluded, the means of acting broke.
+            // Whatever the agent concluded, the means of acting broke, or an action
+            // failed through no doing of the agent's (an app that crashed, a device
+            // that refused the runner's own argument).
+            let broke = executor
+                .fault()
+                .or_else(|| step.actions.iter().find_map(|a| a.result.not_the_agents()));
+            if let Some(failure) = &broke {
                 step.status = AgentStatus::Error;
-                step.error_kind = ErrorKind::Infrastructure;
-                step.error = Some(format!("the executor failed: {fault}"));
+                step.error_kind = ErrorKind::Blamed(failure.blame);
+                step.error = Some(format!("the executor failed: {failure}"));
             }
             ctx.session_step += 1;
             ctx.round_step += 1;
@@ -73,7 +78,7 @@ impl Round {
                 *n += 1;
             }
             let status = step.status;
-            let next = if executor.fault().is_some() {
+            let next = if broke.is_some() {
                 Transition::Error
             } else {
                 agent.next(&step)

@@ -231,7 +231,7 @@ mod tests {
         let (mut s, _rx) = session(&[C, E], 1, WIDE);
         assert_eq!(
             s.run(&mut RecordingExecutor::default()).await,
-            SessionEnd::Error("the agent said ERROR".into(), ErrorKind::Agent)
+            SessionEnd::Error("the agent said ERROR".into(), ErrorKind::AGENT)
         );
     }
 }

@@ -6,19 +6,40 @@
 //! step can never end a round without saying why.
 
 use crate::record::AgentStatus;
+use crate::tool::Blame;
 
-/// What kind of failure an `ERROR` step reports; it decides the task's status.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+/// What kind of failure an `ERROR` step reports; it decides the task's status
+/// (`attempt::outcome`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum ErrorKind {
-    /// The agent could not go on (replies that could not be used): the task `failed`.
-    #[default]
-    Agent,
-    /// The runner's side failed (LLM unreachable, executor broken): the task is an
-    /// `error` and may be retried.
-    Infrastructure,
-    /// As `Infrastructure`, and every other task would fail the same way (wrong key,
-    /// unknown model): the run stops scheduling.
+    /// Whose failure it is: the agent's (replies that could not be used) fails the
+    /// task; any other's is an `error`.
+    Blamed(Blame),
+    /// The run's configuration, and every other task would fail the same way (wrong
+    /// key, unknown model): an `error`, and the run stops scheduling.
     Fatal,
+}
+
+impl ErrorKind {
+    /// The agent could not go on: the task `failed`.
+    pub(crate) const AGENT: Self = Self::Blamed(Blame::Agent);
+    /// The machine's side failed (LLM unreachable, executor broken): an `error` that
+    /// may be retried.
+    pub(crate) const INFRASTRUCTURE: Self = Self::Blamed(Blame::Environment);
+
+    /// Whose failure it is.
+    pub(crate) fn blame(self) -> Blame {
+        match self {
+            Self::Blamed(blame) => blame,
+            Self::Fatal => Blame::Config,
+        }
+    }
+}
+
+impl Default for ErrorKind {
+    fn default() -> Self {
+        Self::AGENT
+    }
 }
 
 /// What the round does next.

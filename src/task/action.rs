@@ -194,6 +194,7 @@ mod tests {
             result: json!({"exit_code": exit, "stdout": stdout}),
             namespace: None,
             call_id: "c".into(),
+            blame: None,
         }
     }
 
@@ -205,6 +206,7 @@ mod tests {
             result: json!({"control": {"id": "4", "name": "Save", "control_type": "Button"}, "text": "a\nb"}),
             namespace: None,
             call_id: "c".into(),
+            blame: None,
         };
         let e = Expect {
             control: Some(ExpectControl {

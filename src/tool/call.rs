@@ -6,6 +6,8 @@ use std::fmt;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
+use super::{Blame, Failure};
+
 /// What kind of tool a command calls, as UFO distinguishes them.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -106,6 +108,11 @@ pub(crate) struct ToolResult {
     pub(crate) namespace: Option<String>,
     /// The id of the command this answers.
     pub(crate) call_id: String,
+    /// Whose failure it was, when it failed (the agent's, the task file's, the
+    /// machine's, ...): what decides the task's status. Not sent to the model or
+    /// written with the result; the model sees `error`.
+    #[serde(skip)]
+    pub(crate) blame: Option<Blame>,
 }
 
 impl ToolResult {
@@ -117,23 +124,33 @@ impl ToolResult {
             result,
             namespace: Some(namespace.to_string()),
             call_id: command.call_id.clone(),
+            blame: None,
         }
     }
 
-    /// A failed result with a reason; `result` may still carry partial output.
+    /// A failed result with its reason and whose failure it was; `result` may still
+    /// carry partial output.
     pub(crate) fn failure(
         command: &ToolCall,
         namespace: &str,
-        error: String,
+        failure: Failure,
         result: Value,
     ) -> Self {
         Self {
             status: ResultStatus::Failure,
-            error: Some(error),
+            error: Some(failure.message),
             result,
             namespace: Some(namespace.to_string()),
             call_id: command.call_id.clone(),
+            blame: Some(failure.blame),
         }
+    }
+
+    /// A failure that is not the agent's (the task file's, the machine's, the
+    /// configuration's, the runner's): one that ends the session as an `error`.
+    pub(crate) fn not_the_agents(&self) -> Option<Failure> {
+        let blame = self.blame.filter(|b| *b != Blame::Agent)?;
+        Some(Failure::new(blame, self.error.clone().unwrap_or_default()))
     }
 
     /// The result of a command skipped after an earlier failure in the same step.
@@ -144,6 +161,7 @@ impl ToolResult {
             result: Value::Null,
             namespace: None,
             call_id: command.call_id.clone(),
+            blame: None,
         }
     }
 

@@ -2,10 +2,12 @@
 //! only: how a tool call is carried out belongs to `executor`, who decides on it to
 //! `agent`; what UFO's own servers mean by a result is `ufo_shape`.
 
+mod blame;
 mod call;
 mod spec;
 mod ufo_shape;
 
+pub(crate) use blame::{Blame, Blamed, Failure};
 pub(crate) use call::{ResultStatus, ToolCall, ToolResult, ToolType};
 pub(crate) use spec::{ParamKind, ParamSpec, ToolSpec};
 pub(crate) use ufo_shape::{is_credential, refused_injection, settle as settle_ufo_shape};

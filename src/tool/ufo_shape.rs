@@ -15,7 +15,7 @@
 
 use serde_json::{Map, Value};
 
-use super::{ResultStatus, ToolResult};
+use super::{Blame, ResultStatus, ToolResult};
 
 /// Makes a successful result that says, in UFO's shape, that the call failed, a failure
 /// whose error is what it said (its `error`, else the first line of its `stderr`, else its
@@ -47,6 +47,7 @@ pub(crate) fn settle(out: &mut ToolResult) {
         .map(|s| crate::text::first_line(s, 200))
         .filter(|s| !s.is_empty());
     out.status = ResultStatus::Failure;
+    out.blame = Some(Blame::Agent);
     out.error = Some(match (error, code, stderr) {
         (Some(e), _, _) => e.to_string(),
         (None, Some(c), Some(s)) => format!("exit code {c}: {s}"),
@@ -177,7 +178,12 @@ mod tests {
         let injected = ["api_key".to_string()];
         let failed = |error: &str| {
             let call = ToolCall::action("execute_command", Map::new());
-            ToolResult::failure(&call, "BashExecutor", error.to_string(), Value::Null)
+            ToolResult::failure(
+                &call,
+                "BashExecutor",
+                super::super::Failure::agent(error),
+                Value::Null,
+            )
         };
         for error in [
             "Input validation error: 'api_key' is a required property",

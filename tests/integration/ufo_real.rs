@@ -626,8 +626,10 @@ fn ufos_linux_mcp_server_over_http_fails_what_failed() {
 }
 
 /// The key the runner injects is not the one the device's server expects: every command
-/// is refused for the runner's configuration, never the task's: `error`, retried, and a
-/// plan that expects its command to fail does not pass on it.
+/// is refused for the runner's configuration, never the task's: `error`, blamed on the
+/// configuration, not retried (`--retries 1`), kept by a resumed run while the key is
+/// the same, and run again (passing) once the key is right; a plan that expects its
+/// command to fail does not pass on it.
 #[test]
 fn a_wrong_injected_key_is_the_runners_error_not_a_verdict() {
     if !ufo_installed() {
@@ -644,41 +646,46 @@ fn a_wrong_injected_key_is_the_runners_error_not_a_verdict() {
             {"action": "execute_command", "parameters": {"command": "ls no-such-file"}, "expect": {"status": "failure"}}
         ]}),
     );
-    let port = free_port();
-    let addr = format!("127.0.0.1:{port}");
-    let env = [
-        ("UFO_BATCH_DEVICE_TOKEN", TOKEN),
-        ("UFO_MCP_API_KEY", KEY),
-        ("WRONG_KEY", "not-the-servers-key-1234"),
-    ];
-    let started = p.start_env(
-        &[
-            "run",
-            "tasks",
-            "--devices",
-            &addr,
-            "--devices-wait",
-            "1",
-            "--retries",
-            "1",
-            "--progress",
-            "lines",
-        ],
-        &env,
-    );
-    wait_for_port(port);
     let root = p.path().parent().unwrap().to_path_buf();
-    let device = Device::start(&root, "ufo-a", port, TOKEN);
-    let out = started.wait();
-    drop(device);
+    let run = |key: &str| {
+        let port = free_port();
+        let addr = format!("127.0.0.1:{port}");
+        let env = [
+            ("UFO_BATCH_DEVICE_TOKEN", TOKEN),
+            ("UFO_MCP_API_KEY", KEY),
+            ("WRONG_KEY", key),
+        ];
+        let started = p.start_env(
+            &[
+                "run",
+                "tasks",
+                "--devices",
+                &addr,
+                "--devices-wait",
+                "1",
+                "--retries",
+                "1",
+                "--progress",
+                "lines",
+            ],
+            &env,
+        );
+        wait_for_port(port);
+        let device = Device::start(&root, &format!("ufo-{port}"), port, TOKEN);
+        let out = started.wait();
+        drop(device);
+        out
+    };
+    let out = run("not-the-servers-key-1234");
     out.expect_code(1);
     for id in ["list", "expects_failure"] {
         let status = out.status(id);
         assert_eq!(status["status"], "error", "{id}: {status}");
+        assert_eq!(status["blame"], "config", "{id}: {status}");
         assert_eq!(
             status["attempts"].as_array().unwrap().len(),
-            2,
-            "retried: {status}"
+            1,
+            "not retried: {status}"
         );
         let why = status["error"].as_str().unwrap();
         assert!(
@@ -688,10 +695,88 @@ fn a_wrong_injected_key_is_the_runners_error_not_a_verdict() {
         );
     }
     assert_no_secret(&out.run_dir("proj"), &out);
+    // Resumed with the same key: the same error, kept, nothing sent again.
+    let again = run("not-the-servers-key-1234");
+    again.expect_code(1);
+    for id in ["list", "expects_failure"] {
+        let status = again.status(id);
+        assert_eq!(status["status"], "error", "{id}: {status}");
+        assert_eq!(
+            status["attempts"].as_array().unwrap().len(),
+            1,
+            "kept: {status}"
+        );
+    }
+    // The key put right: both run again, and pass.
+    let fixed = run(KEY);
+    fixed.expect_code(0);
+    for id in ["list", "expects_failure"] {
+        let status = fixed.status(id);
+        assert_eq!(status["status"], "passed", "{id}: {status}");
+        assert!(status.get("blame").is_none(), "{id}: {status}");
+        assert_eq!(status["attempts"].as_array().unwrap().len(), 2, "{status}");
+    }
 }
 
-/// `validate` and `run` agree: with `[devices]` in the config, a tool no built-in or MCP
-/// server offers (UFO's `get_system_info`) is a warning naming where it must come from.
+/// UFO's Linux MCP server given the wrong key by `[[mcp.servers]] inject`: the task is
+/// the configuration's `error`, not retried, kept by a resumed run while the key is the
+/// same, and run again (passing) once the key is right.
+#[test]
+fn ufos_mcp_server_refusing_the_injected_key_is_the_configs_error() {
+    if !ufo_installed() {
+        return;
+    }
+    let p = Project::new();
+    let folder = p.path().parent().unwrap().join("server-work");
+    std::fs::create_dir_all(&folder).unwrap();
+    std::fs::write(folder.join("names.txt"), "bob\nalice\n").unwrap();
+    let port = free_port();
+    let _server = ufo_server(&folder, port, &folder.parent().unwrap().join("server.log"));
+    p.file(
+        "ufo-batch.toml",
+        &format!(
+            "[[mcp.servers]]\nname = \"linux\"\nurl = \"http://localhost:{port}/mcp\"\ninject = {{ api_key = \"THE_KEY\" }}\n"
+        ),
+    );
+    p.task(
+        "cat.json",
+        json!({"request": "cat", "actions": [{"action": "linux.execute_command", "parameters": {"command": "cat names.txt"}}]}),
+    );
+    let run = |key: &str| {
+        p.cmd_env(
+            &["run", "tasks", "--retries", "2", "--progress", "lines"],
+            &[("THE_KEY", key)],
+        )
+    };
+    let out = run("not-the-servers-key-1234");
+    out.expect_code(1);
+    let status = out.status("cat");
+    assert_eq!(status["status"], "error", "{status}");
+    assert_eq!(status["blame"], "config", "{status}");
+    assert_eq!(status["attempts"].as_array().unwrap().len(), 1, "{status}");
+    assert!(
+        status["error"]
+            .as_str()
+            .unwrap()
+            .contains("refused the `api_key` the runner fills in"),
+        "{status}"
+    );
+    let again = run("not-the-servers-key-1234");
+    again.expect_code(1);
+    let status = again.status("cat");
+    assert_eq!(
+        status["attempts"].as_array().unwrap().len(),
+        1,
+        "kept: {status}"
+    );
+    let fixed = run(KEY);
+    fixed.expect_code(0);
+    let status = fixed.status("cat");
+    assert_eq!(status["status"], "passed", "{status}");
+    assert_eq!(status["attempts"].as_array().unwrap().len(), 2, "{status}");
+    assert_no_secret(&fixed.run_dir("proj"), &fixed);
+}
+
 #[test]
 fn validate_warns_for_a_tool_only_a_device_offers() {
     if !ufo_installed() {

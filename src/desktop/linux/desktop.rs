@@ -19,6 +19,7 @@ use super::x11::Display;
 use crate::desktop::app::Launch;
 use crate::desktop::backend::{AppWindow, Backend, Snapshot};
 use crate::desktop::control::{Control, Rect};
+use crate::desktop::error::DesktopError;
 use crate::desktop::keys::{Key, KeyAction, Modifier};
 use crate::desktop::office_helper::OfficeHelper;
 use crate::desktop::screenshot::Image;
@@ -253,9 +254,23 @@ async fn a11y_address(p: &mut Processes, session: &Connection) -> Result<String,
     }
 }
 
+impl LinuxDesktop {
+    /// Why the app cannot be read: it crashed, it was closed, or `e` (the bus's
+    /// failure, with the app still running).
+    fn gone_or(&mut self, e: String) -> DesktopError {
+        if let Some(crash) = self.processes.failed(APP) {
+            return DesktopError::AppCrashed(crash);
+        }
+        match self.processes.ended(APP) {
+            Some(closed) => DesktopError::Refused(closed),
+            None => DesktopError::Refused(e),
+        }
+    }
+}
+
 #[async_trait]
 impl Backend for LinuxDesktop {
-    async fn open_app(&mut self, launch: &Launch) -> Result<String, String> {
+    async fn open_app(&mut self, launch: &Launch) -> Result<String, DesktopError> {
         let what = format!("{APP} ({})", launch.argv.join(" "));
         let windows = |apps: &[atspi::Application]| -> Vec<ObjectId> {
             apps.iter().flat_map(|a| a.windows.clone()).collect()
@@ -281,20 +296,20 @@ impl Backend for LinuxDesktop {
                 ));
             }
             if let Some(gone) = self.processes.failed(&what) {
-                return Err(gone);
+                return Err(DesktopError::desktop(gone));
             }
             if clock.elapsed() > self.app_timeout {
-                return Err(format!(
+                return Err(DesktopError::desktop(format!(
                     "{what} showed no window within {}s{}",
                     self.app_timeout.as_secs(),
                     tail(self.processes.log())
-                ));
+                )));
             }
             tokio::time::sleep(Duration::from_millis(200)).await;
         }
     }
 
-    async fn snapshot(&mut self) -> Result<Snapshot, String> {
+    async fn snapshot(&mut self) -> Result<Snapshot, DesktopError> {
         self.settle().await;
         let Some((app, name)) = self.app.clone() else {
             self.nodes.clear();
@@ -302,16 +317,16 @@ impl Backend for LinuxDesktop {
         };
         match atspi::walk(&self.a11y, &app).await {
             Ok(nodes) => self.nodes = nodes,
-            Err(e) => return Err(self.processes.ended(APP).unwrap_or(e)),
+            Err(e) => return Err(self.gone_or(e)),
         }
         Ok(atspi::snapshot(&self.nodes, &name, self.window.as_ref()))
     }
 
-    async fn windows(&mut self) -> Result<Vec<AppWindow>, String> {
+    async fn windows(&mut self) -> Result<Vec<AppWindow>, DesktopError> {
         self.settle().await;
         let apps = match atspi::applications(&self.a11y).await {
             Ok(apps) => apps,
-            Err(e) => return Err(self.processes.ended(APP).unwrap_or(e)),
+            Err(e) => return Err(self.gone_or(e)),
         };
         self.listed.clear();
         let mut out = Vec::new();
@@ -331,7 +346,7 @@ impl Backend for LinuxDesktop {
         Ok(out)
     }
 
-    async fn select_window(&mut self, window: &AppWindow) -> Result<(), String> {
+    async fn select_window(&mut self, window: &AppWindow) -> Result<(), DesktopError> {
         let (app, name, id) = self
             .listed
             .get(window.handle)
@@ -347,7 +362,7 @@ impl Backend for LinuxDesktop {
         control: &Control,
         button: Button,
         double: bool,
-    ) -> Result<String, String> {
+    ) -> Result<String, DesktopError> {
         let node = self.node(control)?.clone();
         if button == Button::Left && !double && atspi::do_click(&self.a11y, &node).await? {
             return Ok("its accessibility action".to_string());
@@ -357,12 +372,12 @@ impl Backend for LinuxDesktop {
         Ok(format!("the mouse at ({x}, {y})"))
     }
 
-    async fn set_text(&mut self, control: &Control, text: &str) -> Result<(), String> {
+    async fn set_text(&mut self, control: &Control, text: &str) -> Result<(), DesktopError> {
         let node = self.node(control)?.clone();
         if !atspi::set_text(&self.a11y, &node, text).await? {
-            return Err(format!(
+            return Err(DesktopError::Refused(format!(
                 "{control} takes no text (type into it with keyboard_input instead)"
-            ));
+            )));
         }
         // An app may say yes and keep its text (a read-only field, a field it checks):
         // what the control reads now says whether it took it (a password field shows
@@ -375,14 +390,14 @@ impl Backend for LinuxDesktop {
         if now.contains(text.trim()) {
             Ok(())
         } else {
-            Err(format!(
+            Err(DesktopError::Refused(format!(
                 "{control} did not take the text: it reads {:?}",
                 crate::text::shorten(&now, 200)
-            ))
+            )))
         }
     }
 
-    async fn focus(&mut self, control: &Control) -> Result<(), String> {
+    async fn focus(&mut self, control: &Control) -> Result<(), DesktopError> {
         let node = self.node(control)?.clone();
         // Without a window manager the keyboard follows the pointer: put it on the
         // control, then give the control the focus (a click where it takes none).
@@ -394,7 +409,7 @@ impl Backend for LinuxDesktop {
         Ok(())
     }
 
-    async fn focus_window(&mut self, window: Rect) -> Result<String, String> {
+    async fn focus_window(&mut self, window: Rect) -> Result<String, DesktopError> {
         // Without a window manager the keyboard follows the pointer: put it where the
         // window's focus is, which the app keeps.
         let (at, place) = match atspi::focused(&self.nodes) {
@@ -405,7 +420,7 @@ impl Backend for LinuxDesktop {
         Ok(place)
     }
 
-    async fn keys(&mut self, keys: Vec<KeyAction>) -> Result<(), String> {
+    async fn keys(&mut self, keys: Vec<KeyAction>) -> Result<(), DesktopError> {
         // A run of plain characters goes at once; after a key that may act (move, open,
         // anything but insert a character), the app is given the time it takes to act
         // (see `idle`) before the next key can overtake it.
@@ -426,14 +441,14 @@ impl Backend for LinuxDesktop {
         Ok(())
     }
 
-    async fn texts(&mut self, control: &Control) -> Result<String, String> {
+    async fn texts(&mut self, control: &Control) -> Result<String, DesktopError> {
         let node = self.node(control)?.clone();
-        atspi::texts(&self.a11y, &node).await
+        Ok(atspi::texts(&self.a11y, &node).await?)
     }
 
-    async fn wheel(&mut self, control: &Control, notches: i32) -> Result<(), String> {
+    async fn wheel(&mut self, control: &Control, notches: i32) -> Result<(), DesktopError> {
         let (x, y) = self.pointer_at(control)?;
-        self.display.wheel(x, y, notches).await
+        Ok(self.display.wheel(x, y, notches).await?)
     }
 
     async fn click_at(
@@ -441,8 +456,8 @@ impl Backend for LinuxDesktop {
         at: (i32, i32),
         button: Button,
         double: bool,
-    ) -> Result<(), String> {
-        self.display.click(at.0, at.1, button, double).await
+    ) -> Result<(), DesktopError> {
+        Ok(self.display.click(at.0, at.1, button, double).await?)
     }
 
     async fn drag(
@@ -452,13 +467,13 @@ impl Backend for LinuxDesktop {
         button: Button,
         duration: Duration,
         held: Option<Modifier>,
-    ) -> Result<(), String> {
-        self.display.drag(from, to, button, duration, held).await
+    ) -> Result<(), DesktopError> {
+        Ok(self.display.drag(from, to, button, duration, held).await?)
     }
 
-    async fn screenshot(&mut self) -> Result<Image, String> {
+    async fn screenshot(&mut self) -> Result<Image, DesktopError> {
         self.settle().await;
-        self.display.screenshot().await
+        Ok(self.display.screenshot().await?)
     }
 
     fn has_office_api(&self) -> bool {
@@ -471,7 +486,7 @@ impl Backend for LinuxDesktop {
         tool: &str,
         args: &serde_json::Map<String, serde_json::Value>,
         document: Option<&str>,
-    ) -> Result<serde_json::Value, String> {
+    ) -> Result<serde_json::Value, DesktopError> {
         if self.uno.is_none() {
             find_program("/usr/bin/python3")?;
             let (file, code) = Uno::code();
@@ -489,16 +504,16 @@ impl Backend for LinuxDesktop {
         if let Some(gone) = self.processes.ended(HELPER) {
             // Started again at the next call; this one says why.
             self.uno = None;
-            return Err(format!(
+            return Err(DesktopError::desktop(format!(
                 "{gone} (is python3-uno installed? scripts/setup-desktop.sh)"
-            ));
+            )));
         }
         let answer = answer?;
         self.settle().await;
         Ok(answer)
     }
 
-    async fn close_app(&mut self) -> Result<String, String> {
+    async fn close_app(&mut self) -> Result<String, DesktopError> {
         // The helper first: while its connection holds the office, the office stays up
         // with its windows closed. Its input closed, it ends.
         if self.uno.take().is_some() {
@@ -519,6 +534,10 @@ impl Backend for LinuxDesktop {
                 CLOSE_TIMEOUT.as_secs()
             ))
         }
+    }
+
+    fn app_crash(&mut self) -> Option<String> {
+        self.processes.failed(APP)
     }
 
     async fn end(&mut self) -> Option<String> {

@@ -20,6 +20,7 @@ use async_trait::async_trait;
 use crate::desktop::app::Launch;
 use crate::desktop::backend::{AppWindow, Backend, Snapshot};
 use crate::desktop::control::{Control, Rect};
+use crate::desktop::error::DesktopError;
 use crate::desktop::keys::{KeyAction, Modifier};
 use crate::desktop::screenshot::Image;
 use crate::desktop::tools::Button;
@@ -55,7 +56,7 @@ impl WindowsDesktop {
 
 #[async_trait]
 impl Backend for WindowsDesktop {
-    async fn open_app(&mut self, launch: &Launch) -> Result<String, String> {
+    async fn open_app(&mut self, launch: &Launch) -> Result<String, DesktopError> {
         let (argv, cwd, timeout) = (
             launch.argv.clone(),
             self.workspace.clone(),
@@ -66,15 +67,15 @@ impl Backend for WindowsDesktop {
             .await
     }
 
-    async fn snapshot(&mut self) -> Result<Snapshot, String> {
+    async fn snapshot(&mut self) -> Result<Snapshot, DesktopError> {
         self.uia.call(|s| s.snapshot()).await
     }
 
-    async fn windows(&mut self) -> Result<Vec<AppWindow>, String> {
+    async fn windows(&mut self) -> Result<Vec<AppWindow>, DesktopError> {
         self.uia.call(|s| s.windows()).await
     }
 
-    async fn select_window(&mut self, window: &AppWindow) -> Result<(), String> {
+    async fn select_window(&mut self, window: &AppWindow) -> Result<(), DesktopError> {
         let handle = window.handle;
         self.uia.call(move |s| s.select_window(handle)).await
     }
@@ -84,38 +85,38 @@ impl Backend for WindowsDesktop {
         control: &Control,
         button: Button,
         double: bool,
-    ) -> Result<String, String> {
+    ) -> Result<String, DesktopError> {
         let handle = control.handle;
         self.uia
             .call(move |s| s.click(handle, button, double))
             .await
     }
 
-    async fn set_text(&mut self, control: &Control, text: &str) -> Result<(), String> {
+    async fn set_text(&mut self, control: &Control, text: &str) -> Result<(), DesktopError> {
         let (handle, text) = (control.handle, text.to_string());
         self.uia.call(move |s| s.set_text(handle, &text)).await
     }
 
-    async fn focus(&mut self, control: &Control) -> Result<(), String> {
+    async fn focus(&mut self, control: &Control) -> Result<(), DesktopError> {
         let handle = control.handle;
         self.uia.call(move |s| s.focus(handle)).await
     }
 
-    async fn focus_window(&mut self, _window: Rect) -> Result<String, String> {
+    async fn focus_window(&mut self, _window: Rect) -> Result<String, DesktopError> {
         // The keys go to the foreground window, which keeps its own focus.
         self.uia.call(|s| s.focus_window()).await
     }
 
-    async fn keys(&mut self, keys: Vec<KeyAction>) -> Result<(), String> {
+    async fn keys(&mut self, keys: Vec<KeyAction>) -> Result<(), DesktopError> {
         self.uia.call(move |_| keys::send(&keys)).await
     }
 
-    async fn texts(&mut self, control: &Control) -> Result<String, String> {
+    async fn texts(&mut self, control: &Control) -> Result<String, DesktopError> {
         let handle = control.handle;
         self.uia.call(move |s| s.texts(handle)).await
     }
 
-    async fn wheel(&mut self, control: &Control, notches: i32) -> Result<(), String> {
+    async fn wheel(&mut self, control: &Control, notches: i32) -> Result<(), DesktopError> {
         let at = control.rect.center();
         self.uia.call(move |_| keys::wheel(at, notches)).await
     }
@@ -125,7 +126,7 @@ impl Backend for WindowsDesktop {
         at: (i32, i32),
         button: Button,
         double: bool,
-    ) -> Result<(), String> {
+    ) -> Result<(), DesktopError> {
         self.uia
             .call(move |_| keys::click_at(at, button, double))
             .await
@@ -138,13 +139,13 @@ impl Backend for WindowsDesktop {
         button: Button,
         duration: Duration,
         held: Option<Modifier>,
-    ) -> Result<(), String> {
+    ) -> Result<(), DesktopError> {
         self.uia
             .call(move |_| keys::drag(from, to, button, duration, held))
             .await
     }
 
-    async fn screenshot(&mut self) -> Result<Image, String> {
+    async fn screenshot(&mut self) -> Result<Image, DesktopError> {
         self.uia.call(|_| uia::screenshot()).await
     }
 
@@ -158,7 +159,7 @@ impl Backend for WindowsDesktop {
         tool: &str,
         args: &serde_json::Map<String, serde_json::Value>,
         document: Option<&str>,
-    ) -> Result<serde_json::Value, String> {
+    ) -> Result<serde_json::Value, DesktopError> {
         if self.com.is_none() {
             let document = document.map(|d| self.workspace.join(d));
             self.com = Some(Com::start(&self.workspace, document.as_deref())?);
@@ -174,7 +175,7 @@ impl Backend for WindowsDesktop {
         answer
     }
 
-    async fn close_app(&mut self) -> Result<String, String> {
+    async fn close_app(&mut self) -> Result<String, DesktopError> {
         self.uia.call(|s| s.close_apps(CLOSE_TIMEOUT)).await
     }
 

@@ -10,9 +10,10 @@ use serde_json::{Value, json};
 use super::{DesktopExecutor, NAMESPACE};
 use crate::desktop::backend::{AppWindow, Snapshot};
 use crate::desktop::control::{Control, Rect};
+use crate::desktop::error::DesktopError;
 use crate::desktop::select::{SelectError, Selector};
 use crate::desktop::tools::DesktopAction;
-use crate::tool::{ToolCall, ToolResult};
+use crate::tool::{Failure, ToolCall, ToolResult};
 
 /// UFO's answer when no window is selected (ui_mcp_server.py).
 const NO_WINDOW: &str = "No window is selected, please select a window first.";
@@ -23,7 +24,7 @@ const POLL: std::time::Duration = std::time::Duration::from_millis(250);
 pub(super) async fn act(ex: &mut DesktopExecutor, command: &ToolCall) -> ToolResult {
     let action = match DesktopAction::parse(&command.tool_name, &command.parameters) {
         Ok(a) => a,
-        Err(e) => return ToolResult::failure(command, NAMESPACE, e, Value::Null),
+        Err(e) => return ToolResult::failure(command, NAMESPACE, Failure::agent(e), Value::Null),
     };
     let changes_screen = !matches!(
         action,
@@ -42,7 +43,10 @@ pub(super) async fn act(ex: &mut DesktopExecutor, command: &ToolCall) -> ToolRes
     }
     match outcome {
         Ok(value) => ToolResult::success(command, NAMESPACE, value),
-        Err(e) => ToolResult::failure(command, NAMESPACE, e, Value::Null),
+        Err(e) => {
+            let failure = ex.failed(e);
+            ToolResult::failure(command, NAMESPACE, failure, Value::Null)
+        }
     }
 }
 
@@ -51,7 +55,7 @@ fn described(control: &Control) -> Value {
 }
 
 /// The current snapshot, taken now if the screen changed since the last.
-async fn current(ex: &mut DesktopExecutor) -> Result<&Snapshot, String> {
+async fn current(ex: &mut DesktopExecutor) -> Result<&Snapshot, DesktopError> {
     if ex.snapshot.is_none() {
         ex.snapshot = Some(ex.take_snapshot().await?);
     }
@@ -60,7 +64,7 @@ async fn current(ex: &mut DesktopExecutor) -> Result<&Snapshot, String> {
 
 /// The control `selector` names; a missing one is looked for again until the
 /// control timeout, as the screen may still be changing.
-async fn resolve(ex: &mut DesktopExecutor, selector: &Selector) -> Result<Control, String> {
+async fn resolve(ex: &mut DesktopExecutor, selector: &Selector) -> Result<Control, DesktopError> {
     let deadline = Instant::now() + ex.settings.control_timeout;
     loop {
         let found = selector.resolve(&current(ex).await?.controls).cloned();
@@ -72,13 +76,13 @@ async fn resolve(ex: &mut DesktopExecutor, selector: &Selector) -> Result<Contro
                 tokio::time::sleep(POLL).await;
                 ex.snapshot = None;
             }
-            Err(e) => return Err(e.to_string()),
+            Err(e) => return Err(DesktopError::Refused(e.to_string())),
         }
     }
 }
 
 /// The app window's rectangle (the whole screen when it has none).
-async fn window_rect(ex: &mut DesktopExecutor) -> Result<Rect, String> {
+async fn window_rect(ex: &mut DesktopExecutor) -> Result<Rect, DesktopError> {
     let snapshot = current(ex).await?;
     match snapshot
         .window
@@ -87,7 +91,9 @@ async fn window_rect(ex: &mut DesktopExecutor) -> Result<Rect, String> {
         .filter(Rect::is_visible)
     {
         Some(r) => Ok(r),
-        None => Err("the app shows no window to act in (select one first)".to_string()),
+        None => Err(DesktopError::Refused(
+            "the app shows no window to act in (select one first)".to_string(),
+        )),
     }
 }
 
@@ -161,7 +167,7 @@ fn point(rect: Rect, x: f64, y: f64) -> (i32, i32) {
     )
 }
 
-async fn run(ex: &mut DesktopExecutor, action: &DesktopAction) -> Result<Value, String> {
+async fn run(ex: &mut DesktopExecutor, action: &DesktopAction) -> Result<Value, DesktopError> {
     use DesktopAction as A;
     match action {
         A::Click {
@@ -170,13 +176,13 @@ async fn run(ex: &mut DesktopExecutor, action: &DesktopAction) -> Result<Value, 
             double,
         } => {
             let control = resolve(ex, target).await?;
-            let backend = ex.backend.as_mut().ok_or("the desktop is gone")?;
+            let backend = ex.backend()?;
             let how = backend.click(&control, *button, *double).await?;
             Ok(json!({"control": described(&control), "how": how}))
         }
         A::SetText { target, text } => {
             let control = resolve(ex, target).await?;
-            let backend = ex.backend.as_mut().ok_or("the desktop is gone")?;
+            let backend = ex.backend()?;
             backend.set_text(&control, text).await?;
             Ok(json!({"control": described(&control)}))
         }
@@ -191,7 +197,7 @@ async fn run(ex: &mut DesktopExecutor, action: &DesktopAction) -> Result<Value, 
                 Some(_) => None,
                 None => Some(window_rect(ex).await?),
             };
-            let backend = ex.backend.as_mut().ok_or("the desktop is gone")?;
+            let backend = ex.backend()?;
             let to = match (&control, window) {
                 (Some(c), _) => {
                     backend.focus(c).await?;
@@ -205,13 +211,13 @@ async fn run(ex: &mut DesktopExecutor, action: &DesktopAction) -> Result<Value, 
         }
         A::Wheel { target, notches } => {
             let control = resolve(ex, target).await?;
-            let backend = ex.backend.as_mut().ok_or("the desktop is gone")?;
+            let backend = ex.backend()?;
             backend.wheel(&control, *notches).await?;
             Ok(json!({"control": described(&control)}))
         }
         A::Texts { target } => {
             let control = resolve(ex, target).await?;
-            let backend = ex.backend.as_mut().ok_or("the desktop is gone")?;
+            let backend = ex.backend()?;
             let text = backend.texts(&control).await?;
             Ok(json!({"control": described(&control), "text": text}))
         }
@@ -222,7 +228,7 @@ async fn run(ex: &mut DesktopExecutor, action: &DesktopAction) -> Result<Value, 
             double,
         } => {
             let at = point(window_rect(ex).await?, *x, *y);
-            let backend = ex.backend.as_mut().ok_or("the desktop is gone")?;
+            let backend = ex.backend()?;
             backend.click_at(at, *button, *double).await?;
             Ok(json!({"at": [at.0, at.1]}))
         }
@@ -235,7 +241,7 @@ async fn run(ex: &mut DesktopExecutor, action: &DesktopAction) -> Result<Value, 
         } => {
             let rect = window_rect(ex).await?;
             let (a, b) = (point(rect, from.0, from.1), point(rect, to.0, to.1));
-            let backend = ex.backend.as_mut().ok_or("the desktop is gone")?;
+            let backend = ex.backend()?;
             backend.drag(a, b, *button, *duration, *held).await?;
             Ok(json!({"from": [a.0, a.1], "to": [b.0, b.1]}))
         }
@@ -245,17 +251,19 @@ async fn run(ex: &mut DesktopExecutor, action: &DesktopAction) -> Result<Value, 
         }
         A::Summary(text) => Ok(json!({"text": text})),
         A::SelectApplication { name } => {
+            // An app the agent named that no one knows: its step fails.
             let launch = crate::desktop::app::launch_for(
                 Some(&crate::task::App::Named(name.clone())),
                 ex.document.as_deref(),
-            )?
-            .ok_or_else(|| format!("no app is named {name:?}"))?;
+            )
+            .map_err(|e| DesktopError::Refused(e.to_string()))?
+            .ok_or_else(|| DesktopError::Refused(format!("no app is named {name:?}")))?;
             let program = launch.argv.join(" ");
             if ex.opened.contains(&program) {
                 ex.current = launch.known;
                 return Ok(json!({"application": name, "opened": false, "api": ex.api()}));
             }
-            let backend = ex.backend.as_mut().ok_or("the desktop is gone")?;
+            let backend = ex.backend()?;
             let how = backend.open_app(&launch).await?;
             ex.opened.push(program);
             ex.current = launch.known;
@@ -264,7 +272,7 @@ async fn run(ex: &mut DesktopExecutor, action: &DesktopAction) -> Result<Value, 
         A::SelectWindow { id, name } => {
             let fresh = ex.list_windows().await?;
             let window = pick_window(&fresh, &ex.windows, id.as_deref(), name.as_deref())?;
-            let backend = ex.backend.as_mut().ok_or("the desktop is gone")?;
+            let backend = ex.backend()?;
             backend.select_window(&window).await?;
             ex.windows = fresh;
             ex.snapshot = None;
@@ -279,9 +287,9 @@ async fn run(ex: &mut DesktopExecutor, action: &DesktopAction) -> Result<Value, 
             let path = ex
                 .dir
                 .file(&format!("action_step_capture{}.png", ex.captures));
-            let backend = ex.backend.as_mut().ok_or("the desktop is gone")?;
+            let backend = ex.backend()?;
             let image = backend.screenshot().await?;
-            image.save(&path)?;
+            image.save(&path).map_err(DesktopError::desktop)?;
             let name = path.file_name().map(|n| n.to_string_lossy().into_owned());
             Ok(json!({"screenshot": name, "width": image.width, "height": image.height}))
         }
@@ -300,7 +308,7 @@ async fn run(ex: &mut DesktopExecutor, action: &DesktopAction) -> Result<Value, 
         A::Controls { fields, target } => {
             let snapshot = current(ex).await?;
             if snapshot.window.is_none() {
-                return Err(NO_WINDOW.to_string());
+                return Err(DesktopError::Refused(NO_WINDOW.to_string()));
             }
             Ok(crate::desktop::info::controls(
                 &snapshot.controls,

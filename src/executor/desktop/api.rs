@@ -7,10 +7,12 @@ use serde_json::Value;
 
 use super::{DesktopExecutor, NAMESPACE};
 use crate::desktop::office::{api_of, office_tools, refused_on, result};
-use crate::tool::{ToolCall, ToolResult};
+use crate::tool::{Failure, ToolCall, ToolResult};
 
 pub(super) async fn call(ex: &mut DesktopExecutor, command: &ToolCall) -> ToolResult {
-    let failed = |why: String| ToolResult::failure(command, NAMESPACE, why, Value::Null);
+    // What the agent asked that cannot be done here.
+    let failed =
+        |why: String| ToolResult::failure(command, NAMESPACE, Failure::agent(why), Value::Null);
     let tool = command.tool_name.as_str();
     let Some(spec) = office_tools().iter().find(|t| t.name == tool) else {
         return failed(format!("`{tool}` is not an API tool"));
@@ -21,21 +23,27 @@ pub(super) async fn call(ex: &mut DesktopExecutor, command: &ToolCall) -> ToolRe
     if let Some(why) = refused_on(tool, ex.current) {
         return failed(why);
     }
-    let Some(backend) = ex.backend.as_mut() else {
-        return failed("the desktop is gone".to_string());
-    };
     let Some(app) = ex.current.and_then(api_of) else {
         return failed(format!(
             "`{tool}` needs a Word, Excel or PowerPoint document open"
         ));
     };
-    let answer = backend
-        .office(app, tool, &command.parameters, ex.document.as_deref())
-        .await;
+    let document = ex.document.clone();
+    let answer = match ex.backend() {
+        Ok(backend) => {
+            backend
+                .office(app, tool, &command.parameters, document.as_deref())
+                .await
+        }
+        Err(gone) => Err(gone),
+    };
     // The document changed (or its selection did): the next step looks again.
     ex.snapshot = None;
     match answer {
         Ok(answer) => ToolResult::success(command, NAMESPACE, result(answer)),
-        Err(why) => failed(why),
+        Err(e) => {
+            let failure = ex.failed(e);
+            ToolResult::failure(command, NAMESPACE, failure, Value::Null)
+        }
     }
 }

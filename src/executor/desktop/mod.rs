@@ -17,9 +17,10 @@ use super::{Executor, Listed, Scope, ScreenView, ShellExecutor, StepScreens};
 use crate::desktop::app::Launch;
 use crate::desktop::backend::{AppWindow, Backend, Snapshot};
 use crate::desktop::control::Rect;
+use crate::desktop::error::DesktopError;
 use crate::desktop::tools::is_desktop_tool;
 use crate::rundir::layout::TaskDir;
-use crate::tool::{ToolCall, ToolResult};
+use crate::tool::{Blame, Blamed, Failure, ToolCall, ToolResult};
 
 /// How long the final screenshot and closing the app may take when the task ends.
 const END_SESSION_LIMIT: Duration = Duration::from_secs(30);
@@ -69,7 +70,7 @@ pub(crate) struct DesktopExecutor {
     snapshot: Option<Snapshot>,
     /// The desktop's windows as last listed (the HostAgent's labels).
     windows: Vec<AppWindow>,
-    fault: Option<String>,
+    fault: Option<Failure>,
     /// What went wrong observing the screen, told in the task log at the end.
     notes: Vec<String>,
     /// Screenshots taken by `capture_*` tools.
@@ -125,10 +126,34 @@ impl DesktopExecutor {
             .and_then(crate::desktop::office::api_of)
     }
 
+    /// The desktop's backend, while the desktop runs.
+    fn backend(&mut self) -> Result<&mut Box<dyn Backend>, DesktopError> {
+        self.backend
+            .as_mut()
+            .ok_or_else(|| DesktopError::desktop("the desktop is gone"))
+    }
+
+    /// What a failed action (`e`) tells the agent and the runner: a crash of the app
+    /// makes it the machine's, whatever the action saw; a failure that is not the
+    /// agent's is the executor's fault from now on.
+    fn failed(&mut self, e: DesktopError) -> Failure {
+        let crash = self.backend.as_mut().and_then(|b| b.app_crash());
+        let failure = match crash {
+            Some(crash) if !matches!(e, DesktopError::AppCrashed(_)) => {
+                DesktopError::AppCrashed(format!("{crash} (the action said: {e})")).failure()
+            }
+            _ => e.failure(),
+        };
+        if failure.blame != Blame::Agent {
+            self.fault.get_or_insert_with(|| failure.clone());
+        }
+        failure
+    }
+
     /// The app's windows and controls now, their names independent of where the
     /// workspace is.
-    async fn take_snapshot(&mut self) -> Result<Snapshot, String> {
-        let backend = self.backend.as_mut().ok_or("the desktop is gone")?;
+    async fn take_snapshot(&mut self) -> Result<Snapshot, DesktopError> {
+        let backend = self.backend()?;
         let mut snapshot = backend.snapshot().await?;
         self.names.snapshot(&mut snapshot);
         Ok(snapshot)
@@ -137,8 +162,8 @@ impl DesktopExecutor {
     /// The desktop's windows now. A window still loading its document may show no
     /// title yet: asked again for a moment, so that the HostAgent sees what it is; a
     /// window that stays untitled beside titled ones (a helper window) is left out.
-    async fn list_windows(&mut self) -> Result<Vec<AppWindow>, String> {
-        let backend = self.backend.as_mut().ok_or("the desktop is gone")?;
+    async fn list_windows(&mut self) -> Result<Vec<AppWindow>, DesktopError> {
+        let backend = self.backend()?;
         let deadline = std::time::Instant::now() + TITLE_WAIT;
         let mut windows = backend.windows().await?;
         while windows.iter().any(|w| w.name.trim().is_empty())
@@ -164,9 +189,9 @@ impl DesktopExecutor {
         &mut self,
         step: Option<u32>,
         scope: Scope,
-    ) -> Result<(String, ScreenView), String> {
+    ) -> Result<(String, ScreenView), DesktopError> {
         if self.backend.is_none() {
-            return Err("the desktop is not running".to_string());
+            return Err(DesktopError::desktop("the desktop is not running"));
         }
         let clock = std::time::Instant::now();
         let (listed, window, tree, nodes) = match scope {
@@ -187,8 +212,7 @@ impl DesktopExecutor {
             }
         };
         let walked = clock.elapsed();
-        let backend = self.backend.as_mut().ok_or("the desktop is gone")?;
-        let clean = backend.screenshot().await?;
+        let clean = self.backend()?.screenshot().await?;
         let shot = clock.elapsed() - walked;
         let annotated = match &listed {
             Listed::Controls(controls) => clean.annotated(controls),
@@ -198,19 +222,24 @@ impl DesktopExecutor {
                 clean.labelled(&labels)
             }
         };
-        clean.save(&self.dir.screenshot(step, false))?;
-        annotated.save(&self.dir.screenshot(step, true))?;
+        clean
+            .save(&self.dir.screenshot(step, false))
+            .map_err(DesktopError::desktop)?;
+        annotated
+            .save(&self.dir.screenshot(step, true))
+            .map_err(DesktopError::desktop)?;
         if self.settings.save_ui_tree
             && let Some(tree) = &tree
         {
             let path = self.dir.ui_tree(step);
             if let Some(parent) = path.parent() {
-                std::fs::create_dir_all(parent)
-                    .map_err(|e| format!("cannot make {}: {e}", parent.display()))?;
+                std::fs::create_dir_all(parent).map_err(|e| {
+                    DesktopError::caused(format!("cannot make {}", parent.display()), e)
+                })?;
             }
             let text = serde_json::to_string_pretty(tree).unwrap_or_default();
             std::fs::write(&path, text)
-                .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+                .map_err(|e| DesktopError::caused(format!("cannot write {}", path.display()), e))?;
         }
         let what = match &listed {
             Listed::Controls(c) => format!("{nodes} nodes, {} controls", c.len()),
@@ -239,11 +268,11 @@ async fn start(
     dir: TaskDir,
     hidden: Vec<std::path::PathBuf>,
     app_timeout: Duration,
-) -> Result<Box<dyn Backend>, String> {
+) -> Result<Box<dyn Backend>, DesktopError> {
     use crate::desktop::linux::{LinuxDesktop, StartOptions};
-    let jail = crate::jail::jail_binary().ok_or(
+    let jail = crate::jail::jail_binary().ok_or_else(|| DesktopError::desktop(
         "desktop tasks run in a jail, and ufo-batch-jail is not beside ufo-batch (cargo build --release builds both)",
-    )?;
+    ))?;
     let tmp = dir.desktop();
     let workspace = dir.workspace();
     let log = dir.desktop_log();
@@ -264,7 +293,7 @@ async fn start(
     dir: TaskDir,
     _hidden: Vec<std::path::PathBuf>,
     app_timeout: Duration,
-) -> Result<Box<dyn Backend>, String> {
+) -> Result<Box<dyn Backend>, DesktopError> {
     let desktop =
         crate::desktop::windows::WindowsDesktop::start(&dir.workspace(), app_timeout).await?;
     Ok(Box::new(desktop))
@@ -275,8 +304,10 @@ async fn start(
     _dir: TaskDir,
     _hidden: Vec<std::path::PathBuf>,
     _app_timeout: Duration,
-) -> Result<Box<dyn Backend>, String> {
-    Err("desktop tasks run on Linux and Windows only".to_string())
+) -> Result<Box<dyn Backend>, DesktopError> {
+    Err(DesktopError::desktop(
+        "desktop tasks run on Linux and Windows only",
+    ))
 }
 
 #[async_trait]
@@ -286,9 +317,12 @@ impl Executor for DesktopExecutor {
             return self.shell.execute(command).await;
         }
         if self.backend.is_none() {
+            // A task file whose setup calls an app tool.
             let why = self.fault.clone().unwrap_or_else(|| {
-                "the desktop is not started yet (app tools cannot run in a task's setup)"
-                    .to_string()
+                Failure::new(
+                    Blame::TaskFile,
+                    "the desktop is not started yet (app tools cannot run in a task's setup)",
+                )
             });
             return ToolResult::failure(command, NAMESPACE, why, serde_json::Value::Null);
         }
@@ -298,18 +332,18 @@ impl Executor for DesktopExecutor {
         act::act(self, command).await
     }
 
-    fn fault(&self) -> Option<String> {
+    fn fault(&self) -> Option<Failure> {
         self.fault.clone().or_else(|| self.shell.fault())
     }
 
     async fn start_service(
         &mut self,
         spec: &crate::executor::ServiceSpec<'_>,
-    ) -> Result<crate::executor::Service, String> {
+    ) -> Result<crate::executor::Service, Failure> {
         self.shell.start_service(spec).await
     }
 
-    async fn prepare(&mut self) -> Result<Option<String>, String> {
+    async fn prepare(&mut self) -> Result<Option<String>, Failure> {
         let clock = std::time::Instant::now();
         let started = start(
             self.dir.clone(),
@@ -320,8 +354,9 @@ impl Executor for DesktopExecutor {
         let backend = match started {
             Ok(backend) => self.backend.insert(backend),
             Err(e) => {
-                self.fault = Some(e.clone());
-                return Err(e);
+                let failure = e.failure();
+                self.fault = Some(failure.clone());
+                return Err(failure);
             }
         };
         let mut note = format!("desktop up in {:.2}s", clock.elapsed().as_secs_f64());
@@ -332,8 +367,11 @@ impl Executor for DesktopExecutor {
                     note.push_str(&format!("; {how}"));
                 }
                 Err(e) => {
-                    self.fault = Some(e.clone());
-                    return Err(e);
+                    // An app that did not start (another try may start it), or a
+                    // document it cannot open (the task file's).
+                    let failure = e.failure();
+                    self.fault = Some(failure.clone());
+                    return Err(failure);
                 }
             }
         }
@@ -365,7 +403,7 @@ impl Executor for DesktopExecutor {
             Err(app) => match self.observe(None, Scope::Desktop).await {
                 Ok((note, _)) => notes.push(format!(
                     "final screen of the desktop, as the app shows none ({}) {note}",
-                    crate::text::shorten(&app, 200)
+                    crate::text::shorten(&app.to_string(), 200)
                 )),
                 Err(e) => notes.push(format!("cannot take the final screenshot: {e}")),
             },

@@ -13,17 +13,21 @@ use crate::executor::sandbox::Role;
 use crate::executor::{Service, ServiceSpec};
 #[cfg(target_os = "linux")]
 use crate::jail::Jail;
-use crate::tool::{ToolCall, ToolResult};
+use crate::tool::{Blame, Failure, ToolCall, ToolResult};
 use crate::units::seconds;
 
 impl ShellExecutor {
     /// Starts the task's jail before its first command, when commands run in one.
-    async fn start_jail(&mut self) -> Result<(), String> {
+    async fn start_jail(&mut self) -> Result<(), Failure> {
         #[cfg(target_os = "linux")]
         if let Confinement::Jail { binary } = &self.settings.sandbox.confinement
             && self.jail.is_none()
         {
-            self.jail = Some(Jail::start(binary, &self.writable).await?);
+            self.jail = Some(
+                Jail::start(binary, &self.writable)
+                    .await
+                    .map_err(Failure::environment)?,
+            );
         }
         Ok(())
     }
@@ -33,10 +37,16 @@ impl ShellExecutor {
     pub(super) async fn start_service_process(
         &mut self,
         spec: &ServiceSpec<'_>,
-    ) -> Result<Service, String> {
-        let program = spec.argv.first().ok_or("nothing to start")?.clone();
+    ) -> Result<Service, Failure> {
+        // What to start, and where, is the configuration's; starting it, the machine's.
+        let config = |why: String| Failure::new(Blame::Config, why);
+        let program = spec
+            .argv
+            .first()
+            .ok_or_else(|| config("nothing to start".into()))?
+            .clone();
         let cwd = match spec.cwd {
-            Some(dir) => self.folder_in_workspace(dir)?,
+            Some(dir) => self.folder_in_workspace(dir).map_err(config)?,
             None => self.workspace.clone(),
         };
         let mut env = self.env.clone();
@@ -48,7 +58,9 @@ impl ShellExecutor {
         // PATH it will run with.
         let mut wanted = spec.argv.to_vec();
         wanted[0] = on_path(&program, &env).ok_or_else(|| {
-            format!("cannot start {program}: it is not found on the PATH commands get")
+            config(format!(
+                "cannot start {program}: it is not found on the PATH commands get"
+            ))
         })?;
         let wrapped = self.settings.sandbox.wrap(
             &wanted,
@@ -66,12 +78,15 @@ impl ShellExecutor {
             limits: wrapped.limits,
             supervised: wrapped.supervised,
         };
-        let failed = |e: std::io::Error| format!("cannot start {program}: {e}");
+        let failed =
+            |e: std::io::Error| Failure::environment(format!("cannot start {program}: {e}"));
         // Not in the commands' jail: one of its own, with the same view of the files, so
         // that the task's commands cannot read its environment or its pipes in /proc.
         #[cfg(target_os = "linux")]
         if let Confinement::Jail { binary } = &self.settings.sandbox.confinement {
-            let jail = Jail::start(binary, &self.writable).await?;
+            let jail = Jail::start(binary, &self.writable)
+                .await
+                .map_err(Failure::environment)?;
             return process::start_jailed_service(process, jail)
                 .await
                 .map_err(failed);
@@ -102,9 +117,8 @@ impl ShellExecutor {
             Role::Command,
         );
         let clock = Instant::now();
-        if let Err(why) = self.start_jail().await {
-            self.fault = Some(why.clone());
-            return self.fail(command, why);
+        if let Err(failure) = self.start_jail().await {
+            return self.broke(command, failure);
         }
         let spec = Spec {
             argv: &wrapped.argv,
@@ -127,8 +141,7 @@ impl ShellExecutor {
             Err(e) => {
                 // The machine, not the command: the attempt ends as an infrastructure error.
                 let why = format!("could not start {}: {e}", wrapped.argv[0]);
-                self.fault = Some(why.clone());
-                return self.fail(command, why);
+                return self.broke(command, Failure::environment(why));
             }
         };
         let result = json!({
@@ -149,7 +162,7 @@ impl ShellExecutor {
                 "the command timed out after {}; it and every process it started were killed",
                 humantime::format_duration(timeout)
             );
-            return ToolResult::failure(command, NAMESPACE, error, result);
+            return ToolResult::failure(command, NAMESPACE, Failure::agent(error), result);
         }
         match (finished.exit_code, finished.signal) {
             (Some(0), _) => ToolResult::success(command, NAMESPACE, result),
@@ -160,14 +173,14 @@ impl ShellExecutor {
                 } else {
                     format!("exit code {code}: {stderr}")
                 };
-                ToolResult::failure(command, NAMESPACE, error, result)
+                ToolResult::failure(command, NAMESPACE, Failure::agent(error), result)
             }
             (None, signal) => {
                 let error = format!(
                     "killed by signal {}",
                     signal.map_or("?".into(), |s| s.to_string())
                 );
-                ToolResult::failure(command, NAMESPACE, error, result)
+                ToolResult::failure(command, NAMESPACE, Failure::agent(error), result)
             }
         }
     }

@@ -20,7 +20,7 @@ pub(crate) use tools::shell_tools;
 use super::process::{ProcessGroup, ResourceLimits, SUPERVISOR_END};
 use super::sandbox::Sandbox;
 use super::{Executor, Service, ServiceSpec};
-use crate::tool::{ToolCall, ToolResult};
+use crate::tool::{Failure, ToolCall, ToolResult};
 
 const NAMESPACE: &str = "shell";
 
@@ -57,7 +57,7 @@ pub(crate) struct ShellExecutor {
     /// Where commands may write (the workspace and the task's temp folder).
     writable: Vec<PathBuf>,
     /// Set when the executor itself failed (a shell that cannot start).
-    fault: Option<String>,
+    fault: Option<Failure>,
     settings: ShellSettings,
     env: Vec<(String, String)>,
     /// The workspace's handle for the file tools, opened at their first use.
@@ -116,8 +116,16 @@ impl ShellExecutor {
         self.env.retain(|(k, _)| k != key);
         self.env.push((key.to_string(), value.to_string()));
     }
+    /// A command that failed by the agent's doing (its arguments, its path).
     fn fail(&self, command: &ToolCall, error: String) -> ToolResult {
-        ToolResult::failure(command, NAMESPACE, error, Value::Null)
+        ToolResult::failure(command, NAMESPACE, Failure::agent(error), Value::Null)
+    }
+
+    /// A command that could not run because the means of running it broke (its jail,
+    /// a process that cannot start): the executor's fault from now on.
+    fn broke(&mut self, command: &ToolCall, failure: Failure) -> ToolResult {
+        self.fault = Some(failure.clone());
+        ToolResult::failure(command, NAMESPACE, failure, Value::Null)
     }
 }
 
@@ -146,11 +154,11 @@ impl Executor for ShellExecutor {
         }
     }
 
-    fn fault(&self) -> Option<String> {
+    fn fault(&self) -> Option<Failure> {
         self.fault.clone()
     }
 
-    async fn start_service(&mut self, spec: &ServiceSpec<'_>) -> Result<Service, String> {
+    async fn start_service(&mut self, spec: &ServiceSpec<'_>) -> Result<Service, Failure> {
         self.start_service_process(spec).await
     }
 
