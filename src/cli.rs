@@ -262,7 +262,7 @@ pub(crate) struct CompareArgs {
     pub(crate) alpha: f64,
 }
 
-fn parse_fail_on(s: &str) -> Result<FailOn, String> {
+fn parse_fail_on(s: &str) -> Result<FailOn, crate::render::UnknownFailOn> {
     s.parse()
 }
 
@@ -428,7 +428,9 @@ fn parse_eval(s: &str) -> Result<EvalMode, String> {
     s.parse()
 }
 
-fn parse_save_experience(s: &str) -> Result<crate::experience::SaveExperience, String> {
+fn parse_save_experience(
+    s: &str,
+) -> Result<crate::experience::SaveExperience, crate::experience::UnknownPolicy> {
     s.parse()
 }
 

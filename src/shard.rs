@@ -15,10 +15,44 @@ pub(crate) struct Shard {
     pub(crate) count: u32,
 }
 
+/// A shard that cannot be taken as given.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub(crate) enum ShardError {
+    /// `--shard` is not `I/N` with 1 <= I <= N.
+    #[error("--shard {0:?}: write I/N with 1 <= I <= N, e.g. 2/4")]
+    Syntax(String),
+    /// `--shards N` and no scheduler's index in the environment.
+    #[error(
+        "--shards {0}: set --shard I/N, or run where JOB_COMPLETION_INDEX (Kubernetes) or SLURM_ARRAY_TASK_ID (Slurm) is set"
+    )]
+    NoIndex(u32),
+    /// The scheduler's variable is not a number.
+    #[error("{name}={value:?} is not a shard index")]
+    NotAnIndex {
+        /// The variable.
+        name: &'static str,
+        /// Its value.
+        value: String,
+    },
+    /// The scheduler's index is past the shards.
+    #[error(
+        "{name}={index} is not a shard of --shards {count} (indexes run from 0 to {})",
+        count.saturating_sub(1)
+    )]
+    OutOfRange {
+        /// The variable.
+        name: &'static str,
+        /// Its index.
+        index: u32,
+        /// The shards.
+        count: u32,
+    },
+}
+
 impl Shard {
     /// `I/N` with I counted from 1.
-    pub(crate) fn parse(text: &str) -> Result<Self, String> {
-        let err = || format!("--shard {text:?}: write I/N with 1 <= I <= N, e.g. 2/4");
+    pub(crate) fn parse(text: &str) -> Result<Self, ShardError> {
+        let err = || ShardError::Syntax(text.to_string());
         let (i, n) = text.trim().split_once('/').ok_or_else(err)?;
         let (i, n): (u32, u32) = (
             i.trim().parse().map_err(|_| err())?,
@@ -38,24 +72,19 @@ impl Shard {
     pub(crate) fn from_env(
         count: u32,
         var: impl Fn(&str) -> Option<String>,
-    ) -> Result<Self, String> {
+    ) -> Result<Self, ShardError> {
         let found = ["JOB_COMPLETION_INDEX", "SLURM_ARRAY_TASK_ID"]
             .iter()
             .find_map(|name| var(name).map(|v| (*name, v)));
         let Some((name, value)) = found else {
-            return Err(format!(
-                "--shards {count}: set --shard I/N, or run where JOB_COMPLETION_INDEX (Kubernetes) or SLURM_ARRAY_TASK_ID (Slurm) is set"
-            ));
+            return Err(ShardError::NoIndex(count));
         };
         let index: u32 = value
             .trim()
             .parse()
-            .map_err(|_| format!("{name}={value:?} is not a shard index"))?;
+            .map_err(|_| ShardError::NotAnIndex { name, value })?;
         if count == 0 || index >= count {
-            return Err(format!(
-                "{name}={index} is not a shard of --shards {count} (indexes run from 0 to {})",
-                count.saturating_sub(1)
-            ));
+            return Err(ShardError::OutOfRange { name, index, count });
         }
         Ok(Self { index, count })
     }
@@ -128,11 +157,13 @@ mod tests {
         assert!(
             Shard::from_env(4, slurm)
                 .unwrap_err()
+                .to_string()
                 .contains("is not a shard of --shards 4")
         );
         assert!(
             Shard::from_env(4, |_| None)
                 .unwrap_err()
+                .to_string()
                 .contains("JOB_COMPLETION_INDEX")
         );
     }

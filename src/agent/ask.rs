@@ -93,6 +93,7 @@ impl Ask<'_> {
         &self,
         conversation: &mut Conversation,
         step: &mut crate::session::AgentStep,
+        // Its error is the correction the model is sent, word for word.
         parse: impl Fn(&str) -> Result<T, String>,
         correct: impl Fn(&str) -> String,
     ) -> Result<T, (String, crate::session::ErrorKind)> {
@@ -111,6 +112,7 @@ impl Ask<'_> {
         &self,
         conversation: &mut Conversation,
         spent: &mut Spent,
+        // Its error is the correction the model is sent, word for word.
         parse: impl Fn(&str) -> Result<T, String>,
         correct: impl Fn(&str) -> String,
     ) -> Result<T, AskError> {

@@ -275,6 +275,7 @@ fn schema() -> Value {
 
 /// A judge's reply, leniently: keys in any case, sub-scores as a list or as a map
 /// (dataflow's form), verdicts as yes/no/unsure or booleans.
+// The error is the data: the correction the model is sent, word for word.
 pub(crate) fn parse_verdict(text: &str) -> Result<Evaluation, String> {
     let value = extract_object(text)?;
     let object: serde_json::Map<String, Value> = value

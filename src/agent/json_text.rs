@@ -4,6 +4,7 @@
 use serde_json::Value;
 
 /// The first JSON object in `text`, or why there is none.
+// The error is the data: the correction the model is sent, word for word.
 pub(crate) fn extract_object(text: &str) -> Result<Value, String> {
     let trimmed = text.trim();
     if trimmed.is_empty() {

@@ -34,6 +34,7 @@ pub(crate) struct ReplyAction {
 }
 
 /// Parses and checks a reply; `Err` is the message to send back to the model.
+// The error is the data: the correction the model is sent, word for word.
 pub(crate) fn parse_reply(text: &str, tools: &[ToolSpec]) -> Result<Reply, String> {
     let value = extract_object(text)?;
     let object = lowercase_keys(value.as_object().cloned().unwrap_or_default());
@@ -210,6 +211,7 @@ fn check_action(
     }))
 }
 
+// The error is the data: the correction the model is sent, word for word.
 fn parse_status(value: &Value) -> Result<AgentStatus, String> {
     let text = value
         .as_str()

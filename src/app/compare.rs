@@ -30,7 +30,7 @@ pub(super) fn compare(args: &CompareArgs) -> Result<u8, Error> {
             .parent()
             .and_then(|dir| relative(dir, &args.b))
             .map(|p| url_path(&p));
-        let html = compare_html(&c, b.as_deref()).map_err(Error::internal)?;
+        let html = compare_html(&c, b.as_deref()).map_err(|e| Error::internal(e.to_string()))?;
         write_atomic(page, html.as_bytes()).map_err(|e| FileError::write(page, e))?;
     }
     // Printed last: the files are written even when the reader of stdout went away.

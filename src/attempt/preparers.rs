@@ -15,6 +15,20 @@ const THREADS: usize = 16;
 
 type Job = Box<dyn FnOnce() + Send>;
 
+/// Why a job gave no answer: the runner's own failure.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub(super) enum PreparerError {
+    /// No thread could be started to run it.
+    #[error("no thread to make them ({0})")]
+    NoThread(String),
+    /// It panicked.
+    #[error("internal error: it panicked: {0}")]
+    Panicked(String),
+    /// Its thread went away before it answered.
+    #[error("internal error: its thread stopped")]
+    Stopped,
+}
+
 /// Threads fed from one queue.
 struct Pool {
     threads: usize,
@@ -34,7 +48,7 @@ impl Pool {
 
     /// Queues `job`; starts the threads when none run. Failing to start any is an error
     /// for this job alone: the next one tries again.
-    fn submit(&self, job: Job) -> Result<(), String> {
+    fn submit(&self, job: Job) -> Result<(), PreparerError> {
         let mut queue = self.queue.lock().unwrap_or_else(|p| p.into_inner());
         let job = match queue.as_ref() {
             Some(tx) => match tx.send(job) {
@@ -58,7 +72,7 @@ impl Pool {
             }
         }
         if started == 0 {
-            return Err(format!("no thread to make them ({failed})"));
+            return Err(PreparerError::NoThread(failed));
         }
         let _ = tx.send(job);
         *queue = Some(tx);
@@ -69,7 +83,7 @@ impl Pool {
     async fn run<R: Send + 'static>(
         &self,
         job: impl FnOnce() -> R + Send + 'static,
-    ) -> Result<R, String> {
+    ) -> Result<R, PreparerError> {
         let (tx, rx) = tokio::sync::oneshot::channel();
         self.submit(Box::new(move || {
             // Its attempt ended while it waited (the run killed it): not made.
@@ -78,13 +92,11 @@ impl Pool {
             }
             let answer =
                 std::panic::catch_unwind(std::panic::AssertUnwindSafe(job)).map_err(|payload| {
-                    let text = crate::text::panic_text(&*payload);
-                    format!("internal error: it panicked: {text}")
+                    PreparerError::Panicked(crate::text::panic_text(&*payload).to_string())
                 });
             let _ = tx.send(answer);
         }))?;
-        rx.await
-            .map_err(|_| "internal error: its thread stopped".to_string())?
+        rx.await.map_err(|_| PreparerError::Stopped)?
     }
 }
 
@@ -102,7 +114,7 @@ static PREPARERS: Pool = Pool::new(THREADS, "preparer");
 /// Runs `job` on a preparer thread; the error says why it gave no answer.
 pub(super) async fn run<R: Send + 'static>(
     job: impl FnOnce() -> R + Send + 'static,
-) -> Result<R, String> {
+) -> Result<R, PreparerError> {
     PREPARERS.run(job).await
 }
 
@@ -119,7 +131,11 @@ mod tests {
         let panicked = pool.run(|| -> u32 { panic!("a job that panics") }).await;
         assert_eq!(
             panicked,
-            Err("internal error: it panicked: a job that panics".into())
+            Err(PreparerError::Panicked("a job that panics".into()))
+        );
+        assert_eq!(
+            panicked.unwrap_err().to_string(),
+            "internal error: it panicked: a job that panics"
         );
         // Four jobs that can only end together: each needs a thread of its own.
         let barrier = Arc::new(Barrier::new(4));

@@ -382,8 +382,12 @@ async fn client(
             c.api_key_env
         )));
     }
-    let client = LlmClient::new(c.clone(), key, spend).map_err(BatchError::Internal)?;
-    client.probe().await.map_err(BatchError::Refused)?;
+    let client =
+        LlmClient::new(c.clone(), key, spend).map_err(|e| BatchError::Internal(e.to_string()))?;
+    client
+        .probe()
+        .await
+        .map_err(|e| BatchError::Refused(e.to_string()))?;
     Ok(Some(Arc::new(client)))
 }
 

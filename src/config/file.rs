@@ -36,6 +36,9 @@ pub(crate) enum ConfigError {
     /// A value is out of range or malformed.
     #[error("{0}")]
     Invalid(String),
+    /// `--shard`/`--shards` cannot be taken as given.
+    #[error(transparent)]
+    Shard(#[from] crate::shard::ShardError),
 }
 
 /// `ufo-batch.toml`.

@@ -103,11 +103,8 @@ pub(crate) fn resolve(
         .or(file.run.out)
         .unwrap_or_else(|| PathBuf::from("results"));
     let shard = match (o.shard, o.shards) {
-        (Some(text), _) => Some(crate::shard::Shard::parse(&text).map_err(ConfigError::Invalid)?),
-        (None, Some(n)) => Some(
-            crate::shard::Shard::from_env(n, |v| std::env::var(v).ok())
-                .map_err(ConfigError::Invalid)?,
-        ),
+        (Some(text), _) => Some(crate::shard::Shard::parse(&text)?),
+        (None, Some(n)) => Some(crate::shard::Shard::from_env(n, |v| std::env::var(v).ok())?),
         (None, None) => None,
     };
     let base = match (o.name, o.paths.first()) {

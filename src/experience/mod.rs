@@ -50,16 +50,19 @@ pub(crate) enum SaveExperience {
     Always,
 }
 
+/// A save policy that is none of the policies.
+#[derive(Debug, thiserror::Error)]
+#[error("`{0}` is not a save policy: give never, passed or always")]
+pub(crate) struct UnknownPolicy(String);
+
 impl std::str::FromStr for SaveExperience {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
+    type Err = UnknownPolicy;
+    fn from_str(s: &str) -> Result<Self, UnknownPolicy> {
         match s.trim().to_ascii_lowercase().as_str() {
             "never" | "always_not" => Ok(Self::Never),
             "passed" | "auto" => Ok(Self::Passed),
             "always" => Ok(Self::Always),
-            _ => Err(format!(
-                "`{s}` is not a save policy: give never, passed or always"
-            )),
+            _ => Err(UnknownPolicy(s.to_string())),
         }
     }
 }

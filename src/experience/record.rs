@@ -70,6 +70,23 @@ pub(crate) const MAX_TIPS: usize = 8000;
 /// Longest value of an `example` saved (its JSON, for a structure).
 const MAX_FIELD: usize = 4000;
 
+/// Why a stored record cannot be used (it is left out, with a warning naming it).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
+pub(crate) enum Unusable {
+    /// A scalar or a list where a record's keys should be.
+    #[error("it is not a mapping of keys")]
+    NotAMapping,
+    /// No `request`: nothing to rank it by.
+    #[error("it has no `request` text")]
+    NoRequest,
+    /// `example` is a list or a scalar.
+    #[error("its `example` is not a mapping")]
+    ExampleNotAMapping,
+    /// `app_list` is empty or absent.
+    #[error("its `app_list` names no application")]
+    NoApp,
+}
+
 impl ExperienceRecord {
     /// An example with UFO's keys from `fields` (UFO's `response_json.get(key, "")`):
     /// a key the model left out is `""`.
@@ -97,9 +114,9 @@ impl ExperienceRecord {
     }
 
     /// The record stored under `key`, read from a YAML value, or why it cannot be used.
-    pub(crate) fn from_yaml(value: serde_norway::Value) -> Result<Self, String> {
+    pub(crate) fn from_yaml(value: serde_norway::Value) -> Result<Self, Unusable> {
         let serde_norway::Value::Mapping(map) = value else {
-            return Err("it is not a mapping of keys".to_string());
+            return Err(Unusable::NotAMapping);
         };
         let mut fields = Map::new();
         for (k, v) in map {
@@ -119,11 +136,11 @@ impl ExperienceRecord {
         };
         let request = text("request")
             .filter(|r| !r.trim().is_empty())
-            .ok_or("it has no `request` text")?;
+            .ok_or(Unusable::NoRequest)?;
         let example = match fields.get("example") {
             Some(Value::Object(m)) => m.clone(),
             Some(Value::Null) | None => Map::new(),
-            Some(_) => return Err("its `example` is not a mapping".to_string()),
+            Some(_) => return Err(Unusable::ExampleNotAMapping),
         };
         let app_list: Vec<String> = match fields.get("app_list") {
             Some(Value::Array(items)) => items
@@ -134,7 +151,7 @@ impl ExperienceRecord {
             _ => Vec::new(),
         };
         if app_list.is_empty() {
-            return Err("its `app_list` names no application".to_string());
+            return Err(Unusable::NoApp);
         }
         let origin = match (text("task_id"), text("run")) {
             (Some(task_id), Some(run)) => Some(Origin {
@@ -197,11 +214,14 @@ mod tests {
     #[test]
     fn a_record_without_request_or_with_a_list_as_example_is_refused() {
         let no_request = ExperienceRecord::from_yaml(yaml("example: {}\nTips: x\n"));
-        assert_eq!(no_request.unwrap_err(), "it has no `request` text");
+        assert_eq!(
+            no_request.unwrap_err().to_string(),
+            "it has no `request` text"
+        );
         let bad = ExperienceRecord::from_yaml(yaml("request: r\nexample: [1, 2]\n"));
-        assert_eq!(bad.unwrap_err(), "its `example` is not a mapping");
+        assert_eq!(bad.unwrap_err(), Unusable::ExampleNotAMapping);
         let scalar = ExperienceRecord::from_yaml(yaml("just text"));
-        assert_eq!(scalar.unwrap_err(), "it is not a mapping of keys");
+        assert_eq!(scalar.unwrap_err(), Unusable::NotAMapping);
     }
 
     #[test]

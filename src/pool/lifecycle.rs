@@ -128,13 +128,13 @@ pub(super) fn unreadable(
     source: &TaskSource,
     inputs: &Inputs,
     previous: Option<TaskRecord>,
-    why: String,
+    why: crate::task::ReloadError,
 ) -> TaskRecord {
+    use crate::tool::Blamed;
     let mut record = record_of_source(source, inputs, previous);
     record.status = TaskStatus::Error;
-    record.error = Some(why);
-    // Read once, unreadable now: its file system's (a resumed run reads it again).
-    record.blame = Some(crate::tool::Blame::Environment);
+    record.error = Some(why.to_string());
+    record.blame = Some(why.blame());
     record
 }
 

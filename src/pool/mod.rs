@@ -82,7 +82,10 @@ impl Item {
     }
 
     /// The task, read again (or as read ahead) within `limit`.
-    fn load(&mut self, limit: std::time::Duration) -> Result<Arc<crate::task::Task>, String> {
+    fn load(
+        &mut self,
+        limit: std::time::Duration,
+    ) -> Result<Arc<crate::task::Task>, crate::task::ReloadError> {
         match self.loading.take() {
             Some(loading) => loading.wait(limit),
             None => self.task.load_within(limit),

@@ -90,15 +90,20 @@ pub(crate) enum FailOn {
     Never,
 }
 
-impl std::str::FromStr for FailOn {
-    type Err = String;
+/// A `--fail-on` that is none of the rules.
+#[derive(Debug, thiserror::Error)]
+#[error("unknown `{0}` (use any, significant or never)")]
+pub(crate) struct UnknownFailOn(String);
 
-    fn from_str(s: &str) -> Result<Self, String> {
+impl std::str::FromStr for FailOn {
+    type Err = UnknownFailOn;
+
+    fn from_str(s: &str) -> Result<Self, UnknownFailOn> {
         match s {
             "any" => Ok(Self::Any),
             "significant" => Ok(Self::Significant),
             "never" => Ok(Self::Never),
-            other => Err(format!("unknown `{other}` (use any, significant or never)")),
+            other => Err(UnknownFailOn(other.to_string())),
         }
     }
 }

@@ -24,7 +24,7 @@ mod trajectory;
 mod validation;
 
 pub(crate) use compare_md::compare_md;
-pub(crate) use comparison::{Comparison, FailOn, comparison};
+pub(crate) use comparison::{Comparison, FailOn, UnknownFailOn, comparison};
 pub(crate) use html::{compare_html, url_path};
 pub(crate) use log_line::log_line;
 pub(crate) use task_pages::{TaskPages, task_pages};

@@ -10,7 +10,7 @@ pub(crate) struct TaskPages {
     /// The markdown trajectory.
     pub(crate) md: String,
     /// The page.
-    pub(crate) html: Result<String, String>,
+    pub(crate) html: Result<String, super::html::RenderError>,
     /// The trajectory in ATIF.
     pub(crate) atif: String,
 }

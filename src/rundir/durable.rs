@@ -330,7 +330,7 @@ mod linux {
         let mut ready = Vec::with_capacity(batch.len());
         let mut failed = Vec::new();
         // Each file system's outcome, by device number.
-        let mut done: Vec<(u64, Result<(), String>)> = Vec::new();
+        let mut done: Vec<(u64, Result<(), std::sync::Arc<std::io::Error>>)> = Vec::new();
         let mut syncs = 0;
         for item in batch {
             let device = match std::fs::metadata(file(&item)) {
@@ -344,14 +344,14 @@ mod linux {
                 Some((_, outcome)) => outcome.clone(),
                 None => {
                     syncs += 1;
-                    let outcome = syncfs(file(&item)).map_err(|e| e.to_string());
+                    let outcome = syncfs(file(&item)).map_err(std::sync::Arc::new);
                     done.push((device, outcome.clone()));
                     outcome
                 }
             };
             match outcome {
                 Ok(()) => ready.push(item),
-                Err(e) => failed.push((item, std::io::Error::other(e))),
+                Err(e) => failed.push((item, std::io::Error::new(e.kind(), e))),
             }
         }
         (ready, failed, syncs)

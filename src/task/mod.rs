@@ -23,5 +23,5 @@ pub(crate) use model::{App, RecordedVerdict, Task, TaskShape};
 pub(crate) use object::{MAX_OBJECT, ObjectFile};
 pub(crate) use paths::FilePlace;
 pub(crate) use problem::Problem;
-pub(crate) use source::{Loading, REQUEST_SOURCE, TaskSource};
+pub(crate) use source::{Loading, REQUEST_SOURCE, ReloadError, TaskSource};
 pub(crate) use unique::{Identified, ReservedNames};

@@ -103,7 +103,7 @@ impl TaskSource {
     /// that hangs, a kernel file). The read goes to a reader thread, so that such a file
     /// holds up neither the run nor its stop for longer than `limit`; a read that never
     /// ends leaves only that thread waiting, and the next read gets a new one.
-    pub(crate) fn load_within(&self, limit: Duration) -> Result<Arc<Task>, String> {
+    pub(crate) fn load_within(&self, limit: Duration) -> Result<Arc<Task>, ReloadError> {
         self.begin_load().wait(limit)
     }
 
@@ -140,9 +140,7 @@ fn ask(file: TaskFile) -> Loading {
             generation,
             asked,
         },
-        Err(e) => Loading::Ready(Err(format!(
-            "its task file cannot be read again: no thread to read it ({e})"
-        ))),
+        Err(e) => Loading::Ready(Err(ReloadError::NoThread(e.to_string()))),
     }
 }
 
@@ -153,14 +151,61 @@ pub(crate) struct Asked {
     started: AtomicBool,
 }
 
+/// Why a task's file could not be read again when its task was to start.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum ReloadError {
+    /// No thread could be started to read it.
+    #[error("its task file cannot be read again: no thread to read it ({0})")]
+    NoThread(String),
+    /// Reading it failed (the problem, in short).
+    #[error("its task file cannot be read again: {0}")]
+    Unreadable(String),
+    /// It is not the file the run started with.
+    #[error(
+        "its task file {} changed after the run started; run again to use the new version",
+        .0.display()
+    )]
+    Changed(PathBuf),
+    /// It changed into one that does not load (its first problem).
+    #[error("its task file no longer loads: {0}")]
+    NoLongerLoads(String),
+    /// It did not answer in time.
+    #[error(
+        "its task file {} could not be read again within {secs}s (a FIFO, a device, or a file system that does not answer?)",
+        path.display()
+    )]
+    NoAnswer {
+        /// The file.
+        path: PathBuf,
+        /// The time given, in seconds.
+        secs: u64,
+    },
+    /// Its reader went away.
+    #[error("its task file {} could not be read again: its reader stopped", .0.display())]
+    ReaderStopped(PathBuf),
+}
+
+impl crate::tool::Blamed for ReloadError {
+    fn blame(&self) -> crate::tool::Blame {
+        match self {
+            // The file was edited under the run: a resumed run reads the new one.
+            Self::Changed(_) | Self::NoLongerLoads(_) => crate::tool::Blame::TaskFile,
+            Self::NoThread(_) => crate::tool::Blame::Runner,
+            Self::Unreadable(_) | Self::NoAnswer { .. } | Self::ReaderStopped(_) => {
+                crate::tool::Blame::Environment
+            }
+        }
+    }
+}
+
 /// A task being read again (see [`TaskSource::begin_load`]).
 pub(crate) enum Loading {
     /// Known already: a task held whole, or a read that could not be asked for.
-    Ready(Result<Arc<Task>, String>),
+    Ready(Result<Arc<Task>, ReloadError>),
     /// Asked of the reader thread of `generation`.
     Reading {
         file: TaskFile,
-        rx: mpsc::Receiver<Result<Task, String>>,
+        rx: mpsc::Receiver<Result<Task, ReloadError>>,
         generation: u64,
         asked: Arc<Asked>,
     },
@@ -171,7 +216,7 @@ impl Loading {
     /// within `limit` from now. A read that its reader never began (the reader was left
     /// behind in another file's read, or stopped) is asked again of a new reader, once:
     /// another file that does not answer is not this one's fault.
-    pub(crate) fn wait(self, limit: Duration) -> Result<Arc<Task>, String> {
+    pub(crate) fn wait(self, limit: Duration) -> Result<Arc<Task>, ReloadError> {
         let mut this = self;
         let mut asked_again = false;
         loop {
@@ -200,18 +245,14 @@ impl Loading {
                 Err(mpsc::RecvTimeoutError::Timeout) => {
                     reader_stuck(generation);
                     if began || asked_again {
-                        return Err(format!(
-                            "its task file {} could not be read again within {}s (a FIFO, a device, or a file system that does not answer?)",
-                            file.path().display(),
-                            limit.as_secs()
-                        ));
+                        return Err(ReloadError::NoAnswer {
+                            path: file.path(),
+                            secs: limit.as_secs(),
+                        });
                     }
                 }
                 Err(mpsc::RecvTimeoutError::Disconnected) if began || asked_again => {
-                    return Err(format!(
-                        "its task file {} could not be read again: its reader stopped",
-                        file.path().display()
-                    ));
+                    return Err(ReloadError::ReaderStopped(file.path()));
                 }
                 Err(mpsc::RecvTimeoutError::Disconnected) => {}
             }
@@ -281,20 +322,15 @@ impl TaskFile {
         self.files.paths.get(self.at)
     }
 
-    fn load(&self) -> Result<Task, String> {
+    fn load(&self) -> Result<Task, ReloadError> {
         let path = self.path();
-        let text = read_task_file(&path)
-            .map_err(|p| format!("its task file cannot be read again: {}", p.short()))?;
+        let text = read_task_file(&path).map_err(|p| ReloadError::Unreadable(p.short()))?;
         if crate::hash::fnv1a64(text.as_bytes()) != self.hash {
-            return Err(format!(
-                "its task file {} changed after the run started; run again to use the new version",
-                path.display()
-            ));
+            return Err(ReloadError::Changed(path));
         }
         let parsed = parse_task(&path, &text, Ok(self.id.clone()), &self.files.tools);
         let mut task = parsed.result.map_err(|problems| {
-            let first = problems.first().map(|p| p.short()).unwrap_or_default();
-            format!("its task file no longer loads: {first}")
+            ReloadError::NoLongerLoads(problems.first().map(|p| p.short()).unwrap_or_default())
         })?;
         task.id = self.id.clone();
         task.repeat = self.repeat.map(NonZeroU32::get);
@@ -375,14 +411,21 @@ mod tests {
             r#"{"request": "other", "actions": []}"#,
         )
         .unwrap();
+        use crate::tool::{Blame, Blamed};
         let why = source.load_within(Duration::from_secs(5)).unwrap_err();
-        assert!(why.contains("changed after the run started"), "{why}");
+        assert!(
+            why.to_string().contains("changed after the run started"),
+            "{why}"
+        );
+        assert_eq!(why.blame(), Blame::TaskFile);
         std::fs::remove_file(dir.path().join("t.json")).unwrap();
         let why = source.load_within(Duration::from_secs(5)).unwrap_err();
         assert!(
-            why.starts_with("its task file cannot be read again"),
+            why.to_string()
+                .starts_with("its task file cannot be read again"),
             "{why}"
         );
+        assert_eq!(why.blame(), Blame::Environment);
     }
 
     #[test]

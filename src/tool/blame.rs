@@ -62,21 +62,21 @@ pub(crate) struct Failure {
 }
 
 impl Failure {
-    /// A failure of `blame`'s, saying `message`.
-    pub(crate) fn new(blame: Blame, message: impl Into<String>) -> Self {
+    /// A failure of `blame`'s, saying `message` (a text, or a typed error's words).
+    pub(crate) fn new(blame: Blame, message: impl std::fmt::Display) -> Self {
         Self {
             blame,
-            message: message.into(),
+            message: message.to_string(),
         }
     }
 
     /// The agent's failure.
-    pub(crate) fn agent(message: impl Into<String>) -> Self {
+    pub(crate) fn agent(message: impl std::fmt::Display) -> Self {
         Self::new(Blame::Agent, message)
     }
 
     /// The machine's, an app's or a device's failure.
-    pub(crate) fn environment(message: impl Into<String>) -> Self {
+    pub(crate) fn environment(message: impl std::fmt::Display) -> Self {
         Self::new(Blame::Environment, message)
     }
 

@@ -7,33 +7,71 @@ use std::time::Duration;
 /// past what a clock can add would overflow it.
 pub(crate) const MAX_DURATION: Duration = Duration::from_secs(365 * 24 * 3600);
 
+/// What is wrong with a number of seconds as a limit.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
+pub(crate) enum DurationError {
+    /// Zero, negative or not a number.
+    #[error("is not a positive duration")]
+    NotPositive,
+    /// Over [`MAX_DURATION`].
+    #[error("is longer than a year")]
+    TooLong,
+}
+
+/// A text that is not a duration a limit may be.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum ParseDurationError {
+    /// A number of seconds that cannot be a limit.
+    #[error("{text:?} {reason}")]
+    Seconds {
+        /// The text given.
+        text: String,
+        /// What is wrong with it.
+        reason: DurationError,
+    },
+    /// Not a duration at all.
+    #[error("{text:?} is not a duration ({source}); write e.g. 90s, 10m or 1h")]
+    Syntax {
+        /// The text given.
+        text: String,
+        /// What humantime said.
+        source: humantime::DurationError,
+    },
+}
+
 /// A duration: `90s`, `10m`, `1h 30m`, `500ms`, or a plain number of seconds.
-pub(crate) fn parse_duration(text: &str) -> Result<Duration, String> {
+pub(crate) fn parse_duration(text: &str) -> Result<Duration, ParseDurationError> {
     let t = text.trim();
+    let wrong = |reason| ParseDurationError::Seconds {
+        text: t.to_string(),
+        reason,
+    };
     let parsed = match t.parse::<f64>() {
-        Ok(secs) => return duration_from_seconds(secs).map_err(|e| format!("{t:?} {e}")),
-        Err(_) => humantime::parse_duration(t)
-            .map_err(|e| format!("{t:?} is not a duration ({e}); write e.g. 90s, 10m or 1h")),
+        Ok(secs) => return duration_from_seconds(secs).map_err(wrong),
+        Err(_) => humantime::parse_duration(t).map_err(|source| ParseDurationError::Syntax {
+            text: t.to_string(),
+            source,
+        }),
     }?;
     if parsed.is_zero() {
-        return Err(format!("{t:?} is not a positive duration"));
+        return Err(wrong(DurationError::NotPositive));
     }
     if parsed > MAX_DURATION {
-        return Err(format!("{t:?} is longer than a year"));
+        return Err(wrong(DurationError::TooLong));
     }
     Ok(parsed)
 }
 
 /// A positive number of seconds, at most [`MAX_DURATION`], as a duration; the error
 /// says what is wrong with the number.
-pub(crate) fn duration_from_seconds(secs: f64) -> Result<Duration, String> {
+pub(crate) fn duration_from_seconds(secs: f64) -> Result<Duration, DurationError> {
     if !(secs.is_finite() && secs > 0.0) {
-        return Err("is not a positive duration".to_string());
+        return Err(DurationError::NotPositive);
     }
     match Duration::try_from_secs_f64(secs) {
         Ok(d) if !d.is_zero() && d <= MAX_DURATION => Ok(d),
-        Ok(d) if d.is_zero() => Err("is not a positive duration".to_string()),
-        _ => Err("is longer than a year".to_string()),
+        Ok(d) if d.is_zero() => Err(DurationError::NotPositive),
+        _ => Err(DurationError::TooLong),
     }
 }
 
@@ -61,6 +99,7 @@ mod tests {
         assert!(
             parse_duration("soon")
                 .unwrap_err()
+                .to_string()
                 .contains("write e.g. 90s")
         );
     }

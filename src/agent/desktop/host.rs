@@ -97,6 +97,7 @@ pub(super) struct HostReply {
 }
 
 /// Parses a HostAgent reply; `Err` is the message to send back.
+// The error is the data: the correction the model is sent, word for word.
 pub(super) fn parse(text: &str) -> Result<HostReply, String> {
     let value = extract_object(text)?;
     let object: Map<String, Value> = value

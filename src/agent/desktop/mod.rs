@@ -249,6 +249,7 @@ impl DesktopAgents {
         tries: u32,
         ctx: &Context,
         step: &mut AgentStep,
+        // Its error is the correction the model is sent, word for word.
         parse: impl Fn(&str) -> Result<T, String>,
         correct: impl Fn(&str) -> String,
     ) -> Result<T, (String, ErrorKind)> {

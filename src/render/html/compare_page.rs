@@ -2,6 +2,7 @@
 //! totals, then the regressions first, the fixes, new and missing tasks, each with its
 //! pass rate in A and B and the change.
 
+use super::RenderError;
 use serde::Serialize;
 
 use super::{cost_text, percent, render, url_path};
@@ -65,7 +66,7 @@ struct Page<'a> {
 
 /// The comparison page; task links lead to the task pages of run B (`b_href`: the
 /// path from the page to B's folder, or none when there is no stable one).
-pub(crate) fn compare_html(c: &Comparison, b_href: Option<&str>) -> Result<String, String> {
+pub(crate) fn compare_html(c: &Comparison, b_href: Option<&str>) -> Result<String, RenderError> {
     let section = |title, changes: &[Change]| Section {
         title,
         rows: changes.iter().map(|x| change(x, b_href)).collect(),

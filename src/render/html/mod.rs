@@ -89,14 +89,22 @@ impl std::fmt::Display for Escaped<'_> {
     }
 }
 
+/// A page that could not be rendered: a bug of the built-in templates, or a value they
+/// cannot show.
+#[derive(Debug, thiserror::Error)]
+#[error("cannot render {page}: {source}")]
+pub(crate) struct RenderError {
+    /// The template.
+    page: &'static str,
+    /// What the template engine said.
+    source: minijinja::Error,
+}
+
 /// Renders template `name` with `view`; the error says which page failed.
-fn render(name: &str, view: &impl Serialize) -> Result<String, String> {
-    let template = environment()
-        .get_template(name)
-        .map_err(|e| format!("cannot render {name}: {e}"))?;
-    template
-        .render(Value::from(Serde(view)))
-        .map_err(|e| format!("cannot render {name}: {e}"))
+fn render(name: &'static str, view: &impl Serialize) -> Result<String, RenderError> {
+    let failed = |source| RenderError { page: name, source };
+    let template = environment().get_template(name).map_err(failed)?;
+    template.render(Value::from(Serde(view))).map_err(failed)
 }
 
 /// An enum's serialized name (`"passed"`, `"success"`).

@@ -142,11 +142,11 @@ pub(crate) fn report_html(
     name: &str,
     run: Option<&Value>,
     records: &dyn RowSource,
-) -> Result<String, String> {
+) -> io::Result<String> {
     let mut page = Vec::new();
     let overview = Overview::of(records);
-    write_report_html(&mut page, name, run, records, &overview).map_err(|e| e.to_string())?;
-    String::from_utf8(page).map_err(|e| e.to_string())
+    write_report_html(&mut page, name, run, records, &overview)?;
+    String::from_utf8(page).map_err(io::Error::other)
 }
 
 /// Writes the page of a run named `name` to `out`, from its records and its `run.json`

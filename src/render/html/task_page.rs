@@ -7,6 +7,7 @@
 //! text escaped for HTML, as the templates do), inside the shell of the base template
 //! rendered once: a template engine cost more than the rest of a task's files.
 
+use super::RenderError;
 use std::fmt::Write;
 
 use serde_json::Value;
@@ -110,7 +111,7 @@ pub(crate) fn task_html(
     trajectory: &[StepRecord],
     evaluation: Option<&Evaluation>,
     problems: &[Problem],
-) -> Result<String, String> {
+) -> Result<String, RenderError> {
     let depth = record.id.as_str().matches('/').count() + 1;
     // The final screenshot is taken when a desktop session ends (not on a timeout or a
     // cancellation).

@@ -264,7 +264,7 @@ impl Checker<'_> {
             Seconds::Text(t) => match crate::units::parse_duration(&t) {
                 Ok(d) => Some(d),
                 Err(e) => {
-                    self.problem("timeout", e, fix);
+                    self.problem("timeout", e.to_string(), fix);
                     None
                 }
             },

@@ -13,15 +13,18 @@ use std::time::Duration;
 use serde_json::Value;
 use tokio::time::Instant;
 
-use super::config::{ApiType, LlmConfig};
-use super::error::{LlmError, detail_of};
+mod probe;
+mod send;
+
+use super::config::LlmConfig;
+use super::error::LlmError;
 use super::limiter::{Answer, Busy, Limiter, LimiterStats, Verdict};
-use super::retry_hint::{NeverServed, is_rate_limit, never_served, retry_after, retryable_status};
 use super::secret::{ApiKey, redact};
 use super::spend::Spend;
-use super::wire::{Completion, Message, request_body};
+use super::wire::{Message, request_body};
 use crate::backoff::Backoff;
 use crate::units::{Cost, Usage};
+use send::Failure;
 
 /// A successful call.
 #[derive(Clone, Debug)]
@@ -56,16 +59,10 @@ struct Refusal<'a> {
     failure: &'a Failure,
 }
 
-/// A failed request: the error and whether (and when) to try again.
-struct Failure {
-    error: LlmError,
-    transient: bool,
-    /// A rate-limit or overload answer.
-    limited: bool,
-    retry_after: Option<Duration>,
-    /// Set when no connection could be made at all, with the cause in a few words.
-    unreachable: Option<String>,
-}
+/// The HTTP client cannot be made (its TLS backend, the system's settings).
+#[derive(Debug, thiserror::Error)]
+#[error("cannot build the HTTP client: {0}")]
+pub(crate) struct NoHttpClient(reqwest::Error);
 
 /// True when the environment names a proxy for plain HTTP requests (reqwest honours
 /// it; the proxy itself may be spoken to over TLS).
@@ -81,7 +78,7 @@ impl LlmClient {
         config: LlmConfig,
         key: Option<ApiKey>,
         spend: Arc<Spend>,
-    ) -> Result<Self, String> {
+    ) -> Result<Self, NoHttpClient> {
         let mut http = reqwest::Client::builder()
             .timeout(config.timeout)
             .connect_timeout(config.timeout.min(Duration::from_secs(15)))
@@ -105,9 +102,7 @@ impl LlmClient {
                     }
                 }));
         }
-        let http = http
-            .build()
-            .map_err(|e| format!("cannot build the HTTP client: {e}"))?;
+        let http = http.build().map_err(NoHttpClient)?;
         let limiter = Limiter::new(
             config.max_connections,
             config.adaptive,
@@ -126,36 +121,6 @@ impl LlmClient {
     /// The limiter's figures: calls in flight, the limit, rate-limit answers, waiting.
     pub(crate) fn load(&self) -> LimiterStats {
         self.limiter.stats()
-    }
-
-    /// Checks, before a run starts, that the server can be reached at all: any HTTP
-    /// answer to a `GET` of the base URL will do (it costs no tokens); no connection, a
-    /// failed name lookup or TLS handshake is the error, in a few words.
-    pub(crate) async fn probe(&self) -> Result<(), String> {
-        let url = self.config.base_url.trim_end_matches('/').to_string();
-        let request = self
-            .http
-            .get(&url)
-            .timeout(self.config.timeout.min(Duration::from_secs(10)));
-        match request.send().await {
-            Ok(_) => Ok(()),
-            Err(e) if e.is_timeout() => Err(format!(
-                "cannot reach the LLM at {}: no answer within 10s; is the server running? check --llm-base-url",
-                crate::text::without_userinfo(&url)
-            )),
-            // A redirect this client does not follow (to https, see `new`): the
-            // server runs; the address is what to change.
-            Err(e) if e.is_redirect() => Err(format!(
-                "the LLM at {}: {}",
-                crate::text::without_userinfo(&url),
-                self.redact(&root_cause(&e))
-            )),
-            Err(e) => Err(format!(
-                "cannot reach the LLM at {}: {}; is the server running? check --llm-base-url",
-                crate::text::without_userinfo(&url),
-                self.redact(&root_cause(&e))
-            )),
-        }
     }
 
     /// The model asked.
@@ -322,219 +287,9 @@ impl LlmClient {
         self.limiter.add_wait(delay);
     }
 
-    async fn send_once(&self, body: &Value) -> Result<(String, Usage), Failure> {
-        let url = self.config.endpoint();
-        let mut request = self.http.post(&url).json(body);
-        if let Some(key) = &self.key {
-            request = match self.config.api_type {
-                ApiType::OpenAi => request.bearer_auth(key.expose()),
-                ApiType::Azure => request.header("api-key", key.expose()),
-            };
-        }
-        let transient = |message: String| Failure {
-            error: LlmError::Transient(self.redact(&message)),
-            transient: true,
-            limited: false,
-            retry_after: None,
-            unreachable: None,
-        };
-        let response = match request.send().await {
-            Ok(r) => r,
-            Err(e) if e.is_timeout() => {
-                return Err(transient(format!(
-                    "no answer within {}",
-                    humantime::format_duration(self.config.timeout)
-                )));
-            }
-            Err(e) if e.is_connect() => {
-                let cause = self.redact(&root_cause(&e));
-                let mut failure = transient(format!(
-                    "cannot reach {}: {cause}",
-                    crate::text::without_userinfo(&url)
-                ));
-                failure.unreachable = Some(cause);
-                return Err(failure);
-            }
-            Err(e) => {
-                return Err(transient(format!(
-                    "cannot reach {url}: {}",
-                    error_chain(&e)
-                )));
-            }
-        };
-        let status = response.status();
-        let wait = retry_after(response.headers());
-        let text = match read_body(response).await {
-            Ok(t) => t,
-            Err(BodyError::TooLarge) => {
-                return Err(transient(format!(
-                    "the answer was refused: it is larger than {} MiB, far more than any chat reply",
-                    MAX_BODY >> 20
-                )));
-            }
-            Err(BodyError::Http(e)) if e.is_timeout() => {
-                return Err(transient(format!(
-                    "the answer did not finish within {}",
-                    humantime::format_duration(self.config.timeout)
-                )));
-            }
-            Err(BodyError::Http(e)) => {
-                return Err(transient(format!(
-                    "the answer was cut off: {}",
-                    error_chain(&e)
-                )));
-            }
-        };
-        if status.is_success() {
-            return self.parse(&text).map_err(transient);
-        }
-        let code = status.as_u16();
-        let detail = self.redact(&detail_of(&text));
-        let reason = status.canonical_reason().unwrap_or("");
-        let permanent = match never_served(code, &text) {
-            Some(NeverServed::NoQuota) => Some(LlmError::NoQuota {
-                status: code,
-                detail: detail.clone(),
-            }),
-            Some(NeverServed::TooLarge) => Some(LlmError::Rejected {
-                status: code,
-                detail: detail.clone(),
-            }),
-            None => None,
-        };
-        if let Some(error) = permanent {
-            return Err(Failure {
-                error,
-                transient: false,
-                limited: false,
-                retry_after: None,
-                unreachable: None,
-            });
-        }
-        if retryable_status(code) {
-            return Err(Failure {
-                error: LlmError::Transient(format!("{code} {reason}{detail}")),
-                transient: true,
-                limited: is_rate_limit(code, &text),
-                retry_after: wait,
-                unreachable: None,
-            });
-        }
-        let error = match code {
-            401 | 403 => LlmError::Unauthorized {
-                status: code,
-                detail,
-                hint: match &self.key {
-                    Some(_) => format!("check the API key in ${}", self.config.api_key_env),
-                    None => format!(
-                        "the server wants an API key: set ${}",
-                        self.config.api_key_env
-                    ),
-                },
-            },
-            404 => LlmError::NotFound {
-                status: code,
-                url,
-                detail,
-            },
-            _ => LlmError::Rejected {
-                status: code,
-                detail,
-            },
-        };
-        Err(Failure {
-            error,
-            transient: false,
-            limited: false,
-            retry_after: None,
-            unreachable: None,
-        })
-    }
-
-    fn parse(&self, text: &str) -> Result<(String, Usage), String> {
-        let completion: Completion = serde_json::from_str(text).map_err(|e| {
-            format!(
-                "the server's answer is not a chat completion ({e}): {}",
-                crate::text::shorten(text.trim(), 200)
-            )
-        })?;
-        let Some(choice) = completion.choices.into_iter().next() else {
-            return Err("the server's answer has no choices".to_string());
-        };
-        let content = choice
-            .message
-            .content
-            .or(choice.message.refusal)
-            .unwrap_or_default();
-        let usage = completion
-            .usage
-            .map(|u| Usage {
-                prompt_tokens: u.prompt_tokens,
-                completion_tokens: u.completion_tokens,
-            })
-            .unwrap_or_default();
-        Ok((content, usage))
-    }
-
     fn redact(&self, text: &str) -> String {
         redact(text, self.key.as_ref())
     }
-}
-
-/// The largest answer body read: chat replies are kilobytes; a server (or anything
-/// posing as one) that sends more must not take the runner's memory with it.
-const MAX_BODY: usize = 8 << 20;
-
-/// Why an answer body was not read.
-enum BodyError {
-    /// Larger than [`MAX_BODY`].
-    TooLarge,
-    /// The transfer failed.
-    Http(reqwest::Error),
-}
-
-/// The answer body as text, read chunk by chunk up to [`MAX_BODY`].
-async fn read_body(mut response: reqwest::Response) -> Result<String, BodyError> {
-    if response
-        .content_length()
-        .is_some_and(|n| n > MAX_BODY as u64)
-    {
-        return Err(BodyError::TooLarge);
-    }
-    let mut body = Vec::new();
-    while let Some(chunk) = response.chunk().await.map_err(BodyError::Http)? {
-        if body.len() + chunk.len() > MAX_BODY {
-            return Err(BodyError::TooLarge);
-        }
-        body.extend_from_slice(&chunk);
-    }
-    Ok(String::from_utf8_lossy(&body).into_owned())
-}
-
-/// The innermost cause of an error ("Connection refused (os error 111)"): reqwest's
-/// outer layers only say that sending failed.
-fn root_cause(e: &dyn std::error::Error) -> String {
-    let mut cause = e.to_string();
-    let mut source = e.source();
-    while let Some(s) = source {
-        cause = s.to_string();
-        source = s.source();
-    }
-    cause
-}
-
-/// An error and its causes on one line (reqwest's own message is terse).
-fn error_chain(e: &dyn std::error::Error) -> String {
-    let mut parts = vec![e.to_string()];
-    let mut source = e.source();
-    while let Some(s) = source {
-        let text = s.to_string();
-        if !parts.iter().any(|p| p.contains(&text)) {
-            parts.push(text);
-        }
-        source = s.source();
-    }
-    parts.join(": ")
 }
 
 #[cfg(test)]
@@ -564,6 +319,11 @@ mod tests {
         config.base_url = format!("http://127.0.0.1:{port}/v1");
         let client = LlmClient::new(config, None, Arc::new(Spend::default())).unwrap();
         let error = client.probe().await.unwrap_err();
+        assert!(
+            matches!(error, probe::Unreachable::Redirected { .. }),
+            "{error}"
+        );
+        let error = error.to_string();
         assert!(
             error.contains("the server redirects to https://127.0.0.1:9/v1: give that address"),
             "{error}"
