@@ -289,5 +289,6 @@ fn invalid_result(bad: InvalidTask) -> TaskFinished {
     );
     record.status = TaskStatus::Error;
     record.error = Some(format!("invalid task file: {first}{more}"));
+    record.blame = Some(crate::tool::Blame::TaskFile);
     TaskFinished::without_run(record, bad.problems)
 }

@@ -7,6 +7,7 @@ mod cdp;
 mod helpers;
 mod mock_llm;
 
+mod blame;
 mod cancel;
 mod concurrency;
 mod containment;

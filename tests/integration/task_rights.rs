@@ -347,6 +347,8 @@ fn files_that_cannot_be_written_are_the_task_files_fault() {
         assert_eq!(row["status"], "error", "{id}: {row}");
         // Refused before it ran: no attempt, nothing to retry.
         assert_eq!(row["attempts"], 0, "{id}: {row}");
+        let status = out.status(id);
+        assert_eq!(status["blame"], "task_file", "{id}: {status}");
     }
 }
 
