@@ -64,7 +64,10 @@ impl AskError {
     pub(super) fn into_step_error(self, tries: u32) -> (String, crate::session::ErrorKind) {
         use crate::session::ErrorKind;
         match self {
-            Self::Llm(e) if e.is_fatal() => (e.to_string(), ErrorKind::Fatal),
+            Self::Llm(e) if e.is_fatal() => {
+                use crate::tool::Blamed;
+                (e.to_string(), ErrorKind::Fatal(e.blame()))
+            }
             Self::Llm(e) => (e.to_string(), ErrorKind::INFRASTRUCTURE),
             Self::Unusable(last_problem) => (
                 format!(

@@ -44,6 +44,8 @@ pub(crate) struct JudgeFailure {
     pub(crate) reason: String,
     /// True when every task would fail the same way.
     pub(crate) fatal: bool,
+    /// Whose failure it is (the LLM's configuration, or the provider's).
+    pub(crate) blame: crate::tool::Blame,
     /// Tokens used before it failed.
     pub(crate) usage: Usage,
     /// Their cost.
@@ -123,16 +125,20 @@ impl EvaluationAgent {
                 llm,
             }),
             Err(e) => {
-                let (reason, fatal) = match e {
-                    AskError::Llm(e) => (e.to_string(), e.is_fatal()),
+                use crate::tool::{Blame, Blamed};
+                let (reason, fatal, blame) = match e {
+                    AskError::Llm(e) => (e.to_string(), e.is_fatal(), e.blame()),
+                    // The judge's model, not the agent: another try may do better.
                     AskError::Unusable(problem) => (
                         format!("its replies could not be used; last problem: {problem}"),
                         false,
+                        Blame::Environment,
                     ),
                 };
                 Err(JudgeFailure {
                     reason,
                     fatal,
+                    blame,
                     usage,
                     cost,
                     llm,

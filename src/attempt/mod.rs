@@ -463,6 +463,7 @@ async fn body(
                     end,
                     reason: failure.reason,
                     fatal: failure.fatal,
+                    blame: failure.blame,
                 };
             }
         };

@@ -24,6 +24,7 @@ pub(super) enum Ended {
         end: SessionEnd,
         reason: String,
         fatal: bool,
+        blame: Blame,
     },
     /// The wall-clock limit struck; the time waited for the LLM provider is not counted.
     TimedOut { limit: Duration, waited: Duration },
@@ -185,8 +186,9 @@ impl AttemptOutcome {
             ),
             Ended::Session { end, evaluation } => {
                 if let SessionEnd::Error(why, kind) = &end {
-                    retryable = *kind != ErrorKind::Fatal && rule(kind.blame()).retried;
-                    fatal = (*kind == ErrorKind::Fatal).then(|| why.clone());
+                    let stops = matches!(kind, ErrorKind::Fatal(_));
+                    retryable = !stops && rule(kind.blame()).retried;
+                    fatal = stops.then(|| why.clone());
                     blame = Some(kind.blame());
                 }
                 let (status, reason) = session_status(&end, evaluation.as_ref());
@@ -196,14 +198,11 @@ impl AttemptOutcome {
                 end,
                 reason,
                 fatal: is_fatal,
+                blame: whose,
             } => {
                 let session = end.describe();
-                retryable = !is_fatal;
-                blame = Some(if is_fatal {
-                    Blame::Config
-                } else {
-                    Blame::Environment
-                });
+                retryable = !is_fatal && rule(whose).retried;
+                blame = Some(whose);
                 fatal = is_fatal.then(|| reason.clone());
                 let why = format!("the session {session}, but the LLM judge failed: {reason}");
                 (TaskStatus::Error, Some(why), None)

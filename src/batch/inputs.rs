@@ -169,6 +169,17 @@ fn inputs_of(task: &Task, config: &RunSettings, shared: &SharedSettings) -> Inpu
     }
     if let Some(llm) = config.llm.as_ref().filter(|_| uses_llm(task, config)) {
         set("model", llm.model.clone());
+        // A key the server refused is kept on resume as the configuration's error
+        // until it changes.
+        if let Some(key) = std::env::var(&llm.api_key_env)
+            .ok()
+            .filter(|k| !k.is_empty())
+        {
+            set(
+                "api_key",
+                format!("${}#{}", llm.api_key_env, fingerprint(&key)),
+            );
+        }
         set("base_url", crate::text::without_userinfo(&llm.base_url));
         set("api_type", format!("{:?}", llm.api_type).to_lowercase());
         set("temperature", llm.temperature.to_string());

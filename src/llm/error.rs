@@ -100,6 +100,18 @@ pub(crate) enum LlmError {
     },
 }
 
+impl crate::tool::Blamed for LlmError {
+    /// A key or a model the server refuses is the run's configuration (a resumed run
+    /// keeps the task's error until the key, the model or the URL changes); anything
+    /// else is the provider's or the network's.
+    fn blame(&self) -> crate::tool::Blame {
+        match self {
+            Self::Unauthorized { .. } | Self::NotFound { .. } => crate::tool::Blame::Config,
+            _ => crate::tool::Blame::Environment,
+        }
+    }
+}
+
 impl LlmError {
     /// True for failures that will recur on every task (wrong key, wrong model), so the
     /// run should stop scheduling instead of failing every task the same way.

@@ -15,9 +15,9 @@ pub(crate) enum ErrorKind {
     /// Whose failure it is: the agent's (replies that could not be used) fails the
     /// task; any other's is an `error`.
     Blamed(Blame),
-    /// The run's configuration, and every other task would fail the same way (wrong
-    /// key, unknown model): an `error`, and the run stops scheduling.
-    Fatal,
+    /// Every other task would fail the same way (wrong key, unknown model, the server
+    /// down): an `error`, whose it is, and the run stops scheduling.
+    Fatal(Blame),
 }
 
 impl ErrorKind {
@@ -30,8 +30,7 @@ impl ErrorKind {
     /// Whose failure it is.
     pub(crate) fn blame(self) -> Blame {
         match self {
-            Self::Blamed(blame) => blame,
-            Self::Fatal => Blame::Config,
+            Self::Blamed(blame) | Self::Fatal(blame) => blame,
         }
     }
 }

@@ -228,6 +228,37 @@ fn a_wrong_key_stops_the_run_and_is_never_written_anywhere() {
         run["config"]["llm"]["api_key"],
         "set (from $OPENAI_API_KEY)"
     );
+    // The configuration's error: kept by a resumed run while the key is the same, run
+    // again once it changes.
+    assert_eq!(a["blame"], "config", "{a}");
+    let resume = |key: &str| {
+        p.cmd_env(
+            &[
+                "run",
+                "tasks",
+                "--llm-base-url",
+                &url,
+                "--jobs",
+                "1",
+                "--progress",
+                "lines",
+            ],
+            &[("OPENAI_API_KEY", key)],
+        )
+    };
+    let again = resume(secret);
+    assert_eq!(
+        again.status("a")["attempts"].as_array().unwrap().len(),
+        1,
+        "kept"
+    );
+    let changed = resume("sk-test-OTHER-0123456789abcdef");
+    assert_eq!(
+        changed.status("a")["attempts"].as_array().unwrap().len(),
+        2,
+        "{}",
+        changed.stderr
+    );
 }
 
 #[test]
