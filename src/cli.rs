@@ -432,6 +432,8 @@ fn parse_save_experience(s: &str) -> Result<crate::experience::SaveExperience, S
     s.parse()
 }
 
-fn parse_sandbox(s: &str) -> Result<crate::executor::sandbox::SandboxMode, String> {
+fn parse_sandbox(
+    s: &str,
+) -> Result<crate::executor::sandbox::SandboxMode, crate::executor::sandbox::SandboxError> {
     s.parse()
 }

@@ -34,7 +34,7 @@ pub(crate) fn harden(options: &crate::setup::Options) -> Result<(), String> {
     }
     landlock(&options.dirs)?;
     seccomp(options.desktop)?;
-    crate::caps::drop_all()
+    crate::caps::drop_all().map_err(|e| e.to_string())
 }
 
 /// Landlock, as far as this kernel offers it: read everywhere, write only in `dirs` and
@@ -90,5 +90,5 @@ fn seccomp(unix_sockets: bool) -> Result<(), String> {
             ERRNO | libc::EACCES as u32
         }),
     ];
-    crate::bpf::install(&program)
+    crate::bpf::install(&program).map_err(|e| e.to_string())
 }
