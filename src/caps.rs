@@ -87,19 +87,24 @@ impl CapSets {
     }
 }
 
+/// Capabilities that cannot be dropped.
+#[derive(Debug, thiserror::Error)]
+#[error("cannot drop capabilities: {0}")]
+pub(crate) struct DropError(#[source] std::io::Error);
+
 /// No capability left: the bounding set emptied (so that no later `exec` regains one,
 /// as root's would), the ambient set cleared, and the effective, permitted and
 /// inheritable sets zeroed.
-pub(crate) fn drop_all() -> Result<(), String> {
-    let failed = |what: &str| format!("{what}: {}", std::io::Error::last_os_error());
+pub(crate) fn drop_all() -> Result<(), DropError> {
     for cap in 0..64 {
         // SAFETY: prctl only changes this process; EINVAL past the last capability.
         let ret = unsafe { libc::prctl(libc::PR_CAPBSET_DROP, cap, 0, 0, 0) };
         if ret < 0 {
-            if std::io::Error::last_os_error().raw_os_error() == Some(libc::EINVAL) {
+            let e = std::io::Error::last_os_error();
+            if e.raw_os_error() == Some(libc::EINVAL) {
                 break;
             }
-            return Err(failed("cannot drop capabilities"));
+            return Err(DropError(e));
         }
     }
     // SAFETY: as above.
@@ -112,7 +117,5 @@ pub(crate) fn drop_all() -> Result<(), String> {
             0,
         );
     }
-    CapSets::default()
-        .apply_to_this_thread()
-        .map_err(|e| format!("cannot drop capabilities: {e}"))
+    CapSets::default().apply_to_this_thread().map_err(DropError)
 }

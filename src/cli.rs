@@ -434,6 +434,8 @@ fn parse_save_experience(
     s.parse()
 }
 
-fn parse_sandbox(s: &str) -> Result<crate::executor::sandbox::SandboxMode, String> {
+fn parse_sandbox(
+    s: &str,
+) -> Result<crate::executor::sandbox::SandboxMode, crate::executor::sandbox::SandboxError> {
     s.parse()
 }

@@ -20,7 +20,7 @@ pub(super) fn sandbox_exec(args: &SandboxExecArgs) -> Result<u8, Error> {
         return Ok(126);
     };
     // The command's process: its stderr is the command's, read by the runner.
-    let start = |ready: Result<(), String>| {
+    let start = |ready: Result<(), sandbox::ConfineError>| {
         let why = ready.map_or_else(|e| e, |()| become_command());
         eprintln!("ufo-batch sandbox: {why}");
     };

@@ -200,13 +200,13 @@ pub(crate) async fn prepare(config: &RunSettings) -> Result<Prepared, BatchError
             .collect();
     }
     let probed = match probing {
-        Ok(probe) => probe
-            .join()
-            .unwrap_or_else(|_| Err("internal error: the sandbox probe panicked".to_string())),
+        Ok(probe) => probe.join().map_err(|_| {
+            BatchError::Refused("internal error: the sandbox probe panicked".to_string())
+        })?,
         // No thread to spare: probed here.
         Err(_) => sandbox::resolve(config.sandbox, shim.as_deref()),
     };
-    let (sandbox, sandbox_warning) = probed.map_err(BatchError::Refused)?;
+    let (sandbox, sandbox_warning) = probed.map_err(|e| BatchError::Refused(e.to_string()))?;
     let layout = RunLayout::new(&config.run_dir);
     let resumed = plan_resume(&layout, loaded.tasks, config.resume)?;
     let spend = Arc::new(Spend::default());

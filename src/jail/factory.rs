@@ -7,6 +7,9 @@
 //! The factory's socket is a plain blocking one behind a mutex, so that any runtime (the
 //! run's, a test's) can use it; a jail is asked for on a blocking thread. A factory that
 //! died is started again for the next jail.
+//!
+//! The probe of a run's start (can a jail be made here?) lives here too: it is the same
+//! blocking conversation, with one jail the factory makes.
 
 use std::os::fd::{AsRawFd, OwnedFd};
 use std::os::unix::net::UnixStream;
@@ -15,10 +18,13 @@ use std::process::{Child, Command, Stdio};
 use std::sync::Mutex;
 use std::time::Duration;
 
+use super::error::JailError;
 use super::protocol::{Event, Inbox, Request, frame, recv_with_fds, send_with_fds};
 
 /// How long the factory may take to answer.
 const ANSWER_TIMEOUT: Duration = Duration::from_secs(20);
+/// How long a jail may take to be ready.
+pub(super) const START_TIMEOUT: Duration = Duration::from_secs(20);
 
 /// The running factory, if one was started.
 static FACTORY: Mutex<Option<Factory>> = Mutex::new(None);
@@ -99,7 +105,7 @@ pub(crate) fn make(
     binary: &Path,
     args: &[String],
     control: OwnedFd,
-) -> Result<JailProcess, String> {
+) -> Result<JailProcess, JailError> {
     let mut factory = FACTORY.lock().unwrap_or_else(|p| p.into_inner());
     // A factory that ended (killed) is replaced; so is one of another binary (tests).
     let usable = factory.as_mut().is_some_and(|f| {
@@ -109,7 +115,7 @@ pub(crate) fn make(
         *factory = Some(Factory::start(binary)?);
     }
     let Some(f) = factory.as_mut() else {
-        return Err("the jail factory did not start".to_string());
+        return Err(JailError::FactoryNotStarted);
     };
     match f.make(args, &control) {
         Ok(made) => Ok(made),
@@ -140,10 +146,66 @@ pub(crate) fn close() {
     }
 }
 
+/// Checks that a jail can be made here: has the factory make one on a scratch folder,
+/// and ends it.
+pub(crate) fn probe(binary: &Path) -> Result<(), JailError> {
+    use std::io::{Read, Write};
+    let scratch = std::env::temp_dir().join(format!(".ufo-batch-probe-{}", std::process::id()));
+    std::fs::create_dir_all(&scratch).map_err(|source| JailError::Scratch {
+        path: scratch.clone(),
+        source,
+    })?;
+    let (mut ours, theirs) = UnixStream::pair().map_err(JailError::Socket)?;
+    let args = ["--rw".to_string(), scratch.to_string_lossy().into_owned()];
+    let child = make(binary, &args, OwnedFd::from(theirs))?;
+    let deadline = std::time::Instant::now() + START_TIMEOUT;
+    let mut inbox = Inbox::default();
+    let mut buf = [0u8; 4096];
+    let event = loop {
+        if let Ok(Some(payload)) = inbox.next_frame() {
+            break Event::decode(&payload).ok().map(Ok);
+        }
+        let left = deadline.saturating_duration_since(std::time::Instant::now());
+        if left.is_zero() {
+            break Some(Err(JailError::NotReady(START_TIMEOUT)));
+        }
+        let _ = ours.set_read_timeout(Some(left));
+        match ours.read(&mut buf) {
+            Ok(0) => break None,
+            Ok(n) => inbox.push(&buf[..n], Vec::new()),
+            // A socket with a read timeout is interrupted by any signal the process
+            // handles (SA_RESTART does not apply), such as another child's SIGCHLD.
+            Err(e) if read_again(&e) => {}
+            Err(e) => break Some(Err(JailError::Read(e))),
+        }
+    };
+    let _ = ours.write_all(&frame(&Request::End.encode()));
+    drop(ours);
+    child.wait_blocking(START_TIMEOUT);
+    let _ = std::fs::remove_dir(&scratch);
+    match event {
+        Some(Ok(Event::Ready)) => Ok(()),
+        Some(Ok(Event::Fatal { message })) => Err(JailError::Refused(message)),
+        Some(Err(why)) => Err(why),
+        _ => Err(JailError::EndedBeforeReady),
+    }
+}
+
+/// True when a read of a socket with a timeout failed only for now: a signal the process
+/// handles interrupted it (SA_RESTART does not apply to such reads), or its timeout
+/// passed (the caller's deadline decides).
+fn read_again(e: &std::io::Error) -> bool {
+    matches!(
+        e.kind(),
+        std::io::ErrorKind::Interrupted
+            | std::io::ErrorKind::WouldBlock
+            | std::io::ErrorKind::TimedOut
+    )
+}
+
 impl Factory {
-    fn start(binary: &Path) -> Result<Self, String> {
-        let (ours, theirs) =
-            UnixStream::pair().map_err(|e| format!("cannot make a socket: {e}"))?;
+    fn start(binary: &Path) -> Result<Self, JailError> {
+        let (ours, theirs) = UnixStream::pair().map_err(JailError::Socket)?;
         let process = Command::new(binary)
             .arg("--zygote")
             .env_clear()
@@ -151,9 +213,12 @@ impl Factory {
             .stdout(Stdio::null())
             .stderr(Stdio::null())
             .spawn()
-            .map_err(|e| format!("cannot start {}: {e}", binary.display()))?;
+            .map_err(|source| JailError::StartFactory {
+                binary: binary.to_path_buf(),
+                source,
+            })?;
         ours.set_read_timeout(Some(ANSWER_TIMEOUT))
-            .map_err(|e| format!("cannot use the jail factory's socket: {e}"))?;
+            .map_err(JailError::FactorySocket)?;
         Ok(Self {
             binary: binary.to_path_buf(),
             socket: ours,
@@ -162,13 +227,13 @@ impl Factory {
         })
     }
 
-    fn make(&mut self, args: &[String], control: &OwnedFd) -> Result<JailProcess, String> {
+    fn make(&mut self, args: &[String], control: &OwnedFd) -> Result<JailProcess, JailError> {
         let request = Request::Make {
             args: args.iter().map(|a| a.as_bytes().to_vec()).collect(),
         };
         let bytes = frame(&request.encode());
         let fd = self.socket.as_raw_fd();
-        let gone = |e: std::io::Error| format!("the jail factory is gone: {e}");
+        let gone = JailError::FactoryGone;
         let mut sent = send_with_fds(fd, &bytes, &[control.as_raw_fd()]).map_err(gone)?;
         while sent < bytes.len() {
             sent += send_with_fds(fd, &bytes[sent..], &[]).map_err(gone)?;
@@ -180,24 +245,22 @@ impl Factory {
                 return match Event::decode(&payload).map_err(gone)? {
                     Event::Made { pid } => match self.inbox.fds.pop_front() {
                         Some(pidfd) => Ok(JailProcess { pid, pidfd }),
-                        None => Err("the jail factory sent no pidfd".to_string()),
+                        None => Err(JailError::NoPidfd),
                     },
-                    Event::Fatal { message } => Err(message),
-                    other => Err(format!("the jail factory answered {other:?}")),
+                    Event::Fatal { message } => Err(JailError::Refused(message)),
+                    other => Err(JailError::UnexpectedAnswer(other)),
                 };
             }
             if std::time::Instant::now() > deadline {
-                return Err(format!(
-                    "the jail factory did not answer within {ANSWER_TIMEOUT:?}"
-                ));
+                return Err(JailError::FactorySilent(ANSWER_TIMEOUT));
             }
             let mut fds = Vec::new();
             match recv_with_fds(fd, &mut buf, &mut fds) {
-                Ok(0) => return Err("the jail factory ended".to_string()),
+                Ok(0) => return Err(JailError::FactoryEnded),
                 Ok(n) => self.inbox.push(&buf[..n], fds),
                 // A signal the runner handles (a child's SIGCHLD) interrupts the read;
                 // the read's own timeout ends in the deadline above.
-                Err(e) if super::read_again(&e) => {}
+                Err(e) if read_again(&e) => {}
                 Err(e) => return Err(gone(e)),
             }
         }

@@ -6,6 +6,7 @@
 //!
 //! One background task reads the jail's events and hands each to whoever waits for it.
 
+mod error;
 mod factory;
 mod protocol;
 
@@ -19,14 +20,14 @@ use tokio::io::Interest;
 use tokio::net::UnixStream;
 use tokio::sync::oneshot;
 
-use factory::JailProcess;
-pub(crate) use factory::close as close_factory;
+use error::Gone;
+pub(crate) use error::JailError;
+use factory::{JailProcess, START_TIMEOUT};
+pub(crate) use factory::{close as close_factory, probe};
 use protocol::{Event, Inbox, Request, frame, recv_with_fds, send_with_fds};
 
 /// The jail binary's name, found beside the runner's.
 const JAIL_BINARY: &str = "ufo-batch-jail";
-/// How long a jail may take to be ready.
-const START_TIMEOUT: Duration = Duration::from_secs(20);
 
 /// How a jailed command ended.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -97,11 +98,11 @@ impl JailOptions {
 /// Waiters for the jail's events.
 #[derive(Default)]
 struct Waiters {
-    started: HashMap<u64, oneshot::Sender<Result<(), String>>>,
+    started: HashMap<u64, oneshot::Sender<Result<(), JailError>>>,
     exited: HashMap<u64, oneshot::Sender<JailExit>>,
     ended: Option<oneshot::Sender<u32>>,
     /// Set once the jail is gone, with why.
-    gone: Option<String>,
+    gone: Option<Gone>,
 }
 
 struct Shared {
@@ -125,18 +126,6 @@ pub(crate) struct JailedCommand {
     pub(crate) exit: oneshot::Receiver<JailExit>,
 }
 
-/// True when a read of a socket with a timeout failed only for now: a signal the process
-/// handles interrupted it (SA_RESTART does not apply to such reads), or its timeout
-/// passed (the caller's deadline decides).
-fn read_again(e: &std::io::Error) -> bool {
-    matches!(
-        e.kind(),
-        std::io::ErrorKind::Interrupted
-            | std::io::ErrorKind::WouldBlock
-            | std::io::ErrorKind::TimedOut
-    )
-}
-
 /// The jail binary beside the current executable (or one folder up: unit tests run from
 /// `target/debug/deps`).
 pub(crate) fn jail_binary() -> Option<PathBuf> {
@@ -147,55 +136,9 @@ pub(crate) fn jail_binary() -> Option<PathBuf> {
         .find(|p| p.is_file())
 }
 
-/// Checks that a jail can be made here: has the factory make one on a scratch folder,
-/// and ends it.
-pub(crate) fn probe(binary: &Path) -> Result<(), String> {
-    use std::io::{Read, Write};
-    let scratch = std::env::temp_dir().join(format!(".ufo-batch-probe-{}", std::process::id()));
-    std::fs::create_dir_all(&scratch)
-        .map_err(|e| format!("cannot make {}: {e}", scratch.display()))?;
-    let (mut ours, theirs) =
-        std::os::unix::net::UnixStream::pair().map_err(|e| format!("cannot make a socket: {e}"))?;
-    let args = ["--rw".to_string(), scratch.to_string_lossy().into_owned()];
-    let child = factory::make(binary, &args, OwnedFd::from(theirs))?;
-    let deadline = std::time::Instant::now() + START_TIMEOUT;
-    let mut inbox = Inbox::default();
-    let mut buf = [0u8; 4096];
-    let event = loop {
-        if let Ok(Some(payload)) = inbox.next_frame() {
-            break Event::decode(&payload).ok().map(Ok);
-        }
-        let left = deadline.saturating_duration_since(std::time::Instant::now());
-        if left.is_zero() {
-            break Some(Err(format!(
-                "the jail was not ready within {START_TIMEOUT:?}"
-            )));
-        }
-        let _ = ours.set_read_timeout(Some(left));
-        match ours.read(&mut buf) {
-            Ok(0) => break None,
-            Ok(n) => inbox.push(&buf[..n], Vec::new()),
-            // A socket with a read timeout is interrupted by any signal the process
-            // handles (SA_RESTART does not apply), such as another child's SIGCHLD.
-            Err(e) if read_again(&e) => {}
-            Err(e) => break Some(Err(format!("cannot read the jail's socket: {e}"))),
-        }
-    };
-    let _ = ours.write_all(&frame(&Request::End.encode()));
-    drop(ours);
-    child.wait_blocking(START_TIMEOUT);
-    let _ = std::fs::remove_dir(&scratch);
-    match event {
-        Some(Ok(Event::Ready)) => Ok(()),
-        Some(Ok(Event::Fatal { message })) => Err(message),
-        Some(Err(why)) => Err(why),
-        _ => Err("the jail ended before it was ready".to_string()),
-    }
-}
-
 impl Jail {
     /// Starts a jail whose commands may write only in `writable`.
-    pub(crate) async fn start(binary: &Path, writable: &[PathBuf]) -> Result<Jail, String> {
+    pub(crate) async fn start(binary: &Path, writable: &[PathBuf]) -> Result<Jail, JailError> {
         let options = JailOptions {
             writable: writable.to_vec(),
             ..JailOptions::default()
@@ -204,20 +147,20 @@ impl Jail {
     }
 
     /// Starts a jail as `options` say.
-    pub(crate) async fn start_with(binary: &Path, options: &JailOptions) -> Result<Jail, String> {
-        let (ours, theirs) = std::os::unix::net::UnixStream::pair()
-            .map_err(|e| format!("cannot make a socket: {e}"))?;
+    pub(crate) async fn start_with(
+        binary: &Path,
+        options: &JailOptions,
+    ) -> Result<Jail, JailError> {
+        let (ours, theirs) = std::os::unix::net::UnixStream::pair().map_err(JailError::Socket)?;
         let args = options.args();
         let binary = binary.to_path_buf();
         let process = tokio::task::spawn_blocking(move || {
             factory::make(&binary, &args, OwnedFd::from(theirs))
         })
         .await
-        .map_err(|e| format!("cannot start a jail: {e}"))??;
-        ours.set_nonblocking(true)
-            .map_err(|e| format!("cannot use the jail's socket: {e}"))?;
-        let socket =
-            UnixStream::from_std(ours).map_err(|e| format!("cannot use the jail's socket: {e}"))?;
+        .map_err(JailError::Join)??;
+        ours.set_nonblocking(true).map_err(JailError::UseSocket)?;
+        let socket = UnixStream::from_std(ours).map_err(JailError::UseSocket)?;
         let shared = Arc::new(Shared {
             socket,
             waiters: Mutex::new(Waiters::default()),
@@ -233,13 +176,13 @@ impl Jail {
         match tokio::time::timeout(START_TIMEOUT, ready_rx).await {
             Ok(Ok(Ok(()))) => Ok(jail),
             Ok(Ok(Err(why))) => Err(why),
-            Ok(Err(_)) => Err("the jail ended before it was ready".to_string()),
-            Err(_) => Err(format!("the jail was not ready within {START_TIMEOUT:?}")),
+            Ok(Err(_)) => Err(JailError::EndedBeforeReady),
+            Err(_) => Err(JailError::NotReady(START_TIMEOUT)),
         }
     }
 
     /// Starts a command; returns once it runs (or why it cannot).
-    pub(crate) async fn spawn(&mut self, spec: JailSpawn<'_>) -> Result<JailedCommand, String> {
+    pub(crate) async fn spawn(&mut self, spec: JailSpawn<'_>) -> Result<JailedCommand, JailError> {
         self.next_id += 1;
         let id = self.next_id;
         let request = Request::Run {
@@ -260,7 +203,7 @@ impl Jail {
         {
             let mut waiters = self.waiters();
             if let Some(why) = &waiters.gone {
-                return Err(why.clone());
+                return Err(why.clone().into());
             }
             waiters.started.insert(id, started_tx);
             waiters.exited.insert(id, exit_tx);
@@ -306,14 +249,17 @@ impl Jail {
         Some(self.process.pid())
     }
 
-    /// True once the jail is gone (killed, or its init died).
+    /// Why the jail is gone (killed, or its init died), once it is: in words, for a
+    /// command's wait, which reports an I/O error.
     pub(crate) fn gone(&self) -> Option<String> {
-        self.waiters().gone.clone()
+        self.waiters().gone.as_ref().map(Gone::to_string)
     }
 
-    fn gone_reason(&self) -> String {
-        self.gone()
-            .unwrap_or_else(|| "the jail ended unexpectedly".to_string())
+    fn gone_reason(&self) -> JailError {
+        self.waiters()
+            .gone
+            .clone()
+            .map_or(JailError::EndedUnexpectedly, JailError::Gone)
     }
 
     fn waiters(&self) -> std::sync::MutexGuard<'_, Waiters> {
@@ -323,22 +269,19 @@ impl Jail {
             .unwrap_or_else(|p| p.into_inner())
     }
 
-    async fn send(&self, request: &Request, fds: &[std::os::fd::RawFd]) -> Result<(), String> {
+    async fn send(&self, request: &Request, fds: &[std::os::fd::RawFd]) -> Result<(), JailError> {
         let bytes = frame(&request.encode());
         let socket = &self.shared.socket;
         let mut sent = 0;
         while sent < bytes.len() {
-            socket
-                .writable()
-                .await
-                .map_err(|e| format!("the jail's socket failed: {e}"))?;
+            socket.writable().await.map_err(JailError::SocketFailed)?;
             let with = if sent == 0 { fds } else { &[] };
             match socket.try_io(Interest::WRITABLE, || {
                 send_with_fds(socket.as_raw_fd(), &bytes[sent..], with)
             }) {
                 Ok(n) => sent += n,
                 Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {}
-                Err(e) => return Err(format!("the jail is gone: {e}")),
+                Err(e) => return Err(JailError::Send(e)),
             }
         }
         Ok(())
@@ -346,24 +289,24 @@ impl Jail {
 }
 
 /// Reads the jail's events until it is gone, handing each to its waiter.
-async fn read_events(shared: Arc<Shared>, ready: oneshot::Sender<Result<(), String>>) {
+async fn read_events(shared: Arc<Shared>, ready: oneshot::Sender<Result<(), JailError>>) {
     let mut ready = Some(ready);
     let mut inbox = Inbox::default();
     // Events are a few bytes each; a frame larger than this comes in several reads.
     let mut buf = vec![0u8; 2 * 1024];
     let why = loop {
         if shared.socket.readable().await.is_err() {
-            break "the jail's socket failed".to_string();
+            break Gone::Broken;
         }
         let mut fds = Vec::new();
         let got = shared.socket.try_io(Interest::READABLE, || {
             recv_with_fds(shared.socket.as_raw_fd(), &mut buf, &mut fds)
         });
         match got {
-            Ok(0) => break "the jail ended".to_string(),
+            Ok(0) => break Gone::Ended,
             Ok(n) => inbox.push(&buf[..n], fds),
             Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => continue,
-            Err(e) => break format!("the jail's socket failed: {e}"),
+            Err(e) => break Gone::Socket(Arc::new(e)),
         }
         while let Ok(Some(payload)) = inbox.next_frame() {
             let Ok(event) = Event::decode(&payload) else {
@@ -378,7 +321,7 @@ async fn read_events(shared: Arc<Shared>, ready: oneshot::Sender<Result<(), Stri
                 }
                 Event::Fatal { message } => {
                     if let Some(tx) = ready.take() {
-                        let _ = tx.send(Err(format!("the task's jail cannot be made: {message}")));
+                        let _ = tx.send(Err(JailError::Fatal(message)));
                     }
                 }
                 Event::Started { id } => {
@@ -389,7 +332,7 @@ async fn read_events(shared: Arc<Shared>, ready: oneshot::Sender<Result<(), Stri
                 Event::SpawnFailed { id, message } => {
                     w.exited.remove(&id);
                     if let Some(tx) = w.started.remove(&id) {
-                        let _ = tx.send(Err(message));
+                        let _ = tx.send(Err(JailError::SpawnFailed(message)));
                     }
                 }
                 Event::Exited { id, code, signal } => {
@@ -414,7 +357,7 @@ async fn read_events(shared: Arc<Shared>, ready: oneshot::Sender<Result<(), Stri
     w.ended.take();
     drop(w);
     if let Some(tx) = ready.take() {
-        let _ = tx.send(Err(format!("the task's jail cannot be made: {why}")));
+        let _ = tx.send(Err(JailError::NotMade(why)));
     }
 }
 
@@ -451,6 +394,6 @@ mod tests {
         let probed = super::probe(&binary);
         stop.store(true, Ordering::Relaxed);
         pinger.join().unwrap();
-        assert_eq!(probed, Ok(()));
+        assert!(probed.is_ok(), "{probed:?}");
     }
 }

@@ -5,7 +5,7 @@
 
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 
-use crate::setup::os_error;
+use crate::error::SysError;
 
 /// SIGCHLD as a descriptor to poll.
 pub(crate) struct ChildSignals(OwnedFd);
@@ -20,7 +20,7 @@ pub(crate) struct Ready {
 
 impl ChildSignals {
     /// Blocks SIGCHLD for this process and opens a signalfd for it.
-    pub(crate) fn open() -> Result<Self, String> {
+    pub(crate) fn open() -> Result<Self, SysError> {
         // SAFETY: plain signal-mask calls; the set is initialised before use.
         unsafe {
             let mut set: libc::sigset_t = std::mem::zeroed();
@@ -29,7 +29,7 @@ impl ChildSignals {
             libc::sigprocmask(libc::SIG_BLOCK, &set, std::ptr::null_mut());
             let fd = libc::signalfd(-1, &set, libc::SFD_CLOEXEC | libc::SFD_NONBLOCK);
             if fd < 0 {
-                return Err(os_error("cannot watch child processes"));
+                return Err(SysError::last("cannot watch child processes"));
             }
             Ok(Self(OwnedFd::from_raw_fd(fd)))
         }

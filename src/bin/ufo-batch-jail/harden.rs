@@ -10,7 +10,8 @@ use landlock::{
     Scope, path_beneath_rules,
 };
 
-use crate::setup::check;
+use crate::error::{SetupError, SysError};
+use crate::options::Options;
 
 /// Devices and folders besides the task's own that a command may write.
 const WRITABLE_DEVICES: &[&str] = &[
@@ -23,23 +24,25 @@ const WRITABLE_DEVICES: &[&str] = &[
     "/dev/shm",
 ];
 
-pub(crate) fn harden(options: &crate::setup::Options) -> Result<(), String> {
+/// Takes away what the module's documentation says, from this process and so from every
+/// command it starts.
+pub(crate) fn harden(options: &Options) -> Result<(), SetupError> {
     // SAFETY: prctl only changes this process.
     unsafe {
         libc::prctl(libc::PR_SET_DUMPABLE, 0, 0, 0, 0);
-        check(
+        SysError::check(
             libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) as libc::c_long,
             "cannot forbid new privileges",
         )?;
     }
     landlock(&options.dirs)?;
     seccomp(options.desktop)?;
-    crate::caps::drop_all()
+    Ok(crate::caps::drop_all()?)
 }
 
 /// Landlock, as far as this kernel offers it: read everywhere, write only in `dirs` and
 /// a few devices, no signals or abstract Unix sockets out of the jail.
-fn landlock(dirs: &[String]) -> Result<(), String> {
+fn landlock(dirs: &[String]) -> Result<(), SetupError> {
     let abi = ABI::V7;
     let ruleset = Ruleset::default()
         .set_compatibility(CompatLevel::BestEffort)
@@ -55,16 +58,14 @@ fn landlock(dirs: &[String]) -> Result<(), String> {
             ))
         })
         .and_then(|r| r.restrict_self());
-    ruleset
-        .map(|_| ())
-        .map_err(|e| format!("cannot set up Landlock: {e}"))
+    ruleset.map(|_| ()).map_err(SetupError::Landlock)
 }
 
 /// seccomp: `socket(AF_UNIX, ...)` fails with EACCES (socketpair stays) unless
 /// `unix_sockets` (a desktop's jail, whose view hides the machine's sockets), the
 /// keyring calls with EPERM, and system calls of another architecture (a 32-bit
 /// `socketcall` would get around the first rule) with ENOSYS.
-fn seccomp(unix_sockets: bool) -> Result<(), String> {
+fn seccomp(unix_sockets: bool) -> Result<(), crate::bpf::InstallError> {
     use crate::bpf::{ALLOW, ARCH, ARCH_AT, ERRNO, NR, Op, X32_BIT, arg};
     let foreign = ERRNO | libc::ENOSYS as u32;
     let program = [

@@ -16,8 +16,10 @@ use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 use std::process::ExitCode;
 
 use crate::children::ChildSignals;
+use crate::control::CONTROL;
+use crate::error::{SysError, ZygoteError};
 use crate::protocol::{Event, Inbox, Request, frame, recv_with_fds, send_with_fds};
-use crate::setup::{self, os_error};
+use crate::setup;
 
 /// The runner's socket: the factory's standard input.
 const RUNNER: RawFd = 0;
@@ -26,6 +28,7 @@ const RUNNER: RawFd = 0;
 /// runner decides when things end); its jails start with them as a fresh program would.
 const JOB_SIGNALS: [libc::c_int; 4] = [libc::SIGTERM, libc::SIGINT, libc::SIGHUP, libc::SIGQUIT];
 
+/// Serves the runner until its socket closes.
 pub(crate) fn main() -> ExitCode {
     let children = match ChildSignals::open() {
         Ok(fd) => fd,
@@ -74,11 +77,17 @@ pub(crate) fn main() -> ExitCode {
             };
             let reply = match (Request::decode(&payload), inbox.fds.pop_front()) {
                 (Ok(Request::Make { args }), Some(control)) => make(args, control),
-                _ => Err("the factory was sent something other than a jail to make".to_string()),
+                _ => Err(ZygoteError::NotAJail),
             };
             let (event, pidfd) = match reply {
                 Ok((pid, pidfd)) => (Event::Made { pid }, Some(pidfd)),
-                Err(message) => (Event::Fatal { message }, None),
+                // The runner gets words (its side says whose failure it is).
+                Err(e) => (
+                    Event::Fatal {
+                        message: e.to_string(),
+                    },
+                    None,
+                ),
             };
             let fds: Vec<RawFd> = pidfd.iter().map(AsRawFd::as_raw_fd).collect();
             if send(&frame(&event.encode()), &fds).is_err() {
@@ -101,15 +110,15 @@ fn send(bytes: &[u8], fds: &[RawFd]) -> std::io::Result<()> {
 }
 
 /// Forks the jail: the child becomes it, on `control`; returns its pid and a pidfd.
-fn make(args: Vec<Vec<u8>>, control: OwnedFd) -> Result<(u32, OwnedFd), String> {
+fn make(args: Vec<Vec<u8>>, control: OwnedFd) -> Result<(u32, OwnedFd), ZygoteError> {
     let args = args
         .into_iter()
-        .map(|a| String::from_utf8(a).map_err(|_| "a jail argument is not UTF-8".to_string()))
-        .collect::<Result<Vec<String>, String>>()?;
+        .map(|a| String::from_utf8(a).map_err(|_| ZygoteError::NotUtf8))
+        .collect::<Result<Vec<String>, ZygoteError>>()?;
     // SAFETY: fork in a single-threaded process; the child continues in plain Rust.
     let pid = unsafe { libc::fork() };
     if pid < 0 {
-        return Err(os_error("cannot fork a jail"));
+        return Err(SysError::last("cannot fork a jail").into());
     }
     if pid == 0 {
         // SAFETY: the child sets itself up as a freshly started jail would be: its
@@ -118,7 +127,7 @@ fn make(args: Vec<Vec<u8>>, control: OwnedFd) -> Result<(u32, OwnedFd), String> 
         // them), no signal blocked, default dispositions for the signals the factory
         // ignores.
         unsafe {
-            libc::dup2(control.as_raw_fd(), setup::CONTROL);
+            libc::dup2(control.as_raw_fd(), CONTROL);
             libc::syscall(libc::SYS_close_range, 3, libc::c_uint::MAX, 0);
             let mut none: libc::sigset_t = std::mem::zeroed();
             libc::sigemptyset(&mut none);
@@ -136,10 +145,10 @@ fn make(args: Vec<Vec<u8>>, control: OwnedFd) -> Result<(u32, OwnedFd), String> 
     // SAFETY: pidfd_open on our own child, which cannot have been reaped yet (we reap).
     let fd = unsafe { libc::syscall(libc::SYS_pidfd_open, pid, 0) };
     if fd < 0 {
-        let why = os_error("cannot open a pidfd for the jail");
+        let why = SysError::last("cannot open a pidfd for the jail");
         // SAFETY: the child we just made, unusable without its pidfd.
         unsafe { libc::kill(pid, libc::SIGKILL) };
-        return Err(why);
+        return Err(why.into());
     }
     // SAFETY: a descriptor pidfd_open just made, owned from here.
     Ok((pid as u32, unsafe { OwnedFd::from_raw_fd(fd as RawFd) }))

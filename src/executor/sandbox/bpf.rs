@@ -57,9 +57,14 @@ pub(crate) fn assemble(ops: &[Op]) -> Vec<libc::sock_filter> {
         .collect()
 }
 
+/// The kernel refused the filter.
+#[derive(Debug, thiserror::Error)]
+#[error("cannot install the seccomp filter: {0}")]
+pub(crate) struct InstallError(#[source] std::io::Error);
+
 /// Installs `ops` as this process's seccomp filter (and so of everything it execs and
 /// starts). Needs `no_new_privs`.
-pub(crate) fn install(ops: &[Op]) -> Result<(), String> {
+pub(crate) fn install(ops: &[Op]) -> Result<(), InstallError> {
     let program = assemble(ops);
     let fprog = libc::sock_fprog {
         len: program.len() as u16,
@@ -78,9 +83,6 @@ pub(crate) fn install(ops: &[Op]) -> Result<(), String> {
     if ret == 0 {
         Ok(())
     } else {
-        Err(format!(
-            "cannot install the seccomp filter: {}",
-            std::io::Error::last_os_error()
-        ))
+        Err(InstallError(std::io::Error::last_os_error()))
     }
 }

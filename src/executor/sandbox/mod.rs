@@ -21,6 +21,7 @@
     any(target_arch = "x86_64", target_arch = "aarch64")
 ))]
 mod bpf;
+mod error;
 mod probe;
 #[cfg(target_os = "linux")]
 mod seccomp;
@@ -35,6 +36,9 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 
 use super::ResourceLimits;
+#[cfg(target_os = "linux")]
+pub(crate) use error::ConfineError;
+pub(crate) use error::SandboxError;
 
 /// What `--sandbox none` leaves open, said at the start of the run.
 const UNCONFINED: &str = "WARNING: --sandbox none: commands are not confined. They can read and write \
@@ -93,18 +97,16 @@ pub(crate) enum SandboxMode {
 }
 
 impl std::str::FromStr for SandboxMode {
-    type Err = String;
+    type Err = SandboxError;
 
-    fn from_str(s: &str) -> Result<Self, String> {
+    fn from_str(s: &str) -> Result<Self, SandboxError> {
         match s {
             "auto" => Ok(Self::Auto),
             "jail" => Ok(Self::Jail),
             "landlock" => Ok(Self::Landlock),
             "bwrap" => Ok(Self::Bwrap),
             "none" => Ok(Self::None),
-            other => Err(format!(
-                "unknown sandbox `{other}` (use auto, jail, landlock, bwrap or none)"
-            )),
+            other => Err(SandboxError::UnknownMode(other.to_string())),
         }
     }
 }
@@ -145,7 +147,7 @@ pub(crate) struct Sandbox {
 pub(crate) fn resolve(
     mode: SandboxMode,
     shim: Option<&Path>,
-) -> Result<(Sandbox, Option<String>), String> {
+) -> Result<(Sandbox, Option<String>), SandboxError> {
     let shim = shim.map(Path::to_path_buf);
     let with = |confinement| Sandbox {
         confinement,
@@ -155,27 +157,20 @@ pub(crate) fn resolve(
         shim.as_deref()
             .and_then(|s| probe::landlock(s).then(|| with(Confinement::Landlock)))
     };
-    let bwrap = || probe::bwrap().map(|b| with(Confinement::Bwrap { bwrap: b }));
+    let bwrap = || probe::bwrap(BWRAP_BASE).map(|b| with(Confinement::Bwrap { bwrap: b }));
     let jail = || probe::jail().map(|binary| with(Confinement::Jail { binary }));
     match mode {
         SandboxMode::None => Ok((with(Confinement::None), Some(UNCONFINED.to_string()))),
-        SandboxMode::Jail => jail().map(|s| (s, None)),
+        SandboxMode::Jail => jail().map(|s| (s, None)).map_err(SandboxError::NoJail),
         SandboxMode::Landlock => landlock()
             .map(|s| (s, Some(LANDLOCK_GAPS.to_string())))
-            .ok_or_else(|| {
-                "--sandbox landlock: this kernel does not enforce Landlock (try --sandbox bwrap)"
-                    .to_string()
-            }),
-        SandboxMode::Bwrap => bwrap().map(|s| (s, None)).ok_or_else(|| {
-            "--sandbox bwrap: bubblewrap is not installed or cannot create namespaces here"
-                .to_string()
-        }),
+            .ok_or(SandboxError::NoLandlock),
+        SandboxMode::Bwrap => bwrap().map(|s| (s, None)).ok_or(SandboxError::NoBwrap),
         SandboxMode::Auto => Ok(match jail() {
             Ok(s) => (s, None),
             Err(why) => match landlock().or_else(bwrap) {
                 // Weaker confinement than a jail: say why there is no jail.
                 Some(s) => {
-                    let why = why.trim_start_matches("--sandbox jail: ");
                     let mut warning =
                         format!("no jail here ({why}): commands are confined more weakly");
                     if matches!(s.confinement, Confinement::Landlock) {

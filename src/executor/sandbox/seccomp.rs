@@ -12,6 +12,7 @@
 
 #[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
 use super::bpf::{ALLOW, ARCH, ARCH_AT, ERRNO, NR, Op, X32_BIT, arg};
+use super::error::ConfineError;
 
 /// `setpriority`'s `which` for a whole user, and `ioprio_set`'s.
 const PRIO_USER: u32 = 2;
@@ -20,13 +21,13 @@ const IOPRIO_WHO_USER: u32 = 3;
 /// Installs the filter on this process (and so on everything it execs and starts). Needs
 /// `no_new_privs`, which Landlock has set.
 #[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
-pub(crate) fn refuse_other_processes() -> Result<(), String> {
-    super::bpf::install(&program())
+pub(crate) fn refuse_other_processes() -> Result<(), ConfineError> {
+    Ok(super::bpf::install(&program())?)
 }
 
 /// No filter where this build knows no seccomp architecture.
 #[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
-pub(crate) fn refuse_other_processes() -> Result<(), String> {
+pub(crate) fn refuse_other_processes() -> Result<(), ConfineError> {
     Ok(())
 }
 

@@ -6,6 +6,7 @@
 use std::os::unix::process::CommandExt;
 use std::path::PathBuf;
 
+use super::error::ConfineError;
 use crate::executor::ResourceLimits;
 use landlock::{
     ABI, Access, AccessFs, CompatLevel, Compatible, Ruleset, RulesetAttr, RulesetCreatedAttr,
@@ -23,34 +24,42 @@ const DEVICES: &[&str] = &[
 ];
 
 /// Applies `limits`, restricts this process to read-only access outside `writable`
-/// (unless `landlock` is false), then execs `argv`. Only returns on failure.
+/// (unless `landlock` is false), then execs `argv`. Only returns on failure: why.
 pub(crate) fn exec(
     writable: &[PathBuf],
     landlock: bool,
     limits: ResourceLimits,
     argv: &[String],
-) -> String {
+) -> ConfineError {
     let Some((program, args)) = argv.split_first() else {
-        return "nothing to run".to_string();
+        return ConfineError::NothingToRun;
     };
-    if let Err(e) = apply_limits(limits) {
-        return format!("cannot set resource limits: {e}");
-    }
-    if landlock && let Err(e) = restrict(writable) {
+    if let Err(e) = confine(writable, landlock, limits) {
         return e;
     }
-    // Landlock does not keep a command from changing the limits or the scheduling of
-    // this user's other processes (its supervisor, the runner): seccomp does.
-    if landlock && let Err(e) = super::seccomp::refuse_other_processes() {
-        return e;
+    let source = std::process::Command::new(program).args(args).exec();
+    ConfineError::Exec {
+        program: program.clone(),
+        source,
+    }
+}
+
+/// Everything [`exec`] does before the exec.
+fn confine(
+    writable: &[PathBuf],
+    landlock: bool,
+    limits: ResourceLimits,
+) -> Result<(), ConfineError> {
+    apply_limits(limits).map_err(ConfineError::Limits)?;
+    if landlock {
+        restrict(writable)?;
+        // Landlock does not keep a command from changing the limits or the scheduling of
+        // this user's other processes (its supervisor, the runner): seccomp does.
+        super::seccomp::refuse_other_processes()?;
     }
     // Even a root runner's commands keep no capability (with one, a command could read
     // the runner's memory and environment, or signal it).
-    if let Err(e) = crate::caps::drop_all() {
-        return e;
-    }
-    let error = std::process::Command::new(program).args(args).exec();
-    format!("cannot run {program}: {error}")
+    Ok(crate::caps::drop_all()?)
 }
 
 fn apply_limits(limits: ResourceLimits) -> std::io::Result<()> {
@@ -72,14 +81,14 @@ fn apply_limits(limits: ResourceLimits) -> std::io::Result<()> {
 }
 
 /// Landlock: read-only everywhere, read-write in `writable` and a few devices.
-fn restrict(writable: &[PathBuf]) -> Result<(), String> {
+fn restrict(writable: &[PathBuf]) -> Result<(), ConfineError> {
     // Landlock skips paths it cannot open, and a relative path would be resolved
     // against the wrong folder: use canonical paths only.
     let writable: Vec<PathBuf> = writable
         .iter()
         .map(|p| p.canonicalize())
         .collect::<Result<_, _>>()
-        .map_err(|e| format!("a writable folder does not exist: {e}"))?;
+        .map_err(ConfineError::NoFolder)?;
     // As far as this kernel offers it (signals and abstract sockets are scoped from
     // Linux 6.12): no signal to a process outside (the runner, other tasks), no
     // abstract Unix socket outside.
@@ -94,10 +103,8 @@ fn restrict(writable: &[PathBuf]) -> Result<(), String> {
         .and_then(|r| r.add_rules(path_beneath_rules(DEVICES, AccessFs::from_all(abi))))
         .and_then(|r| r.restrict_self());
     match status {
-        Ok(s) if s.ruleset == RulesetStatus::NotEnforced => {
-            Err("this kernel does not enforce Landlock".to_string())
-        }
+        Ok(s) if s.ruleset == RulesetStatus::NotEnforced => Err(ConfineError::LandlockNotEnforced),
         Ok(_) => Ok(()),
-        Err(e) => Err(format!("cannot set up Landlock: {e}")),
+        Err(e) => Err(ConfineError::Landlock(e)),
     }
 }

@@ -21,6 +21,8 @@
 use std::io::Write;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 
+use super::error::ConfineError;
+
 /// The signals this process waits for: a child ended, the runner (or the thread that
 /// started us) is gone, the runner asks for the end.
 fn watched() -> [libc::c_int; 3] {
@@ -53,8 +55,8 @@ const MAX_PAUSE: std::time::Duration = std::time::Duration::from_millis(50);
 pub(crate) fn supervise(
     runner: u32,
     report_status: bool,
-    start: impl FnOnce(Result<(), String>),
-) -> Result<u8, String> {
+    start: impl FnOnce(Result<(), ConfineError>),
+) -> Result<u8, ConfineError> {
     Ok(Supervisor::start(runner, report_status, start)?.serve())
 }
 
@@ -84,10 +86,9 @@ impl Supervisor {
     fn start(
         runner: u32,
         report_status: bool,
-        start: impl FnOnce(Result<(), String>),
-    ) -> Result<Self, String> {
+        start: impl FnOnce(Result<(), ConfineError>),
+    ) -> Result<Self, ConfineError> {
         let runner = runner as libc::pid_t;
-        let failed = |what: &str| format!("{what}: {}", std::io::Error::last_os_error());
         // Blocked before the parent-death signal is set, which would otherwise end this
         // process should the runner's thread that started it end.
         let signals = block_and_watch()?;
@@ -95,26 +96,26 @@ impl Supervisor {
         // SAFETY: prctl only changes this process.
         unsafe {
             if libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) != 0 {
-                return Err(failed("cannot become a subreaper"));
+                return Err(ConfineError::last(ConfineError::Subreaper));
             }
             if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGHUP, 0, 0, 0) != 0 {
-                return Err(failed("cannot watch the runner"));
+                return Err(ConfineError::last(ConfineError::WatchRunner));
             }
         }
         // Set after the runner could already have ended: look once.
         if !runner_alive(runner) {
-            return Err("the runner is gone".to_string());
+            return Err(ConfineError::RunnerGone);
         }
         let null = std::fs::OpenOptions::new()
             .read(true)
             .write(true)
             .open("/dev/null")
-            .map_err(|e| format!("cannot open /dev/null: {e}"))?;
+            .map_err(ConfineError::DevNull)?;
         // SAFETY: this process has one thread (the `sandbox-exec` step starts none), so
         // the child may run any code before it execs.
         let command = unsafe { libc::fork() };
         if command < 0 {
-            return Err(failed("cannot start the command"));
+            return Err(ConfineError::last(ConfineError::Fork));
         }
         if command == 0 {
             start(in_child(&null, report_status));
@@ -275,7 +276,7 @@ impl Supervisor {
 /// In the forked child: signals back to normal, a session of its own (so that nothing it
 /// does with a terminal stops its supervisor, and it has no terminal), and /dev/null as
 /// standard input when the parent keeps the report pipe there.
-fn in_child(null: &std::fs::File, report_status: bool) -> Result<(), String> {
+fn in_child(null: &std::fs::File, report_status: bool) -> Result<(), ConfineError> {
     set_ignored(libc::SIG_DFL);
     // SAFETY: plain signal-mask, session and descriptor calls on this process.
     unsafe {
@@ -283,16 +284,10 @@ fn in_child(null: &std::fs::File, report_status: bool) -> Result<(), String> {
         libc::sigemptyset(&mut none);
         libc::sigprocmask(libc::SIG_SETMASK, &none, std::ptr::null_mut());
         if libc::setsid() < 0 {
-            return Err(format!(
-                "cannot start the command's session: {}",
-                std::io::Error::last_os_error()
-            ));
+            return Err(ConfineError::last(ConfineError::Session));
         }
         if report_status && libc::dup2(null.as_raw_fd(), 0) < 0 {
-            return Err(format!(
-                "cannot give the command its input: {}",
-                std::io::Error::last_os_error()
-            ));
+            return Err(ConfineError::last(ConfineError::Input));
         }
     }
     Ok(())
@@ -307,7 +302,7 @@ fn set_ignored(action: libc::sighandler_t) {
 }
 
 /// Blocks the watched signals and opens a descriptor that reads them.
-fn block_and_watch() -> Result<OwnedFd, String> {
+fn block_and_watch() -> Result<OwnedFd, ConfineError> {
     // SAFETY: plain signal-mask calls; the set is initialised before use.
     unsafe {
         let mut set: libc::sigset_t = std::mem::zeroed();
@@ -318,10 +313,7 @@ fn block_and_watch() -> Result<OwnedFd, String> {
         libc::sigprocmask(libc::SIG_BLOCK, &set, std::ptr::null_mut());
         let fd = libc::signalfd(-1, &set, libc::SFD_CLOEXEC);
         if fd < 0 {
-            return Err(format!(
-                "cannot watch the command: {}",
-                std::io::Error::last_os_error()
-            ));
+            return Err(ConfineError::last(ConfineError::Watch));
         }
         Ok(OwnedFd::from_raw_fd(fd))
     }

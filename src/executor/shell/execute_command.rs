@@ -26,7 +26,7 @@ impl ShellExecutor {
             self.jail = Some(
                 Jail::start(binary, &self.writable)
                     .await
-                    .map_err(Failure::environment)?,
+                    .map_err(Failure::from)?,
             );
         }
         Ok(())
@@ -86,7 +86,7 @@ impl ShellExecutor {
         if let Confinement::Jail { binary } = &self.settings.sandbox.confinement {
             let jail = Jail::start(binary, &self.writable)
                 .await
-                .map_err(Failure::environment)?;
+                .map_err(Failure::from)?;
             return process::start_jailed_service(process, jail)
                 .await
                 .map_err(failed);
