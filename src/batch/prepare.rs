@@ -139,7 +139,7 @@ pub(crate) async fn prepare(config: &RunSettings) -> Result<Prepared, BatchError
         Some(Arc::new(
             McpHub::start(&config.mcp, config.jobs.get())
                 .await
-                .map_err(BatchError::Refused)?,
+                .map_err(|e| BatchError::Refused(e.to_string()))?,
         ))
     };
     let devices = match &config.devices {

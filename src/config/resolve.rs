@@ -225,7 +225,7 @@ pub(crate) fn resolve(
         llm,
         agent,
         mcp: crate::mcp::servers(file.mcp, |v| std::env::var(v).ok())
-            .map_err(ConfigError::Invalid)?,
+            .map_err(|e| ConfigError::Invalid(e.to_string()))?,
         devices: crate::device::DeviceSettings::resolve(
             o.devices,
             o.devices_wait,

@@ -358,7 +358,8 @@ async fn serve_device(
             &format!("device {id}'s tool `{}`", tool.spec.name),
             argument,
             &format!("[devices] inject = {{ {argument} = \"ENV_VAR\" }}"),
-        );
+        )
+        .to_string();
         link.close(&format!("the runner cannot fill in `{argument}`"));
         let _ = task.await;
         fleet.refuse(&id, &why);
