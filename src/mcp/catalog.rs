@@ -5,7 +5,7 @@
 use serde_json::{Map, Value};
 
 use super::config::McpServer;
-use super::error::McpError;
+use super::error::{McpError, UnfilledCredential};
 use crate::tool::{ParamKind, ParamSpec, ToolSpec};
 
 /// One tool of one server.
@@ -61,21 +61,6 @@ pub(crate) fn catalog(
         .into());
     }
     Ok(tools.into_iter().map(|(t, _)| t).collect())
-}
-
-/// A tool that requires a credential the runner fills in, and nothing does: every call
-/// of it would be refused. The run's configuration lacks it.
-#[derive(Debug, thiserror::Error)]
-#[error(
-    "{tool} requires `{argument}`, a credential the runner fills in, and nothing does: add {key} (the variable holding it) to the config"
-)]
-pub(crate) struct UnfilledCredential {
-    /// The tool, as a message names it (`its tool `x``).
-    tool: String,
-    /// The credential.
-    argument: String,
-    /// The config that would fill it in.
-    key: String,
 }
 
 /// Why a tool that requires the credential `argument` cannot be called: nothing fills it

@@ -5,7 +5,6 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
-use super::catalog::UnfilledCredential;
 use crate::tool::{Blame, Blamed, Failure};
 
 /// An MCP server that cannot be reached, listed or started.
@@ -121,6 +120,21 @@ pub(crate) enum McpError {
         #[source]
         source: Box<McpError>,
     },
+}
+
+/// A tool that requires a credential the runner fills in, and nothing does: every call
+/// of it would be refused. The run's configuration lacks it.
+#[derive(Debug, thiserror::Error)]
+#[error(
+    "{tool} requires `{argument}`, a credential the runner fills in, and nothing does: add {key} (the variable holding it) to the config"
+)]
+pub(crate) struct UnfilledCredential {
+    /// The tool, as a message names it (`its tool `x``).
+    pub(super) tool: String,
+    /// The credential.
+    pub(super) argument: String,
+    /// The config that would fill it in.
+    pub(super) key: String,
 }
 
 /// A header name or value that HTTP cannot carry.
