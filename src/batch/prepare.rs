@@ -146,7 +146,7 @@ pub(crate) async fn prepare(config: &RunSettings) -> Result<Prepared, BatchError
         Some(settings) => Some(
             DeviceHub::start(settings.clone())
                 .await
-                .map_err(BatchError::Refused)?,
+                .map_err(|e| BatchError::Refused(e.to_string()))?,
         ),
         None => None,
     };

@@ -232,7 +232,7 @@ pub(crate) fn resolve(
             file.devices,
             &|v| std::env::var(v).ok(),
         )
-        .map_err(ConfigError::Invalid)?,
+        .map_err(|e| ConfigError::Invalid(e.to_string()))?,
         max_cost: o.max_cost,
         requests: o.requests,
         sandbox,
