@@ -126,7 +126,7 @@ async fn cell_equals(
             path: path.to_string(),
             at,
             got: shorten(&got, 120),
-            want: value.clone(),
+            want: value.to_string(),
         })
     }
 }

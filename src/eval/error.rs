@@ -83,8 +83,8 @@ pub(crate) enum CheckError {
         at: CellRef,
         /// What it holds (its start).
         got: String,
-        /// What was expected.
-        want: serde_json::Value,
+        /// What was expected, as the task file gives it (JSON).
+        want: String,
     },
     /// The command exited with another code.
     #[error("exit code {got}, expected {want}{}", hint.as_ref().map(|h| format!(" ({h})")).unwrap_or_default())]
@@ -134,7 +134,7 @@ mod tests {
             path: "book.xlsx".into(),
             at: CellRef::parse("b4").unwrap(),
             got: "41".into(),
-            want: serde_json::json!(42),
+            want: serde_json::json!(42).to_string(),
         };
         assert_eq!(
             cell.to_string(),
