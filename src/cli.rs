@@ -424,7 +424,7 @@ impl RunArgs {
     }
 }
 
-fn parse_eval(s: &str) -> Result<EvalMode, String> {
+fn parse_eval(s: &str) -> Result<EvalMode, crate::eval::UnknownEvalMode> {
     s.parse()
 }
 

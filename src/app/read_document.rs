@@ -7,38 +7,28 @@
 use std::io::Read;
 
 use crate::cli::ReadDocumentArgs;
-use crate::document::{CellRef, TEXT_LIMIT, cell_value, text_of};
+use crate::document::{CellRef, DocumentError, TEXT_LIMIT, cell_value, text_of};
 
 /// Reads and prints; the exit code is 0 whenever an answer was printed.
 pub(super) fn read_document(args: &ReadDocumentArgs) -> u8 {
     let answer = read(args);
     let json = match answer {
         Ok(text) => serde_json::json!({ "ok": text }),
-        Err(why) => serde_json::json!({ "error": why }),
+        Err(why) => serde_json::json!({ "error": why.to_string() }),
     };
     println!("{json}");
     0
 }
 
-fn read(args: &ReadDocumentArgs) -> Result<String, String> {
+fn read(args: &ReadDocumentArgs) -> Result<String, DocumentError> {
     let mut bytes = Vec::new();
-    std::io::stdin()
-        .lock()
-        .read_to_end(&mut bytes)
-        .map_err(|e| e.to_string())?;
+    std::io::stdin().lock().read_to_end(&mut bytes)?;
     let text = match &args.cell {
-        Some(cell) => {
-            let at = CellRef::parse(cell)?;
-            cell_value(&bytes, args.sheet.as_deref(), at).map_err(|e| e.to_string())?
-        }
-        None => text_of(&args.name, &bytes).map_err(|e| e.to_string())?,
+        Some(cell) => cell_value(&bytes, args.sheet.as_deref(), CellRef::parse(cell)?)?,
+        None => text_of(&args.name, &bytes)?,
     };
     if text.len() > TEXT_LIMIT {
-        return Err(format!(
-            "its text is {} MiB, more than the {} MiB a check reads",
-            text.len() >> 20,
-            TEXT_LIMIT >> 20
-        ));
+        return Err(DocumentError::TooLong { bytes: text.len() });
     }
     Ok(text)
 }

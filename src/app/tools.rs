@@ -116,7 +116,8 @@ pub(super) fn start_mcp(
     path: Option<std::path::PathBuf>,
 ) -> Result<Option<(McpHub, tokio::runtime::Runtime)>, Error> {
     let (file, _) = read_config(path)?;
-    let configured = servers(file.mcp, |v| std::env::var(v).ok()).map_err(ConfigError::Invalid)?;
+    let configured = servers(file.mcp, |v| std::env::var(v).ok())
+        .map_err(|e| ConfigError::Invalid(e.to_string()))?;
     if configured.is_empty() {
         return Ok(None);
     }
@@ -127,6 +128,6 @@ pub(super) fn start_mcp(
         .map_err(|e| Error::internal(format!("cannot start the async runtime: {e}")))?;
     let hub = runtime
         .block_on(McpHub::start(&configured, 1))
-        .map_err(BatchError::Refused)?;
+        .map_err(|e| BatchError::Refused(e.to_string()))?;
     Ok(Some((hub, runtime)))
 }

@@ -342,7 +342,9 @@ async fn on_device(
     // A retry goes to another device than the one the task last failed on, if one is free.
     let avoid = hub.last_device(task.id.as_str());
     let lease = tokio::select! {
-        lease = hub.fleet.lease(&platform, hub.settings.wait_for, avoid.as_deref()) => lease,
+        lease = hub.fleet.lease(&platform, hub.settings.wait_for, avoid.as_deref()) => {
+            lease.map_err(|e| e.to_string())
+        }
         () = stop.kill.cancelled() => Err(String::new()),
         () = stop.stopping.cancelled() => Err(String::new()),
     };

@@ -139,14 +139,14 @@ pub(crate) async fn prepare(config: &RunSettings) -> Result<Prepared, BatchError
         Some(Arc::new(
             McpHub::start(&config.mcp, config.jobs.get())
                 .await
-                .map_err(BatchError::Refused)?,
+                .map_err(|e| BatchError::Refused(e.to_string()))?,
         ))
     };
     let devices = match &config.devices {
         Some(settings) => Some(
             DeviceHub::start(settings.clone())
                 .await
-                .map_err(BatchError::Refused)?,
+                .map_err(|e| BatchError::Refused(e.to_string()))?,
         ),
         None => None,
     };

@@ -222,14 +222,14 @@ pub(crate) fn resolve(
         llm,
         agent,
         mcp: crate::mcp::servers(file.mcp, |v| std::env::var(v).ok())
-            .map_err(ConfigError::Invalid)?,
+            .map_err(|e| ConfigError::Invalid(e.to_string()))?,
         devices: crate::device::DeviceSettings::resolve(
             o.devices,
             o.devices_wait,
             file.devices,
             &|v| std::env::var(v).ok(),
         )
-        .map_err(ConfigError::Invalid)?,
+        .map_err(|e| ConfigError::Invalid(e.to_string()))?,
         max_cost: o.max_cost,
         requests: o.requests,
         sandbox,

@@ -74,6 +74,54 @@ pub(crate) struct DeviceSettings {
     pub(crate) max_message: usize,
 }
 
+/// `[devices]` or `--devices` given as they cannot be used: told before the run
+/// starts, with the configuration's other mistakes.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum DeviceConfigError {
+    /// `--devices-wait` without an address.
+    #[error("--devices-wait needs --devices ADDR (where to listen for devices)")]
+    WaitWithoutListen,
+    /// An address that is not one (the parser's words say no more).
+    #[error("--devices {0:?}: give an address and port to listen on, such as 0.0.0.0:5000")]
+    Listen(String),
+    /// The token's variable is not set.
+    #[error(
+        "devices must present a token, and ${0} is not set (or empty): export {0}=<a long random text> and give it to each device client (ws://HOST:PORT/ws?token=...)"
+    )]
+    NoToken(String),
+    /// The token is too short.
+    #[error("${0} is too short for a token: use 8 characters or more")]
+    ShortToken(String),
+    /// A limit that is not a duration.
+    #[error("[devices] {key}: {source}")]
+    Duration {
+        /// The key.
+        key: &'static str,
+        /// What is wrong with it.
+        #[source]
+        source: Box<dyn std::error::Error + Send + Sync>,
+    },
+    /// A limit of 0.
+    #[error("[devices] {0} must be more than 0")]
+    ZeroDuration(&'static str),
+    /// `inject` from a variable that is not set.
+    #[error("[devices] inject.{argument} comes from ${var}, which is not set in the environment")]
+    UnsetInject {
+        /// The argument.
+        argument: String,
+        /// The variable.
+        var: String,
+    },
+    /// `max_message_mib` out of range.
+    #[error("[devices] max_message_mib must be from 1 to 1024")]
+    MaxMessage,
+    /// More devices to wait for than a run may.
+    #[error(
+        "--devices-wait / [devices] wait {0} is too large: it may be at most {MAX_WAIT} devices"
+    )]
+    WaitTooLarge(usize),
+}
+
 impl DeviceSettings {
     /// The settings from the flags and `section`, or `None` when devices are not used;
     /// `env` reads the environment.
@@ -82,56 +130,24 @@ impl DeviceSettings {
         wait: Option<usize>,
         section: DevicesSection,
         env: &dyn Fn(&str) -> Option<String>,
-    ) -> Result<Option<Self>, String> {
+    ) -> Result<Option<Self>, DeviceConfigError> {
         let Some(listen) = listen.or(section.listen) else {
             if wait.is_some() {
-                return Err(
-                    "--devices-wait needs --devices ADDR (where to listen for devices)".into(),
-                );
+                return Err(DeviceConfigError::WaitWithoutListen);
             }
             return Ok(None);
         };
-        let listen: SocketAddr = listen.parse().map_err(|_| {
-            format!(
-                "--devices {listen:?}: give an address and port to listen on, such as 0.0.0.0:5000"
-            )
-        })?;
+        let listen: SocketAddr = listen
+            .parse()
+            .map_err(|_| DeviceConfigError::Listen(listen))?;
         let token_env = section
             .token_env
             .unwrap_or_else(|| DEFAULT_TOKEN_ENV.to_string());
-        let token = env(&token_env).filter(|t| !t.trim().is_empty()).ok_or_else(|| {
-            format!(
-                "devices must present a token, and ${token_env} is not set (or empty): export {token_env}=<a long random text> and give it to each device client (ws://HOST:PORT/ws?token=...)"
-            )
-        })?;
-        if token.trim().len() < 8 {
-            return Err(format!(
-                "${token_env} is too short for a token: use 8 characters or more"
-            ));
-        }
-        crate::secrets::register(&token);
-        let duration =
-            |text: Option<String>, key: &str, default: u64| -> Result<Duration, String> {
-                let d = match text {
-                    Some(t) => parse_duration(&t).map_err(|e| format!("[devices] {key}: {e}"))?,
-                    None => Duration::from_secs(default),
-                };
-                if d.is_zero() {
-                    return Err(format!("[devices] {key} must be more than 0"));
-                }
-                Ok(d)
-            };
-        let mut inject = Vec::new();
-        for (argument, var) in section.inject {
-            let value = env(&var).filter(|v| !v.is_empty()).ok_or_else(|| {
-                format!("[devices] inject.{argument} comes from ${var}, which is not set in the environment")
-            })?;
-            crate::secrets::register(&value);
-            inject.push(Injected { argument, value });
-        }
+        let token = token(env, &token_env)?;
+        let inject = injected(section.inject, env)?;
         let max_mib = section.max_message_mib.unwrap_or(100);
         if !(1..=1024).contains(&max_mib) {
-            return Err("[devices] max_message_mib must be from 1 to 1024".into());
+            return Err(DeviceConfigError::MaxMessage);
         }
         Ok(Some(Self {
             listen,
@@ -140,17 +156,63 @@ impl DeviceSettings {
             command_timeout: duration(section.command_timeout, "command_timeout", 60)?,
             wait_for: duration(section.wait_for, "wait_for", 600)?,
             wait: match wait.or(section.wait).unwrap_or(0) {
-                n if n > MAX_WAIT => {
-                    return Err(format!(
-                        "--devices-wait / [devices] wait {n} is too large: it may be at most {MAX_WAIT} devices"
-                    ));
-                }
+                n if n > MAX_WAIT => return Err(DeviceConfigError::WaitTooLarge(n)),
                 n => n,
             },
             inject,
             max_message: max_mib << 20,
         }))
     }
+}
+
+/// The token devices must present, from `$token_env` (registered as a secret).
+fn token(
+    env: &dyn Fn(&str) -> Option<String>,
+    token_env: &str,
+) -> Result<String, DeviceConfigError> {
+    let token = env(token_env)
+        .filter(|t| !t.trim().is_empty())
+        .ok_or_else(|| DeviceConfigError::NoToken(token_env.to_string()))?;
+    if token.trim().len() < 8 {
+        return Err(DeviceConfigError::ShortToken(token_env.to_string()));
+    }
+    crate::secrets::register(&token);
+    Ok(token)
+}
+
+/// The limit `key` given as `text`, `default` seconds when not given.
+fn duration(
+    text: Option<String>,
+    key: &'static str,
+    default: u64,
+) -> Result<Duration, DeviceConfigError> {
+    let d = match text {
+        Some(t) => parse_duration(&t).map_err(|e| DeviceConfigError::Duration {
+            key,
+            source: e.into(),
+        })?,
+        None => Duration::from_secs(default),
+    };
+    if d.is_zero() {
+        return Err(DeviceConfigError::ZeroDuration(key));
+    }
+    Ok(d)
+}
+
+/// The arguments the runner fills in, from the environment (registered as secrets).
+fn injected(
+    inject: BTreeMap<String, String>,
+    env: &dyn Fn(&str) -> Option<String>,
+) -> Result<Vec<Injected>, DeviceConfigError> {
+    let mut out = Vec::new();
+    for (argument, var) in inject {
+        let Some(value) = env(&var).filter(|v| !v.is_empty()) else {
+            return Err(DeviceConfigError::UnsetInject { argument, var });
+        };
+        crate::secrets::register(&value);
+        out.push(Injected { argument, value });
+    }
+    Ok(out)
 }
 
 #[cfg(test)]
@@ -169,19 +231,48 @@ mod tests {
     fn devices_need_an_address_and_a_token() {
         let none = DeviceSettings::resolve(None, None, DevicesSection::default(), &env).unwrap();
         assert!(none.is_none());
-        let e =
-            DeviceSettings::resolve(None, Some(2), DevicesSection::default(), &env).unwrap_err();
+        let e = DeviceSettings::resolve(None, Some(2), DevicesSection::default(), &env)
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("--devices-wait needs --devices"), "{e}");
         let e = DeviceSettings::resolve(Some("5000".into()), None, DevicesSection::default(), &env)
-            .unwrap_err();
+            .unwrap_err()
+            .to_string();
+        assert_eq!(
+            e,
+            r#"--devices "5000": give an address and port to listen on, such as 0.0.0.0:5000"#
+        );
         assert!(e.contains("such as 0.0.0.0:5000"), "{e}");
         let section = DevicesSection {
             token_env: Some("MISSING".into()),
             ..DevicesSection::default()
         };
-        let e =
-            DeviceSettings::resolve(Some("127.0.0.1:0".into()), None, section, &env).unwrap_err();
-        assert!(e.contains("$MISSING is not set"), "{e}");
+        let e = DeviceSettings::resolve(Some("127.0.0.1:0".into()), None, section, &env)
+            .unwrap_err()
+            .to_string();
+        assert_eq!(
+            e,
+            "devices must present a token, and $MISSING is not set (or empty): export MISSING=<a long random text> and give it to each device client (ws://HOST:PORT/ws?token=...)"
+        );
+        let section = DevicesSection {
+            command_timeout: Some("0".into()),
+            ..DevicesSection::default()
+        };
+        let e = DeviceSettings::resolve(Some("127.0.0.1:0".into()), None, section, &env)
+            .unwrap_err()
+            .to_string();
+        assert!(e.starts_with("[devices] command_timeout: "), "{e}");
+        let section = DevicesSection {
+            inject: BTreeMap::from([("api_key".into(), "NOPE".into())]),
+            ..DevicesSection::default()
+        };
+        let e = DeviceSettings::resolve(Some("127.0.0.1:0".into()), None, section, &env)
+            .unwrap_err()
+            .to_string();
+        assert_eq!(
+            e,
+            "[devices] inject.api_key comes from $NOPE, which is not set in the environment"
+        );
         let section = DevicesSection {
             inject: BTreeMap::from([("api_key".into(), "KEY".into())]),
             command_timeout: Some("5s".into()),

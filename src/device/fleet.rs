@@ -8,6 +8,7 @@ use std::time::Duration;
 
 use tokio::sync::Notify;
 
+use super::error::DeviceError;
 use super::link::Link;
 use super::tools::DeviceTool;
 
@@ -186,7 +187,7 @@ impl Fleet {
         platform: &Platform,
         within: Duration,
         avoid: Option<&str>,
-    ) -> Result<Lease, String> {
+    ) -> Result<Lease, DeviceError> {
         let deadline = tokio::time::Instant::now() + within;
         loop {
             let notified = self.changed.notified();
@@ -211,11 +212,12 @@ impl Fleet {
             if tokio::time::timeout_at(deadline, notified).await.is_err() {
                 let devices = self.lock();
                 let same = devices.iter().filter(|d| &d.platform == platform).count();
-                return Err(format!(
-                    "no {platform} device was free within {}s ({same} {platform} of {} connected)",
-                    within.as_secs(),
-                    devices.len()
-                ));
+                return Err(DeviceError::NoFreeDevice {
+                    platform: platform.to_string(),
+                    within,
+                    same,
+                    connected: devices.len(),
+                });
             }
         }
     }
@@ -264,7 +266,8 @@ mod tests {
             .lease(&Platform::Linux, Duration::from_millis(50), None)
             .await
             .err()
-            .unwrap();
+            .unwrap()
+            .to_string();
         assert!(
             e.contains("no linux device was free within 0s (1 linux of 2 connected)"),
             "{e}"

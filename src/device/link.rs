@@ -132,7 +132,7 @@ async fn serve<S>(
 where
     S: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + Send + 'static,
 {
-    let mut waiting: HashMap<String, oneshot::Sender<Result<Value, CallError>>> = HashMap::new();
+    let mut waiting: Waiting = HashMap::new();
     let mut ping = tokio::time::interval(PING_EVERY);
     ping.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     let mut heard = tokio::time::Instant::now();
@@ -172,35 +172,8 @@ where
                 if matches!(frame, Some(Ok(_))) {
                     heard = tokio::time::Instant::now();
                 }
-                match frame {
-                Some(Ok(Message::Text(text))) => match ClientFrame::parse(&text) {
-                    Ok(f) if f.kind == "command_results" => {
-                        let id = f.prev_response_id.unwrap_or_default();
-                        match waiting.remove(&id) {
-                            Some(reply) => {
-                                let _ = reply.send(Ok(f.action_results.unwrap_or(Value::Null)));
-                            }
-                            None => notice(format!(
-                                "an answer to a command given up on (prev_response_id {id:?}: it timed out, or its task was stopped)"
-                            )),
-                        }
-                    }
-                    Ok(f) if f.kind == "heartbeat" => {
-                        if ws.send(Message::text(heartbeat_ok())).await.is_err() {
-                            break "the connection dropped".to_string();
-                        }
-                    }
-                    Ok(f) if f.kind == "error" => notice(format!(
-                        "it reported an error: {}",
-                        f.error.unwrap_or_default()
-                    )),
-                    Ok(_) => {}
-                    Err(e) => notice(e),
-                },
-                Some(Ok(Message::Binary(_))) => notice("a binary frame (AIP frames are JSON text)".to_string()),
-                Some(Ok(Message::Close(_))) | None => break "it closed the connection".to_string(),
-                Some(Ok(_)) => {}
-                Some(Err(e)) => break format!("the connection failed: {e}"),
+                if let Some(why) = received(&mut ws, frame, &mut waiting, &notice).await {
+                    break why;
                 }
             }
         }
@@ -209,4 +182,54 @@ where
         let _ = reply.send(Err(CallError::Gone(why.clone())));
     }
     why
+}
+
+/// Calls waiting for their answers, by `response_id`.
+type Waiting = HashMap<String, oneshot::Sender<Result<Value, CallError>>>;
+
+/// Handles what came from the device: an answer goes to the call waiting for it, a
+/// heartbeat is answered, anything else that is not AIP is told about. `Some` says why
+/// the connection ended.
+async fn received<S>(
+    ws: &mut WebSocketStream<S>,
+    frame: Option<Result<Message, tokio_tungstenite::tungstenite::Error>>,
+    waiting: &mut Waiting,
+    notice: &Notice,
+) -> Option<String>
+where
+    S: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + Send + 'static,
+{
+    match frame {
+        Some(Ok(Message::Text(text))) => match ClientFrame::parse(&text) {
+            Ok(f) if f.kind == "command_results" => {
+                let id = f.prev_response_id.unwrap_or_default();
+                match waiting.remove(&id) {
+                    Some(reply) => {
+                        let _ = reply.send(Ok(f.action_results.unwrap_or(Value::Null)));
+                    }
+                    None => notice(format!(
+                        "an answer to a command given up on (prev_response_id {id:?}: it timed out, or its task was stopped)"
+                    )),
+                }
+            }
+            Ok(f) if f.kind == "heartbeat" => {
+                if ws.send(Message::text(heartbeat_ok())).await.is_err() {
+                    return Some("the connection dropped".to_string());
+                }
+            }
+            Ok(f) if f.kind == "error" => notice(format!(
+                "it reported an error: {}",
+                f.error.unwrap_or_default()
+            )),
+            Ok(_) => {}
+            Err(e) => notice(e.to_string()),
+        },
+        Some(Ok(Message::Binary(_))) => {
+            notice("a binary frame (AIP frames are JSON text)".to_string())
+        }
+        Some(Ok(Message::Close(_))) | None => return Some("it closed the connection".to_string()),
+        Some(Ok(_)) => {}
+        Some(Err(e)) => return Some(format!("the connection failed: {e}")),
+    }
+    None
 }

@@ -4,11 +4,13 @@
 //! to the device (`executor`) as AIP `command` frames (`protocol`) over the device's
 //! connection (`link`), with the tool set the device listed (`tools`); a Windows
 //! device's screen is read for the desktop agents through UFO's data collection tools
-//! (`observe`). How the run listens and what it injects is `config`.
+//! (`observe`). How the run listens and what it injects is `config`; what can go wrong
+//! on a device, and whose failure that is, `error`.
 
 mod config;
 #[cfg(test)]
 mod conformance;
+mod error;
 mod executor;
 mod fleet;
 mod hub;
@@ -21,3 +23,6 @@ pub(crate) use config::{DeviceSettings, DevicesSection};
 pub(crate) use executor::{DeviceExecutor, DeviceRun};
 pub(crate) use fleet::{FleetLoad, Platform};
 pub(crate) use hub::{DeviceHub, DeviceNews};
+
+/// The tool that runs shell commands on a Linux device (UFO's Linux MCP server's).
+const SHELL: &str = "execute_command";

@@ -9,6 +9,7 @@
 
 use serde_json::{Map, Value, json};
 
+use super::error::DeviceError;
 use crate::desktop::backend::AppWindow;
 use crate::desktop::control::{Control, ControlType, Rect};
 use crate::desktop::screenshot::Image;
@@ -58,8 +59,8 @@ pub(super) fn asks(scope: Scope) -> Vec<Ask> {
 }
 
 /// The screen from the answers to [`asks`] (in the same order).
-pub(super) fn view(scope: Scope, answers: &[Value]) -> Result<ScreenView, String> {
-    let screenshot = answers.last().ok_or("no screenshot was asked for")?;
+pub(super) fn view(scope: Scope, answers: &[Value]) -> Result<ScreenView, DeviceError> {
+    let screenshot = answers.last().ok_or(DeviceError::NoScreenshotAsked)?;
     let clean = image(screenshot)?;
     match scope {
         Scope::Desktop => {
@@ -91,23 +92,20 @@ pub(super) fn view(scope: Scope, answers: &[Value]) -> Result<ScreenView, String
 }
 
 /// A base64 PNG (with or without a `data:` prefix), decoded.
-fn image(answer: &Value) -> Result<Image, String> {
+fn image(answer: &Value) -> Result<Image, DeviceError> {
     let text = answer
         .as_str()
         .or_else(|| answer.get("text").and_then(Value::as_str))
-        .ok_or("the screenshot is not text")?;
+        .ok_or(DeviceError::ScreenshotNotText)?;
     if text.starts_with("Error") {
-        return Err(format!(
-            "the device could not take the screenshot: {}",
-            crate::text::shorten(text, 200)
-        ));
+        return Err(DeviceError::NoScreenshot(crate::text::shorten(text, 200)));
     }
     let data = text.rsplit_once("base64,").map_or(text, |(_, d)| d).trim();
     use base64::Engine;
     let bytes = base64::engine::general_purpose::STANDARD
         .decode(data)
-        .map_err(|e| format!("the screenshot is not base64: {e}"))?;
-    Image::from_png(&bytes, MAX_PIXELS)
+        .map_err(DeviceError::NotBase64)?;
+    Image::from_png(&bytes, MAX_PIXELS).map_err(|e| DeviceError::NotPng(e.to_string()))
 }
 
 fn text(item: &Value, keys: &[&str]) -> Option<String> {
@@ -268,8 +266,12 @@ mod tests {
             Scope::App,
             &[json!([]), json!({}), json!("Error: No window selected")],
         )
-        .unwrap_err();
-        assert!(e.contains("No window selected"), "{e}");
+        .unwrap_err()
+        .to_string();
+        assert_eq!(
+            e,
+            "the device could not take the screenshot: Error: No window selected"
+        );
     }
 
     #[test]

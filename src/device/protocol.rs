@@ -7,7 +7,8 @@
 use serde::Deserialize;
 use serde_json::{Map, Value, json};
 
-use crate::tool::{Blame, Failure, ResultStatus, ToolCall, ToolResult, ToolType};
+use super::error::DeviceError;
+use crate::tool::{Blame, Blamed, ResultStatus, ToolCall, ToolResult, ToolType};
 
 /// A frame from a device client, as far as the server reads it.
 #[derive(Clone, Debug, Deserialize)]
@@ -37,12 +38,10 @@ pub(crate) struct ClientFrame {
 
 impl ClientFrame {
     /// Reads a frame; `Err` says why it is not an AIP client frame.
-    pub(crate) fn parse(text: &str) -> Result<Self, String> {
-        serde_json::from_str(text).map_err(|e| {
-            format!(
-                "not an AIP frame ({e}): {}",
-                crate::text::shorten(text.trim(), 120)
-            )
+    pub(crate) fn parse(text: &str) -> Result<Self, FrameError> {
+        serde_json::from_str(text).map_err(|source| FrameError {
+            shown: crate::text::shorten(text.trim(), 120),
+            source,
         })
     }
 
@@ -54,6 +53,17 @@ impl ClientFrame {
             .or_else(|| m.get("system_info").and_then(|s| s.get("platform")))?;
         p.as_str().map(|s| s.trim().to_ascii_lowercase())
     }
+}
+
+/// A text frame that is not an AIP client frame.
+#[derive(Debug, thiserror::Error)]
+#[error("not an AIP frame ({source}): {shown}")]
+pub(crate) struct FrameError {
+    /// The frame's start.
+    shown: String,
+    /// What the JSON reader said.
+    #[source]
+    source: serde_json::Error,
 }
 
 fn now() -> String {
@@ -133,7 +143,7 @@ pub(crate) fn result_of(call: &ToolCall, action_results: &Value) -> ToolResult {
         return ToolResult::failure(
             call,
             NAMESPACE,
-            Failure::environment("the device's answer holds no result for this command"),
+            DeviceError::NoResult.failure(),
             Value::Null,
         );
     };
@@ -208,7 +218,8 @@ mod tests {
         assert!(
             ClientFrame::parse("hello")
                 .unwrap_err()
-                .starts_with("not an AIP frame")
+                .to_string()
+                .starts_with("not an AIP frame (")
         );
     }
 
@@ -236,7 +247,18 @@ mod tests {
         );
         let by_id = json!({c.call_id.clone(): {"status": "failure", "error": "boom"}});
         assert_eq!(result_of(&c, &by_id).error.as_deref(), Some("boom"));
-        assert_eq!(result_of(&c, &json!([])).status, ResultStatus::Failure);
+        // An answer without a result: the device's doing, never the agent's.
+        let none = result_of(&c, &json!([]));
+        assert_eq!(
+            (none.status, none.blame, none.error.as_deref()),
+            (
+                ResultStatus::Failure,
+                Some(Blame::Environment),
+                Some("the device's answer holds no result for this command")
+            )
+        );
+        // A tool that ran and failed: the agent's.
+        assert_eq!(result_of(&c, &by_id).blame, Some(Blame::Agent));
     }
 
     #[test]

@@ -19,8 +19,10 @@ pub(crate) struct CellRef {
 
 impl CellRef {
     /// Parses `B3`, `$B$3` or `aa10`.
-    pub(crate) fn parse(text: &str) -> Result<Self, String> {
-        let bad = || format!("{text:?} is not a cell reference like \"B3\"");
+    pub(crate) fn parse(text: &str) -> Result<Self, BadCellRef> {
+        let bad = || BadCellRef {
+            text: text.to_string(),
+        };
         let t: String = text.trim().chars().filter(|&c| c != '$').collect();
         let split = t.find(|c: char| c.is_ascii_digit()).ok_or_else(bad)?;
         let (letters, digits) = t.split_at(split);
@@ -39,6 +41,14 @@ impl CellRef {
         }
         Ok(Self { row: row - 1, col })
     }
+}
+
+/// A text that is not a cell reference.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{text:?} is not a cell reference like \"B3\"")]
+pub(crate) struct BadCellRef {
+    /// The text given.
+    text: String,
 }
 
 impl fmt::Display for CellRef {
@@ -151,6 +161,10 @@ mod tests {
         for bad in ["", "A", "1", "A0", "3B", "ABCD1", "A1B"] {
             assert!(CellRef::parse(bad).is_err(), "{bad}");
         }
+        assert_eq!(
+            CellRef::parse(" A0").unwrap_err().to_string(),
+            r#"" A0" is not a cell reference like "B3""#
+        );
     }
 
     #[test]

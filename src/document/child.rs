@@ -35,14 +35,54 @@ pub(crate) enum Read<'a> {
     },
 }
 
+/// Why the document reader gave no text.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum ReaderError {
+    /// The runner's own program cannot be found.
+    #[error("cannot find ufo-batch itself: {0}")]
+    NoProgram(#[source] std::io::Error),
+    /// The reader could not be started.
+    #[error("cannot start the document reader: {0}")]
+    Start(#[source] std::io::Error),
+    /// The reader's output is not there.
+    #[error("the document reader has no output")]
+    NoOutput,
+    /// Its answer is longer than a check reads.
+    #[error("its text is more than the {} MiB a check reads", TEXT_LIMIT >> 20)]
+    TooLong,
+    /// Its answer could not be read.
+    #[error("cannot read the document reader's answer: {0}")]
+    Answer(#[source] std::io::Error),
+    /// It could not be waited for.
+    #[error("cannot wait for the document reader: {0}")]
+    Wait(#[source] std::io::Error),
+    /// It took longer than its time limit.
+    #[error("reading it took longer than {}s", TIME.as_secs())]
+    Slow,
+    /// It ended without an answer: out of memory, or killed.
+    #[error(
+        "it could not be read within {} MiB of memory ({})",
+        MEMORY >> 20,
+        describe(.0)
+    )]
+    Ended(std::process::ExitStatus),
+    /// Why the reader could not read the document, in its words: a `DocumentError`'s,
+    /// come back as text from the child process.
+    #[error("{0}")]
+    Unreadable(String),
+    /// Its answer says neither what it read nor why it could not.
+    #[error("the document reader gave no answer")]
+    NoAnswer,
+}
+
 /// Reads the document open as `file`, named `name` (its extension says what it is), in a
 /// bounded child process; `Err` says why it could not.
 pub(crate) async fn read_in_child(
     file: File,
     name: &str,
     what: Read<'_>,
-) -> Result<String, String> {
-    let exe = std::env::current_exe().map_err(|e| format!("cannot find ufo-batch itself: {e}"))?;
+) -> Result<String, ReaderError> {
+    let exe = std::env::current_exe().map_err(ReaderError::NoProgram)?;
     let mut command = Command::new(exe);
     command.arg("read-document");
     // Values joined to their options and the name after `--`: a path or sheet that
@@ -61,13 +101,8 @@ pub(crate) async fn read_in_child(
         .stderr(std::process::Stdio::null())
         .kill_on_drop(true);
     limit_memory(&mut command);
-    let mut child = command
-        .spawn()
-        .map_err(|e| format!("cannot start the document reader: {e}"))?;
-    let mut stdout = child
-        .stdout
-        .take()
-        .ok_or("the document reader has no output")?;
+    let mut child = command.spawn().map_err(ReaderError::Start)?;
+    let mut stdout = child.stdout.take().ok_or(ReaderError::NoOutput)?;
     let read = async {
         let mut answer = Vec::new();
         (&mut stdout)
@@ -79,31 +114,23 @@ pub(crate) async fn read_in_child(
     let answer = match tokio::time::timeout(TIME, read).await {
         Ok(Ok(answer)) if answer.len() as u64 > ANSWER_LIMIT => {
             let _ = child.start_kill();
-            return Err(format!(
-                "its text is more than the {} MiB a check reads",
-                TEXT_LIMIT >> 20
-            ));
+            return Err(ReaderError::TooLong);
         }
         Ok(Ok(answer)) => answer,
-        Ok(Err(e)) => return Err(format!("cannot read the document reader's answer: {e}")),
-        Err(_) => return Err(format!("reading it took longer than {}s", TIME.as_secs())),
+        Ok(Err(e)) => return Err(ReaderError::Answer(e)),
+        Err(_) => return Err(ReaderError::Slow),
     };
     let status = match tokio::time::timeout(TIME, child.wait()).await {
         Ok(Ok(status)) => status,
-        Ok(Err(e)) => return Err(format!("cannot wait for the document reader: {e}")),
-        Err(_) => return Err(format!("reading it took longer than {}s", TIME.as_secs())),
+        Ok(Err(e)) => return Err(ReaderError::Wait(e)),
+        Err(_) => return Err(ReaderError::Slow),
     };
-    let answer: serde_json::Value = serde_json::from_slice(&answer).map_err(|_| {
-        format!(
-            "it could not be read within {} MiB of memory ({})",
-            MEMORY >> 20,
-            describe(&status)
-        )
-    })?;
+    let answer: serde_json::Value =
+        serde_json::from_slice(&answer).map_err(|_| ReaderError::Ended(status))?;
     match (answer.get("ok"), answer.get("error")) {
         (Some(serde_json::Value::String(text)), _) => Ok(text.clone()),
-        (_, Some(serde_json::Value::String(why))) => Err(why.clone()),
-        _ => Err("the document reader gave no answer".into()),
+        (_, Some(serde_json::Value::String(why))) => Err(ReaderError::Unreadable(why.clone())),
+        _ => Err(ReaderError::NoAnswer),
     }
 }
 
@@ -139,3 +166,26 @@ fn limit_memory(command: &mut Command) {
 
 #[cfg(not(unix))]
 fn limit_memory(_command: &mut Command) {}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reader_errors_say_what_they_said() {
+        assert_eq!(
+            ReaderError::TooLong.to_string(),
+            "its text is more than the 4 MiB a check reads"
+        );
+        assert_eq!(
+            ReaderError::Slow.to_string(),
+            "reading it took longer than 60s"
+        );
+        let gone = std::io::Error::from(std::io::ErrorKind::NotFound);
+        assert!(
+            ReaderError::Start(gone)
+                .to_string()
+                .starts_with("cannot start the document reader: ")
+        );
+    }
+}

@@ -10,8 +10,8 @@ mod office;
 use std::io::Cursor;
 use std::path::Path;
 
-pub(crate) use cell::{CellRef, cell_value};
-pub(crate) use child::{Read, TEXT_LIMIT, read_in_child};
+pub(crate) use cell::{BadCellRef, CellRef, cell_value};
+pub(crate) use child::{Read, ReaderError, TEXT_LIMIT, read_in_child};
 
 /// Why a document cannot be read.
 #[derive(Debug, thiserror::Error)]
@@ -36,6 +36,22 @@ pub(crate) enum DocumentError {
         wanted: String,
         /// The sheets there are.
         have: Vec<String>,
+    },
+    /// The cell asked for is not a cell reference.
+    #[error(transparent)]
+    Cell(#[from] BadCellRef),
+    /// The document could not be read from where it was given (the reader's input).
+    #[error(transparent)]
+    Input(#[from] std::io::Error),
+    /// Its text is longer than a check reads.
+    #[error(
+        "its text is {} MiB, more than the {} MiB a check reads",
+        bytes >> 20,
+        TEXT_LIMIT >> 20
+    )]
+    TooLong {
+        /// The text's length in bytes.
+        bytes: usize,
     },
 }
 

@@ -6,6 +6,7 @@ use std::path::Path;
 
 use serde_json::json;
 
+use super::error::CheckError;
 use crate::confined::{Confined, Kind};
 use crate::executor::Executor;
 use crate::regular_file::FileAccessError;
@@ -19,31 +20,19 @@ pub(crate) async fn run_check(
     check: &Check,
     workspace: &Path,
     executor: &mut dyn Executor,
-) -> Result<(), String> {
+) -> Result<(), CheckError> {
     match check {
-        Check::FileExists { path } => {
-            let (ws, rel) = open(workspace, path)?;
-            match ws.kind(&rel) {
-                Ok(Some(Kind::Link)) => Err(format!(
-                    "`{path}` is a symbolic link; links are not followed"
-                )),
-                Ok(Some(_)) => Ok(()),
-                Ok(None) | Err(FileAccessError::NotAFolderOnTheWay) => {
-                    Err(format!("`{path}` does not exist"))
-                }
-                Err(e) => Err(describe(path, e)),
-            }
-        }
+        Check::FileExists { path } => file_exists(workspace, path),
         Check::FileContains { path, pattern } => {
             let text = read(workspace, path)?;
-            let re = Check::regex(pattern).map_err(|e| e.to_string())?;
-            if re.is_match(&text) {
+            if Check::regex(pattern)?.is_match(&text) {
                 Ok(())
             } else {
-                Err(format!(
-                    "no match for /{pattern}/ in `{path}` ({})",
-                    describe_size(&text)
-                ))
+                Err(CheckError::NoMatch {
+                    pattern: pattern.clone(),
+                    path: path.clone(),
+                    size: describe_size(&text),
+                })
             }
         }
         Check::FileEquals { path, content } => {
@@ -51,121 +40,167 @@ pub(crate) async fn run_check(
             if text.trim_end_matches(['\n', '\r']) == content.trim_end_matches(['\n', '\r']) {
                 Ok(())
             } else {
-                Err(describe_text_difference(
+                Err(CheckError::Differs(describe_text_difference(
                     &format!("`{path}`"),
                     &text,
                     content,
-                ))
+                )))
             }
         }
         Check::DocumentContains { path, pattern } => {
-            let file = document(workspace, path)?;
-            let text = crate::document::read_in_child(file, path, crate::document::Read::Text)
-                .await
-                .map_err(|e| format!("`{path}`: {e}"))?;
-            let re = Check::regex(pattern).map_err(|e| e.to_string())?;
-            if re.is_match(&text) {
-                Ok(())
-            } else {
-                Err(format!(
-                    "no match for /{pattern}/ in the text of `{path}` ({}: {:?})",
-                    describe_size(&text),
-                    shorten(text.trim(), 120)
-                ))
-            }
+            document_contains(workspace, path, pattern).await
         }
         Check::CellEquals {
             path,
             sheet,
             cell,
             value,
-        } => {
-            let at = crate::document::CellRef::parse(cell)?;
-            let file = document(workspace, path)?;
-            let cell_text = at.to_string();
-            let read = crate::document::Read::Cell {
-                sheet: sheet.as_deref(),
-                cell: &cell_text,
-            };
-            let got = crate::document::read_in_child(file, path, read)
-                .await
-                .map_err(|e| format!("`{path}`: {e}"))?;
-            if cell_matches(&got, value) {
-                Ok(())
-            } else {
-                Err(format!(
-                    "`{path}` cell {at} is {:?}, expected {value}",
-                    shorten(&got, 120)
-                ))
-            }
-        }
+        } => cell_equals(workspace, path, sheet.as_deref(), cell, value).await,
         Check::Command {
             run,
             exit_code,
             stdout,
-        } => {
-            let params = json!({"command": run})
-                .as_object()
-                .cloned()
-                .unwrap_or_default();
-            let result = executor
-                .execute(&ToolCall::action("execute_command", params))
-                .await;
-            let want = exit_code.unwrap_or(0);
-            match result.exit_code() {
-                Some(got) if got == want => {}
-                Some(got) => {
-                    let stderr = result
-                        .result
-                        .get("stderr")
-                        .and_then(|v| v.as_str())
-                        .unwrap_or("");
-                    let hint = crate::text::first_line(stderr, 150);
-                    let hint = if hint.is_empty() {
-                        String::new()
-                    } else {
-                        format!(" ({hint})")
-                    };
-                    return Err(format!("exit code {got}, expected {want}{hint}"));
-                }
-                None if result.status == ResultStatus::Failure => {
-                    return Err(result.error.unwrap_or_else(|| "the command failed".into()));
-                }
-                None => return Err("the command gave no exit code".into()),
-            }
-            if let Some(pattern) = stdout {
-                let re = Check::regex(pattern).map_err(|e| e.to_string())?;
-                let out = result.stdout().unwrap_or("");
-                if !re.is_match(out) {
-                    return Err(format!(
-                        "stdout {:?} does not match /{pattern}/",
-                        shorten(out.trim_end(), 120)
-                    ));
-                }
-            }
-            Ok(())
-        }
+        } => command(executor, run, exit_code.unwrap_or(0), stdout.as_deref()).await,
     }
 }
 
+/// `path` is there (a file or a folder, not a link).
+fn file_exists(workspace: &Path, path: &str) -> Result<(), CheckError> {
+    let (ws, rel) = open(workspace, path)?;
+    match ws.kind(&rel) {
+        Ok(Some(Kind::Link)) => Err(CheckError::Link(path.to_string())),
+        Ok(Some(_)) => Ok(()),
+        Ok(None) | Err(FileAccessError::NotAFolderOnTheWay) => {
+            Err(CheckError::Missing(path.to_string()))
+        }
+        Err(e) => Err(describe(path, e)),
+    }
+}
+
+/// The text of the document at `path` matches `pattern`.
+async fn document_contains(workspace: &Path, path: &str, pattern: &str) -> Result<(), CheckError> {
+    let file = document(workspace, path)?;
+    let text = crate::document::read_in_child(file, path, crate::document::Read::Text)
+        .await
+        .map_err(|source| CheckError::Document {
+            path: path.to_string(),
+            source,
+        })?;
+    if Check::regex(pattern)?.is_match(&text) {
+        Ok(())
+    } else {
+        Err(CheckError::NoMatchInDocument {
+            pattern: pattern.to_string(),
+            path: path.to_string(),
+            size: describe_size(&text),
+            start: shorten(text.trim(), 120),
+        })
+    }
+}
+
+/// The cell `cell` of `sheet` in the spreadsheet at `path` holds `value`.
+async fn cell_equals(
+    workspace: &Path,
+    path: &str,
+    sheet: Option<&str>,
+    cell: &str,
+    value: &serde_json::Value,
+) -> Result<(), CheckError> {
+    let at = crate::document::CellRef::parse(cell)?;
+    let file = document(workspace, path)?;
+    let cell_text = at.to_string();
+    let read = crate::document::Read::Cell {
+        sheet,
+        cell: &cell_text,
+    };
+    let got = crate::document::read_in_child(file, path, read)
+        .await
+        .map_err(|source| CheckError::Document {
+            path: path.to_string(),
+            source,
+        })?;
+    if cell_matches(&got, value) {
+        Ok(())
+    } else {
+        Err(CheckError::CellDiffers {
+            path: path.to_string(),
+            at,
+            got: shorten(&got, 120),
+            want: value.to_string(),
+        })
+    }
+}
+
+/// `run` exits with `want`, and its output matches `stdout` when given.
+async fn command(
+    executor: &mut dyn Executor,
+    run: &str,
+    want: i64,
+    stdout: Option<&str>,
+) -> Result<(), CheckError> {
+    let params = json!({"command": run})
+        .as_object()
+        .cloned()
+        .unwrap_or_default();
+    let result = executor
+        .execute(&ToolCall::action("execute_command", params))
+        .await;
+    match result.exit_code() {
+        Some(got) if got == want => {}
+        Some(got) => {
+            let stderr = result
+                .result
+                .get("stderr")
+                .and_then(|v| v.as_str())
+                .unwrap_or("");
+            let hint = crate::text::first_line(stderr, 150);
+            return Err(CheckError::ExitCode {
+                got,
+                want,
+                hint: (!hint.is_empty()).then_some(hint),
+            });
+        }
+        None if result.status == ResultStatus::Failure => {
+            return Err(CheckError::CommandFailed(
+                result.error.unwrap_or_else(|| "the command failed".into()),
+            ));
+        }
+        None => return Err(CheckError::NoExitCode),
+    }
+    if let Some(pattern) = stdout {
+        let re = Check::regex(pattern)?;
+        let out = result.stdout().unwrap_or("");
+        if !re.is_match(out) {
+            return Err(CheckError::Stdout {
+                out: shorten(out.trim_end(), 120),
+                pattern: pattern.to_string(),
+            });
+        }
+    }
+    Ok(())
+}
+
 /// The workspace's handle and `path` in it.
-fn open(workspace: &Path, path: &str) -> Result<(Confined, RelPath), String> {
-    let rel = RelPath::parse(path, false).map_err(|e| e.to_string())?;
-    let ws = Confined::open(workspace).map_err(|e| format!("cannot open the workspace: {e}"))?;
+fn open(workspace: &Path, path: &str) -> Result<(Confined, RelPath), CheckError> {
+    let rel = RelPath::parse(path, false)?;
+    let ws = Confined::open(workspace).map_err(CheckError::Workspace)?;
     Ok((ws, rel))
 }
 
-/// Why `path` could not be read, in words.
-fn describe(path: &str, e: FileAccessError) -> String {
+/// Why `path` could not be read.
+fn describe(path: &str, e: FileAccessError) -> CheckError {
     match e {
-        FileAccessError::NotFound => format!("`{path}` does not exist"),
-        e => format!("cannot read `{path}`: {e}"),
+        FileAccessError::NotFound => CheckError::Missing(path.to_string()),
+        source => CheckError::Unreadable {
+            path: path.to_string(),
+            source,
+        },
     }
 }
 
 /// The document a check reads, open: a regular file of the workspace (the reader runs
 /// apart, and reads it from this handle).
-fn document(workspace: &Path, path: &str) -> Result<std::fs::File, String> {
+fn document(workspace: &Path, path: &str) -> Result<std::fs::File, CheckError> {
     let (ws, rel) = open(workspace, path)?;
     ws.open_file(&rel)
         .map(|(file, _)| file)
@@ -173,13 +208,13 @@ fn document(workspace: &Path, path: &str) -> Result<std::fs::File, String> {
 }
 
 /// The text of a workspace file a check looks at.
-fn read(workspace: &Path, path: &str) -> Result<String, String> {
+fn read(workspace: &Path, path: &str) -> Result<String, CheckError> {
     read_bytes(workspace, path).map(|bytes| String::from_utf8_lossy(&bytes).into_owned())
 }
 
 /// The bytes of a workspace file a check looks at (a regular file, read up to a bound
 /// far above any file a check compares).
-fn read_bytes(workspace: &Path, path: &str) -> Result<Vec<u8>, String> {
+fn read_bytes(workspace: &Path, path: &str) -> Result<Vec<u8>, CheckError> {
     const LIMIT: u64 = 64 << 20;
     let (ws, rel) = open(workspace, path)?;
     ws.read(&rel, LIMIT, Some(LIMIT))
@@ -276,7 +311,10 @@ mod tests {
             ),
         ];
         for (c, want) in cases {
-            let got = run_check(&check(c.clone()), ws, &mut ex).await.err();
+            let got = run_check(&check(c.clone()), ws, &mut ex)
+                .await
+                .err()
+                .map(|e| e.to_string());
             assert_eq!(got.as_deref(), want, "{c}");
         }
     }

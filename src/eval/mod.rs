@@ -3,12 +3,14 @@
 //! one sub-score per check.
 
 mod checks;
+mod error;
 
 use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
 pub(crate) use checks::run_check;
+pub(crate) use error::UnknownEvalMode;
 
 use crate::executor::Executor;
 use crate::record::{Complete, Evaluation, Evaluator, SubScore};
@@ -34,18 +36,16 @@ pub(crate) enum EvalMode {
 }
 
 impl std::str::FromStr for EvalMode {
-    type Err = String;
+    type Err = UnknownEvalMode;
 
-    fn from_str(s: &str) -> Result<Self, String> {
+    fn from_str(s: &str) -> Result<Self, UnknownEvalMode> {
         match s {
             "auto" => Ok(Self::Auto),
             "checks" => Ok(Self::Checks),
             "llm" => Ok(Self::Llm),
             "none" => Ok(Self::None),
             "both" => Ok(Self::Both),
-            other => Err(format!(
-                "unknown evaluation mode `{other}` (use auto, checks, llm, both or none)"
-            )),
+            other => Err(UnknownEvalMode(other.to_string())),
         }
     }
 }
@@ -59,7 +59,10 @@ pub(crate) async fn run_checks(
 ) -> Evaluation {
     let mut sub_scores = Vec::with_capacity(checks.len());
     for check in checks {
-        let detail = run_check(check, workspace, executor).await.err();
+        let detail = run_check(check, workspace, executor)
+            .await
+            .err()
+            .map(|e| e.to_string());
         sub_scores.push(SubScore {
             name: check.name(),
             evaluation: if detail.is_none() {

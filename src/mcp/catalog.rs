@@ -5,6 +5,7 @@
 use serde_json::{Map, Value};
 
 use super::config::McpServer;
+use super::error::{McpError, UnfilledCredential};
 use crate::tool::{ParamKind, ParamSpec, ToolSpec};
 
 /// One tool of one server.
@@ -26,24 +27,16 @@ pub(crate) struct McpTool {
 pub(crate) fn catalog(
     server: &McpServer,
     listed: &[rmcp::model::Tool],
-) -> Result<Vec<McpTool>, String> {
+) -> Result<Vec<McpTool>, McpError> {
     if let Some(allowed) = &server.tools {
-        let missing: Vec<&str> = allowed
+        let missing: Vec<String> = allowed
             .iter()
             .filter(|a| !listed.iter().any(|t| t.name == a.as_str()))
-            .map(String::as_str)
+            .cloned()
             .collect();
         if !missing.is_empty() {
-            let offered: Vec<&str> = listed.iter().map(|t| t.name.as_ref()).collect();
-            return Err(format!(
-                "`tools` names {}, which it does not offer (it has: {})",
-                missing
-                    .iter()
-                    .map(|m| format!("`{m}`"))
-                    .collect::<Vec<_>>()
-                    .join(", "),
-                offered.join(", ")
-            ));
+            let offered = listed.iter().map(|t| t.name.to_string()).collect();
+            return Err(McpError::NotOffered { missing, offered });
         }
     }
     let tools: Vec<(McpTool, Vec<String>)> = listed
@@ -64,17 +57,20 @@ pub(crate) fn catalog(
                 "[[mcp.servers]] inject = {{ {} = \"ENV_VAR\" }} for `{}`",
                 unfilled[0], server.name
             ),
-        ));
+        )
+        .into());
     }
     Ok(tools.into_iter().map(|(t, _)| t).collect())
 }
 
 /// Why a tool that requires the credential `argument` cannot be called: nothing fills it
 /// in. `key` is the config that would.
-pub(crate) fn unfilled_credential(tool: &str, argument: &str, key: &str) -> String {
-    format!(
-        "{tool} requires `{argument}`, a credential the runner fills in, and nothing does: add {key} (the variable holding it) to the config"
-    )
+pub(crate) fn unfilled_credential(tool: &str, argument: &str, key: &str) -> UnfilledCredential {
+    UnfilledCredential {
+        tool: tool.to_string(),
+        argument: argument.to_string(),
+        key: key.to_string(),
+    }
 }
 
 fn tool(server: &McpServer, t: &rmcp::model::Tool) -> (McpTool, Vec<String>) {
@@ -304,10 +300,25 @@ mod tests {
     fn the_allow_list_keeps_only_what_it_names_and_names_what_is_missing() {
         let tools = catalog(&server(Some(vec!["get_system_info".into()])), &listed()).unwrap();
         assert_eq!(tools.len(), 1);
-        let e = catalog(&server(Some(vec!["nope".into()])), &listed()).unwrap_err();
+        let e = catalog(&server(Some(vec!["nope".into()])), &listed())
+            .unwrap_err()
+            .to_string();
         assert!(
             e.contains("`tools` names `nope`, which it does not offer (it has: execute_command, get_system_info)"),
             "{e}"
+        );
+    }
+
+    #[test]
+    fn a_required_credential_nothing_injects_is_the_configs_failure() {
+        use crate::tool::{Blame, Blamed};
+        let mut bare = server(None);
+        bare.inject.clear();
+        let e = catalog(&bare, &listed()).unwrap_err();
+        assert_eq!(e.blame(), Blame::Config);
+        assert_eq!(
+            e.to_string(),
+            "its tool `execute_command` requires `api_key`, a credential the runner fills in, and nothing does: add [[mcp.servers]] inject = { api_key = \"ENV_VAR\" } for `linux` (the variable holding it) to the config"
         );
     }
 

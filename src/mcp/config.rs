@@ -101,115 +101,140 @@ impl McpServer {
     }
 }
 
+/// A `[[mcp.servers]]` entry that cannot be used: told before the run starts, with the
+/// config file's other mistakes.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum McpConfigError {
+    /// An entry (numbered from 1) without a name.
+    #[error("[[mcp.servers]] #{0} needs a name (its tools are called NAME.TOOL)")]
+    NoName(usize),
+    /// A name that cannot begin a tool's name.
+    #[error(
+        "MCP server `{0}`: a name is letters, digits, `_` and `-` (its tools are called NAME.TOOL)"
+    )]
+    BadName(String),
+    /// Two entries of one name.
+    #[error("MCP server `{0}` is configured twice")]
+    Twice(String),
+    /// `${VAR}` in a header or an `env` value, with the variable not set.
+    #[error("MCP server `{server}`: {what} uses ${{{var}}}, which is not set in the environment")]
+    UnsetVariable {
+        /// The server.
+        server: String,
+        /// `env NAME` or `header NAME`.
+        what: String,
+        /// The variable.
+        var: String,
+    },
+    /// Both `command` and `url`.
+    #[error("MCP server `{0}`: give either `command` (stdio) or `url` (HTTP), not both")]
+    Both(String),
+    /// Neither `command` nor `url`.
+    #[error("MCP server `{0}`: give `command` (a stdio server) or `url` (an HTTP server)")]
+    Neither(String),
+    /// `headers` for a stdio server.
+    #[error("MCP server `{0}`: `headers` are for an HTTP server (`url`)")]
+    HeadersForStdio(String),
+    /// A `url` that is not HTTP.
+    #[error("MCP server `{server}`: url {url:?} is not an http:// or https:// URL")]
+    NotHttp {
+        /// The server.
+        server: String,
+        /// The url given.
+        url: String,
+    },
+    /// `args`, `env` or `cwd` for an HTTP server.
+    #[error("MCP server `{0}`: `args`, `env` and `cwd` are for a stdio server (`command`)")]
+    StdioKeysForHttp(String),
+    /// A `timeout` that is not a duration.
+    #[error("MCP server `{server}`: timeout: {source}")]
+    Timeout {
+        /// The server.
+        server: String,
+        /// What is wrong with it.
+        #[source]
+        source: Box<dyn std::error::Error + Send + Sync>,
+    },
+    /// A `timeout` of 0.
+    #[error("MCP server `{0}`: timeout must be more than 0")]
+    ZeroTimeout(String),
+    /// `inject` from a variable that is not set.
+    #[error(
+        "MCP server `{server}`: inject.{argument} comes from ${var}, which is not set in the environment"
+    )]
+    UnsetInject {
+        /// The server.
+        server: String,
+        /// The argument.
+        argument: String,
+        /// The variable.
+        var: String,
+    },
+    /// `tools = []`.
+    #[error("MCP server `{0}`: `tools = []` would offer no tool; leave it out for all")]
+    NoTools(String),
+}
+
 /// The servers of `[[mcp.servers]]`, checked; `env` looks up environment variables.
 /// Values taken from the environment (injected arguments, `${VAR}` in headers and in a
 /// server's `env`) are registered as secrets.
 pub(crate) fn servers(
     section: McpSection,
     env: impl Fn(&str) -> Option<String>,
-) -> Result<Vec<McpServer>, String> {
+) -> Result<Vec<McpServer>, McpConfigError> {
     let mut out: Vec<McpServer> = Vec::new();
     for (i, s) in section.servers.into_iter().enumerate() {
-        let at = format!("[[mcp.servers]] #{}", i + 1);
-        let name = s
-            .name
-            .clone()
-            .ok_or_else(|| format!("{at} needs a name (its tools are called NAME.TOOL)"))?;
-        let at = format!("MCP server `{name}`");
+        let name = s.name.clone().ok_or(McpConfigError::NoName(i + 1))?;
         if name.is_empty()
             || !name
                 .chars()
                 .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
         {
-            return Err(format!(
-                "{at}: a name is letters, digits, `_` and `-` (its tools are called NAME.TOOL)"
-            ));
+            return Err(McpConfigError::BadName(name));
         }
         if out.iter().any(|o| o.name == name) {
-            return Err(format!("{at} is configured twice"));
+            return Err(McpConfigError::Twice(name));
         }
-        out.push(server(name, s, &at, &env)?);
+        out.push(server(name, s, &env)?);
     }
     Ok(out)
 }
 
 fn server(
     name: String,
-    s: ServerSection,
-    at: &str,
+    mut s: ServerSection,
     env: &impl Fn(&str) -> Option<String>,
-) -> Result<McpServer, String> {
-    let expand = |text: &str, what: &str| {
-        expand_vars(text, env)
-            .map_err(|v| format!("{at}: {what} uses ${{{v}}}, which is not set in the environment"))
-    };
-    let transport = match (s.command, s.url) {
-        (Some(_), Some(_)) => {
-            return Err(format!(
-                "{at}: give either `command` (stdio) or `url` (HTTP), not both"
-            ));
-        }
-        (None, None) => {
-            return Err(format!(
-                "{at}: give `command` (a stdio server) or `url` (an HTTP server)"
-            ));
-        }
-        (Some(command), None) => {
-            if !s.headers.is_empty() {
-                return Err(format!("{at}: `headers` are for an HTTP server (`url`)"));
-            }
-            let mut vars = Vec::new();
-            for (k, v) in s.env {
-                vars.push((k.clone(), expand(&v, &format!("env {k}"))?));
-            }
-            Transport::Stdio {
-                command,
-                args: s.args,
-                env: vars,
-                cwd: s.cwd,
-            }
-        }
-        (None, Some(url)) => {
-            if !(url.starts_with("http://") || url.starts_with("https://")) {
-                return Err(format!(
-                    "{at}: url {url:?} is not an http:// or https:// URL"
-                ));
-            }
-            if !s.args.is_empty() || !s.env.is_empty() || s.cwd.is_some() {
-                return Err(format!(
-                    "{at}: `args`, `env` and `cwd` are for a stdio server (`command`)"
-                ));
-            }
-            let mut headers = Vec::new();
-            for (k, v) in s.headers {
-                headers.push((k.clone(), expand(&v, &format!("header {k}"))?));
-            }
-            Transport::Http { url, headers }
-        }
+) -> Result<McpServer, McpConfigError> {
+    let transport = match (s.command.take(), s.url.take()) {
+        (Some(_), Some(_)) => return Err(McpConfigError::Both(name)),
+        (None, None) => return Err(McpConfigError::Neither(name)),
+        (Some(command), None) => stdio(&name, command, &mut s, env)?,
+        (None, Some(url)) => http(&name, url, &mut s, env)?,
     };
     let timeout = match s.timeout {
-        Some(t) => parse_duration(&t).map_err(|e| format!("{at}: timeout: {e}"))?,
+        Some(t) => parse_duration(&t).map_err(|e| McpConfigError::Timeout {
+            server: name.clone(),
+            source: e.into(),
+        })?,
         None => DEFAULT_TIMEOUT,
     };
     if timeout.is_zero() {
-        return Err(format!("{at}: timeout must be more than 0"));
+        return Err(McpConfigError::ZeroTimeout(name));
     }
     let mut inject = Vec::new();
     for (argument, var) in s.inject {
-        let value = env(&var).filter(|v| !v.is_empty()).ok_or_else(|| {
-            format!(
-                "{at}: inject.{argument} comes from ${var}, which is not set in the environment"
-            )
-        })?;
+        let Some(value) = env(&var).filter(|v| !v.is_empty()) else {
+            return Err(McpConfigError::UnsetInject {
+                server: name,
+                argument,
+                var,
+            });
+        };
         crate::secrets::register(&value);
         inject.push(Injected { argument, value });
     }
-    if let Some(tools) = &s.tools
-        && tools.is_empty()
-    {
-        return Err(format!(
-            "{at}: `tools = []` would offer no tool; leave it out for all"
-        ));
+    if s.tools.as_ref().is_some_and(Vec::is_empty) {
+        return Err(McpConfigError::NoTools(name));
     }
     Ok(McpServer {
         name,
@@ -220,9 +245,61 @@ fn server(
     })
 }
 
-/// `text` with each `${VAR}` replaced by the variable's value (registered as a secret);
-/// the name of a variable that is not set, as the error.
-fn expand_vars(text: &str, env: &impl Fn(&str) -> Option<String>) -> Result<String, String> {
+/// A stdio server's transport: `command` with the entry's `args`, `env` and `cwd`.
+fn stdio(
+    name: &str,
+    command: String,
+    s: &mut ServerSection,
+    env: &impl Fn(&str) -> Option<String>,
+) -> Result<Transport, McpConfigError> {
+    if !s.headers.is_empty() {
+        return Err(McpConfigError::HeadersForStdio(name.to_string()));
+    }
+    let mut vars = Vec::new();
+    for (k, v) in std::mem::take(&mut s.env) {
+        let value = expand_vars(&v, env, name, &format!("env {k}"))?;
+        vars.push((k, value));
+    }
+    Ok(Transport::Stdio {
+        command,
+        args: std::mem::take(&mut s.args),
+        env: vars,
+        cwd: s.cwd.take(),
+    })
+}
+
+/// An HTTP server's transport: `url` with the entry's `headers`.
+fn http(
+    name: &str,
+    url: String,
+    s: &mut ServerSection,
+    env: &impl Fn(&str) -> Option<String>,
+) -> Result<Transport, McpConfigError> {
+    if !(url.starts_with("http://") || url.starts_with("https://")) {
+        return Err(McpConfigError::NotHttp {
+            server: name.to_string(),
+            url,
+        });
+    }
+    if !s.args.is_empty() || !s.env.is_empty() || s.cwd.is_some() {
+        return Err(McpConfigError::StdioKeysForHttp(name.to_string()));
+    }
+    let mut headers = Vec::new();
+    for (k, v) in std::mem::take(&mut s.headers) {
+        let value = expand_vars(&v, env, name, &format!("header {k}"))?;
+        headers.push((k, value));
+    }
+    Ok(Transport::Http { url, headers })
+}
+
+/// `text` (`what` of the server `server`) with each `${VAR}` replaced by the variable's
+/// value (registered as a secret).
+fn expand_vars(
+    text: &str,
+    env: &impl Fn(&str) -> Option<String>,
+    server: &str,
+    what: &str,
+) -> Result<String, McpConfigError> {
     let mut out = String::new();
     let mut rest = text;
     while let Some(start) = rest.find("${") {
@@ -230,7 +307,11 @@ fn expand_vars(text: &str, env: &impl Fn(&str) -> Option<String>) -> Result<Stri
             break;
         };
         let var = &rest[start + 2..start + 2 + len];
-        let value = env(var).ok_or_else(|| var.to_string())?;
+        let value = env(var).ok_or_else(|| McpConfigError::UnsetVariable {
+            server: server.to_string(),
+            what: what.to_string(),
+            var: var.to_string(),
+        })?;
         crate::secrets::register(&value);
         out.push_str(&rest[..start]);
         out.push_str(&value);
@@ -244,13 +325,14 @@ fn expand_vars(text: &str, env: &impl Fn(&str) -> Option<String>) -> Result<Stri
 mod tests {
     use super::*;
 
-    fn parse(text: &str) -> Result<Vec<McpServer>, String> {
-        let section: McpSection = toml::from_str(text).map_err(|e| e.to_string())?;
-        servers(section, |v| match v {
+    /// The servers `text` configures; the error's words.
+    fn parse(text: &str) -> Result<Vec<McpServer>, Box<dyn std::error::Error>> {
+        let section: McpSection = toml::from_str(text)?;
+        Ok(servers(section, |v| match v {
             "KEY" => Some("k-123456789".into()),
             "TOKEN" => Some("t-987654321".into()),
             _ => None,
-        })
+        })?)
     }
 
     #[test]
@@ -322,8 +404,40 @@ mod tests {
                 "unknown field `port`",
             ),
         ] {
-            let e = parse(text).unwrap_err();
+            let e = parse(text).unwrap_err().to_string();
             assert!(e.contains(wanted), "{text}: {e}");
+        }
+    }
+
+    #[test]
+    fn messages_are_word_for_word() {
+        for (text, wanted) in [
+            (
+                "[[servers]]\ncommand = \"x\"",
+                "[[mcp.servers]] #1 needs a name (its tools are called NAME.TOOL)",
+            ),
+            (
+                "[[servers]]\nname = \"a\"\ncommand = \"x\"\nurl = \"http://h\"",
+                "MCP server `a`: give either `command` (stdio) or `url` (HTTP), not both",
+            ),
+            (
+                "[[servers]]\nname = \"a\"\ncommand = \"x\"\nenv = { X = \"${NOPE}\" }",
+                "MCP server `a`: env X uses ${NOPE}, which is not set in the environment",
+            ),
+            (
+                "[[servers]]\nname = \"a\"\nurl = \"ftp://h\"",
+                "MCP server `a`: url \"ftp://h\" is not an http:// or https:// URL",
+            ),
+            (
+                "[[servers]]\nname = \"a\"\nurl = \"http://h\"\ninject = { api_key = \"NOPE\" }",
+                "MCP server `a`: inject.api_key comes from $NOPE, which is not set in the environment",
+            ),
+            (
+                "[[servers]]\nname = \"a\"\ncommand = \"x\"\ntools = []",
+                "MCP server `a`: `tools = []` would offer no tool; leave it out for all",
+            ),
+        ] {
+            assert_eq!(parse(text).unwrap_err().to_string(), wanted, "{text}");
         }
     }
 }

@@ -15,6 +15,8 @@ use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig
 use serde_json::{Map, Value};
 use tokio::io::{AsyncRead, AsyncWrite};
 
+use super::error::McpError;
+
 /// How long connecting (the handshake) may take.
 pub(crate) const CONNECT_TIMEOUT: Duration = Duration::from_secs(30);
 
@@ -44,7 +46,7 @@ fn client_info() -> ClientConfig {
 
 impl Connection {
     /// A session over a stdio server's pipes (`from` its stdout, `to` its stdin).
-    pub(crate) async fn over_pipes<R, W>(from: R, to: W) -> Result<Self, String>
+    pub(crate) async fn over_pipes<R, W>(from: R, to: W) -> Result<Self, McpError>
     where
         R: AsyncRead + Send + Unpin + 'static,
         W: AsyncWrite + Send + Unpin + 'static,
@@ -59,13 +61,20 @@ impl Connection {
         url: &str,
         headers: &[(String, String)],
         concurrency: usize,
-    ) -> Result<Self, String> {
+    ) -> Result<Self, McpError> {
         let mut custom = std::collections::HashMap::new();
         for (name, value) in headers {
-            let name = reqwest::header::HeaderName::from_bytes(name.as_bytes())
-                .map_err(|e| format!("header `{name}`: {e}"))?;
-            let value = reqwest::header::HeaderValue::from_str(value)
-                .map_err(|e| format!("header `{name}`: {e}"))?;
+            let name = reqwest::header::HeaderName::from_bytes(name.as_bytes()).map_err(|e| {
+                McpError::Header {
+                    name: name.clone(),
+                    source: e.into(),
+                }
+            })?;
+            let value =
+                reqwest::header::HeaderValue::from_str(value).map_err(|e| McpError::Header {
+                    name: name.to_string(),
+                    source: e.into(),
+                })?;
             custom.insert(name, value);
         }
         let config = StreamableHttpClientTransportConfig::with_uri(url)
@@ -78,26 +87,20 @@ impl Connection {
 
     async fn handshake<E: std::fmt::Display>(
         started: impl Future<Output = Result<RunningService<RoleClient, ClientConfig>, E>>,
-    ) -> Result<Self, String> {
+    ) -> Result<Self, McpError> {
         match tokio::time::timeout(CONNECT_TIMEOUT, started).await {
             Ok(Ok(service)) => Ok(Self { service }),
-            Ok(Err(e)) => Err(format!(
-                "the MCP handshake failed: {}",
-                plain(&e.to_string())
-            )),
-            Err(_) => Err(format!(
-                "no MCP handshake within {}",
-                humantime::format_duration(CONNECT_TIMEOUT)
-            )),
+            Ok(Err(e)) => Err(McpError::Handshake(plain(&e.to_string()))),
+            Err(_) => Err(McpError::HandshakeTimeout(CONNECT_TIMEOUT)),
         }
     }
 
     /// Every tool the server offers.
-    pub(crate) async fn tools(&self) -> Result<Vec<rmcp::model::Tool>, String> {
+    pub(crate) async fn tools(&self) -> Result<Vec<rmcp::model::Tool>, McpError> {
         match tokio::time::timeout(CONNECT_TIMEOUT, self.service.peer().list_all_tools()).await {
             Ok(Ok(tools)) => Ok(tools),
-            Ok(Err(e)) => Err(format!("listing its tools failed: {e}")),
-            Err(_) => Err("it did not list its tools in time".into()),
+            Ok(Err(e)) => Err(McpError::List(e)),
+            Err(_) => Err(McpError::ListTimeout),
         }
     }
 

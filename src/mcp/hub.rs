@@ -8,6 +8,7 @@ use std::time::{Duration, Instant};
 use super::catalog::{McpTool, catalog};
 use super::config::{McpServer, Transport};
 use super::connection::Connection;
+use super::error::McpError;
 use super::stdio::StdioServer;
 use crate::tool::ToolSpec;
 
@@ -30,23 +31,29 @@ pub(crate) struct McpHub {
 impl McpHub {
     /// Readies `servers` (in order) for up to `jobs` tasks at once; the first that fails
     /// is the error.
-    pub(crate) async fn start(servers: &[McpServer], jobs: usize) -> Result<Self, String> {
+    pub(crate) async fn start(servers: &[McpServer], jobs: usize) -> Result<Self, McpError> {
         let mut hosted = Vec::new();
         for server in servers {
-            hosted.push(Self::ready(server, jobs).await.map_err(|e| {
-                format!("MCP server `{}` ({}): {e}", server.name, describe(server))
-            })?);
+            hosted.push(
+                Self::ready(server, jobs)
+                    .await
+                    .map_err(|e| McpError::Server {
+                        name: server.name.clone(),
+                        transport: describe(server),
+                        source: Box::new(e),
+                    })?,
+            );
         }
         Ok(Self { servers: hosted })
     }
 
-    async fn ready(server: &McpServer, jobs: usize) -> Result<Hosted, String> {
+    async fn ready(server: &McpServer, jobs: usize) -> Result<Hosted, McpError> {
         let (listed, shared) = match &server.transport {
             Transport::Stdio { .. } => {
                 let scratch = Scratch::new(&server.name)?;
                 let running = StdioServer::start_alone(server, &scratch.0)
                     .await
-                    .map_err(|f| f.message)?;
+                    .map_err(McpError::Start)?;
                 let listed = running.connection().tools().await;
                 running.stop().await;
                 (listed?, None)
@@ -119,7 +126,7 @@ async fn connect_http(
     url: &str,
     headers: &[(String, String)],
     jobs: usize,
-) -> Result<Connection, String> {
+) -> Result<Connection, McpError> {
     let clock = Instant::now();
     loop {
         match Connection::over_http(url, headers, jobs).await {
@@ -136,15 +143,16 @@ async fn connect_http(
 struct Scratch(std::path::PathBuf);
 
 impl Scratch {
-    fn new(name: &str) -> Result<Self, String> {
+    fn new(name: &str) -> Result<Self, McpError> {
         let dir = std::env::temp_dir().join(format!(
             "ufo-batch-mcp-{}-{name}-{}",
             std::process::id(),
             fastrand::u64(..)
         ));
-        std::fs::create_dir_all(&dir)
-            .map_err(|e| format!("cannot make a scratch folder {}: {e}", dir.display()))?;
-        Ok(Self(dir))
+        match std::fs::create_dir_all(&dir) {
+            Ok(()) => Ok(Self(dir)),
+            Err(source) => Err(McpError::Scratch { dir, source }),
+        }
     }
 }
 

@@ -3,12 +3,14 @@
 //! (`connection`), the run's servers readied before tasks start (`hub`), what agents see
 //! of their tools (`catalog`), a task's own stdio server (`stdio`), how an answer becomes
 //! a Result (`result`), and the router that sends a task's calls to them (`router`); a
-//! stdio server's messages are bounded (`bounded`).
+//! stdio server's messages are bounded (`bounded`); why a server cannot be used, and
+//! whose failure that is (`error`).
 
 mod bounded;
 mod catalog;
 mod config;
 mod connection;
+mod error;
 mod hub;
 mod result;
 mod router;

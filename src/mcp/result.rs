@@ -128,6 +128,20 @@ mod tests {
         );
         assert_eq!(bad.status, ResultStatus::Failure);
         assert_eq!(bad.error.as_deref(), Some("Access denied"));
+        // The tool ran and said it failed: the agent's, the step fails.
+        assert_eq!(bad.blame, Some(crate::tool::Blame::Agent));
+        let silent = tool_result(
+            &call,
+            "fs",
+            &answer(json!({"content": [], "isError": true})),
+        );
+        assert_eq!(
+            (silent.error.as_deref(), silent.blame),
+            (
+                Some("the MCP tool `fs.read_text_file` failed and said nothing more"),
+                Some(crate::tool::Blame::Agent)
+            )
+        );
         let absent = tool_result(&call, "fs", &answer(json!({"content": []})));
         assert_eq!(
             absent.status,

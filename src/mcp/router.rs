@@ -10,14 +10,17 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use async_trait::async_trait;
-use serde_json::Value;
+use serde_json::{Map, Value};
 
+use super::catalog::McpTool;
+use super::config::McpServer;
 use super::connection::CallError;
+use super::error::McpError;
 use super::hub::McpHub;
 use super::result::tool_result;
 use super::stdio::StdioServer;
 use crate::executor::{Executor, Scope, Service, ServiceSpec, StepScreens};
-use crate::tool::{Blame, Failure, ToolCall, ToolResult};
+use crate::tool::{Blamed, Failure, ToolCall, ToolResult};
 
 /// The task's executor and the run's MCP servers.
 pub(crate) struct McpRouter {
@@ -51,81 +54,80 @@ impl McpRouter {
         if let Err(e) = tool.spec.check_arguments(&command.parameters) {
             return ToolResult::failure(command, &server.name, Failure::agent(e), Value::Null);
         }
-        let mut arguments = command.parameters.clone();
-        for injected in server
-            .inject
-            .iter()
-            .filter(|i| tool.injected.contains(&i.argument))
-        {
-            arguments.insert(injected.argument.clone(), injected.value.clone().into());
-        }
-        if hub.shared(i).is_none() && !self.running.contains_key(&i) {
-            match StdioServer::start(server, self.inner.as_mut(), &self.workspace).await {
-                Ok(started) => {
-                    self.running.insert(i, started);
-                }
-                Err(e) => {
-                    let why = e
-                        .context(|e| format!("cannot start the MCP server `{}`: {e}", server.name));
-                    return self.failed(command, &server.name, why);
-                }
-            }
+        let arguments = with_injected(server, tool, command);
+        if let Err(e) = self.start(i).await {
+            return self.failed(command, &server.name, e.failure());
         }
         let connection = match hub.shared(i) {
             Some(shared) => shared,
             None => self.running[&i].connection(),
         };
         let answer = connection.call(&tool.tool, arguments, server.timeout).await;
+        let name = server.name.clone();
+        let refused = |e: McpError| ToolResult::failure(command, &name, e.failure(), Value::Null);
         let result = match answer {
             Ok(answer) => tool_result(command, &server.name, &answer),
             // The call the agent made took too long, or the server refused it: the
             // agent sees why (its server still answers).
-            Err(CallError::Timeout(limit)) => ToolResult::failure(
-                command,
-                &server.name,
-                Failure::agent(format!(
-                    "the MCP server `{}` did not answer within {}",
-                    server.name,
-                    humantime::format_duration(limit)
-                )),
-                Value::Null,
-            ),
-            Err(CallError::Refused(why)) => ToolResult::failure(
-                command,
-                &server.name,
-                Failure::agent(format!(
-                    "the MCP server `{}` refused the call: {why}",
-                    server.name
-                )),
-                Value::Null,
-            ),
-            Err(CallError::Gone(why)) => {
-                let why = format!("the MCP server `{}` cannot be reached: {why}", server.name);
-                let why = match self.running.remove(&i) {
-                    Some(gone) => {
-                        let why = gone.explain(why).await;
-                        gone.stop().await;
-                        why
-                    }
-                    None => why,
-                };
-                return self.failed(command, &server.name, Failure::environment(why));
-            }
+            Err(CallError::Timeout(limit)) => refused(McpError::CallTimeout {
+                server: name.clone(),
+                limit,
+            }),
+            Err(CallError::Refused(why)) => refused(McpError::CallRefused {
+                server: name.clone(),
+                why,
+            }),
+            Err(CallError::Gone(why)) => return self.gone(command, i, why).await,
         };
         let result = result.scrubbed();
         if let Some(argument) = crate::tool::refused_injection(&result, &tool.injected) {
             // The runner's own argument refused: no verdict on the agent.
-            let why = Failure::new(
-                Blame::Config,
-                format!(
-                    "the MCP server `{}` refused the `{argument}` the runner fills in ([[mcp.servers]] inject): {}",
-                    server.name,
-                    result.error.as_deref().unwrap_or_default()
-                ),
-            );
-            return self.failed(command, &server.name, why);
+            let why = McpError::InjectionRefused {
+                server: server.name.clone(),
+                argument: argument.to_string(),
+                error: result.error.clone().unwrap_or_default(),
+            };
+            return self.failed(command, &server.name, why.failure());
         }
         result
+    }
+
+    /// Starts server `i` for the task, when it is a stdio server not running yet.
+    async fn start(&mut self, i: usize) -> Result<(), McpError> {
+        let hub = self.hub.clone();
+        if hub.shared(i).is_some() || self.running.contains_key(&i) {
+            return Ok(());
+        }
+        let server = hub.server(i);
+        let started = StdioServer::start(server, self.inner.as_mut(), &self.workspace)
+            .await
+            .map_err(|source| McpError::NotStarted {
+                server: server.name.clone(),
+                source,
+            })?;
+        self.running.insert(i, started);
+        Ok(())
+    }
+
+    /// A call whose server cannot be reached: the attempt's fault, saying what a stdio
+    /// server (ended now) last wrote to stderr.
+    async fn gone(&mut self, command: &ToolCall, i: usize, why: String) -> ToolResult {
+        let hub = self.hub.clone();
+        let server = &hub.server(i).name;
+        let gone = McpError::Gone {
+            server: server.clone(),
+            why,
+        }
+        .failure();
+        let gone = match self.running.remove(&i) {
+            Some(running) => {
+                let why = running.explain(gone.message).await;
+                running.stop().await;
+                Failure::new(gone.blame, why)
+            }
+            None => gone,
+        };
+        self.failed(command, server, gone)
     }
 
     /// A call that failed because its server did, or refused the runner's argument:
@@ -135,6 +137,20 @@ impl McpRouter {
         self.fault.get_or_insert_with(|| why.clone());
         ToolResult::failure(command, server, why, Value::Null)
     }
+}
+
+/// The arguments of `command` with those the runner fills in that `tool` takes (the
+/// server's others are not sent to it).
+fn with_injected(server: &McpServer, tool: &McpTool, command: &ToolCall) -> Map<String, Value> {
+    let mut arguments = command.parameters.clone();
+    for injected in server
+        .inject
+        .iter()
+        .filter(|i| tool.injected.contains(&i.argument))
+    {
+        arguments.insert(injected.argument.clone(), injected.value.clone().into());
+    }
+    arguments
 }
 
 /// `result` with every secret masked: a server may echo an injected value, and what a

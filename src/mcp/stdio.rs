@@ -8,7 +8,7 @@ use std::time::Duration;
 use super::config::{McpServer, Transport};
 use super::connection::Connection;
 use crate::executor::{Executor, Service, ServiceSpec, ShellExecutor, ShellSettings, StderrTail};
-use crate::tool::{Blame, Failure};
+use crate::tool::{Blame, Blamed, Failure};
 
 /// Characters of a failed server's stderr shown (its end).
 const STDERR_SHOWN: usize = 600;
@@ -67,7 +67,11 @@ impl StdioServer {
             }),
             Err(e) => {
                 service.stderr.settled(STDERR_SETTLE).await;
-                Err(Failure::environment(with_stderr(e, &service.stderr)))
+                // The server's doing (it would not speak MCP): the environment's.
+                Err(Failure::new(
+                    e.blame(),
+                    with_stderr(e.to_string(), &service.stderr),
+                ))
             }
         }
     }

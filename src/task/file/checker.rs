@@ -381,7 +381,11 @@ impl Checker<'_> {
             }
             if let Check::CellEquals { cell, value, .. } = check {
                 if let Err(e) = crate::document::CellRef::parse(cell) {
-                    self.problem(&format!("{at}.cell"), e, "name one cell, as \"B3\"");
+                    self.problem(
+                        &format!("{at}.cell"),
+                        e.to_string(),
+                        "name one cell, as \"B3\"",
+                    );
                 }
                 if value.is_null() || value.is_array() || value.is_object() {
                     self.problem(
