@@ -306,8 +306,12 @@ impl DeviceExecutor {
             Listed::Windows(w) => self.windows = w.clone(),
             Listed::Controls(c) => self.controls = c.clone(),
         }
-        view.clean.save(&self.run.dir.screenshot(step, false))?;
-        view.annotated.save(&self.run.dir.screenshot(step, true))?;
+        view.clean
+            .save(&self.run.dir.screenshot(step, false))
+            .map_err(|e| e.to_string())?;
+        view.annotated
+            .save(&self.run.dir.screenshot(step, true))
+            .map_err(|e| e.to_string())?;
         let what = match &view.listed {
             Listed::Windows(w) => format!("{} application windows", w.len()),
             Listed::Controls(c) => format!("{} controls", c.len()),

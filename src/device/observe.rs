@@ -107,7 +107,7 @@ fn image(answer: &Value) -> Result<Image, String> {
     let bytes = base64::engine::general_purpose::STANDARD
         .decode(data)
         .map_err(|e| format!("the screenshot is not base64: {e}"))?;
-    Image::from_png(&bytes, MAX_PIXELS)
+    Image::from_png(&bytes, MAX_PIXELS).map_err(|e| e.to_string())
 }
 
 fn text(item: &Value, keys: &[&str]) -> Option<String> {

@@ -8,8 +8,8 @@ use std::time::Duration;
 use uiautomation::inputs::{Keyboard, Mouse, MouseButton};
 use uiautomation::types::Point;
 
+use crate::desktop::action::Button;
 use crate::desktop::keys::{Key, KeyAction, Modifier, Named};
-use crate::desktop::tools::Button;
 
 fn ui_error(what: &str) -> impl Fn(uiautomation::Error) -> String + '_ {
     move |e| format!("{what} failed: {e}")

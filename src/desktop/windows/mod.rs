@@ -17,13 +17,13 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 
+use crate::desktop::action::Button;
 use crate::desktop::app::Launch;
 use crate::desktop::backend::{AppWindow, Backend, Snapshot};
 use crate::desktop::control::{Control, Rect};
 use crate::desktop::error::DesktopError;
 use crate::desktop::keys::{KeyAction, Modifier};
 use crate::desktop::screenshot::Image;
-use crate::desktop::tools::Button;
 use com::Com;
 use uia::Uia;
 

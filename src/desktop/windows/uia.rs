@@ -11,10 +11,10 @@ use serde_json::{Value, json};
 use uiautomation::patterns::{UIInvokePattern, UITextPattern, UIValuePattern, UIWindowPattern};
 use uiautomation::{UIAutomation, UIElement};
 
+use crate::desktop::action::Button;
 use crate::desktop::backend::{AppWindow, Snapshot, Window};
 use crate::desktop::control::{Control, ControlType, LISTED, Rect};
 use crate::desktop::screenshot::Image;
-use crate::desktop::tools::Button;
 
 /// The most elements a walk visits.
 const MAX_NODES: usize = 5000;
