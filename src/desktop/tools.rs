@@ -43,66 +43,101 @@ pub(crate) fn app_agent_tools() -> &'static [ToolSpec] {
     &TOOLS
 }
 
-fn specs() -> Vec<ToolSpec> {
-    use ParamKind::{Boolean, Number, String as Text};
-    let p = |name: &'static str, kind, required, description: &'static str| ParamSpec {
+/// A parameter.
+fn p(name: &'static str, kind: ParamKind, required: bool, description: &'static str) -> ParamSpec {
+    ParamSpec {
         name: name.into(),
         kind,
         required,
         description: description.into(),
-    };
-    let control = || {
-        vec![
-            p(
-                "id",
-                Text,
-                false,
-                "the control's label in the current control list",
-            ),
-            p("name", Text, false, "the control's name"),
-            p(
-                "control_type",
-                Text,
-                false,
-                "its UI Automation control type (Button, Edit, MenuItem, ...)",
-            ),
-        ]
-    };
-    let with = |mut params: Vec<ParamSpec>, more: Vec<ParamSpec>| {
-        params.extend(more);
-        params
-    };
-    let fields = || {
-        p(
-            "field_list",
-            ParamKind::Schema(serde_json::json!({"type": "array", "items": {"type": "string"}})),
-            true,
-            "the fields wanted (control_text, control_type, control_rect, ...)",
-        )
-    };
-    let apps = || {
-        vec![
-            p(
-                "remove_empty",
-                Boolean,
-                false,
-                "leave out windows that show nothing (default true)",
-            ),
-            p(
-                "refresh_app_windows",
-                Boolean,
-                false,
-                "list the windows again (default true)",
-            ),
-        ]
-    };
-    let button = || p("button", Text, false, "left (default), right or middle");
-    let double = || p("double", Boolean, false, "a double click");
-    let tool = |name: &'static str, description: &'static str, params| ToolSpec {
+    }
+}
+
+/// A tool.
+fn tool(name: &'static str, description: &'static str, params: Vec<ParamSpec>) -> ToolSpec {
+    ToolSpec {
         name: name.into(),
         description: description.into(),
         params,
-    };
+    }
+}
+
+/// The parameters that name a control.
+fn control() -> Vec<ParamSpec> {
+    vec![
+        p(
+            "id",
+            ParamKind::String,
+            false,
+            "the control's label in the current control list",
+        ),
+        p("name", ParamKind::String, false, "the control's name"),
+        p(
+            "control_type",
+            ParamKind::String,
+            false,
+            "its UI Automation control type (Button, Edit, MenuItem, ...)",
+        ),
+    ]
+}
+
+/// `params` and `more`.
+fn with(mut params: Vec<ParamSpec>, more: Vec<ParamSpec>) -> Vec<ParamSpec> {
+    params.extend(more);
+    params
+}
+
+/// `field_list`.
+fn fields() -> ParamSpec {
+    p(
+        "field_list",
+        ParamKind::Schema(serde_json::json!({"type": "array", "items": {"type": "string"}})),
+        true,
+        "the fields wanted (control_text, control_type, control_rect, ...)",
+    )
+}
+
+/// The flags of the window lists.
+fn apps() -> Vec<ParamSpec> {
+    vec![
+        p(
+            "remove_empty",
+            ParamKind::Boolean,
+            false,
+            "leave out windows that show nothing (default true)",
+        ),
+        p(
+            "refresh_app_windows",
+            ParamKind::Boolean,
+            false,
+            "list the windows again (default true)",
+        ),
+    ]
+}
+
+fn button() -> ParamSpec {
+    p(
+        "button",
+        ParamKind::String,
+        false,
+        "left (default), right or middle",
+    )
+}
+
+fn double() -> ParamSpec {
+    p("double", ParamKind::Boolean, false, "a double click")
+}
+
+fn specs() -> Vec<ToolSpec> {
+    let mut all = control_specs();
+    all.extend(pointer_specs());
+    all.extend(host_specs());
+    all
+}
+
+/// The tools that act on a control of the app's window.
+fn control_specs() -> Vec<ToolSpec> {
+    use ParamKind::{Boolean, String as Text};
     vec![
         tool(
             "click_input",
@@ -151,6 +186,13 @@ fn specs() -> Vec<ToolSpec> {
             ),
         ),
         tool("texts", "Read the text of a control.", control()),
+    ]
+}
+
+/// The tools that act at a point of the app's window, wait, or say what they see.
+fn pointer_specs() -> Vec<ToolSpec> {
+    use ParamKind::{Number, String as Text};
+    vec![
         tool(
             "click_on_coordinates",
             "Click at a point of the app window, given as fractions of its width and height.",
@@ -185,6 +227,13 @@ fn specs() -> Vec<ToolSpec> {
             "Say what you see; the text is the result.",
             vec![p("text", Text, true, "the summary")],
         ),
+    ]
+}
+
+/// The tools that open or select an app or a window, and those that look at the screen.
+fn host_specs() -> Vec<ToolSpec> {
+    use ParamKind::{Boolean, String as Text};
+    vec![
         tool(
             "select_application",
             "Open an application by name (word, excel, powerpoint, notepad), or select it when it is open.",
