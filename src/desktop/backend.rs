@@ -8,12 +8,12 @@ use std::time::Duration;
 use async_trait::async_trait;
 use serde::Serialize;
 
+use super::action::Button;
 use super::app::Launch;
 use super::control::{Control, Rect};
 use super::error::DesktopError;
 use super::keys::{KeyAction, Modifier};
 use super::screenshot::Image;
-use super::tools::Button;
 
 /// The app's window as a snapshot saw it.
 #[derive(Clone, Debug, Default, PartialEq, Serialize)]

@@ -118,10 +118,6 @@ pub(crate) fn parse(keys: &str) -> Result<Vec<KeyAction>, KeyError> {
     // Modifiers held over a `( ... )` group, one entry per open group.
     let mut groups: Vec<Vec<Modifier>> = Vec::new();
     let mut i = 0;
-    let error = |at: usize, why| KeyError {
-        at: chars[at..].iter().take(20).collect(),
-        why,
-    };
     while i < chars.len() {
         let c = chars[i];
         let modifier = match c {
@@ -144,35 +140,13 @@ pub(crate) fn parse(keys: &str) -> Result<Vec<KeyAction>, KeyError> {
             }
             ')' => {
                 if groups.pop().is_none() {
-                    return Err(error(i, "`)` without its `(`"));
+                    return Err(error_at(&chars, i, "`)` without its `(`"));
                 }
                 i += 1;
             }
             '{' => {
-                // `{}}`, `{{}` and the like: the brace itself is the key's name.
-                let close = chars[i + 1..]
-                    .iter()
-                    .skip(1)
-                    .position(|&c| c == '}')
-                    .map(|p| i + 2 + p)
-                    .ok_or_else(|| error(i, "`{` without its `}`"))?;
-                let inner: String = chars[i + 1..close].iter().collect();
-                let action = braced(&inner).map_err(|why| error(i, why))?;
-                let all_held = all_held(&groups, &held);
-                match action {
-                    Braced::Tap(key, n) => {
-                        for _ in 0..n {
-                            out.push(KeyAction::Tap {
-                                key,
-                                held: all_held.clone(),
-                            });
-                        }
-                    }
-                    Braced::Down(key) => out.push(KeyAction::Down(key)),
-                    Braced::Up(key) => out.push(KeyAction::Up(key)),
-                }
+                i = braced_at(&chars, i, &all_held(&groups, &held), &mut out)?;
                 held.clear();
-                i = close + 1;
             }
             _ => {
                 let key = match c {
@@ -192,31 +166,67 @@ pub(crate) fn parse(keys: &str) -> Result<Vec<KeyAction>, KeyError> {
     }
     if !groups.is_empty() {
         return Err(KeyError {
-            at: keys
-                .chars()
-                .rev()
-                .take(20)
-                .collect::<Vec<_>>()
-                .into_iter()
-                .rev()
-                .collect(),
+            at: ending(keys),
             why: "`(` without its `)`",
         });
     }
     if !held.is_empty() {
         return Err(KeyError {
-            at: keys
-                .chars()
-                .rev()
-                .take(20)
-                .collect::<Vec<_>>()
-                .into_iter()
-                .rev()
-                .collect(),
+            at: ending(keys),
             why: "a modifier with no key after it",
         });
     }
     Ok(out)
+}
+
+/// The error `why` at `chars[at..]`.
+fn error_at(chars: &[char], at: usize, why: &'static str) -> KeyError {
+    KeyError {
+        at: chars[at..].iter().take(20).collect(),
+        why,
+    }
+}
+
+/// The last characters of `keys`, for an error at its end.
+fn ending(keys: &str) -> String {
+    keys.chars()
+        .rev()
+        .take(20)
+        .collect::<Vec<_>>()
+        .into_iter()
+        .rev()
+        .collect()
+}
+
+/// Reads the `{...}` at `chars[i]` into `out`, each tap with `held` down; the index
+/// after it.
+fn braced_at(
+    chars: &[char],
+    i: usize,
+    held: &[Modifier],
+    out: &mut Vec<KeyAction>,
+) -> Result<usize, KeyError> {
+    // `{}}`, `{{}` and the like: the brace itself is the key's name.
+    let close = chars[i + 1..]
+        .iter()
+        .skip(1)
+        .position(|&c| c == '}')
+        .map(|p| i + 2 + p)
+        .ok_or_else(|| error_at(chars, i, "`{` without its `}`"))?;
+    let inner: String = chars[i + 1..close].iter().collect();
+    match braced(&inner).map_err(|why| error_at(chars, i, why))? {
+        Braced::Tap(key, n) => {
+            for _ in 0..n {
+                out.push(KeyAction::Tap {
+                    key,
+                    held: held.to_vec(),
+                });
+            }
+        }
+        Braced::Down(key) => out.push(KeyAction::Down(key)),
+        Braced::Up(key) => out.push(KeyAction::Up(key)),
+    }
+    Ok(close + 1)
 }
 
 /// The modifiers held by the open groups and just before the key, each once.

@@ -4,6 +4,7 @@
 //! pywinauto's key syntax (`keys`). The platform backends (AT-SPI under a private
 //! virtual display on Linux, UI Automation on Windows) build on it.
 
+pub(crate) mod action;
 pub(crate) mod app;
 pub(crate) mod backend;
 pub(crate) mod control;

@@ -123,31 +123,54 @@ pub(crate) fn result(answer: Value) -> Value {
     }
 }
 
-fn specs() -> Vec<ToolSpec> {
-    use ParamKind::{Boolean, Integer, String as Text};
-    let p = |name: &'static str, kind, required, description: &'static str| ParamSpec {
+/// A parameter.
+fn p(name: &'static str, kind: ParamKind, required: bool, description: &'static str) -> ParamSpec {
+    ParamSpec {
         name: name.into(),
         kind,
         required,
         description: description.into(),
-    };
-    let array = || ParamKind::Schema(json!({"type": "array"}));
-    let tool = |name: &'static str, description: &'static str, params| ToolSpec {
+    }
+}
+
+/// A tool.
+fn tool(name: &'static str, description: &'static str, params: Vec<ParamSpec>) -> ToolSpec {
+    ToolSpec {
         name: name.into(),
         description: description.into(),
         params,
-    };
-    let range = |verb: &'static str| {
-        vec![
-            p("sheet_name", Text, true, "the sheet"),
-            p("start_row", Integer, true, "the first row (from 1)"),
-            p("start_col", Integer, true, "the first column (from 1)"),
-            p("end_row", Integer, true, verb),
-            p("end_col", Integer, true, verb),
-        ]
-    };
+    }
+}
+
+/// A JSON array.
+fn array() -> ParamKind {
+    ParamKind::Schema(json!({"type": "array"}))
+}
+
+/// A sheet's range of cells, its end as `verb` says.
+fn range(verb: &'static str) -> Vec<ParamSpec> {
+    use ParamKind::{Integer, String as Text};
     vec![
-        // Word (word_wincom_mcp_server.py).
+        p("sheet_name", Text, true, "the sheet"),
+        p("start_row", Integer, true, "the first row (from 1)"),
+        p("start_col", Integer, true, "the first column (from 1)"),
+        p("end_row", Integer, true, verb),
+        p("end_col", Integer, true, verb),
+    ]
+}
+
+fn specs() -> Vec<ToolSpec> {
+    let mut all = word_specs();
+    all.push(save_as_spec());
+    all.extend(excel_specs());
+    all.extend(powerpoint_specs());
+    all
+}
+
+/// Word's (word_wincom_mcp_server.py), but `save_as`.
+fn word_specs() -> Vec<ToolSpec> {
+    use ParamKind::{Boolean, Integer, String as Text};
+    vec![
         tool(
             "insert_table",
             "Insert a table at the end of the Word document.",
@@ -218,37 +241,48 @@ fn specs() -> Vec<ToolSpec> {
                 ),
             ],
         ),
-        tool(
-            "save_as",
-            "The fastest way to save or export the document to a file format, with one command (Word: default .pdf; Excel: .csv; PowerPoint: .pptx).",
-            vec![
-                p(
-                    "file_dir",
-                    Text,
-                    false,
-                    "the folder, relative to the document's (default: the document's folder)",
-                ),
-                p(
-                    "file_name",
-                    Text,
-                    false,
-                    "the file name without extension (default: the document's)",
-                ),
-                p(
-                    "file_ext",
-                    Text,
-                    false,
-                    "the extension, such as .pdf, .docx, .xlsx, .csv, .pptx, .png",
-                ),
-                p(
-                    "current_slide_only",
-                    Boolean,
-                    false,
-                    "PowerPoint, images: the current slide only",
-                ),
-            ],
-        ),
-        // Excel (excel_wincom_mcp_server.py).
+    ]
+}
+
+/// `save_as`, with the parameters of all three apps'.
+fn save_as_spec() -> ToolSpec {
+    use ParamKind::{Boolean, String as Text};
+    tool(
+        "save_as",
+        "The fastest way to save or export the document to a file format, with one command (Word: default .pdf; Excel: .csv; PowerPoint: .pptx).",
+        vec![
+            p(
+                "file_dir",
+                Text,
+                false,
+                "the folder, relative to the document's (default: the document's folder)",
+            ),
+            p(
+                "file_name",
+                Text,
+                false,
+                "the file name without extension (default: the document's)",
+            ),
+            p(
+                "file_ext",
+                Text,
+                false,
+                "the extension, such as .pdf, .docx, .xlsx, .csv, .pptx, .png",
+            ),
+            p(
+                "current_slide_only",
+                Boolean,
+                false,
+                "PowerPoint, images: the current slide only",
+            ),
+        ],
+    )
+}
+
+/// Excel's (excel_wincom_mcp_server.py), but `save_as`.
+fn excel_specs() -> Vec<ToolSpec> {
+    use ParamKind::{Integer, String as Text};
+    vec![
         tool(
             "insert_excel_table",
             "Insert a table (a list of rows) into a sheet at a start cell; texts that are numbers or formulas become them.",
@@ -292,21 +326,25 @@ fn specs() -> Vec<ToolSpec> {
             "Get the values of a range of cells as rows (an empty cell is null).",
             range("the last row or column; -1 goes to the last one used"),
         ),
-        // PowerPoint (ppt_wincom_mcp_server.py).
-        tool(
-            "set_background_color",
-            "Set the background color of slides.",
-            vec![
-                p("color", Text, true, "the color as hex RGB, such as FF0000"),
-                p(
-                    "slide_index",
-                    array(),
-                    false,
-                    "the slides (from 1); all when absent",
-                ),
-            ],
-        ),
     ]
+}
+
+/// PowerPoint's (ppt_wincom_mcp_server.py), but `save_as`.
+fn powerpoint_specs() -> Vec<ToolSpec> {
+    use ParamKind::String as Text;
+    vec![tool(
+        "set_background_color",
+        "Set the background color of slides.",
+        vec![
+            p("color", Text, true, "the color as hex RGB, such as FF0000"),
+            p(
+                "slide_index",
+                array(),
+                false,
+                "the slides (from 1); all when absent",
+            ),
+        ],
+    )]
 }
 
 #[cfg(test)]

@@ -9,6 +9,57 @@ use std::time::Duration;
 use serde_json::{Map, Value, json};
 use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt, BufReader};
 
+use super::error::DesktopError;
+use crate::tool::{Blame, Blamed};
+
+/// Why a call of an Office API helper failed.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum HelperError {
+    /// The tool refused the call (`{"error": WHY}`: a text not found, a range that is
+    /// not one): the agent's.
+    #[error("{0}")]
+    Refused(String),
+    /// Its pipes broke.
+    #[error("the Office API helper is gone ({0})")]
+    Gone(#[source] std::io::Error),
+    /// Its output ended.
+    #[error("the Office API helper ended")]
+    Ended,
+    /// It wrote something that is not an answer.
+    #[error("the Office API helper answered garbage ({0})")]
+    Garbage(#[source] serde_json::Error),
+    /// Its answer has neither `ok` nor `error`.
+    #[error("the Office API helper gave no answer")]
+    NoAnswer,
+    /// It did not answer in time (the office hangs).
+    #[error("`{tool}` took longer than {secs}s")]
+    TimedOut {
+        /// The tool called.
+        tool: String,
+        /// The limit.
+        secs: u64,
+    },
+}
+
+impl Blamed for HelperError {
+    fn blame(&self) -> Blame {
+        match self {
+            Self::Refused(_) => Blame::Agent,
+            Self::Gone(_)
+            | Self::Ended
+            | Self::Garbage(_)
+            | Self::NoAnswer
+            | Self::TimedOut { .. } => Blame::Environment,
+        }
+    }
+}
+
+impl From<HelperError> for DesktopError {
+    fn from(e: HelperError) -> Self {
+        DesktopError::classified(e)
+    }
+}
+
 /// How long one call may take (a large document's export included; the first call also
 /// waits for the office to answer).
 const CALL_LIMIT: Duration = Duration::from_secs(120);
@@ -42,7 +93,7 @@ impl OfficeHelper {
         app: &str,
         tool: &str,
         args: &Map<String, Value>,
-    ) -> Result<Value, String> {
+    ) -> Result<Value, HelperError> {
         self.next += 1;
         let id = self.next;
         let request = json!({"id": id, "app": app, "tool": tool, "args": args});
@@ -52,40 +103,37 @@ impl OfficeHelper {
             self.to
                 .write_all(line.as_bytes())
                 .await
-                .map_err(|e| format!("the Office API helper is gone ({e})"))?;
-            self.to
-                .flush()
-                .await
-                .map_err(|e| format!("the Office API helper is gone ({e})"))?;
+                .map_err(HelperError::Gone)?;
+            self.to.flush().await.map_err(HelperError::Gone)?;
             loop {
                 let mut answer = String::new();
                 let read = (&mut self.from)
                     .take(MAX_ANSWER)
                     .read_line(&mut answer)
                     .await
-                    .map_err(|e| format!("the Office API helper is gone ({e})"))?;
+                    .map_err(HelperError::Gone)?;
                 if read == 0 {
-                    return Err("the Office API helper ended".to_string());
+                    return Err(HelperError::Ended);
                 }
-                let answer: Value = serde_json::from_str(answer.trim())
-                    .map_err(|e| format!("the Office API helper answered garbage ({e})"))?;
+                let answer: Value =
+                    serde_json::from_str(answer.trim()).map_err(HelperError::Garbage)?;
                 if answer.get("id").and_then(Value::as_u64) != Some(id) {
                     continue;
                 }
                 return match (answer.get("ok"), answer.get("error")) {
                     (Some(ok), _) => Ok(ok.clone()),
-                    (_, Some(Value::String(why))) => Err(why.clone()),
-                    _ => Err("the Office API helper gave no answer".to_string()),
+                    (_, Some(Value::String(why))) => Err(HelperError::Refused(why.clone())),
+                    _ => Err(HelperError::NoAnswer),
                 };
             }
         };
         tokio::time::timeout(CALL_LIMIT, exchange)
             .await
             .unwrap_or_else(|_| {
-                Err(format!(
-                    "`{tool}` took longer than {}s",
-                    CALL_LIMIT.as_secs()
-                ))
+                Err(HelperError::TimedOut {
+                    tool: tool.to_string(),
+                    secs: CALL_LIMIT.as_secs(),
+                })
             })
     }
 }
@@ -118,17 +166,25 @@ mod tests {
             helper_in
         });
         let args = json!({"text": "x"}).as_object().cloned().unwrap();
-        assert_eq!(
-            helper.call("word", "select_text", &args).await,
-            Err("Text x is not found.".to_string())
-        );
+        // The tool's own refusal is the agent's, in the helper's words.
+        let refused = helper.call("word", "select_text", &args).await.unwrap_err();
+        assert_eq!(refused.to_string(), "Text x is not found.");
+        assert_eq!(refused.blame(), Blame::Agent);
         let _input = serve.await.unwrap();
         let garbage = helper.call("word", "select_text", &args).await.unwrap_err();
         assert!(
-            garbage.starts_with("the Office API helper answered garbage"),
+            garbage
+                .to_string()
+                .starts_with("the Office API helper answered garbage"),
             "{garbage}"
         );
+        assert_eq!(garbage.blame(), Blame::Environment);
         let gone = helper.call("word", "select_text", &args).await.unwrap_err();
-        assert_eq!(gone, "the Office API helper ended");
+        assert_eq!(gone.to_string(), "the Office API helper ended");
+        let gone = DesktopError::from(gone).failure();
+        assert_eq!(
+            gone,
+            crate::tool::Failure::environment("the Office API helper ended")
+        );
     }
 }

@@ -2,9 +2,61 @@
 //! (UFO's `action_step{N}_annotated.png`): every listed control boxed and labelled with
 //! its id, so that a person or a model can name a control by its label.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use super::control::{Control, Rect};
+use super::error::DesktopError;
+use crate::tool::{Blame, Blamed};
+
+/// Why an image cannot be encoded, decoded or saved.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum ImageError {
+    /// The PNG encoder failed.
+    #[error("cannot encode a PNG: {0}")]
+    Encode(#[source] png::EncodingError),
+    /// The bytes are not a PNG this reads.
+    #[error("cannot decode a PNG: {0}")]
+    Decode(#[source] png::DecodingError),
+    /// A PNG larger than the bound.
+    #[error("a PNG of {width}x{height} is larger than {max_pixels} pixels")]
+    TooLarge {
+        /// Its width.
+        width: u32,
+        /// Its height.
+        height: u32,
+        /// The bound.
+        max_pixels: u64,
+    },
+    /// A PNG whose size overflows.
+    #[error("cannot decode a PNG: its size overflows")]
+    Overflow,
+    /// A PNG with a palette.
+    #[error("cannot decode an indexed PNG")]
+    Indexed,
+    /// The file cannot be written.
+    #[error("cannot write {}: {source}", path.display())]
+    Write {
+        /// The file.
+        path: PathBuf,
+        /// Why.
+        #[source]
+        source: std::io::Error,
+    },
+}
+
+/// A screenshot that cannot be saved, or an image that cannot be read: the machine's
+/// (or the device's that sent it).
+impl Blamed for ImageError {
+    fn blame(&self) -> Blame {
+        Blame::Environment
+    }
+}
+
+impl From<ImageError> for DesktopError {
+    fn from(e: ImageError) -> Self {
+        DesktopError::classified(e)
+    }
+}
 
 /// An RGB image, 3 bytes a pixel, rows top to bottom.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -33,39 +85,35 @@ impl Image {
     }
 
     /// Encodes it as PNG.
-    pub(crate) fn png(&self) -> Result<Vec<u8>, String> {
+    pub(crate) fn png(&self) -> Result<Vec<u8>, ImageError> {
         let mut out = Vec::new();
         let mut encoder = png::Encoder::new(&mut out, self.width, self.height);
         encoder.set_color(png::ColorType::Rgb);
         encoder.set_depth(png::BitDepth::Eight);
         encoder.set_compression(png::Compression::Fast);
-        let mut writer = encoder
-            .write_header()
-            .map_err(|e| format!("cannot encode a PNG: {e}"))?;
+        let mut writer = encoder.write_header().map_err(ImageError::Encode)?;
         writer
             .write_image_data(&self.rgb)
-            .map_err(|e| format!("cannot encode a PNG: {e}"))?;
-        writer
-            .finish()
-            .map_err(|e| format!("cannot encode a PNG: {e}"))?;
+            .map_err(ImageError::Encode)?;
+        writer.finish().map_err(ImageError::Encode)?;
         Ok(out)
     }
 
     /// Decodes an 8-bit RGB or RGBA PNG (as `png` writes them), at most `max_pixels`.
-    pub(crate) fn from_png(bytes: &[u8], max_pixels: u64) -> Result<Image, String> {
-        let bad = |e: png::DecodingError| format!("cannot decode a PNG: {e}");
+    pub(crate) fn from_png(bytes: &[u8], max_pixels: u64) -> Result<Image, ImageError> {
+        let bad = ImageError::Decode;
         let mut decoder = png::Decoder::new(std::io::Cursor::new(bytes));
         decoder.set_transformations(png::Transformations::EXPAND | png::Transformations::STRIP_16);
         let mut reader = decoder.read_info().map_err(bad)?;
         let (width, height) = (reader.info().width, reader.info().height);
         if u64::from(width) * u64::from(height) > max_pixels {
-            return Err(format!(
-                "a PNG of {width}x{height} is larger than {max_pixels} pixels"
-            ));
+            return Err(ImageError::TooLarge {
+                width,
+                height,
+                max_pixels,
+            });
         }
-        let size = reader
-            .output_buffer_size()
-            .ok_or("cannot decode a PNG: its size overflows")?;
+        let size = reader.output_buffer_size().ok_or(ImageError::Overflow)?;
         let mut buf = vec![0; size];
         let frame = reader.next_frame(&mut buf).map_err(bad)?;
         let channels = match frame.color_type {
@@ -73,7 +121,7 @@ impl Image {
             png::ColorType::Rgba => 4,
             png::ColorType::Grayscale => 1,
             png::ColorType::GrayscaleAlpha => 2,
-            png::ColorType::Indexed => return Err("cannot decode an indexed PNG".to_string()),
+            png::ColorType::Indexed => return Err(ImageError::Indexed),
         };
         let mut rgb = Vec::with_capacity((width * height * 3) as usize);
         for px in buf[..frame.buffer_size()].chunks_exact(channels) {
@@ -86,9 +134,12 @@ impl Image {
     }
 
     /// Writes it as a PNG file.
-    pub(crate) fn save(&self, path: &Path) -> Result<(), String> {
+    pub(crate) fn save(&self, path: &Path) -> Result<(), ImageError> {
         let bytes = self.png()?;
-        std::fs::write(path, bytes).map_err(|e| format!("cannot write {}: {e}", path.display()))
+        std::fs::write(path, bytes).map_err(|source| ImageError::Write {
+            path: path.to_path_buf(),
+            source,
+        })
     }
 
     /// A copy with every control of `controls` boxed and labelled by its id.
@@ -308,8 +359,31 @@ mod tests {
         image.rgb[3..6].copy_from_slice(&[1, 2, 3]);
         let back = Image::from_png(&image.png().unwrap(), 1000).unwrap();
         assert_eq!(back, image);
-        assert!(Image::from_png(&image.png().unwrap(), 100).is_err());
-        assert!(Image::from_png(b"not a png", 1000).is_err());
+        let large = Image::from_png(&image.png().unwrap(), 100).unwrap_err();
+        assert_eq!(
+            large.to_string(),
+            "a PNG of 30x10 is larger than 100 pixels"
+        );
+        let garbage = Image::from_png(b"not a png", 1000).unwrap_err();
+        assert!(matches!(garbage, ImageError::Decode(_)), "{garbage}");
+    }
+
+    #[test]
+    fn a_screenshot_that_cannot_be_saved_is_the_machines() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("no-such-folder").join("shot.png");
+        let e = Image::new(2, 2).save(&path).unwrap_err();
+        assert!(
+            e.to_string()
+                .starts_with(&format!("cannot write {}: ", path.display())),
+            "{e}"
+        );
+        let e = DesktopError::from(e);
+        assert!(matches!(e, DesktopError::Desktop { .. }));
+        let failure = e.failure();
+        assert_eq!(failure.blame, Blame::Environment);
+        // The io error's words appear once.
+        assert_eq!(failure.message, e.to_string());
     }
 
     #[test]

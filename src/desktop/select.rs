@@ -9,6 +9,8 @@ use std::fmt;
 use serde_json::{Map, Value};
 
 use super::control::{Control, ControlType};
+use super::error::DesktopError;
+use crate::tool::{Blame, Blamed};
 
 /// What an action says about its control.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -79,6 +81,21 @@ impl fmt::Display for SelectError {
                 matches.join(", ")
             ),
         }
+    }
+}
+
+impl std::error::Error for SelectError {}
+
+/// The agent named a control this screen does not have (or named none).
+impl Blamed for SelectError {
+    fn blame(&self) -> Blame {
+        Blame::Agent
+    }
+}
+
+impl From<SelectError> for DesktopError {
+    fn from(e: SelectError) -> Self {
+        DesktopError::classified(e)
     }
 }
 
@@ -227,12 +244,15 @@ mod tests {
         ]
     }
 
-    fn select(args: serde_json::Value) -> Result<String, String> {
+    fn select(args: serde_json::Value) -> Result<String, SelectError> {
         let args = args.as_object().unwrap().clone();
         let w = window();
-        Selector::from_arguments(&args)
-            .and_then(|s| s.resolve(&w).map(|c| c.id.clone()))
-            .map_err(|e| e.to_string())
+        Selector::from_arguments(&args).and_then(|s| s.resolve(&w).map(|c| c.id.clone()))
+    }
+
+    /// Why `args` select no control, in words.
+    fn refused(args: serde_json::Value) -> String {
+        select(args).unwrap_err().to_string()
     }
 
     #[test]
@@ -263,10 +283,10 @@ mod tests {
     #[test]
     fn ambiguous_and_missing_controls_say_which_came_close() {
         assert_eq!(
-            select(json!({"name": "OK"})).unwrap_err(),
+            refused(json!({"name": "OK"})),
             r#"2 controls are "OK": [5] Button "OK", [6] Button "OK"; give its `id` or `control_type`"#
         );
-        let e = select(json!({"name": "Save all", "control_type": "MenuItem"})).unwrap_err();
+        let e = refused(json!({"name": "Save all", "control_type": "MenuItem"}));
         assert!(
             e.starts_with(r#"no control is MenuItem "Save all"; closest: [2] MenuItem "Save ""#),
             "{e}"
@@ -274,23 +294,25 @@ mod tests {
         assert!(e.contains(r#"[4] Button "Save""#), "{e}");
         assert!(!e.contains("Body"), "{e}");
         assert!(
-            select(json!({"id": "99"}))
-                .unwrap_err()
+            refused(json!({"id": "99"}))
                 .starts_with("no control has the label [99]: the control list has 7"),
         );
         assert_eq!(
-            select(json!({"name": "Quit"})).unwrap_err(),
+            refused(json!({"name": "Quit"})),
             r#"no control is "Quit", and none has a name close to it"#
         );
+        assert!(refused(json!({})).contains("give `id`, `name` or `control_type`"));
         assert!(
-            select(json!({}))
-                .unwrap_err()
-                .contains("give `id`, `name` or `control_type`")
-        );
-        assert!(
-            select(json!({"name": "x", "control_type": "Widget"}))
-                .unwrap_err()
+            refused(json!({"name": "x", "control_type": "Widget"}))
                 .contains("not a UI Automation control type")
         );
+    }
+
+    #[test]
+    fn a_control_not_there_is_the_agents_in_the_same_words() {
+        let e = select(json!({"name": "Quit"})).unwrap_err();
+        let failure = DesktopError::from(e.clone()).failure();
+        assert_eq!(failure.blame, Blame::Agent);
+        assert_eq!(failure.message, e.to_string());
     }
 }

@@ -5,17 +5,18 @@
 //! the jail: when the task ends, when it times out, and when the runner dies, even by
 //! `kill -9` (the jail's init then loses its socket and takes its namespace with it).
 
-use std::path::Path;
 use std::time::{Duration, Instant};
 
 use async_trait::async_trait;
 use zbus::Connection;
 
-use super::atspi::{self, Node, ObjectId};
+use super::atspi::{self, BusError, Node, ObjectId};
 use super::idle;
-use super::processes::{APP, DISPLAY, Processes, SESSION_BUS, find_program, tail};
+use super::processes::{APP, Processes, find_program, tail};
+use super::start::{StartOptions, Started};
 use super::uno::Uno;
 use super::x11::Display;
+use crate::desktop::action::Button;
 use crate::desktop::app::Launch;
 use crate::desktop::backend::{AppWindow, Backend, Snapshot};
 use crate::desktop::control::{Control, Rect};
@@ -23,44 +24,17 @@ use crate::desktop::error::DesktopError;
 use crate::desktop::keys::{Key, KeyAction, Modifier};
 use crate::desktop::office_helper::OfficeHelper;
 use crate::desktop::screenshot::Image;
-use crate::desktop::tools::Button;
-use crate::jail::{Jail, JailOptions};
 
-/// The screen.
-const SCREEN: &str = "1280x800x24";
-/// How long the display and the buses may take to come up.
-const UP_TIMEOUT: Duration = Duration::from_secs(20);
 /// How long an app asked to close may take (to finish a save) before it is killed.
 const CLOSE_TIMEOUT: Duration = Duration::from_secs(5);
-/// How long one accessibility call may take (a wedged app must not hold the task).
-const BUS_TIMEOUT: Duration = Duration::from_secs(15);
 /// The longest wait for the desktop to do what it was sent (an app that never rests,
 /// such as one playing an animation, is not waited for longer).
 const SETTLE_LIMIT: Duration = Duration::from_secs(3);
-/// The launcher of the accessibility bus.
-const AT_SPI_LAUNCHER: &str = "/usr/libexec/at-spi-bus-launcher";
 /// The Office API helper, as the desktop's programs name it.
 const HELPER: &str = "the Office API helper (python3-uno)";
 /// How long the helper may take to end once its input is closed (its connection holds
 /// the office open).
 const HELPER_END: Duration = Duration::from_secs(3);
-
-/// How to start a desktop.
-pub(crate) struct StartOptions<'a> {
-    /// The jail binary.
-    pub(crate) jail: &'a Path,
-    /// The task's workspace (the app's working folder, writable).
-    pub(crate) workspace: &'a Path,
-    /// The desktop's `/tmp` (HOME, profile, sockets): a folder only the desktop's jail
-    /// writes (never the task's shell commands), made fresh.
-    pub(crate) tmp: &'a Path,
-    /// Where the desktop's programs print (a file only the runner writes).
-    pub(crate) log: &'a Path,
-    /// Folders the desktop must not see (the run's other tasks, the user's home).
-    pub(crate) hidden: Vec<std::path::PathBuf>,
-    /// How long an app may take to show a window.
-    pub(crate) app_timeout: Duration,
-}
 
 /// A task's desktop.
 pub(crate) struct LinuxDesktop {
@@ -86,61 +60,23 @@ pub(crate) struct LinuxDesktop {
 
 impl LinuxDesktop {
     /// Starts the display and the buses, with no app yet.
-    pub(crate) async fn start(options: &StartOptions<'_>) -> Result<Self, String> {
-        for program in ["Xvfb", "dbus-daemon", AT_SPI_LAUNCHER] {
-            find_program(program)?;
-        }
-        // The jail knows folders by their real paths (a relative one would not resolve
-        // inside it).
-        let real = |p: &Path| {
-            p.canonicalize()
-                .map_err(|e| format!("cannot use the folder {}: {e}", p.display()))
-        };
-        if options.tmp.exists() {
-            // An earlier attempt's (removing does not follow the links it may hold).
-            std::fs::remove_dir_all(options.tmp)
-                .map_err(|e| format!("cannot clear {}: {e}", options.tmp.display()))?;
-        }
-        std::fs::create_dir_all(options.tmp)
-            .map_err(|e| format!("cannot prepare the desktop's folders: {e}"))?;
-        let tmp = real(options.tmp)?;
-        let workspace = real(options.workspace)?;
-        for dir in ["home", "xdg"] {
-            std::fs::create_dir_all(tmp.join(dir))
-                .map_err(|e| format!("cannot prepare the desktop's folders: {e}"))?;
-        }
-        std::fs::set_permissions(
-            tmp.join("xdg"),
-            std::os::unix::fs::PermissionsExt::from_mode(0o700),
-        )
-        .map_err(|e| format!("cannot prepare the desktop's folders: {e}"))?;
-        let jail_options = JailOptions {
-            writable: vec![workspace.clone(), tmp.clone()],
-            tmp: Some(tmp.clone()),
-            hidden: options.hidden.clone(),
-            desktop: true,
-        };
-        let jail = Jail::start_with(options.jail, &jail_options)
-            .await
-            .map_err(|e| format!("cannot start the desktop's jail: {e}"))?;
-        let mut processes = Processes::new(jail, tmp, workspace, options.log.to_path_buf());
-        match bring_up(&mut processes).await {
-            Ok((display, a11y)) => Ok(LinuxDesktop {
-                processes,
-                display,
-                a11y,
-                app: None,
-                window: None,
-                app_timeout: options.app_timeout,
-                nodes: Vec::new(),
-                listed: Vec::new(),
-                uno: None,
-            }),
-            Err(e) => {
-                processes.end().await;
-                Err(e)
-            }
-        }
+    pub(crate) async fn start(options: &StartOptions<'_>) -> Result<Self, DesktopError> {
+        let Started {
+            processes,
+            display,
+            a11y,
+        } = super::start::start(options).await?;
+        Ok(LinuxDesktop {
+            processes,
+            display,
+            a11y,
+            app: None,
+            window: None,
+            app_timeout: options.app_timeout,
+            nodes: Vec::new(),
+            listed: Vec::new(),
+            uno: None,
+        })
     }
 
     /// Waits (a while at most) until the desktop has done what it was sent.
@@ -152,118 +88,36 @@ impl LinuxDesktop {
 
     /// Where the mouse acts on `control`: its centre, which must be on the screen (the
     /// pointer clamped to the edge would act on something else).
-    fn pointer_at(&self, control: &Control) -> Result<(i32, i32), String> {
+    fn pointer_at(&self, control: &Control) -> Result<(i32, i32), DesktopError> {
         let (x, y) = control.rect.center();
         if control.rect.is_visible() && self.display.shows(x, y) {
             Ok((x, y))
         } else {
-            Err(format!(
+            Err(DesktopError::refused(format!(
                 "{control} is not on the screen (it is scrolled or folded away): bring it into view first"
+            )))
+        }
+    }
+
+    fn node(&self, control: &Control) -> Result<&Node, DesktopError> {
+        self.nodes.get(control.handle).ok_or_else(|| {
+            DesktopError::refused(format!(
+                "the control {control} is not in the current snapshot"
             ))
-        }
-    }
-
-    fn node(&self, control: &Control) -> Result<&Node, String> {
-        self.nodes
-            .get(control.handle)
-            .ok_or_else(|| format!("the control {control} is not in the current snapshot"))
+        })
     }
 }
-
-/// Starts the display and the buses; connects to the display and the accessibility bus.
-async fn bring_up(p: &mut Processes) -> Result<(Display, Connection), String> {
-    let argv = |a: &[&str]| a.iter().map(|s| s.to_string()).collect::<Vec<_>>();
-    let xvfb = "the display (Xvfb)";
-    p.spawn(
-        xvfb,
-        &argv(&[
-            "Xvfb",
-            DISPLAY,
-            "-screen",
-            "0",
-            SCREEN,
-            "-nolisten",
-            "tcp",
-            "-nolisten",
-            "local",
-            "-noreset",
-        ]),
-    )
-    .await?;
-    let x_socket = p.tmp.join(".X11-unix/X0");
-    p.wait_for_socket(&x_socket, xvfb, UP_TIMEOUT).await?;
-    let display = Display::connect(&x_socket)?;
-    let bus = "the session bus (dbus-daemon)";
-    let address = format!("--address=unix:path={SESSION_BUS}");
-    p.spawn(
-        bus,
-        &argv(&[
-            "dbus-daemon",
-            "--session",
-            "--nofork",
-            "--nopidfile",
-            &address,
-        ]),
-    )
-    .await?;
-    let bus_socket = p.tmp.join("session-bus");
-    p.wait_for_socket(&bus_socket, bus, UP_TIMEOUT).await?;
-    p.spawn(
-        "the accessibility bus (at-spi-bus-launcher)",
-        &argv(&[AT_SPI_LAUNCHER, "--launch-immediately", "--a11y=1"]),
-    )
-    .await?;
-    let session =
-        zbus::connection::Builder::address(format!("unix:path={}", bus_socket.display()).as_str())
-            .map_err(|e| format!("the session bus's address: {e}"))?
-            .build()
-            .await
-            .map_err(|e| format!("cannot connect to the desktop's session bus: {e}"))?;
-    let address = a11y_address(p, &session).await?;
-    let a11y = zbus::connection::Builder::address(address.as_str())
-        .map_err(|e| format!("the accessibility bus's address {address}: {e}"))?
-        .method_timeout(BUS_TIMEOUT)
-        .build()
-        .await
-        .map_err(|e| format!("cannot connect to the accessibility bus: {e}"))?;
-    Ok((display, a11y))
-}
-
-/// The accessibility bus's address, as this side reaches it.
-async fn a11y_address(p: &mut Processes, session: &Connection) -> Result<String, String> {
-    let clock = Instant::now();
-    loop {
-        let proxy = ::atspi::proxy::bus::BusProxy::new(session)
-            .await
-            .map_err(|e| format!("the accessibility bus launcher: {e}"))?;
-        match proxy.get_address().await {
-            Ok(address) => {
-                // Paths inside the jail's /tmp are the task's temporary folder here.
-                let here = format!("unix:path={}/", p.tmp.display());
-                return Ok(address.replace("unix:path=/tmp/", &here));
-            }
-            Err(e) if clock.elapsed() > UP_TIMEOUT => {
-                return Err(format!(
-                    "the accessibility bus did not come up within {}s ({e}){}",
-                    UP_TIMEOUT.as_secs(),
-                    tail(p.log())
-                ));
-            }
-            Err(_) => tokio::time::sleep(Duration::from_millis(50)).await,
-        }
-    }
-}
-
 impl LinuxDesktop {
-    /// Why the app cannot be read: it crashed, it was closed, or `e` (the bus's
-    /// failure, with the app still running).
-    fn gone_or(&mut self, e: String) -> DesktopError {
+    /// Why the app cannot be read: it crashed (the machine's), it was closed (the
+    /// agent's), or `e` (the bus's failure, with the app still running: the agent's
+    /// when the object vanished, the machine's when the bus failed).
+    fn gone_or(&mut self, e: BusError) -> DesktopError {
         if let Some(crash) = self.processes.failed(APP) {
             return DesktopError::AppCrashed(crash);
         }
         match self.processes.ended(APP) {
-            Some(closed) => DesktopError::Refused(closed),
-            None => DesktopError::Refused(e),
+            Some(closed) => DesktopError::refused(closed),
+            None => e.into(),
         }
     }
 }
@@ -347,11 +201,12 @@ impl Backend for LinuxDesktop {
     }
 
     async fn select_window(&mut self, window: &AppWindow) -> Result<(), DesktopError> {
-        let (app, name, id) = self
-            .listed
-            .get(window.handle)
-            .cloned()
-            .ok_or_else(|| format!("the window {:?} is not in the last list", window.name))?;
+        let (app, name, id) = self.listed.get(window.handle).cloned().ok_or_else(|| {
+            DesktopError::refused(format!(
+                "the window {:?} is not in the last list",
+                window.name
+            ))
+        })?;
         self.app = Some((app, name));
         self.window = Some(id);
         Ok(())
@@ -375,7 +230,7 @@ impl Backend for LinuxDesktop {
     async fn set_text(&mut self, control: &Control, text: &str) -> Result<(), DesktopError> {
         let node = self.node(control)?.clone();
         if !atspi::set_text(&self.a11y, &node, text).await? {
-            return Err(DesktopError::Refused(format!(
+            return Err(DesktopError::refused(format!(
                 "{control} takes no text (type into it with keyboard_input instead)"
             )));
         }
@@ -390,7 +245,7 @@ impl Backend for LinuxDesktop {
         if now.contains(text.trim()) {
             Ok(())
         } else {
-            Err(DesktopError::Refused(format!(
+            Err(DesktopError::refused(format!(
                 "{control} did not take the text: it reads {:?}",
                 crate::text::shorten(&now, 200)
             )))
@@ -491,7 +346,7 @@ impl Backend for LinuxDesktop {
             find_program("/usr/bin/python3")?;
             let (file, code) = Uno::code();
             std::fs::write(self.processes.tmp.join(file), code)
-                .map_err(|e| format!("cannot prepare {HELPER}: {e}"))?;
+                .map_err(|e| DesktopError::io(format!("cannot prepare {HELPER}"), e))?;
             let document = document.map(|d| self.processes.workspace().join(d));
             let (to, from) = self
                 .processes

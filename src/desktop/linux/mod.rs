@@ -7,7 +7,9 @@ mod atspi;
 mod desktop;
 mod idle;
 mod processes;
+mod start;
 mod uno;
 mod x11;
 
-pub(crate) use desktop::{LinuxDesktop, StartOptions};
+pub(crate) use desktop::LinuxDesktop;
+pub(crate) use start::StartOptions;

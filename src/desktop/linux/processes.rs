@@ -9,7 +9,14 @@ use std::time::{Duration, Instant};
 
 use tokio::sync::oneshot;
 
+use crate::desktop::error::DesktopError;
 use crate::jail::{Jail, JailExit, JailSpawn};
+
+mod logfile;
+
+use crate::tool::{Blame, Blamed};
+use logfile::log_file;
+pub(super) use logfile::tail;
 
 /// The display inside every desktop jail (each has its own `/tmp`, so they never meet).
 pub(super) const DISPLAY: &str = ":0";
@@ -17,6 +24,81 @@ pub(super) const DISPLAY: &str = ":0";
 pub(super) const SESSION_BUS: &str = "/tmp/session-bus";
 /// What apps are called in the list of running programs.
 pub(super) const APP: &str = "the app";
+
+/// Why a program of the desktop cannot be started, or did not come up.
+#[derive(Debug, thiserror::Error)]
+pub(super) enum ProcessError {
+    /// The program is not installed.
+    #[error(
+        "desktop sessions need `{0}`, which is not installed here: run scripts/setup-desktop.sh (Debian/Ubuntu) to install the desktop stack"
+    )]
+    NotInstalled(String),
+    /// A command line with no program (the task file's app command).
+    #[error("cannot start {0}: no program given")]
+    NoProgram(String),
+    /// The log cannot be opened.
+    #[error("cannot open {}: {source}", path.display())]
+    Log {
+        /// The log.
+        path: PathBuf,
+        /// Why.
+        #[source]
+        source: std::io::Error,
+    },
+    /// The desktop's jail is gone.
+    #[error("the desktop has ended")]
+    Ended,
+    /// The jail did not start it, or its pipes could not be made.
+    #[error("cannot start {what}: {source}")]
+    Start {
+        /// The program, as the desktop calls it.
+        what: String,
+        /// Why.
+        #[source]
+        source: Box<dyn std::error::Error + Send + Sync>,
+    },
+    /// Its socket refuses connections.
+    #[error("cannot connect to {what} at {}: {source}", path.display())]
+    Socket {
+        /// The program.
+        what: String,
+        /// Its socket.
+        path: PathBuf,
+        /// Why.
+        #[source]
+        source: std::io::Error,
+    },
+    /// It ended while starting: how (with the log's last lines).
+    #[error("{0} while starting")]
+    EndedWhileStarting(String),
+    /// Its socket did not come up in time.
+    #[error("{what} did not come up within {secs}s{tail}")]
+    NotUp {
+        /// The program.
+        what: String,
+        /// The time it had.
+        secs: u64,
+        /// The log's last lines (`: ...`), or nothing.
+        tail: String,
+    },
+}
+
+/// A program that is missing or will not start is the machine's; an app command with no
+/// program is the task file's.
+impl Blamed for ProcessError {
+    fn blame(&self) -> Blame {
+        match self {
+            Self::NoProgram(_) => Blame::TaskFile,
+            _ => Blame::Environment,
+        }
+    }
+}
+
+impl From<ProcessError> for DesktopError {
+    fn from(e: ProcessError) -> Self {
+        DesktopError::classified(e)
+    }
+}
 
 /// A program the desktop started.
 struct Running {
@@ -40,7 +122,7 @@ pub(super) struct Processes {
 
 /// Where a program is (the jail starts programs by path, with no search), or why it
 /// cannot be run, with the install hint.
-pub(super) fn find_program(argv0: &str) -> Result<PathBuf, String> {
+pub(super) fn find_program(argv0: &str) -> Result<PathBuf, ProcessError> {
     let candidates: Vec<PathBuf> = if argv0.contains('/') {
         vec![PathBuf::from(argv0)]
     } else {
@@ -49,58 +131,10 @@ pub(super) fn find_program(argv0: &str) -> Result<PathBuf, String> {
             .map(|d| Path::new(d).join(argv0))
             .collect()
     };
-    candidates.into_iter().find(|p| p.is_file()).ok_or_else(|| {
-        format!(
-            "desktop sessions need `{argv0}`, which is not installed here: run scripts/setup-desktop.sh (Debian/Ubuntu) to install the desktop stack"
-        )
-    })
-}
-
-/// The log, opened for appending: never through a link (the runner alone writes the
-/// task folder, but a link there must not send a program's output elsewhere).
-fn log_file(path: &Path) -> Result<(OwnedFd, OwnedFd), String> {
-    use std::os::unix::fs::OpenOptionsExt;
-    let file = std::fs::OpenOptions::new()
-        .create(true)
-        .append(true)
-        .custom_flags(libc::O_NOFOLLOW)
-        .open(path)
-        .map_err(|e| format!("cannot open {}: {e}", path.display()))?;
-    let again = file
-        .try_clone()
-        .map_err(|e| format!("cannot open {}: {e}", path.display()))?;
-    Ok((OwnedFd::from(file), OwnedFd::from(again)))
-}
-
-/// The last lines of the log (of its last 4 KiB, a regular file's only), for a message.
-pub(super) fn tail(path: &Path) -> String {
-    use std::io::{Read, Seek, SeekFrom};
-    use std::os::unix::fs::OpenOptionsExt;
-    const LAST: u64 = 4096;
-    let Ok(mut file) = std::fs::OpenOptions::new()
-        .read(true)
-        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
-        .open(path)
-    else {
-        return String::new();
-    };
-    let Ok(meta) = file.metadata() else {
-        return String::new();
-    };
-    if !meta.is_file() {
-        return String::new();
-    }
-    let _ = file.seek(SeekFrom::Start(meta.len().saturating_sub(LAST)));
-    let mut bytes = Vec::new();
-    let _ = file.take(LAST).read_to_end(&mut bytes);
-    let text = String::from_utf8_lossy(&bytes);
-    let lines: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
-    let start = lines.len().saturating_sub(5);
-    if lines.is_empty() {
-        String::new()
-    } else {
-        format!(": {}", lines[start..].join(" | "))
-    }
+    candidates
+        .into_iter()
+        .find(|p| p.is_file())
+        .ok_or_else(|| ProcessError::NotInstalled(argv0.to_string()))
 }
 
 fn describe(exit: JailExit) -> String {
@@ -148,15 +182,15 @@ impl Processes {
     }
 
     /// Starts `argv` as `what`, in the workspace.
-    pub(super) async fn spawn(&mut self, what: &str, argv: &[String]) -> Result<(), String> {
+    pub(super) async fn spawn(&mut self, what: &str, argv: &[String]) -> Result<(), ProcessError> {
         let mut argv = argv.to_vec();
         let Some(first) = argv.first_mut() else {
-            return Err(format!("cannot start {what}: no program given"));
+            return Err(ProcessError::NoProgram(what.to_string()));
         };
         *first = find_program(first)?.display().to_string();
         let (stdout, stderr) = log_file(&self.log)?;
         let env = Self::env();
-        let jail = self.jail.as_mut().ok_or("the desktop has ended")?;
+        let jail = self.jail.as_mut().ok_or(ProcessError::Ended)?;
         let started = jail
             .spawn(JailSpawn {
                 argv: &argv,
@@ -169,7 +203,10 @@ impl Processes {
                 stderr,
             })
             .await
-            .map_err(|e| format!("cannot start {what}: {e}"))?;
+            .map_err(|e| ProcessError::Start {
+                what: what.to_string(),
+                source: e.into(),
+            })?;
         self.running.push(Running {
             what: what.to_string(),
             id: started.id,
@@ -185,13 +222,16 @@ impl Processes {
         &mut self,
         what: &str,
         argv: &[String],
-    ) -> Result<(OwnedFd, OwnedFd), String> {
-        let failed = |e: std::io::Error| format!("cannot start {what}: {e}");
+    ) -> Result<(OwnedFd, OwnedFd), ProcessError> {
+        let failed = |e: std::io::Error| ProcessError::Start {
+            what: what.to_string(),
+            source: e.into(),
+        };
         let (stdin, to) = std::io::pipe().map_err(failed)?;
         let (from, stdout) = std::io::pipe().map_err(failed)?;
         let (_, stderr) = log_file(&self.log)?;
         let env = Self::env();
-        let jail = self.jail.as_mut().ok_or("the desktop has ended")?;
+        let jail = self.jail.as_mut().ok_or(ProcessError::Ended)?;
         let started = jail
             .spawn(JailSpawn {
                 argv,
@@ -204,7 +244,10 @@ impl Processes {
                 stderr,
             })
             .await
-            .map_err(|e| format!("cannot start {what}: {e}"))?;
+            .map_err(|e| ProcessError::Start {
+                what: what.to_string(),
+                source: e.into(),
+            })?;
         self.running.push(Running {
             what: what.to_string(),
             id: started.id,
@@ -266,7 +309,7 @@ impl Processes {
         path: &Path,
         what: &str,
         timeout: Duration,
-    ) -> Result<(), String> {
+    ) -> Result<(), ProcessError> {
         let clock = Instant::now();
         // The socket's file appears when it is bound, a moment before it is listened
         // on: ready is when a connection is accepted.
@@ -278,22 +321,23 @@ impl Processes {
                         e.kind(),
                         std::io::ErrorKind::NotFound | std::io::ErrorKind::ConnectionRefused
                     ) => {}
-                Err(e) => {
-                    return Err(format!(
-                        "cannot connect to {what} at {}: {e}",
-                        path.display()
-                    ));
+                Err(source) => {
+                    return Err(ProcessError::Socket {
+                        what: what.to_string(),
+                        path: path.to_path_buf(),
+                        source,
+                    });
                 }
             }
             if let Some(gone) = self.ended(what) {
-                return Err(format!("{gone} while starting"));
+                return Err(ProcessError::EndedWhileStarting(gone));
             }
             if clock.elapsed() > timeout {
-                return Err(format!(
-                    "{what} did not come up within {}s{}",
-                    timeout.as_secs(),
-                    tail(&self.log)
-                ));
+                return Err(ProcessError::NotUp {
+                    what: what.to_string(),
+                    secs: timeout.as_secs(),
+                    tail: tail(&self.log),
+                });
             }
             tokio::time::sleep(Duration::from_millis(20)).await;
         }
@@ -339,11 +383,15 @@ mod tests {
     #[test]
     fn a_missing_program_says_what_installs_it() {
         let err = find_program("no-such-desktop-program").unwrap_err();
+        let words = err.to_string();
         assert!(
-            err.contains("`no-such-desktop-program`, which is not installed here")
-                && err.contains("scripts/setup-desktop.sh"),
+            words.contains("`no-such-desktop-program`, which is not installed here")
+                && words.contains("scripts/setup-desktop.sh"),
             "{err}"
         );
+        // The machine's: another machine (or this one set up) runs it.
+        let failure = DesktopError::from(err).failure();
+        assert_eq!(failure, crate::tool::Failure::environment(words));
         assert!(find_program("sh").is_ok());
     }
 }

@@ -7,7 +7,9 @@
 
 use tokio::net::unix::pipe;
 
+use crate::desktop::error::DesktopError;
 use crate::desktop::office_helper::OfficeHelper;
+use crate::tool::{Blame, Blamed};
 
 /// The helper's code, written into the desktop's `/tmp` at its start.
 const HELPER: &str = include_str!("uno_helper.py");
@@ -18,6 +20,30 @@ const PYTHON: &str = "/usr/bin/python3";
 /// The office's automation pipe (each desktop jail has its own `/tmp`, so one name
 /// serves every desktop).
 pub(crate) const PIPE: &str = "ufo-batch";
+
+/// Why the pipes to a started helper cannot be used.
+#[derive(Debug, thiserror::Error)]
+pub(super) enum UnoError {
+    /// Its standard input.
+    #[error("cannot talk to the Office API helper: {0}")]
+    Talk(#[source] std::io::Error),
+    /// Its standard output.
+    #[error("cannot hear the Office API helper: {0}")]
+    Hear(#[source] std::io::Error),
+}
+
+/// The machine's: the pipes are the runner's own.
+impl Blamed for UnoError {
+    fn blame(&self) -> Blame {
+        Blame::Environment
+    }
+}
+
+impl From<UnoError> for DesktopError {
+    fn from(e: UnoError) -> Self {
+        DesktopError::classified(e)
+    }
+}
 
 /// The Linux helper: how it is started.
 pub(super) struct Uno;
@@ -44,11 +70,9 @@ impl Uno {
     pub(super) fn over(
         to: std::os::fd::OwnedFd,
         from: std::os::fd::OwnedFd,
-    ) -> Result<OfficeHelper, String> {
-        let to = pipe::Sender::from_owned_fd(to)
-            .map_err(|e| format!("cannot talk to the Office API helper: {e}"))?;
-        let from = pipe::Receiver::from_owned_fd(from)
-            .map_err(|e| format!("cannot hear the Office API helper: {e}"))?;
+    ) -> Result<OfficeHelper, UnoError> {
+        let to = pipe::Sender::from_owned_fd(to).map_err(UnoError::Talk)?;
+        let from = pipe::Receiver::from_owned_fd(from).map_err(UnoError::Hear)?;
         Ok(OfficeHelper::new(Box::new(to), Box::new(from)))
     }
 }

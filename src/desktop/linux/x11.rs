@@ -5,20 +5,27 @@
 //! runner's own `DISPLAY`.
 
 use std::os::unix::net::UnixStream;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
 use x11rb::connection::Connection;
+use x11rb::errors::{ConnectError, ConnectionError, ReplyError};
 use x11rb::protocol::xproto::{
     ClientMessageEvent, ConnectionExt as _, EventMask, ImageFormat, Keycode, Keysym,
 };
 use x11rb::protocol::xtest::ConnectionExt as _;
 use x11rb::rust_connection::{DefaultStream, RustConnection};
 
-use crate::desktop::keys::{Key, KeyAction, Modifier, Named};
+use crate::desktop::action::Button;
+use crate::desktop::error::DesktopError;
+use crate::desktop::keys::{KeyAction, Modifier};
 use crate::desktop::screenshot::Image;
-pub(crate) use crate::desktop::tools::Button;
+use crate::tool::{Blame, Blamed};
+
+mod keysyms;
+
+use keysyms::{key_keysym, modifier_keysym};
 
 const KEY_PRESS: u8 = 2;
 const KEY_RELEASE: u8 = 3;
@@ -43,23 +50,81 @@ pub(crate) struct Display {
     height: u16,
 }
 
-fn x_error(e: impl std::fmt::Display) -> String {
-    format!("the display failed: {e}")
+/// Why the display did not do what it was asked.
+#[derive(Debug, thiserror::Error)]
+pub(super) enum X11Error {
+    /// Its socket does not take a connection.
+    #[error("cannot connect to the display at {}: {source}", socket.display())]
+    Connect {
+        /// The socket.
+        socket: PathBuf,
+        /// Why.
+        #[source]
+        source: std::io::Error,
+    },
+    /// The connection could not be set up.
+    #[error("the display failed: {0}")]
+    Stream(#[source] std::io::Error),
+    /// The display refused the connection.
+    #[error("the display failed: {0}")]
+    Setup(#[from] ConnectError),
+    /// A request could not be sent.
+    #[error("the display failed: {0}")]
+    Request(#[from] ConnectionError),
+    /// A request failed.
+    #[error("the display failed: {0}")]
+    Reply(#[from] ReplyError),
+    /// The display cannot fake input.
+    #[error("the display has no XTEST: {0}")]
+    NoXtest(#[source] ReplyError),
+    /// The thread of a request panicked.
+    #[error("the display request panicked: {0}")]
+    Panicked(#[source] tokio::task::JoinError),
+    /// The display did not answer in time (an app grabbing the server).
+    #[error("the display did not answer within {0}s")]
+    NotAnswering(u64),
+    /// Every spare keycode already types another character the task typed.
+    #[error("the display has no spare key to type this character on")]
+    NoSpareKey,
+    /// The screen cannot be read.
+    #[error("cannot take a screenshot: {0}")]
+    Screenshot(#[source] ReplyError),
+    /// A screen in a format this does not read.
+    #[error("the display's pixel format is not 24-bit colour (depth {0})")]
+    PixelFormat(u8),
+}
+
+/// The display is the machine's: its failures are the environment's. A character no
+/// key is left to type is the agent's (it can set the text instead).
+impl Blamed for X11Error {
+    fn blame(&self) -> Blame {
+        match self {
+            Self::NoSpareKey => Blame::Agent,
+            _ => Blame::Environment,
+        }
+    }
+}
+
+impl From<X11Error> for DesktopError {
+    fn from(e: X11Error) -> Self {
+        DesktopError::classified(e)
+    }
 }
 
 impl Display {
     /// Connects to the display whose socket is at `socket`.
-    pub(crate) fn connect(socket: &Path) -> Result<Self, String> {
-        let stream = UnixStream::connect(socket)
-            .map_err(|e| format!("cannot connect to the display at {}: {e}", socket.display()))?;
-        let (stream, _) = DefaultStream::from_unix_stream(stream).map_err(x_error)?;
-        let conn = RustConnection::connect_to_stream(stream, 0).map_err(x_error)?;
+    pub(crate) fn connect(socket: &Path) -> Result<Self, X11Error> {
+        let stream = UnixStream::connect(socket).map_err(|source| X11Error::Connect {
+            socket: socket.to_path_buf(),
+            source,
+        })?;
+        let (stream, _) = DefaultStream::from_unix_stream(stream).map_err(X11Error::Stream)?;
+        let conn = RustConnection::connect_to_stream(stream, 0)?;
         let screen = &conn.setup().roots[0];
         let (root, width, height) = (screen.root, screen.width_in_pixels, screen.height_in_pixels);
-        conn.xtest_get_version(2, 2)
-            .map_err(x_error)?
+        conn.xtest_get_version(2, 2)?
             .reply()
-            .map_err(|e| format!("the display has no XTEST: {e}"))?;
+            .map_err(X11Error::NoXtest)?;
         Ok(Self {
             conn: Arc::new(conn),
             root,
@@ -71,36 +136,28 @@ impl Display {
     /// Runs blocking X requests off the async threads.
     async fn blocking<T: Send + 'static>(
         &self,
-        work: impl FnOnce(&Self) -> Result<T, String> + Send + 'static,
-    ) -> Result<T, String> {
+        work: impl FnOnce(&Self) -> Result<T, X11Error> + Send + 'static,
+    ) -> Result<T, X11Error> {
         // A display that stops answering (an app grabbing the server) must not hold the
         // task: the request is given up (its thread ends when the desktop does).
         const LIMIT: std::time::Duration = std::time::Duration::from_secs(30);
         let this = self.clone();
         let work = tokio::task::spawn_blocking(move || work(&this));
         match tokio::time::timeout(LIMIT, work).await {
-            Ok(done) => done.map_err(|e| format!("the display request panicked: {e}"))?,
-            Err(_) => Err(format!(
-                "the display did not answer within {}s",
-                LIMIT.as_secs()
-            )),
+            Ok(done) => done.map_err(X11Error::Panicked)?,
+            Err(_) => Err(X11Error::NotAnswering(LIMIT.as_secs())),
         }
     }
 
-    fn fake(&self, kind: u8, detail: u8, x: i16, y: i16) -> Result<(), String> {
+    fn fake(&self, kind: u8, detail: u8, x: i16, y: i16) -> Result<(), X11Error> {
         self.conn
-            .xtest_fake_input(kind, detail, 0, self.root, x, y, 0)
-            .map_err(x_error)?;
+            .xtest_fake_input(kind, detail, 0, self.root, x, y, 0)?;
         Ok(())
     }
 
     /// Waits until the display has handled every request sent so far.
-    fn sync(&self) -> Result<(), String> {
-        self.conn
-            .get_input_focus()
-            .map_err(x_error)?
-            .reply()
-            .map_err(x_error)?;
+    fn sync(&self) -> Result<(), X11Error> {
+        self.conn.get_input_focus()?.reply()?;
         Ok(())
     }
 
@@ -117,7 +174,7 @@ impl Display {
     }
 
     /// Moves the pointer to `(x, y)`.
-    pub(crate) async fn move_to(&self, x: i32, y: i32) -> Result<(), String> {
+    pub(crate) async fn move_to(&self, x: i32, y: i32) -> Result<(), X11Error> {
         self.blocking(move |d| {
             let (x, y) = d.clamp(x, y);
             d.fake(MOTION, 0, x, y)?;
@@ -133,7 +190,7 @@ impl Display {
         y: i32,
         button: Button,
         double: bool,
-    ) -> Result<(), String> {
+    ) -> Result<(), X11Error> {
         self.blocking(move |d| {
             let (x, y) = d.clamp(x, y);
             d.fake(MOTION, 0, x, y)?;
@@ -147,7 +204,7 @@ impl Display {
     }
 
     /// Turns the wheel over `(x, y)`: `notches` up when positive, down when negative.
-    pub(crate) async fn wheel(&self, x: i32, y: i32, notches: i32) -> Result<(), String> {
+    pub(crate) async fn wheel(&self, x: i32, y: i32, notches: i32) -> Result<(), X11Error> {
         self.blocking(move |d| {
             let (x, y) = d.clamp(x, y);
             d.fake(MOTION, 0, x, y)?;
@@ -169,7 +226,7 @@ impl Display {
         button: Button,
         duration: Duration,
         held: Option<Modifier>,
-    ) -> Result<(), String> {
+    ) -> Result<(), X11Error> {
         const MOVES: i32 = 10;
         let held_code = match held {
             Some(m) => Some(self.keycode_of(modifier_keysym(m)).await?.0),
@@ -215,19 +272,17 @@ impl Display {
 
     /// The keycode that types `keysym`, and whether Shift is needed; a spare keycode
     /// is given the keysym when no key has it.
-    async fn keycode_of(&self, keysym: Keysym) -> Result<(Keycode, bool), String> {
+    async fn keycode_of(&self, keysym: Keysym) -> Result<(Keycode, bool), X11Error> {
         self.blocking(move |d| d.keycode_blocking(keysym)).await
     }
 
-    fn keycode_blocking(&self, keysym: Keysym) -> Result<(Keycode, bool), String> {
+    fn keycode_blocking(&self, keysym: Keysym) -> Result<(Keycode, bool), X11Error> {
         let setup = self.conn.setup();
         let (min, max) = (setup.min_keycode, setup.max_keycode);
         let map = self
             .conn
-            .get_keyboard_mapping(min, max - min + 1)
-            .map_err(x_error)?
-            .reply()
-            .map_err(x_error)?;
+            .get_keyboard_mapping(min, max - min + 1)?
+            .reply()?;
         let per = usize::from(map.keysyms_per_keycode);
         let mut spare = None;
         for (i, syms) in map.keysyms.chunks(per).enumerate() {
@@ -242,11 +297,10 @@ impl Display {
                 spare = Some(code);
             }
         }
-        let code = spare.ok_or("the display has no spare key to type this character on")?;
+        let code = spare.ok_or(X11Error::NoSpareKey)?;
         let syms = vec![keysym; per];
         self.conn
-            .change_keyboard_mapping(1, code, map.keysyms_per_keycode, &syms)
-            .map_err(x_error)?;
+            .change_keyboard_mapping(1, code, map.keysyms_per_keycode, &syms)?;
         self.sync()?;
         // Clients learn of the new mapping asynchronously.
         std::thread::sleep(Duration::from_millis(30));
@@ -254,7 +308,7 @@ impl Display {
     }
 
     /// Types keys: each tap presses its held modifiers, the key, and releases them.
-    pub(crate) async fn keys(&self, actions: Vec<KeyAction>) -> Result<(), String> {
+    pub(crate) async fn keys(&self, actions: Vec<KeyAction>) -> Result<(), X11Error> {
         self.blocking(move |d| {
             for action in &actions {
                 match action {
@@ -295,28 +349,17 @@ impl Display {
 
     /// Asks every window on the screen to close, as a window manager's close button
     /// does (WM_DELETE_WINDOW), so that the app ends its own way (finishing a save).
-    pub(crate) async fn close_windows(&self) -> Result<(), String> {
+    pub(crate) async fn close_windows(&self) -> Result<(), X11Error> {
         self.blocking(|d| {
-            let atom = |name: &[u8]| -> Result<u32, String> {
-                Ok(d.conn
-                    .intern_atom(false, name)
-                    .map_err(x_error)?
-                    .reply()
-                    .map_err(x_error)?
-                    .atom)
+            let atom = |name: &[u8]| -> Result<u32, X11Error> {
+                Ok(d.conn.intern_atom(false, name)?.reply()?.atom)
             };
             let (protocols, delete) = (atom(b"WM_PROTOCOLS")?, atom(b"WM_DELETE_WINDOW")?);
-            let tree = d
-                .conn
-                .query_tree(d.root)
-                .map_err(x_error)?
-                .reply()
-                .map_err(x_error)?;
+            let tree = d.conn.query_tree(d.root)?.reply()?;
             for window in tree.children {
                 let event = ClientMessageEvent::new(32, window, protocols, [delete, 0, 0, 0, 0]);
                 d.conn
-                    .send_event(false, window, EventMask::NO_EVENT, event)
-                    .map_err(x_error)?;
+                    .send_event(false, window, EventMask::NO_EVENT, event)?;
             }
             d.sync()
         })
@@ -324,20 +367,16 @@ impl Display {
     }
 
     /// The whole screen.
-    pub(crate) async fn screenshot(&self) -> Result<Image, String> {
+    pub(crate) async fn screenshot(&self) -> Result<Image, X11Error> {
         self.blocking(|d| {
             let reply = d
                 .conn
-                .get_image(ImageFormat::Z_PIXMAP, d.root, 0, 0, d.width, d.height, !0)
-                .map_err(x_error)?
+                .get_image(ImageFormat::Z_PIXMAP, d.root, 0, 0, d.width, d.height, !0)?
                 .reply()
-                .map_err(|e| format!("cannot take a screenshot: {e}"))?;
+                .map_err(X11Error::Screenshot)?;
             let (w, h) = (u32::from(d.width), u32::from(d.height));
             if reply.depth != 24 || reply.data.len() < (w * h * 4) as usize {
-                return Err(format!(
-                    "the display's pixel format is not 24-bit colour (depth {})",
-                    reply.depth
-                ));
+                return Err(X11Error::PixelFormat(reply.depth));
             }
             let mut rgb = Vec::with_capacity((w * h * 3) as usize);
             for px in reply.data.chunks_exact(4).take((w * h) as usize) {
@@ -353,64 +392,42 @@ impl Display {
     }
 }
 
-/// The X keysym of a modifier (its left key).
-fn modifier_keysym(m: Modifier) -> Keysym {
-    match m {
-        Modifier::Shift => 0xffe1,
-        Modifier::Ctrl => 0xffe3,
-        Modifier::Alt => 0xffe9,
-        Modifier::Win => 0xffeb,
-    }
-}
-
-/// The X keysym of a key.
-fn key_keysym(key: Key) -> Keysym {
-    match key {
-        Key::Char('\n') => 0xff0d,
-        Key::Char('\t') => 0xff09,
-        Key::Char(c) => {
-            let code = u32::from(c);
-            if (0x20..=0x7e).contains(&code) || (0xa0..=0xff).contains(&code) {
-                code
-            } else {
-                0x0100_0000 | code
-            }
-        }
-        Key::Modifier(m) => modifier_keysym(m),
-        Key::Named(named) => match named {
-            Named::Enter => 0xff0d,
-            Named::Tab => 0xff09,
-            Named::Escape => 0xff1b,
-            Named::Backspace => 0xff08,
-            Named::Delete => 0xffff,
-            Named::Insert => 0xff63,
-            Named::Home => 0xff50,
-            Named::End => 0xff57,
-            Named::PageUp => 0xff55,
-            Named::PageDown => 0xff56,
-            Named::Left => 0xff51,
-            Named::Up => 0xff52,
-            Named::Right => 0xff53,
-            Named::Down => 0xff54,
-            Named::Space => 0x20,
-            Named::CapsLock => 0xffe5,
-            Named::PrintScreen => 0xff61,
-            Named::Menu => 0xff67,
-            Named::F(n) => 0xffbe + u32::from(n.saturating_sub(1)),
-        },
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
-    fn keysyms_follow_x_conventions() {
-        assert_eq!(key_keysym(Key::Char('a')), 0x61);
-        assert_eq!(key_keysym(Key::Char('é')), 0xe9);
-        assert_eq!(key_keysym(Key::Char('€')), 0x0100_20ac);
-        assert_eq!(key_keysym(Key::Named(Named::F(5))), 0xffc2);
-        assert_eq!(key_keysym(Key::Named(Named::Enter)), 0xff0d);
+    fn a_display_that_is_not_there_is_the_machines() {
+        let dir = tempfile::tempdir().unwrap();
+        let socket = dir.path().join("X0");
+        let Err(e) = Display::connect(&socket) else {
+            panic!("connected to nothing");
+        };
+        let words = format!("cannot connect to the display at {}: ", socket.display());
+        assert!(e.to_string().starts_with(&words), "{e}");
+        let failure = DesktopError::from(e).failure();
+        assert_eq!(failure.blame, Blame::Environment);
+        assert!(failure.message.starts_with(&words), "{}", failure.message);
+        // The io error's words are said once.
+        assert_eq!(
+            failure.message.matches(": ").count(),
+            1,
+            "{}",
+            failure.message
+        );
+    }
+
+    #[test]
+    fn display_failures_are_the_machines_and_a_missing_key_the_agents() {
+        let slow = DesktopError::from(X11Error::NotAnswering(30));
+        assert!(matches!(slow, DesktopError::Desktop { .. }));
+        assert_eq!(
+            slow.failure().message,
+            "the display did not answer within 30s"
+        );
+        assert_eq!(X11Error::PixelFormat(16).blame(), Blame::Environment);
+        let key = DesktopError::from(X11Error::NoSpareKey);
+        assert!(matches!(key, DesktopError::Refused { .. }));
+        assert_eq!(key.failure().blame, Blame::Agent);
     }
 }

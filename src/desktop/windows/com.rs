@@ -7,7 +7,42 @@
 use std::path::Path;
 use std::process::Stdio;
 
-use crate::desktop::office_helper::OfficeHelper;
+use crate::desktop::error::DesktopError;
+use crate::desktop::office_helper::{HelperError, OfficeHelper};
+use crate::tool::{Blame, Blamed};
+
+/// Why the Windows helper cannot be started or called.
+#[derive(Debug, thiserror::Error)]
+pub(super) enum ComError {
+    /// Its script cannot be written, or PowerShell cannot be started.
+    #[error("cannot start the Office API helper: {0}")]
+    Start(#[source] std::io::Error),
+    /// PowerShell started without the pipes asked for.
+    #[error("cannot talk to the Office API helper")]
+    NoPipes,
+    /// PowerShell ended, how.
+    #[error("the Office API helper (Windows PowerShell) ended ({0})")]
+    Ended(std::process::ExitStatus),
+    /// A call failed.
+    #[error(transparent)]
+    Call(#[from] HelperError),
+}
+
+/// The helper is the machine's, but for what a call's own answer says.
+impl Blamed for ComError {
+    fn blame(&self) -> Blame {
+        match self {
+            Self::Call(e) => e.blame(),
+            Self::Start(_) | Self::NoPipes | Self::Ended(_) => Blame::Environment,
+        }
+    }
+}
+
+impl From<ComError> for DesktopError {
+    fn from(e: ComError) -> Self {
+        DesktopError::classified(e)
+    }
+}
 
 /// The helper's code, written to a temporary file at its start.
 const HELPER: &str = include_str!("com_helper.ps1");
@@ -22,8 +57,8 @@ pub(super) struct Com {
 
 impl Com {
     /// Starts the helper in `workspace`, on `document` (absolute) when the task has one.
-    pub(super) fn start(workspace: &Path, document: Option<&Path>) -> Result<Self, String> {
-        let failed = |e: std::io::Error| format!("cannot start the Office API helper: {e}");
+    pub(super) fn start(workspace: &Path, document: Option<&Path>) -> Result<Self, ComError> {
+        let failed = ComError::Start;
         let mut script = tempfile::Builder::new()
             .prefix("ufo-batch-com-")
             .suffix(".ps1")
@@ -44,7 +79,7 @@ impl Com {
             .kill_on_drop(true);
         let mut child = command.spawn().map_err(failed)?;
         let (Some(to), Some(from)) = (child.stdin.take(), child.stdout.take()) else {
-            return Err("cannot talk to the Office API helper".to_string());
+            return Err(ComError::NoPipes);
         };
         Ok(Self {
             child,
@@ -59,14 +94,12 @@ impl Com {
         app: &str,
         tool: &str,
         args: &serde_json::Map<String, serde_json::Value>,
-    ) -> Result<serde_json::Value, String> {
+    ) -> Result<serde_json::Value, ComError> {
         let answer = self.helper.call(app, tool, args).await;
         if let Ok(Some(status)) = self.child.try_wait() {
-            return Err(format!(
-                "the Office API helper (Windows PowerShell) ended ({status})"
-            ));
+            return Err(ComError::Ended(status));
         }
-        answer
+        Ok(answer?)
     }
 
     /// Whether the helper has ended (it is started again at the next call).

@@ -8,11 +8,45 @@ use std::time::Duration;
 use uiautomation::inputs::{Keyboard, Mouse, MouseButton};
 use uiautomation::types::Point;
 
+use crate::desktop::action::Button;
+use crate::desktop::error::DesktopError;
 use crate::desktop::keys::{Key, KeyAction, Modifier, Named};
-use crate::desktop::tools::Button;
+use crate::tool::{Blame, Blamed};
 
-fn ui_error(what: &str) -> impl Fn(uiautomation::Error) -> String + '_ {
-    move |e| format!("{what} failed: {e}")
+/// Why the keyboard or the mouse did not do what it was asked.
+#[derive(Debug, thiserror::Error)]
+pub(super) enum InputError {
+    /// Input was sent and refused: `what` was being done.
+    #[error("{what} failed: {source}")]
+    Failed {
+        /// What was being done (`typing`, `clicking`).
+        what: &'static str,
+        /// Why.
+        #[source]
+        source: uiautomation::Error,
+    },
+    /// SendInput took none of the wheel's input.
+    #[error("the wheel input was blocked")]
+    WheelBlocked,
+}
+
+/// Input the system refuses to send (another desktop in front, a process of higher
+/// integrity) is the machine's.
+impl Blamed for InputError {
+    fn blame(&self) -> Blame {
+        Blame::Environment
+    }
+}
+
+impl From<InputError> for DesktopError {
+    fn from(e: InputError) -> Self {
+        DesktopError::classified(e)
+    }
+}
+
+/// `what` failed.
+fn failed(what: &'static str) -> impl Fn(uiautomation::Error) -> InputError {
+    move |source| InputError::Failed { what, source }
 }
 
 fn modifier_name(m: Modifier) -> &'static str {
@@ -59,14 +93,14 @@ fn key_text(key: Key) -> String {
 }
 
 /// Types the keys into whatever has the focus.
-pub(super) fn send(actions: &[KeyAction]) -> Result<(), String> {
+pub(super) fn send(actions: &[KeyAction]) -> Result<(), InputError> {
     let mut keyboard = Keyboard::new().interval(10);
     for action in actions {
         match action {
             KeyAction::Tap { key, held } if held.is_empty() => {
                 keyboard
                     .send_keys(&key_text(*key))
-                    .map_err(ui_error("typing"))?;
+                    .map_err(failed("typing"))?;
             }
             KeyAction::Tap { key, held } => {
                 let mods: String = held
@@ -74,14 +108,12 @@ pub(super) fn send(actions: &[KeyAction]) -> Result<(), String> {
                     .map(|m| format!("{{{}}}", modifier_name(*m)))
                     .collect();
                 let text = format!("{mods}({})", key_text(*key));
-                keyboard.send_keys(&text).map_err(ui_error("typing"))?;
+                keyboard.send_keys(&text).map_err(failed("typing"))?;
             }
             KeyAction::Down(key) => keyboard
                 .begin_hold_keys(&key_text(*key))
-                .map_err(ui_error("holding a key"))?,
-            KeyAction::Up(_) => keyboard
-                .end_hold_keys()
-                .map_err(ui_error("releasing keys"))?,
+                .map_err(failed("holding a key"))?,
+            KeyAction::Up(_) => keyboard.end_hold_keys().map_err(failed("releasing keys"))?,
         }
         std::thread::sleep(action.pause());
     }
@@ -97,17 +129,17 @@ fn mouse_button(button: Button) -> MouseButton {
 }
 
 /// Clicks at a point of the screen.
-pub(super) fn click_at(at: (i32, i32), button: Button, double: bool) -> Result<(), String> {
+pub(super) fn click_at(at: (i32, i32), button: Button, double: bool) -> Result<(), InputError> {
     let mouse = Mouse::new();
     mouse
         .move_to(&Point::new(at.0, at.1))
-        .map_err(ui_error("moving the mouse"))?;
+        .map_err(failed("moving the mouse"))?;
     let done = if double {
         mouse.double_click_button(mouse_button(button))
     } else {
         mouse.click_button(mouse_button(button))
     };
-    done.map_err(ui_error("clicking"))
+    done.map_err(failed("clicking"))
 }
 
 /// Drags from one point to another, holding a modifier meanwhile.
@@ -117,27 +149,27 @@ pub(super) fn drag(
     button: Button,
     duration: Duration,
     held: Option<Modifier>,
-) -> Result<(), String> {
+) -> Result<(), InputError> {
     let mut mouse = Mouse::new().move_time(duration.as_millis().min(60_000) as u64);
     if let Some(m) = held {
         mouse = mouse.holdkeys(&format!("{{{}}}", modifier_name(m)));
     }
     mouse
         .move_to(&Point::new(from.0, from.1))
-        .map_err(ui_error("moving the mouse"))?;
+        .map_err(failed("moving the mouse"))?;
     mouse
         .drag_to(mouse_button(button), &Point::new(to.0, to.1))
-        .map_err(ui_error("dragging"))
+        .map_err(failed("dragging"))
 }
 
 /// Turns the wheel over a point: `notches` up when positive.
-pub(super) fn wheel(at: (i32, i32), notches: i32) -> Result<(), String> {
+pub(super) fn wheel(at: (i32, i32), notches: i32) -> Result<(), InputError> {
     use windows::Win32::UI::Input::KeyboardAndMouse::{
         INPUT, INPUT_0, INPUT_MOUSE, MOUSEEVENTF_WHEEL, MOUSEINPUT, SendInput,
     };
     Mouse::new()
         .move_to(&Point::new(at.0, at.1))
-        .map_err(ui_error("moving the mouse"))?;
+        .map_err(failed("moving the mouse"))?;
     const WHEEL_DELTA: i32 = 120;
     let input = INPUT {
         r#type: INPUT_MOUSE,
@@ -157,7 +189,7 @@ pub(super) fn wheel(at: (i32, i32), notches: i32) -> Result<(), String> {
     if sent == 1 {
         Ok(())
     } else {
-        Err("the wheel input was blocked".to_string())
+        Err(InputError::WheelBlocked)
     }
 }
 

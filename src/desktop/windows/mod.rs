@@ -17,13 +17,13 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 
+use crate::desktop::action::Button;
 use crate::desktop::app::Launch;
 use crate::desktop::backend::{AppWindow, Backend, Snapshot};
 use crate::desktop::control::{Control, Rect};
 use crate::desktop::error::DesktopError;
 use crate::desktop::keys::{KeyAction, Modifier};
 use crate::desktop::screenshot::Image;
-use crate::desktop::tools::Button;
 use com::Com;
 use uia::Uia;
 
@@ -41,10 +41,13 @@ pub(crate) struct WindowsDesktop {
 
 impl WindowsDesktop {
     /// Connects to UI Automation; the apps start in `workspace`.
-    pub(crate) async fn start(workspace: &Path, app_timeout: Duration) -> Result<Self, String> {
-        let workspace = workspace
-            .canonicalize()
-            .map_err(|e| format!("cannot use the folder {}: {e}", workspace.display()))?;
+    pub(crate) async fn start(
+        workspace: &Path,
+        app_timeout: Duration,
+    ) -> Result<Self, DesktopError> {
+        let workspace = workspace.canonicalize().map_err(|e| {
+            DesktopError::io(format!("cannot use the folder {}", workspace.display()), e)
+        })?;
         Ok(Self {
             uia: Uia::start()?,
             workspace,
@@ -172,18 +175,25 @@ impl Backend for WindowsDesktop {
                 com.end().await;
             }
         }
-        answer
+        Ok(answer?)
     }
 
     async fn close_app(&mut self) -> Result<String, DesktopError> {
-        self.uia.call(|s| s.close_apps(CLOSE_TIMEOUT)).await
+        self.uia
+            .call(|s| Ok::<_, DesktopError>(s.close_apps(CLOSE_TIMEOUT)))
+            .await
     }
 
     async fn end(&mut self) -> Option<String> {
         if let Some(com) = self.com.take() {
             com.end().await;
         }
-        let note = self.uia.call(|s| s.close_apps(Duration::ZERO)).await.err();
+        let note = self
+            .uia
+            .call(|s| Ok::<_, DesktopError>(s.close_apps(Duration::ZERO)))
+            .await
+            .err()
+            .map(|e| e.to_string());
         self.uia.stop();
         note
     }

@@ -8,12 +8,13 @@ use std::time::Instant;
 use serde_json::{Value, json};
 
 use super::{DesktopExecutor, NAMESPACE};
+use crate::desktop::action::DesktopAction;
 use crate::desktop::backend::{AppWindow, Snapshot};
 use crate::desktop::control::{Control, Rect};
 use crate::desktop::error::DesktopError;
+use crate::desktop::keys::KeyAction;
 use crate::desktop::select::{SelectError, Selector};
-use crate::desktop::tools::DesktopAction;
-use crate::tool::{Failure, ToolCall, ToolResult};
+use crate::tool::{Blame, Blamed, ToolCall, ToolResult};
 
 /// UFO's answer when no window is selected (ui_mcp_server.py).
 const NO_WINDOW: &str = "No window is selected, please select a window first.";
@@ -24,7 +25,7 @@ const POLL: std::time::Duration = std::time::Duration::from_millis(250);
 pub(super) async fn act(ex: &mut DesktopExecutor, command: &ToolCall) -> ToolResult {
     let action = match DesktopAction::parse(&command.tool_name, &command.parameters) {
         Ok(a) => a,
-        Err(e) => return ToolResult::failure(command, NAMESPACE, Failure::agent(e), Value::Null),
+        Err(e) => return ToolResult::failure(command, NAMESPACE, e.failure(), Value::Null),
     };
     let changes_screen = !matches!(
         action,
@@ -76,7 +77,7 @@ async fn resolve(ex: &mut DesktopExecutor, selector: &Selector) -> Result<Contro
                 tokio::time::sleep(POLL).await;
                 ex.snapshot = None;
             }
-            Err(e) => return Err(DesktopError::Refused(e.to_string())),
+            Err(e) => return Err(e.into()),
         }
     }
 }
@@ -91,9 +92,29 @@ async fn window_rect(ex: &mut DesktopExecutor) -> Result<Rect, DesktopError> {
         .filter(Rect::is_visible)
     {
         Some(r) => Ok(r),
-        None => Err(DesktopError::Refused(
-            "the app shows no window to act in (select one first)".to_string(),
+        None => Err(DesktopError::refused(
+            "the app shows no window to act in (select one first)",
         )),
+    }
+}
+
+/// Why no single window fits a selection: the agent's.
+#[derive(Debug, thiserror::Error)]
+enum WindowError {
+    /// Only a label was given, and no window has it; the windows there are.
+    #[error("no window has the label [{0}]: {1}")]
+    NoSuchLabel(String, String),
+    /// No window has the title; the windows there are.
+    #[error("no window is named {0:?}: {1}")]
+    NoSuchName(String, String),
+    /// Several have it: how many, the title, the windows that have it.
+    #[error("{0} windows are named {1:?}: {2}; give its `id`")]
+    Ambiguous(usize, String, String),
+}
+
+impl Blamed for WindowError {
+    fn blame(&self) -> Blame {
+        Blame::Agent
     }
 }
 
@@ -104,7 +125,8 @@ fn pick_window(
     listed: &[AppWindow],
     id: Option<&str>,
     name: Option<&str>,
-) -> Result<AppWindow, String> {
+) -> Result<AppWindow, WindowError> {
+    // The windows there are, in words.
     let shown = || {
         let all: Vec<String> = fresh
             .iter()
@@ -132,10 +154,9 @@ fn pick_window(
         return Ok(w.clone());
     }
     let Some(wanted) = wanted else {
-        return Err(format!(
-            "no window has the label [{}]: {}",
-            id.unwrap_or_default(),
-            shown()
+        return Err(WindowError::NoSuchLabel(
+            id.unwrap_or_default().to_string(),
+            shown(),
         ));
     };
     let matches: Vec<&AppWindow> = fresh.iter().filter(|w| fits(w, Some(&wanted))).collect();
@@ -146,14 +167,14 @@ fn pick_window(
         .collect();
     match (matches.as_slice(), exact.as_slice()) {
         ([one], _) | (_, [one]) => Ok((*one).clone()),
-        ([], _) => Err(format!("no window is named {wanted:?}: {}", shown())),
-        (many, _) => Err(format!(
-            "{} windows are named {wanted:?}: {}; give its `id`",
+        ([], _) => Err(WindowError::NoSuchName(wanted, shown())),
+        (many, _) => Err(WindowError::Ambiguous(
             many.len(),
+            wanted,
             many.iter()
                 .map(|w| format!("[{}] {:?}", w.id, w.name))
                 .collect::<Vec<_>>()
-                .join(", ")
+                .join(", "),
         )),
     }
 }
@@ -186,29 +207,7 @@ async fn run(ex: &mut DesktopExecutor, action: &DesktopAction) -> Result<Value, 
             backend.set_text(&control, text).await?;
             Ok(json!({"control": described(&control)}))
         }
-        A::Keys { target, keys } => {
-            let control = match target {
-                Some(t) => Some(resolve(ex, t).await?),
-                None => None,
-            };
-            // Keys with no control go to the window, where its focus is: never to
-            // whatever happens to be under the pointer.
-            let window = match control {
-                Some(_) => None,
-                None => Some(window_rect(ex).await?),
-            };
-            let backend = ex.backend()?;
-            let to = match (&control, window) {
-                (Some(c), _) => {
-                    backend.focus(c).await?;
-                    None
-                }
-                (None, Some(window)) => Some(backend.focus_window(window).await?),
-                (None, None) => None,
-            };
-            backend.keys(keys.clone()).await?;
-            Ok(json!({"control": control.as_ref().map(described), "to": to}))
-        }
+        A::Keys { target, keys } => type_keys(ex, target.as_ref(), keys).await,
         A::Wheel { target, notches } => {
             let control = resolve(ex, target).await?;
             let backend = ex.backend()?;
@@ -250,73 +249,129 @@ async fn run(ex: &mut DesktopExecutor, action: &DesktopAction) -> Result<Value, 
             Ok(json!({"waited_s": d.as_secs_f64()}))
         }
         A::Summary(text) => Ok(json!({"text": text})),
-        A::SelectApplication { name } => {
-            // An app the agent named that no one knows: its step fails.
-            let launch = crate::desktop::app::launch_for(
-                Some(&crate::task::App::Named(name.clone())),
-                ex.document.as_deref(),
-            )
-            .map_err(|e| DesktopError::Refused(e.to_string()))?
-            .ok_or_else(|| DesktopError::Refused(format!("no app is named {name:?}")))?;
-            let program = launch.argv.join(" ");
-            if ex.opened.contains(&program) {
-                ex.current = launch.known;
-                return Ok(json!({"application": name, "opened": false, "api": ex.api()}));
-            }
-            let backend = ex.backend()?;
-            let how = backend.open_app(&launch).await?;
-            ex.opened.push(program);
-            ex.current = launch.known;
-            Ok(json!({"application": name, "opened": true, "how": how, "api": ex.api()}))
-        }
-        A::SelectWindow { id, name } => {
-            let fresh = ex.list_windows().await?;
-            let window = pick_window(&fresh, &ex.windows, id.as_deref(), name.as_deref())?;
-            let backend = ex.backend()?;
-            backend.select_window(&window).await?;
-            ex.windows = fresh;
-            ex.snapshot = None;
-            ex.current = crate::desktop::app::Known::for_window(&window.application, &window.name);
-            // The app's own API tools (UFO's hybrid AppAgent), when it has them.
-            Ok(
-                json!({"window": window.name, "application": window.application, "id": window.id, "api": ex.api()}),
-            )
-        }
-        A::Screenshot { .. } => {
-            ex.captures += 1;
-            let path = ex
-                .dir
-                .file(&format!("action_step_capture{}.png", ex.captures));
-            let backend = ex.backend()?;
-            let image = backend.screenshot().await?;
-            image.save(&path).map_err(DesktopError::desktop)?;
-            let name = path.file_name().map(|n| n.to_string_lossy().into_owned());
-            Ok(json!({"screenshot": name, "width": image.width, "height": image.height}))
-        }
+        A::SelectApplication { name } => select_application(ex, name).await,
+        A::SelectWindow { id, name } => select_window(ex, id.as_deref(), name.as_deref()).await,
+        A::Screenshot { .. } => capture(ex).await,
         A::UiTree => Ok(current(ex).await?.tree.clone()),
-        A::WindowInfo { fields } => {
-            let window = current(ex).await?.window.clone().ok_or(NO_WINDOW)?;
-            let info =
-                crate::desktop::info::control_info(&window.name, "Window", window.rect, fields);
-            Ok(Value::Object(info))
-        }
+        A::WindowInfo { fields } => window_info(ex, fields).await,
         A::DesktopApps { target } => {
             // The labels are the ones a selection goes by from now on.
             ex.windows = ex.list_windows().await?;
             Ok(crate::desktop::info::windows(&ex.windows, *target))
         }
-        A::Controls { fields, target } => {
-            let snapshot = current(ex).await?;
-            if snapshot.window.is_none() {
-                return Err(DesktopError::Refused(NO_WINDOW.to_string()));
-            }
-            Ok(crate::desktop::info::controls(
-                &snapshot.controls,
-                fields,
-                *target,
-            ))
-        }
+        A::Controls { fields, target } => controls(ex, fields, *target).await,
     }
+}
+
+/// `get_app_window_controls_*info`: the fields asked for of the window's controls.
+async fn controls(
+    ex: &mut DesktopExecutor,
+    fields: &[String],
+    target: bool,
+) -> Result<Value, DesktopError> {
+    let snapshot = current(ex).await?;
+    if snapshot.window.is_none() {
+        return Err(DesktopError::refused(NO_WINDOW));
+    }
+    Ok(crate::desktop::info::controls(
+        &snapshot.controls,
+        fields,
+        target,
+    ))
+}
+
+/// `keyboard_input`: the keys typed into the control named (focused first), or into the
+/// window where its focus is.
+async fn type_keys(
+    ex: &mut DesktopExecutor,
+    target: Option<&Selector>,
+    keys: &[KeyAction],
+) -> Result<Value, DesktopError> {
+    let control = match target {
+        Some(t) => Some(resolve(ex, t).await?),
+        None => None,
+    };
+    // Keys with no control go to the window, where its focus is: never to
+    // whatever happens to be under the pointer.
+    let window = match control {
+        Some(_) => None,
+        None => Some(window_rect(ex).await?),
+    };
+    let backend = ex.backend()?;
+    let to = match (&control, window) {
+        (Some(c), _) => {
+            backend.focus(c).await?;
+            None
+        }
+        (None, Some(window)) => Some(backend.focus_window(window).await?),
+        (None, None) => None,
+    };
+    backend.keys(keys.to_vec()).await?;
+    Ok(json!({"control": control.as_ref().map(described), "to": to}))
+}
+
+/// `select_application`: the app opened, or selected when it is open already.
+async fn select_application(ex: &mut DesktopExecutor, name: &str) -> Result<Value, DesktopError> {
+    // An app the agent named that no one knows: its step fails.
+    let launch = crate::desktop::app::launch_for(
+        Some(&crate::task::App::Named(name.to_string())),
+        ex.document.as_deref(),
+    )
+    .map_err(DesktopError::refused_because)?
+    .ok_or_else(|| DesktopError::refused(format!("no app is named {name:?}")))?;
+    let program = launch.argv.join(" ");
+    if ex.opened.contains(&program) {
+        ex.current = launch.known;
+        return Ok(json!({"application": name, "opened": false, "api": ex.api()}));
+    }
+    let backend = ex.backend()?;
+    let how = backend.open_app(&launch).await?;
+    ex.opened.push(program);
+    ex.current = launch.known;
+    Ok(json!({"application": name, "opened": true, "how": how, "api": ex.api()}))
+}
+
+/// `select_application_window`: the window the actions go to from now on.
+async fn select_window(
+    ex: &mut DesktopExecutor,
+    id: Option<&str>,
+    name: Option<&str>,
+) -> Result<Value, DesktopError> {
+    let fresh = ex.list_windows().await?;
+    let window = pick_window(&fresh, &ex.windows, id, name).map_err(DesktopError::classified)?;
+    let backend = ex.backend()?;
+    backend.select_window(&window).await?;
+    ex.windows = fresh;
+    ex.snapshot = None;
+    ex.current = crate::desktop::app::Known::for_window(&window.application, &window.name);
+    // The app's own API tools (UFO's hybrid AppAgent), when it has them.
+    Ok(
+        json!({"window": window.name, "application": window.application, "id": window.id, "api": ex.api()}),
+    )
+}
+
+/// `capture_*_screenshot`: the screen saved beside the step's.
+async fn capture(ex: &mut DesktopExecutor) -> Result<Value, DesktopError> {
+    ex.captures += 1;
+    let path = ex
+        .dir
+        .file(&format!("action_step_capture{}.png", ex.captures));
+    let backend = ex.backend()?;
+    let image = backend.screenshot().await?;
+    image.save(&path)?;
+    let name = path.file_name().map(|n| n.to_string_lossy().into_owned());
+    Ok(json!({"screenshot": name, "width": image.width, "height": image.height}))
+}
+
+/// `get_app_window_info`: the fields asked for of the selected window.
+async fn window_info(ex: &mut DesktopExecutor, fields: &[String]) -> Result<Value, DesktopError> {
+    let window = current(ex)
+        .await?
+        .window
+        .clone()
+        .ok_or_else(|| DesktopError::refused(NO_WINDOW))?;
+    let info = crate::desktop::info::control_info(&window.name, "Window", window.rect, fields);
+    Ok(Value::Object(info))
 }
 
 #[cfg(test)]
@@ -349,10 +404,23 @@ mod tests {
             "2"
         );
         let e = pick_window(&now, &now, None, Some("Impress")).unwrap_err();
-        assert!(e.contains("no window is named") && e.contains("[1]"), "{e}");
+        assert_eq!(
+            e.to_string(),
+            r#"no window is named "Impress": the windows are [1] "report.docx - LibreOffice Writer", [2] "budget.xlsx - LibreOffice Calc""#
+        );
         let e = pick_window(&now, &now, None, Some("LibreOffice")).unwrap_err();
-        assert!(e.contains("2 windows are named"), "{e}");
-        let e = pick_window(&now, &[], Some("9"), None).unwrap_err();
-        assert!(e.contains("no window has the label [9]"), "{e}");
+        assert!(e.to_string().starts_with("2 windows are named"), "{e}");
+        let e = pick_window(&[], &[], Some("9"), None).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "no window has the label [9]: the desktop shows no application window"
+        );
+        // The agent's, in the same words.
+        let failure = DesktopError::classified(e).failure();
+        assert_eq!(failure.blame, Blame::Agent);
+        assert_eq!(
+            failure.message,
+            "no window has the label [9]: the desktop shows no application window"
+        );
     }
 }

@@ -222,24 +222,20 @@ impl DesktopExecutor {
                 clean.labelled(&labels)
             }
         };
-        clean
-            .save(&self.dir.screenshot(step, false))
-            .map_err(DesktopError::desktop)?;
-        annotated
-            .save(&self.dir.screenshot(step, true))
-            .map_err(DesktopError::desktop)?;
+        clean.save(&self.dir.screenshot(step, false))?;
+        annotated.save(&self.dir.screenshot(step, true))?;
         if self.settings.save_ui_tree
             && let Some(tree) = &tree
         {
             let path = self.dir.ui_tree(step);
             if let Some(parent) = path.parent() {
                 std::fs::create_dir_all(parent).map_err(|e| {
-                    DesktopError::caused(format!("cannot make {}", parent.display()), e)
+                    DesktopError::io(format!("cannot make {}", parent.display()), e)
                 })?;
             }
             let text = serde_json::to_string_pretty(tree).unwrap_or_default();
             std::fs::write(&path, text)
-                .map_err(|e| DesktopError::caused(format!("cannot write {}", path.display()), e))?;
+                .map_err(|e| DesktopError::io(format!("cannot write {}", path.display()), e))?;
         }
         let what = match &listed {
             Listed::Controls(c) => format!("{nodes} nodes, {} controls", c.len()),
