@@ -50,8 +50,11 @@ pub(crate) fn rule(blame: Blame) -> Rule {
     let (status, retried, kept_on_resume) = match blame {
         // The step failed and the agent saw it; the session ended as the agent ended it.
         Blame::Agent => (TaskStatus::Failed, false, true),
-        // The same file, the same configuration: the same error every time.
-        Blame::TaskFile | Blame::Config => (TaskStatus::Error, false, true),
+        // The same file gives the same error: not tried again in the run; a resumed
+        // run reads the file again (an error is no verdict), as it always has.
+        Blame::TaskFile => (TaskStatus::Error, false, false),
+        // The same configuration refuses again: kept until it changes.
+        Blame::Config => (TaskStatus::Error, false, true),
         // Another try, on another device or after the machine recovered, may pass.
         Blame::Environment | Blame::Runner => (TaskStatus::Error, true, false),
     };
@@ -352,6 +355,47 @@ mod tests {
             evaluator: Evaluator::Checks,
             judge: None,
         }
+    }
+
+    #[test]
+    fn whose_failure_decides_status_retry_and_resume() {
+        let table: Vec<(Blame, TaskStatus, bool, bool)> = [
+            Blame::Agent,
+            Blame::TaskFile,
+            Blame::Config,
+            Blame::Environment,
+            Blame::Runner,
+        ]
+        .into_iter()
+        .map(|b| {
+            let r = rule(b);
+            (b, r.status, r.retried, r.kept_on_resume)
+        })
+        .collect();
+        assert_eq!(
+            table,
+            [
+                (Blame::Agent, TaskStatus::Failed, false, true),
+                (Blame::TaskFile, TaskStatus::Error, false, false),
+                (Blame::Config, TaskStatus::Error, false, true),
+                (Blame::Environment, TaskStatus::Error, true, false),
+                (Blame::Runner, TaskStatus::Error, true, false),
+            ]
+        );
+        // A run-stopping failure is never retried, whoever's it is.
+        let fatal = AttemptOutcome::from_end(
+            Ended::Session {
+                end: SessionEnd::Error("down".into(), ErrorKind::Fatal(Blame::Environment)),
+                evaluation: None,
+            },
+            None,
+            "the session",
+        );
+        assert_eq!(
+            (fatal.status, fatal.retryable, fatal.blame),
+            (TaskStatus::Error, false, Some(Blame::Environment))
+        );
+        assert_eq!(fatal.fatal.as_deref(), Some("down"));
     }
 
     #[test]

@@ -65,6 +65,8 @@ fn an_infrastructure_error_is_not_a_verdict_and_runs_again() {
     let out = p.run(&[]);
     out.expect_code(1);
     assert_eq!(out.status_of("needs_input"), "error");
+    // A setup action that fails is the task file's: not retried, run again on resume.
+    assert_eq!(out.status("needs_input")["blame"], "task_file");
     assert_eq!(out.status_of("failing"), "failed");
     let out = p.run(&[]);
     out.expect_code(1);
