@@ -77,9 +77,9 @@ pub(crate) enum Event {
     /// how many are connected and busy now.
     Devices {
         /// What happened, if anything did.
-        news: Option<crate::device::DeviceNews>,
+        news: Option<DeviceNews>,
         /// Devices connected and busy.
-        load: crate::device::FleetLoad,
+        load: FleetLoad,
     },
     /// A second went by: reporters that hold things back (a task's log lines) write
     /// them out.
@@ -396,6 +396,26 @@ impl TaskEvents {
             step: Arc::new(step),
         });
     }
+}
+
+/// Something about the devices worth a line in the run's output.
+#[derive(Clone, Debug)]
+pub(crate) struct DeviceNews {
+    /// How much it matters.
+    pub(crate) level: Level,
+    /// What happened.
+    pub(crate) text: String,
+    /// The run cannot go on as configured: it stops (no more tasks start), saying why.
+    pub(crate) stops_run: bool,
+}
+
+/// Devices connected and busy.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct FleetLoad {
+    /// Connected.
+    pub(crate) connected: usize,
+    /// Running a task.
+    pub(crate) busy: usize,
 }
 
 #[cfg(test)]

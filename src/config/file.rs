@@ -5,6 +5,7 @@ use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
 
+use super::ConfigError;
 use crate::agent::ConfirmPolicy;
 use crate::llm::{ApiType, MaxTokensField, Price, ResponseFormat};
 
@@ -12,34 +13,6 @@ use crate::llm::{ApiType, MaxTokensField, Price, ResponseFormat};
 pub(crate) const DEFAULT_CONFIG_FILE: &str = "ufo-batch.toml";
 /// The largest config file read.
 const MAX_CONFIG: u64 = 4 << 20;
-
-/// Problems with the configuration; all are reported before anything runs.
-#[derive(Debug, thiserror::Error)]
-pub(crate) enum ConfigError {
-    /// The config file could not be read.
-    #[error("cannot read the config file {path}")]
-    Read {
-        /// The file.
-        path: PathBuf,
-        /// Why.
-        #[source]
-        source: std::io::Error,
-    },
-    /// The config file is not valid TOML of the expected shape.
-    #[error("bad config file {path}: {message}")]
-    Parse {
-        /// The file.
-        path: PathBuf,
-        /// The parser's message, with line and column.
-        message: String,
-    },
-    /// A value is out of range or malformed.
-    #[error("{0}")]
-    Invalid(String),
-    /// `--shard`/`--shards` cannot be taken as given.
-    #[error(transparent)]
-    Shard(#[from] crate::shard::ShardError),
-}
 
 /// `ufo-batch.toml`.
 #[derive(Debug, Default, Deserialize)]

@@ -2,6 +2,7 @@
 //! variables and command-line flags merged once (flags over env over file over
 //! defaults) into domain types. Nothing past this module sees raw option text.
 
+mod error;
 mod experience;
 mod file;
 mod resolve;
@@ -11,6 +12,7 @@ mod values;
 #[cfg(test)]
 mod tests;
 
+pub(crate) use error::ConfigError;
 pub(crate) use experience::ExperienceFlags;
-pub(crate) use file::{ConfigError, read_config};
+pub(crate) use file::read_config;
 pub(crate) use resolve::{RunOverrides, resolve};

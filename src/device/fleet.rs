@@ -11,6 +11,7 @@ use tokio::sync::Notify;
 use super::error::DeviceError;
 use super::link::Link;
 use super::tools::DeviceTool;
+use crate::event::FleetLoad;
 
 /// A platform a device runs on and a task needs.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -71,15 +72,6 @@ pub(crate) struct Fleet {
     connections: std::sync::atomic::AtomicU64,
     /// Devices refused for the rest of the run (by id), with why.
     refused: Mutex<std::collections::HashMap<String, String>>,
-}
-
-/// Devices connected and busy.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub(crate) struct FleetLoad {
-    /// Connected.
-    pub(crate) connected: usize,
-    /// Running a task.
-    pub(crate) busy: usize,
 }
 
 impl Fleet {

@@ -3,9 +3,10 @@
 
 use std::fmt::Write;
 
-use super::comparison::{Change, Comparison, Rate};
+use super::comparison::{Change, Comparison};
+use super::format::cost_text as cost;
 use super::markdown::cell;
-use super::report_md::cost;
+use super::repeats::Rate;
 
 /// The comparison in markdown: totals, then regressions first.
 pub(crate) fn compare_md(c: &Comparison) -> String {

@@ -10,7 +10,7 @@ use std::path::Path;
 use serde::Serialize;
 
 use super::agreement::{Agreement, AgreementCount};
-use super::repeats::{TaskRate, has_repeats, rates};
+use super::repeats::{Rate, TaskRate, has_repeats, rates};
 use super::significance::{Significance, Verdict, significance};
 use crate::record::TaskRow;
 use crate::task::TaskId;
@@ -48,34 +48,6 @@ pub(crate) struct Change {
     pub(crate) b: Option<Rate>,
     /// Why it did not pass in B (the last repetition that did not).
     pub(crate) reason: Option<String>,
-}
-
-/// A task's result in one run.
-#[derive(Clone, Debug, Serialize)]
-pub(crate) struct Rate {
-    /// Runs that passed.
-    pub(crate) passed: u32,
-    /// Runs.
-    pub(crate) runs: u32,
-    /// passed / runs.
-    pub(crate) pass_rate: f64,
-}
-
-impl Rate {
-    /// As every comparison shows it: a single run passed or not, repetitions as
-    /// `2/3 (67%)`.
-    pub(crate) fn shown(&self) -> String {
-        match (self.runs, self.passed) {
-            (1, 1) => "passed".to_string(),
-            (1, _) => "not passed".to_string(),
-            _ => format!(
-                "{}/{} ({:.0}%)",
-                self.passed,
-                self.runs,
-                self.pass_rate * 100.0
-            ),
-        }
-    }
 }
 
 /// When `compare` exits 1 (`--fail-on`).

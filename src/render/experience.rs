@@ -6,7 +6,7 @@ use std::fmt::Write;
 
 use serde::Serialize;
 
-use super::html::escaped as e;
+use super::format::escaped as e;
 use super::markdown::{cell, inline};
 use crate::record::{ExperienceNote, TaskRow};
 

@@ -9,6 +9,7 @@ pub(crate) mod atif;
 mod compare_md;
 mod comparison;
 mod experience;
+mod format;
 mod html;
 mod junit;
 mod log_line;
@@ -20,6 +21,7 @@ mod run_files;
 mod significance;
 mod summary;
 mod task_pages;
+mod totals;
 mod trajectory;
 mod validation;
 
@@ -31,16 +33,6 @@ pub(crate) use task_pages::{TaskPages, task_pages};
 
 pub(crate) use overview::Overview;
 pub(crate) use run_files::write_summaries;
-pub(crate) use summary::{Totals, tasks_status};
+pub(crate) use summary::tasks_status;
+pub(crate) use totals::Totals;
 pub(crate) use validation::{Checked, validation_report};
-
-/// A cost as the pages and Markdown show it: `unknown` when a model had no price, `—`
-/// when nothing was spent (a recorded plan calls no model), else dollars. The data
-/// files (`summary.json`, `summary.csv`, `junit.xml`) keep the number.
-fn cost_text(cost: Option<f64>) -> String {
-    match cost {
-        None => "unknown".to_string(),
-        Some(0.0) => "—".to_string(),
-        Some(c) => format!("${c:.4}"),
-    }
-}

@@ -6,7 +6,7 @@
 use super::agreement::{Agreement, AgreementCount};
 use super::experience::ExperienceCount;
 use super::repeats::{TaskRate, rates};
-use super::summary::{Totals, totals};
+use super::totals::{Totals, totals};
 use crate::record::RowSource;
 
 /// A run as a whole.

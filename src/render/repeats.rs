@@ -143,6 +143,34 @@ fn four_places<S: serde::Serializer>(rate: &f64, serializer: S) -> Result<S::Ok,
     serializer.serialize_f64((rate * 10_000.0).round() / 10_000.0)
 }
 
+/// A task's result in one run.
+#[derive(Clone, Debug, Serialize)]
+pub(crate) struct Rate {
+    /// Runs that passed.
+    pub(crate) passed: u32,
+    /// Runs.
+    pub(crate) runs: u32,
+    /// passed / runs.
+    pub(crate) pass_rate: f64,
+}
+
+impl Rate {
+    /// As every comparison shows it: a single run passed or not, repetitions as
+    /// `2/3 (67%)`.
+    pub(crate) fn shown(&self) -> String {
+        match (self.runs, self.passed) {
+            (1, 1) => "passed".to_string(),
+            (1, _) => "not passed".to_string(),
+            _ => format!(
+                "{}/{} ({:.0}%)",
+                self.passed,
+                self.runs,
+                self.pass_rate * 100.0
+            ),
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -5,6 +5,7 @@
 use std::io::{self, Write};
 
 use super::agreement::Agreement;
+use super::format::{cost_text as cost, mark};
 use super::markdown::cell;
 use super::overview::Overview;
 use super::repeats::repeat_totals;
@@ -181,17 +182,4 @@ fn write_agreement(md: &mut dyn Write, a: &Agreement) -> io::Result<()> {
         )?;
     }
     md.write_all(b"\n")
-}
-
-pub(super) use super::cost_text as cost;
-
-pub(super) fn mark(status: TaskStatus) -> &'static str {
-    match status {
-        TaskStatus::Passed => "✅",
-        TaskStatus::Failed => "❌",
-        TaskStatus::Error => "💥",
-        TaskStatus::Timeout => "⏱️",
-        TaskStatus::Cancelled => "🚫",
-        TaskStatus::Pending | TaskStatus::Running => "…",
-    }
 }

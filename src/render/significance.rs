@@ -7,7 +7,7 @@
 
 use serde::Serialize;
 
-use super::comparison::Rate;
+use super::repeats::Rate;
 use crate::stats::{
     Interval, PairedTable, fisher_exact, mcnemar_exact, newcombe, paired_t_interval, sign_flip_test,
 };

@@ -57,7 +57,7 @@ fn summary(md: &mut String, r: &TaskRecord, steps: &[StepRecord]) {
     let _ = writeln!(
         md,
         "- **Status**: {} {}",
-        super::report_md::mark(r.status),
+        super::format::mark(r.status),
         r.status
     );
     if let Some(why) = &r.error {

@@ -1,4 +1,5 @@
-//! Errors of writing a run dir's files, each with the path it concerns.
+//! Errors of a run dir: one that cannot be used, and files that could not be written,
+//! each with the path it concerns.
 
 use std::fmt;
 use std::path::{Path, PathBuf};
@@ -72,3 +73,33 @@ impl fmt::Display for FileErrors {
 }
 
 impl std::error::Error for FileErrors {}
+
+/// Why a run dir cannot be used.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum RunDirError {
+    /// The folder exists, is not empty, and is not ours.
+    #[error(
+        "{0} exists and is not a ufo-batch run folder (it has no ufo-batch run.json); choose another --out or --name"
+    )]
+    NotOurs(String),
+    /// Another runner is running in it.
+    #[error(
+        "{holder} is already running in {}; wait for it to end or stop it (two runners on one run folder would break each other's tasks)",
+        dir.display()
+    )]
+    Locked {
+        /// The run dir.
+        dir: PathBuf,
+        /// Who holds it, in words.
+        holder: String,
+    },
+    /// Reading or deleting it failed.
+    #[error("cannot use the run folder {path}: {source}")]
+    Io {
+        /// The folder.
+        path: String,
+        /// Why.
+        #[source]
+        source: std::io::Error,
+    },
+}

@@ -8,8 +8,8 @@ use std::fs::{File, OpenOptions, TryLockError};
 use std::io::{Read, Seek, Write};
 use std::path::PathBuf;
 
+use super::error::RunDirError;
 use super::layout::RunLayout;
-use super::resume::RunDirError;
 
 /// The lock of a run dir, held until dropped.
 #[derive(Debug)]

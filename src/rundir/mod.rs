@@ -11,6 +11,7 @@ mod lock;
 mod records;
 mod resume;
 mod selection;
+mod stored;
 mod task_files;
 
 pub(crate) use atomic::{
@@ -18,13 +19,11 @@ pub(crate) use atomic::{
     write_json,
 };
 pub(crate) use durable::{Committer, Pending, put_in_place};
-pub(crate) use error::{FileError, FileErrors};
+pub(crate) use error::{FileError, FileErrors, RunDirError};
 pub(crate) use layout::RunLayout;
 pub(crate) use lock::RunLock;
-pub(crate) use records::{
-    STORED_FILE_LIMIT, StoredTask, Unreadable, is_run_dir, load_batch, read_run_json,
-    recorded_plans,
-};
-pub(crate) use resume::{Discarding, Resumable, ResumeMode, RunDirError, plan_resume};
+pub(crate) use records::{StoredTask, is_run_dir, load_batch, recorded_plans};
+pub(crate) use resume::{Discarding, Resumable, ResumeMode, plan_resume};
 pub(crate) use selection::read_selection;
+pub(crate) use stored::{STORED_FILE_LIMIT, Unreadable, read_run_json};
 pub(crate) use task_files::{FinalFiles, TaskFiles};

@@ -4,18 +4,12 @@
 use std::path::Path;
 use std::sync::atomic::AtomicBool;
 
-use serde_json::Value;
-
 use super::layout::{PLAN_JSON, RUN_JSON, RunLayout, STATUS_JSON, TASK_SUBFOLDERS, TaskDir};
 use super::selection::{Selection, read_selection};
+use super::stored::{STORED_FILE_LIMIT, Unreadable, read_run_json};
 use crate::record::TaskRecord;
 use crate::regular_file::read_text;
 use crate::task::{FoundFiles, TaskId};
-
-/// The largest file of a run dir read back (`status.json`, `response.log`): anything
-/// may have been put where one is expected, a FIFO or `/dev/zero` included, and reading
-/// it must neither block nor run out of memory.
-pub(crate) const STORED_FILE_LIMIT: u64 = 256 << 20;
 
 /// A task record found in a run dir, with its folder.
 #[derive(Clone, Debug)]
@@ -24,13 +18,6 @@ pub(crate) struct StoredTask {
     pub(crate) record: TaskRecord,
     /// The task's results folder.
     pub(crate) dir: TaskDir,
-}
-
-/// The `run.json` of a ufo-batch run dir at `dir`, if `dir` is one.
-pub(crate) fn read_run_json(dir: &Path) -> Option<Value> {
-    let text = read_text(&dir.join(RUN_JSON), STORED_FILE_LIMIT).ok()?;
-    let value: Value = serde_json::from_str(&text).ok()?;
-    (value.get("tool").and_then(|t| t.as_str()) == Some("ufo-batch")).then_some(value)
 }
 
 /// True when `dir` is a ufo-batch run dir.
@@ -145,21 +132,6 @@ fn parse_record(text: &str, id: &TaskId) -> Option<TaskRecord> {
             tracing::warn!(task = %id, "ignoring an unreadable {STATUS_JSON}: {e}");
             None
         }
-    }
-}
-
-/// A `status.json` of a run dir that could not be read, or does not count.
-#[derive(Clone, Debug)]
-pub(crate) struct Unreadable {
-    /// The file.
-    pub(crate) path: std::path::PathBuf,
-    /// Why, in words.
-    pub(crate) why: String,
-}
-
-impl std::fmt::Display for Unreadable {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{}: {}", self.path.display(), self.why)
     }
 }
 

@@ -9,9 +9,11 @@ use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 
+use super::error::RunDirError;
 use super::layout::RunLayout;
 use super::lock::RunLock;
-use super::records::{RunRoot, previous_record, read_run_json, record_beneath};
+use super::records::{RunRoot, previous_record, record_beneath};
+use super::stored::read_run_json;
 use crate::record::ShapeName;
 use crate::record::{EncodedRows, Inputs, TaskRecord, TaskRow, TaskStatus};
 use crate::task::Identified;
@@ -40,36 +42,6 @@ pub(crate) enum ResumeMode {
     RerunFailed,
     /// Delete the run dir's results and start over.
     Fresh,
-}
-
-/// Why a run dir cannot be used.
-#[derive(Debug, thiserror::Error)]
-pub(crate) enum RunDirError {
-    /// The folder exists, is not empty, and is not ours.
-    #[error(
-        "{0} exists and is not a ufo-batch run folder (it has no ufo-batch run.json); choose another --out or --name"
-    )]
-    NotOurs(String),
-    /// Another runner is running in it.
-    #[error(
-        "{holder} is already running in {}; wait for it to end or stop it (two runners on one run folder would break each other's tasks)",
-        dir.display()
-    )]
-    Locked {
-        /// The run dir.
-        dir: PathBuf,
-        /// Who holds it, in words.
-        holder: String,
-    },
-    /// Reading or deleting it failed.
-    #[error("cannot use the run folder {path}: {source}")]
-    Io {
-        /// The folder.
-        path: String,
-        /// Why.
-        #[source]
-        source: std::io::Error,
-    },
 }
 
 /// What to do with one task.

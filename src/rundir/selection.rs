@@ -8,7 +8,7 @@ use std::path::Path;
 use serde_json::Value;
 
 use super::layout::RunLayout;
-use super::records::{STORED_FILE_LIMIT, Unreadable, read_run_json};
+use super::stored::{STORED_FILE_LIMIT, Unreadable, read_run_json};
 use crate::regular_file::{FileAccessError, read_text};
 use crate::shard::Shard;
 use crate::task::TaskId;

@@ -2,7 +2,7 @@
 //! every bad file kept as an [`InvalidTask`] so it is reported, never dropped.
 
 use std::panic::AssertUnwindSafe;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::Arc;
 
 use super::discover::{FoundFile, FoundFiles};
@@ -10,42 +10,13 @@ use super::file::parse_task;
 use super::id::relative_id_text;
 use super::paths::{BatchFiles, FilePlace, PathBlock};
 use super::unique::{Identified, ReservedNames, unique_ids};
-use super::{Problem, Task, TaskId};
+use super::{InvalidTask, Problem, Task, TaskId};
 use crate::regular_file::{FileAccessError, read_bounded};
 use crate::tool::ToolSpec;
 
 /// The largest task file read: far above any real one (even with `files` inlined), far
 /// below what would strain memory when thousands load at once.
 const MAX_TASK_FILE: u64 = 16 << 20;
-
-/// A task file that cannot run, kept so its error is reported in the results.
-#[derive(Clone, Debug)]
-pub(crate) struct InvalidTask {
-    /// Where its error result is written (its own id when it has a usable one).
-    pub(crate) id: TaskId,
-    /// The file.
-    pub(crate) source: PathBuf,
-    /// A hash of its bytes, so a resumed run notices when it was fixed.
-    pub(crate) source_hash: String,
-    /// Everything wrong with it.
-    pub(crate) problems: Vec<Problem>,
-    /// What it has that means nothing (unknown keys), said beside its problems so that
-    /// one `validate` shows all of it.
-    pub(crate) warnings: Vec<String>,
-}
-
-impl InvalidTask {
-    /// A loaded task that cannot run after all, for `problem`.
-    pub(crate) fn of(task: &impl Identified, problem: Problem) -> Self {
-        Self {
-            id: task.id().clone(),
-            source: task.source().into_owned(),
-            source_hash: task.source_hash(),
-            problems: vec![problem],
-            warnings: Vec::new(),
-        }
-    }
-}
 
 /// All task files under the given paths: the tasks as loaded, or as the loader was
 /// asked to keep them (see [`load_files_as`]).

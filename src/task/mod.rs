@@ -18,10 +18,10 @@ pub(crate) use action::{Action, Expect, ExpectControl, describe_text_difference}
 pub(crate) use check::Check;
 pub(crate) use discover::{FoundFiles, LoadError, discover};
 pub(crate) use id::{IdError, TaskId};
-pub(crate) use load::{InvalidTask, LoadedTasks, load_files_as};
+pub(crate) use load::{LoadedTasks, load_files_as};
 pub(crate) use model::{App, RecordedVerdict, Task, TaskShape};
 pub(crate) use object::{MAX_OBJECT, ObjectFile};
 pub(crate) use paths::FilePlace;
-pub(crate) use problem::Problem;
+pub(crate) use problem::{InvalidTask, Problem};
 pub(crate) use source::{Loading, REQUEST_SOURCE, ReloadError, TaskSource};
 pub(crate) use unique::{Identified, ReservedNames};

@@ -4,6 +4,8 @@
 use std::fmt;
 use std::path::{Path, PathBuf};
 
+use super::id::TaskId;
+
 /// One problem in one task file.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) struct Problem {
@@ -87,6 +89,22 @@ impl fmt::Display for Problem {
         }
         Ok(())
     }
+}
+
+/// A task file that cannot run, kept so its error is reported in the results.
+#[derive(Clone, Debug)]
+pub(crate) struct InvalidTask {
+    /// Where its error result is written (its own id when it has a usable one).
+    pub(crate) id: TaskId,
+    /// The file.
+    pub(crate) source: PathBuf,
+    /// A hash of its bytes, so a resumed run notices when it was fixed.
+    pub(crate) source_hash: String,
+    /// Everything wrong with it.
+    pub(crate) problems: Vec<Problem>,
+    /// What it has that means nothing (unknown keys), said beside its problems so that
+    /// one `validate` shows all of it.
+    pub(crate) warnings: Vec<String>,
 }
 
 #[cfg(test)]

@@ -301,6 +301,19 @@ impl<'a, T: Identified> Taken<'a, T> {
     }
 }
 
+impl InvalidTask {
+    /// A loaded task that cannot run after all, for `problem`.
+    pub(crate) fn of(task: &impl Identified, problem: Problem) -> Self {
+        Self {
+            id: task.id().clone(),
+            source: task.source().into_owned(),
+            source_hash: task.source_hash(),
+            problems: vec![problem],
+            warnings: Vec::new(),
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

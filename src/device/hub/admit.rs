@@ -17,12 +17,13 @@ use tokio_tungstenite::tungstenite::protocol::WebSocketConfig;
 use tokio_tungstenite::tungstenite::protocol::frame::coding::CloseCode;
 
 use super::listing::list_tools;
-use super::news::{DeviceNews, Tell, printable, tell, tell_refusal};
+use super::news::{Tell, printable, tell, tell_refusal};
 use crate::device::config::DeviceSettings;
 use crate::device::fleet::{Fleet, Platform};
 use crate::device::link::{self, Link};
 use crate::device::protocol::{self, ClientFrame, FrameError};
 use crate::device::tools::DeviceTool;
+use crate::event::DeviceNews;
 use crate::event::Level;
 
 /// How long a client has for the WebSocket handshake.

@@ -22,7 +22,7 @@ use super::config::DeviceSettings;
 use super::fleet::Fleet;
 use news::Tell;
 
-pub(crate) use news::DeviceNews;
+pub(crate) use crate::event::DeviceNews;
 
 /// Handshakes in progress at once; more wait (each may take `admit`'s handshake time).
 const HANDSHAKES: usize = 64;

@@ -9,18 +9,7 @@ use std::time::Duration;
 
 use tokio::sync::mpsc;
 
-use crate::event::Level;
-
-/// Something about the devices worth a line in the run's output.
-#[derive(Clone, Debug)]
-pub(crate) struct DeviceNews {
-    /// How much it matters.
-    pub(crate) level: Level,
-    /// What happened.
-    pub(crate) text: String,
-    /// The run cannot go on as configured: it stops (no more tasks start), saying why.
-    pub(crate) stops_run: bool,
-}
+use crate::event::{DeviceNews, Level};
 
 /// Where news goes.
 pub(super) type Tell = mpsc::UnboundedSender<DeviceNews>;

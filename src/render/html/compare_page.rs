@@ -5,8 +5,10 @@
 use super::RenderError;
 use serde::Serialize;
 
-use super::{cost_text, percent, render, url_path};
-use crate::render::comparison::{Change, Comparison, Rate, Side};
+use super::{percent, render, url_path};
+use crate::render::comparison::{Change, Comparison, Side};
+use crate::render::format::cost_text;
+use crate::render::repeats::Rate;
 use crate::rundir::layout::TASK_HTML;
 
 #[derive(Serialize)]

@@ -62,33 +62,6 @@ fn page_shell() -> [&'static str; 3] {
     parts.each_ref().map(String::as_str)
 }
 
-/// `text` escaped for HTML as the templates escape it (`&<>"'/`).
-pub(super) fn escaped(text: &str) -> Escaped<'_> {
-    Escaped(text)
-}
-
-/// Text written escaped for HTML (see [`escaped`]).
-pub(super) struct Escaped<'a>(&'a str);
-
-impl std::fmt::Display for Escaped<'_> {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let mut rest = self.0;
-        while let Some(at) = rest.find(['&', '<', '>', '"', '\'', '/']) {
-            f.write_str(&rest[..at])?;
-            f.write_str(match rest.as_bytes()[at] {
-                b'&' => "&amp;",
-                b'<' => "&lt;",
-                b'>' => "&gt;",
-                b'"' => "&quot;",
-                b'\'' => "&#x27;",
-                _ => "&#x2f;",
-            })?;
-            rest = &rest[at + 1..];
-        }
-        f.write_str(rest)
-    }
-}
-
 /// A page that could not be rendered: a bug of the built-in templates, or a value they
 /// cannot show.
 #[derive(Debug, thiserror::Error)]
@@ -114,8 +87,6 @@ fn name_of(value: &impl Serialize) -> String {
         .and_then(|v| v.as_str().map(str::to_string))
         .unwrap_or_default()
 }
-
-use super::cost_text;
 
 /// A relative path (`/`-separated) as a URL path: each segment percent-encoded, so that
 /// a `#`, `?` or `%` in a task's id stays part of its link.

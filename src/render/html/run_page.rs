@@ -14,8 +14,9 @@ use std::io::{self, Write};
 use serde::Serialize;
 use serde_json::Value;
 
-use super::{cost_text, name_of, percent, render, url_path};
+use super::{name_of, percent, render, url_path};
 use crate::record::{RowSource, TaskRow, TaskStatus};
+use crate::render::format::{cost_text, readable_time};
 use crate::render::overview::Overview;
 use crate::render::repeats::repeat_totals;
 use crate::rundir::layout::TASK_HTML;
@@ -125,18 +126,6 @@ impl Serialize for DataRows<'_> {
 
 /// The page of a run named `name`, from its records and its `run.json` (`run`, when
 /// there is one).
-/// An RFC 3339 time of `run.json` (`2026-11-28T05:32:10.278Z`) as people read it
-/// (`2026-11-28 05:32:10 UTC`); anything else as it is.
-pub(super) fn readable_time(stamp: &str) -> String {
-    match humantime::parse_rfc3339(stamp) {
-        Ok(time) => {
-            let text = humantime::format_rfc3339_seconds(time).to_string();
-            format!("{} UTC", text.trim_end_matches('Z').replace('T', " "))
-        }
-        Err(_) => stamp.to_string(),
-    }
-}
-
 #[cfg(test)]
 pub(crate) fn report_html(
     name: &str,

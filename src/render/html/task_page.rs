@@ -12,8 +12,9 @@ use std::fmt::Write;
 
 use serde_json::Value;
 
-use super::{cost_text, escaped as e, name_of, page_shell};
+use super::{name_of, page_shell};
 use crate::record::{Complete, Evaluation, StepRecord, TaskRecord, TaskStatus};
+use crate::render::format::{cost_text, escaped as e, readable_time};
 use crate::rundir::layout::{
     ATTEMPTS, EVALUATION_LOG, OUTPUT_MD, PLAN_JSON, RESPONSE_LOG, STATUS_JSON, TASK_LOG,
 };
@@ -128,9 +129,7 @@ pub(crate) fn task_html(
             source: record.source.clone(),
             duration: format!("{:.2} s", record.duration_s),
             steps: record.steps,
-            started: record
-                .started
-                .map(|t| super::run_page::readable_time(&t.to_string())),
+            started: record.started.map(|t| readable_time(&t.to_string())),
             tokens: record.usage.prompt_tokens + record.usage.completion_tokens,
             cost: cost_text(record.cost_usd),
             llm: format!(
@@ -164,7 +163,7 @@ pub(crate) fn task_html(
             .map(|(i, a)| AttemptView {
                 attempt: a.attempt,
                 status: name_of(&a.status),
-                started: super::run_page::readable_time(&a.started.to_string()),
+                started: readable_time(&a.started.to_string()),
                 error: a.error.clone(),
                 files: (i + 1 < record.attempts.len())
                     .then(|| format!("{ATTEMPTS}/{}/", a.attempt)),
