@@ -3,31 +3,34 @@
 //! once, each in its own workspace, each ending in a definite status and a readable
 //! trajectory.
 //!
-//! The floors, top to bottom; each module imports only from floors below it:
+//! The floors, top to bottom; each module imports only from floors below it (checked by
+//! `scripts/imports.py`; a module's own files may use their parent's items):
 //!
 //! ```text
-//! app            the subcommands (run, validate, report, compare, merge)
-//! cli, config    clap's view of the command line; the validated configuration
-//! batch          prepare a batch (load, shard, repeat, resume) and execute it
-//! pool           SessionPool: bounded attempts, retries, stop rules; emits events
-//! attempt        one attempt of one task: workspace, setup, session, evaluation
-//! session        Session, Round, Context, the Agent trait: a state machine
-//! agent          ReplayAgent, LinuxAgent, EvaluationAgent
-//! executor, llm  what carries out tool calls; the OpenAI-compatible client
-//! desktop        a task's own desktop: display, buses, app; controls, keys, screenshots
-//! device         UFO's device clients (AIP over WebSocket) as remote workers
-//! jail           a task's jail (Linux namespaces, Landlock, seccomp), runner's side
-//! eval, document deterministic checks; reading the documents they look into
-//! confined       files a task names: opened beneath its folder, no links, the task's rights
-//! task           task files: shapes, ids, loading
-//! event          the one interface between the core and the reporters
-//! reporter       live reporters: statistics, result files, the terminal
-//! finished       commands over finished run dirs (report, compare, merge)
-//! render         the text of every derived file
-//! rundir         the on-disk layout: paths, atomic writes, the group commit, records, resume
-//! record         the persisted schema (status.json, response.log, evaluation.log)
-//! tool           tool calls, results and specs
-//! units, text, hash, relpath, backoff, shard, resources, parallel, priority   leaves
+//! app                 the subcommands (run, validate, report, compare, merge)
+//! cli, error          clap's view of the command line; command-level errors, exit codes
+//! config              the validated configuration
+//! batch               prepare a batch (load, shard, repeat, resume) and execute it
+//! pool                SessionPool: bounded attempts, retries, stop rules; emits events
+//! attempt             one attempt of one task: workspace, setup, session, evaluation;
+//!                     whose failure decides the status (attempt::outcome)
+//! agent, device       ReplayAgent, LinuxAgent, the desktop agents, EvaluationAgent;
+//!                     UFO's device clients (AIP over WebSocket) as remote workers
+//! session, eval, mcp, Session, Round, Context, the Agent trait; deterministic checks;
+//!   finished, reporter   MCP servers; commands over finished run dirs; live reporters
+//! executor, experience, what carries out tool calls (the Executor trait); experience;
+//!   render               the text of every derived file
+//! event, rundir       the one interface between the core and the reporters; the on-disk
+//!                     layout: paths, atomic writes, the group commit, records, resume
+//! desktop, record,    a task's own desktop (the Backend trait); the persisted schema;
+//!   shard                sharding
+//! task                task files: shapes, ids, loading, the apps a task names
+//! confined            files a task names: opened beneath its folder, no links
+//! jail, llm,          a task's jail, runner's side; the OpenAI-compatible client;
+//!   regular_file         bounded reads of regular files
+//! tool, relpath,      tool calls, results, specs and whose failure a result is;
+//!   parallel             relative paths; data-parallel helpers
+//! units, text, hash, backoff, resources, secrets, stats, document, caps, ...   leaves
 //! ```
 //!
 //! The core (everything above `event`) never prints; reporters and `app` do.

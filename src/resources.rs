@@ -1,6 +1,8 @@
-//! What the runner process itself has used (CPU time, peak memory), for `run.json` and
-//! benchmarks (commands' own usage is not included), and the process-wide settings that
-//! bound it (open files, the allocator's arenas).
+//! What the runner process itself has used (CPU time, peak memory, the disk syncs it
+//! asked for), for `run.json` and benchmarks (commands' own usage is not included), and
+//! the process-wide settings that bound it (open files, the allocator's arenas).
+
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use serde::Serialize;
 
@@ -29,7 +31,7 @@ impl Resources {
         Some(Self {
             cpu_s: secs(usage.ru_utime) + secs(usage.ru_stime),
             peak_rss_kb: peak_rss_kb().unwrap_or(usage.ru_maxrss as u64),
-            disk_syncs: crate::rundir::disk_syncs(),
+            disk_syncs: disk_syncs(),
         })
     }
 
@@ -98,4 +100,18 @@ pub(crate) fn release_free_memory() {
     unsafe {
         libc::malloc_trim(0);
     }
+}
+
+/// Syncs of files, folders or file systems the runner has asked for (for `run.json`
+/// and benchmarks).
+static DISK_SYNCS: AtomicU64 = AtomicU64::new(0);
+
+/// Counts `n` syncs.
+pub(crate) fn count_syncs(n: u64) {
+    DISK_SYNCS.fetch_add(n, Ordering::Relaxed);
+}
+
+/// Syncs asked for so far by this process.
+pub(crate) fn disk_syncs() -> u64 {
+    DISK_SYNCS.load(Ordering::Relaxed)
 }

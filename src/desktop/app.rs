@@ -4,66 +4,10 @@
 //! is LibreOffice Writer and `notepad` a GTK text editor; on Windows they are the apps
 //! themselves.
 
-use std::path::Path;
-
 use crate::task::App;
-
-/// An application a desktop task can open.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Known {
-    /// A word processor (Word; LibreOffice Writer).
-    Word,
-    /// A spreadsheet (Excel; LibreOffice Calc).
-    Excel,
-    /// Slides (PowerPoint; LibreOffice Impress).
-    PowerPoint,
-    /// A plain text editor (Notepad; Mousepad).
-    Notepad,
-}
+pub(crate) use crate::task::Known;
 
 impl Known {
-    /// The app a name means (`word`, `WINWORD.EXE`, `excel`, `calc`, ...).
-    pub(crate) fn from_name(name: &str) -> Option<Self> {
-        let name = name.trim().to_ascii_lowercase();
-        let name = name.strip_suffix(".exe").unwrap_or(&name);
-        match name {
-            "word" | "winword" | "writer" | "swriter" => Some(Self::Word),
-            "excel" | "calc" | "scalc" => Some(Self::Excel),
-            "powerpoint" | "powerpnt" | "impress" | "simpress" => Some(Self::PowerPoint),
-            "notepad" | "text editor" | "mousepad" | "gedit" => Some(Self::Notepad),
-            _ => None,
-        }
-    }
-
-    /// The app a desktop window belongs to, from its application's name and its title:
-    /// LibreOffice is one program for every module, told apart by the title's end
-    /// (`report.docx - LibreOffice Writer`); on Windows each is its own program.
-    pub(crate) fn for_window(application: &str, title: &str) -> Option<Self> {
-        let title = title.to_ascii_lowercase();
-        if title.ends_with("libreoffice writer") {
-            return Some(Self::Word);
-        }
-        if title.ends_with("libreoffice calc") {
-            return Some(Self::Excel);
-        }
-        if title.ends_with("libreoffice impress") {
-            return Some(Self::PowerPoint);
-        }
-        Self::from_name(application)
-    }
-
-    /// The app that opens a document of this name, by its extension.
-    pub(crate) fn for_document(file: &str) -> Option<Self> {
-        let ext = Path::new(file).extension()?.to_str()?.to_ascii_lowercase();
-        match ext.as_str() {
-            "docx" | "doc" | "odt" | "rtf" => Some(Self::Word),
-            "xlsx" | "xls" | "ods" | "csv" => Some(Self::Excel),
-            "pptx" | "ppt" | "odp" => Some(Self::PowerPoint),
-            "txt" | "md" | "log" => Some(Self::Notepad),
-            _ => None,
-        }
-    }
-
     /// The program and arguments that start it on this platform, opening `document`
     /// (a path relative to the workspace) when there is one.
     pub(crate) fn command(self, document: Option<&str>) -> Vec<String> {

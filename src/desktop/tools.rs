@@ -8,11 +8,7 @@ use std::sync::LazyLock;
 
 use crate::tool::{ParamKind, ParamSpec, ToolSpec};
 
-/// Whether `tool` is one of the desktop's: a UI tool, or an app's API tool
-/// (`desktop::office`).
-pub(crate) fn is_desktop_tool(tool: &str) -> bool {
-    desktop_tools().iter().any(|t| t.name == tool) || super::office::is_office_tool(tool)
-}
+pub(crate) use crate::tool::is_desktop_tool;
 
 /// UFO's app tools.
 pub(crate) fn desktop_tools() -> &'static [ToolSpec] {
@@ -308,6 +304,17 @@ mod tests {
 
     use super::*;
     use crate::desktop::action::DesktopAction;
+
+    #[test]
+    fn the_names_below_the_desktop_are_the_specs_names() {
+        let ui: Vec<&str> = desktop_tools().iter().map(|t| t.name.as_ref()).collect();
+        assert_eq!(ui, crate::tool::desktop_names::UI_TOOLS);
+        let office: Vec<&str> = crate::desktop::office::office_tools()
+            .iter()
+            .map(|t| t.name.as_ref())
+            .collect();
+        assert_eq!(office, crate::tool::desktop_names::OFFICE_TOOLS);
+    }
 
     #[test]
     fn every_tool_has_a_spec() {

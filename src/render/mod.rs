@@ -12,7 +12,6 @@ mod experience;
 mod format;
 mod html;
 mod junit;
-mod log_line;
 mod markdown;
 mod overview;
 mod repeats;
@@ -28,8 +27,7 @@ mod validation;
 pub(crate) use compare_md::compare_md;
 pub(crate) use comparison::{Comparison, FailOn, UnknownFailOn, comparison};
 pub(crate) use html::{compare_html, url_path};
-pub(crate) use log_line::log_line;
-pub(crate) use task_pages::{TaskPages, task_pages};
+pub(crate) use task_pages::task_pages;
 
 pub(crate) use overview::Overview;
 pub(crate) use run_files::write_summaries;

@@ -3,17 +3,8 @@
 //! `trajectory.json`.
 
 use crate::record::{Evaluation, StepRecord, TaskRecord};
+use crate::rundir::TaskPages;
 use crate::task::Problem;
-
-/// `output.md`, and `task.html` (or why it could not be rendered).
-pub(crate) struct TaskPages {
-    /// The markdown trajectory.
-    pub(crate) md: String,
-    /// The page.
-    pub(crate) html: Result<String, super::html::RenderError>,
-    /// The trajectory in ATIF.
-    pub(crate) atif: String,
-}
 
 /// Both pages of a task.
 pub(crate) fn task_pages(
@@ -24,7 +15,7 @@ pub(crate) fn task_pages(
 ) -> TaskPages {
     TaskPages {
         md: super::trajectory::render(record, steps, evaluation, problems),
-        html: super::html::task_html(record, steps, evaluation, problems),
+        html: super::html::task_html(record, steps, evaluation, problems).map_err(Into::into),
         atif: super::atif::render(record, steps, evaluation, problems),
     }
 }

@@ -9,10 +9,11 @@ use std::time::{Duration, Instant};
 use serde_json::{Value, json};
 
 use super::lanes::Lanes;
+use super::log_line::log_line;
 use super::rows::Rows;
 use crate::event::{Event, Level, LogLine, RunFinished, RunStarted, TaskFinished};
 use crate::record::TaskRow;
-use crate::render::{Overview, Totals, log_line, task_pages, tasks_status, write_summaries};
+use crate::render::{Overview, Totals, task_pages, tasks_status, write_summaries};
 use crate::rundir::layout::RUN_FILES;
 use crate::rundir::{
     Committer, FileError, FileErrors, FinalFiles, RunLayout, TaskFiles, remove_stale_temps,
@@ -274,7 +275,7 @@ impl ResultFiles {
         // the two of `run.json` itself.
         let mut f = f.clone();
         if let Some(runner) = &mut f.runner {
-            runner.disk_syncs = crate::rundir::disk_syncs() + 2;
+            runner.disk_syncs = crate::resources::disk_syncs() + 2;
         }
         errors.keep(self.write_run_json(Some((&f, &overview.totals))));
         errors.into_result()

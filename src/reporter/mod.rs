@@ -5,6 +5,7 @@
 
 mod files;
 mod lanes;
+mod log_line;
 mod rows;
 mod spool;
 mod stats;

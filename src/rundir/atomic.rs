@@ -8,23 +8,9 @@
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, Ordering};
 
+pub(super) use crate::resources::count_syncs;
 use crate::secrets::{ScrubbingWriter, scrub_bytes};
-
-/// Syncs of files, folders or file systems the runner has asked for (for `run.json`
-/// and benchmarks).
-static DISK_SYNCS: AtomicU64 = AtomicU64::new(0);
-
-/// Counts `n` syncs.
-pub(super) fn count_syncs(n: u64) {
-    DISK_SYNCS.fetch_add(n, Ordering::Relaxed);
-}
-
-/// Syncs asked for so far by this process.
-pub(crate) fn disk_syncs() -> u64 {
-    DISK_SYNCS.load(Ordering::Relaxed)
-}
 
 /// Replaces `path` with `bytes` atomically and durably.
 pub(crate) fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {

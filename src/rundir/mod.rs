@@ -15,8 +15,7 @@ mod stored;
 mod task_files;
 
 pub(crate) use atomic::{
-    Staged, append_line, disk_syncs, remove_stale_temps, stage_json, stage_with, write_atomic,
-    write_json,
+    Staged, append_line, remove_stale_temps, stage_json, stage_with, write_atomic, write_json,
 };
 pub(crate) use durable::{Committer, Pending, put_in_place};
 pub(crate) use error::{FileError, FileErrors, RunDirError};
@@ -26,4 +25,4 @@ pub(crate) use records::{StoredTask, is_run_dir, load_batch, recorded_plans};
 pub(crate) use resume::{Discarding, Resumable, ResumeMode, plan_resume};
 pub(crate) use selection::read_selection;
 pub(crate) use stored::{STORED_FILE_LIMIT, Unreadable, read_run_json};
-pub(crate) use task_files::{FinalFiles, TaskFiles};
+pub(crate) use task_files::{FinalFiles, TaskFiles, TaskPages};

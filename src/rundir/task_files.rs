@@ -21,7 +21,16 @@ use super::layout::{
     TASK_HTML, TASK_LOG, TRAJECTORY_JSON, TaskDir, is_attempt_entry,
 };
 use crate::record::TaskRecord;
-use crate::render::TaskPages;
+
+/// `output.md`, and `task.html` (or why it could not be rendered).
+pub(crate) struct TaskPages {
+    /// The markdown trajectory.
+    pub(crate) md: String,
+    /// The page.
+    pub(crate) html: Result<String, Box<dyn std::error::Error + Send + Sync>>,
+    /// The trajectory in ATIF.
+    pub(crate) atif: String,
+}
 
 /// The final files of a task, rendered.
 pub(crate) struct FinalFiles<'a> {

@@ -6,6 +6,7 @@ mod check;
 mod discover;
 mod file;
 mod id;
+mod known;
 mod load;
 mod model;
 mod object;
@@ -18,6 +19,7 @@ pub(crate) use action::{Action, Expect, ExpectControl, describe_text_difference}
 pub(crate) use check::Check;
 pub(crate) use discover::{FoundFiles, LoadError, discover};
 pub(crate) use id::{IdError, TaskId};
+pub(crate) use known::Known;
 pub(crate) use load::{LoadedTasks, load_files_as};
 pub(crate) use model::{App, RecordedVerdict, Task, TaskShape};
 pub(crate) use object::{MAX_OBJECT, ObjectFile};

@@ -89,15 +89,15 @@ impl Task {
         match &self.shape {
             TaskShape::RecordedPlan { actions } => actions
                 .iter()
-                .any(|a| crate::desktop::tools::is_desktop_tool(&a.action)),
+                .any(|a| crate::tool::is_desktop_tool(&a.action)),
             _ => self.desktop_object().is_some(),
         }
     }
 
     /// The app the task's `object` means, when it is an office document or an app's
     /// name (`draft.docx`, `notepad`).
-    pub(crate) fn desktop_object(&self) -> Option<crate::desktop::app::Known> {
-        use crate::desktop::app::Known;
+    pub(crate) fn desktop_object(&self) -> Option<super::Known> {
+        use super::Known;
         let object = self.object.as_deref()?.trim();
         match Known::for_document(object) {
             Some(Known::Notepad) => None,

@@ -4,10 +4,12 @@
 
 mod blame;
 mod call;
+pub(crate) mod desktop_names;
 mod spec;
 mod ufo_shape;
 
 pub(crate) use blame::{Blame, Blamed, Failure};
 pub(crate) use call::{ResultStatus, ToolCall, ToolResult, ToolType};
+pub(crate) use desktop_names::is_desktop_tool;
 pub(crate) use spec::{ParamKind, ParamSpec, ToolSpec};
 pub(crate) use ufo_shape::{is_credential, refused_injection, settle as settle_ufo_shape};

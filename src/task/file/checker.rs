@@ -211,9 +211,8 @@ impl Checker<'_> {
         let in_files = files
             .keys()
             .any(|f| std::path::Path::new(f).file_name() == Some(name));
-        let office = crate::desktop::app::Known::for_document(object).is_some_and(|k| {
-            k != crate::desktop::app::Known::Notepad
-                && !object.to_ascii_lowercase().ends_with(".csv")
+        let office = crate::task::Known::for_document(object).is_some_and(|k| {
+            k != crate::task::Known::Notepad && !object.to_ascii_lowercase().ends_with(".csv")
         });
         use crate::task::object::ObjectError;
         match crate::task::object::locate_object(self.file, object) {
@@ -292,7 +291,7 @@ impl Checker<'_> {
                 self.problem(&format!("{at}.action"), message, fix);
                 continue;
             };
-            if list == "setup" && crate::desktop::tools::is_desktop_tool(&spec.name) {
+            if list == "setup" && crate::tool::is_desktop_tool(&spec.name) {
                 self.problem(
                     &format!("{at}.action"),
                     format!(
