@@ -204,7 +204,8 @@ fn check_action(
             ));
         }
     };
-    spec.check_arguments(&arguments)?;
+    spec.check_arguments(&arguments)
+        .map_err(|e| e.to_string())?;
     Ok(Some(ReplyAction {
         function,
         arguments,

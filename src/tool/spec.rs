@@ -112,26 +112,27 @@ impl ToolSpec {
     }
 
     /// Checks `arguments` against the parameter list: required ones present, types
-    /// right, no unknown names. Returns the first problem in words.
-    pub(crate) fn check_arguments(&self, arguments: &Map<String, Value>) -> Result<(), String> {
+    /// right, no unknown names. Returns the first problem.
+    pub(crate) fn check_arguments(
+        &self,
+        arguments: &Map<String, Value>,
+    ) -> Result<(), ArgumentError> {
         for p in &self.params {
             match arguments.get(p.name.as_ref()) {
                 None | Some(Value::Null) if p.required => {
-                    return Err(format!(
-                        "`{}` needs the parameter `{}` ({})",
-                        self.name,
-                        p.name,
-                        type_name(&p.kind)
-                    ));
+                    return Err(ArgumentError::Missing {
+                        tool: self.name.to_string(),
+                        parameter: p.name.to_string(),
+                        kind: type_name(&p.kind),
+                    });
                 }
                 Some(v) if !v.is_null() && !p.kind.accepts(v) => {
-                    return Err(format!(
-                        "parameter `{}` of `{}` must be {}, not {}",
-                        p.name,
-                        self.name,
-                        type_name(&p.kind),
-                        crate::text::json_type(v)
-                    ));
+                    return Err(ArgumentError::WrongType {
+                        tool: self.name.to_string(),
+                        parameter: p.name.to_string(),
+                        kind: type_name(&p.kind),
+                        given: crate::text::json_type(v),
+                    });
                 }
                 _ => {}
             }
@@ -141,14 +142,51 @@ impl ToolSpec {
             .find(|k| !self.params.iter().any(|p| p.name == k.as_str()))
         {
             let known: Vec<&str> = self.params.iter().map(|p| p.name.as_ref()).collect();
-            return Err(format!(
-                "`{}` has no parameter `{unknown}` (it takes: {})",
-                self.name,
-                known.join(", ")
-            ));
+            return Err(ArgumentError::Unknown {
+                tool: self.name.to_string(),
+                parameter: unknown.clone(),
+                known: known.join(", "),
+            });
         }
         Ok(())
     }
+}
+
+/// Arguments a tool does not take: the agent's (or a plan's) failure, told to it.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub(crate) enum ArgumentError {
+    /// A required parameter left out.
+    #[error("`{tool}` needs the parameter `{parameter}` ({kind})")]
+    Missing {
+        /// The tool.
+        tool: String,
+        /// The parameter.
+        parameter: String,
+        /// What it takes, in words.
+        kind: String,
+    },
+    /// A value of the wrong type.
+    #[error("parameter `{parameter}` of `{tool}` must be {kind}, not {given}")]
+    WrongType {
+        /// The tool.
+        tool: String,
+        /// The parameter.
+        parameter: String,
+        /// What it takes, in words.
+        kind: String,
+        /// The JSON type given.
+        given: &'static str,
+    },
+    /// A parameter the tool does not have.
+    #[error("`{tool}` has no parameter `{parameter}` (it takes: {known})")]
+    Unknown {
+        /// The tool.
+        tool: String,
+        /// The parameter given.
+        parameter: String,
+        /// The parameters it takes.
+        known: String,
+    },
 }
 
 fn type_name(kind: &ParamKind) -> String {
@@ -199,20 +237,24 @@ mod tests {
         let s = spec();
         assert!(s.check_arguments(&args(json!({"command": "ls"}))).is_ok());
         let missing = s.check_arguments(&args(json!({}))).unwrap_err();
+        assert!(matches!(missing, ArgumentError::Missing { .. }));
+        let missing = missing.to_string();
         assert!(
             missing.contains("needs the parameter `command`"),
             "{missing}"
         );
         let wrong = s
             .check_arguments(&args(json!({"command": "ls", "timeout": "5"})))
-            .unwrap_err();
+            .unwrap_err()
+            .to_string();
         assert!(
             wrong.contains("must be an integer, not a string"),
             "{wrong}"
         );
         let unknown = s
             .check_arguments(&args(json!({"command": "ls", "cwdir": "x"})))
-            .unwrap_err();
+            .unwrap_err()
+            .to_string();
         assert!(unknown.contains("no parameter `cwdir`"), "{unknown}");
     }
 }

@@ -18,7 +18,7 @@ pub(super) async fn call(ex: &mut DesktopExecutor, command: &ToolCall) -> ToolRe
         return failed(format!("`{tool}` is not an API tool"));
     };
     if let Err(e) = spec.check_arguments(&command.parameters) {
-        return failed(e);
+        return failed(e.to_string());
     }
     if let Some(why) = refused_on(tool, ex.current) {
         return failed(why);

@@ -46,7 +46,9 @@ impl ShellExecutor {
             .ok_or_else(|| config("nothing to start".into()))?
             .clone();
         let cwd = match spec.cwd {
-            Some(dir) => self.folder_in_workspace(dir).map_err(config)?,
+            Some(dir) => self
+                .folder_in_workspace(dir)
+                .map_err(|e| config(e.to_string()))?,
             None => self.workspace.clone(),
         };
         let mut env = self.env.clone();
@@ -104,7 +106,7 @@ impl ShellExecutor {
         let cwd = match str_arg(args, "cwd") {
             Some(dir) => match self.folder_in_workspace(dir) {
                 Ok(cwd) => cwd,
-                Err(why) => return self.fail(command, why),
+                Err(e) => return self.file_failed(command, e, None),
             },
             None => self.workspace.clone(),
         };

@@ -14,25 +14,65 @@ use crate::tool::{ToolCall, ToolResult};
 /// The most entries `list_dir` gives; it counts the rest.
 pub(crate) const LIST_DIR_MAX: usize = 1000;
 
+/// Why a file tool (or a command's `cwd`) could not use the workspace.
+#[derive(Debug, thiserror::Error)]
+pub(super) enum WorkspaceFileError {
+    /// The workspace itself cannot be opened: the runner's.
+    #[error("cannot open the workspace: {0}")]
+    NoWorkspace(FileAccessError),
+    /// A path that leads out of the workspace or is not a path: the agent's.
+    #[error("{0}")]
+    Path(#[from] crate::relpath::PathError),
+    /// A `cwd` that is not a folder of the workspace: the agent's.
+    #[error("cwd `{dir}` is not a folder of the workspace: {source}")]
+    NotAFolder {
+        /// The `cwd` given.
+        dir: String,
+        /// Why.
+        source: FileAccessError,
+    },
+    /// The file is not there, not readable, a link...: the agent's.
+    #[error("{0}")]
+    Access(FileAccessError),
+    /// The thread doing it went away: the runner's.
+    #[error("{0}")]
+    Stopped(tokio::task::JoinError),
+}
+
+impl crate::tool::Blamed for WorkspaceFileError {
+    fn blame(&self) -> crate::tool::Blame {
+        match self {
+            Self::NoWorkspace(_) | Self::Stopped(_) => crate::tool::Blame::Runner,
+            Self::Path(_) | Self::NotAFolder { .. } | Self::Access(_) => crate::tool::Blame::Agent,
+        }
+    }
+}
+
 impl ShellExecutor {
     /// The workspace's handle, opened at its first use.
-    pub(super) fn confined(&mut self) -> Result<Arc<Confined>, String> {
+    pub(super) fn confined(&mut self) -> Result<Arc<Confined>, WorkspaceFileError> {
         if let Some(handle) = &self.confined {
             return Ok(handle.clone());
         }
         let handle = Confined::open(&self.workspace)
             .map(Arc::new)
-            .map_err(|e| format!("cannot open the workspace: {e}"))?;
+            .map_err(WorkspaceFileError::NoWorkspace)?;
         self.confined = Some(handle.clone());
         Ok(handle)
     }
 
     /// The folder `dir` of the workspace (for a command's `cwd`), reached through no link.
-    pub(super) fn folder_in_workspace(&mut self, dir: &str) -> Result<std::path::PathBuf, String> {
-        let rel = RelPath::parse(dir, true).map_err(|e| e.to_string())?;
+    pub(super) fn folder_in_workspace(
+        &mut self,
+        dir: &str,
+    ) -> Result<std::path::PathBuf, WorkspaceFileError> {
+        let rel = RelPath::parse(dir, true)?;
         self.confined()?
             .check_folder(&rel)
-            .map_err(|e| format!("cwd `{dir}` is not a folder of the workspace: {e}"))?;
+            .map_err(|source| WorkspaceFileError::NotAFolder {
+                dir: dir.to_string(),
+                source,
+            })?;
         Ok(self.workspace.join(rel.as_path()))
     }
 
@@ -40,12 +80,31 @@ impl ShellExecutor {
     async fn on_workspace<T: Send + 'static>(
         &mut self,
         op: impl FnOnce(&Confined) -> Result<T, FileAccessError> + Send + 'static,
-    ) -> Result<T, String> {
+    ) -> Result<T, WorkspaceFileError> {
         let handle = self.confined()?;
         match tokio::task::spawn_blocking(move || op(&handle)).await {
-            Ok(done) => done.map_err(|e| e.to_string()),
-            Err(e) => Err(e.to_string()),
+            Ok(done) => done.map_err(WorkspaceFileError::Access),
+            Err(e) => Err(WorkspaceFileError::Stopped(e)),
         }
+    }
+
+    /// A file tool (or a `cwd`) that failed, saying `what` it did when given: the
+    /// agent's failure, or (the workspace itself broken) the executor's.
+    pub(super) fn file_failed(
+        &mut self,
+        command: &ToolCall,
+        e: WorkspaceFileError,
+        what: Option<String>,
+    ) -> ToolResult {
+        use crate::tool::Blamed;
+        let mut failure = e.failure();
+        if let Some(what) = what {
+            failure = failure.context(|e| format!("{what}: {e}"));
+        }
+        if failure.blame == crate::tool::Blame::Agent {
+            return self.fail(command, failure.message);
+        }
+        self.broke(command, failure)
     }
 
     pub(super) async fn write_file(&mut self, command: &ToolCall) -> ToolResult {
@@ -67,7 +126,7 @@ impl ShellExecutor {
                 NAMESPACE,
                 json!({"path": text, "bytes": content.len(), "append": append}),
             ),
-            Err(e) => self.fail(command, format!("cannot write `{text}`: {e}")),
+            Err(e) => self.file_failed(command, e, Some(format!("cannot write `{text}`"))),
         }
     }
 
@@ -91,7 +150,7 @@ impl ShellExecutor {
                     json!({"path": text, "content": content, "bytes": file.size, "truncated": truncated}),
                 )
             }
-            Err(e) => self.fail(command, format!("cannot read `{text}`: {e}")),
+            Err(e) => self.file_failed(command, e, Some(format!("cannot read `{text}`"))),
         }
     }
 
@@ -121,7 +180,7 @@ impl ShellExecutor {
                 }
                 ToolResult::success(command, NAMESPACE, result)
             }
-            Err(e) => self.fail(command, format!("cannot list `{text}`: {e}")),
+            Err(e) => self.file_failed(command, e, Some(format!("cannot list `{text}`"))),
         }
     }
 }

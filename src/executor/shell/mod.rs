@@ -134,7 +134,7 @@ impl Executor for ShellExecutor {
     async fn execute(&mut self, command: &ToolCall) -> ToolResult {
         if let Some(spec) = shell_tools().iter().find(|t| t.name == command.tool_name) {
             if let Err(e) = spec.check_arguments(&command.parameters) {
-                return self.fail(command, e);
+                return self.fail(command, e.to_string());
             }
         } else {
             let names: Vec<&str> = shell_tools().iter().map(|t| t.name.as_ref()).collect();

@@ -305,7 +305,7 @@ impl Checker<'_> {
             if let Err(e) = spec.check_arguments(&action.parameters) {
                 self.problem(
                     &format!("{at}.parameters"),
-                    e,
+                    e.to_string(),
                     "`ufo-batch tools` lists every tool with its parameters (arguments the config injects, such as an MCP server's api_key, are not among them: the runner fills them in)",
                 );
             }
