@@ -92,6 +92,7 @@ fn lowercase_keys(object: Map<String, Value>) -> Map<String, Value> {
 type Object = Map<String, Value>;
 
 /// The action objects of a reply, and the status they carry (the last one's).
+// The error is the data: the correction the model is sent, word for word.
 fn raw_actions(object: &Map<String, Value>) -> Result<(Vec<Object>, Option<Value>), String> {
     let list = match object.get("action") {
         Some(Value::Object(a)) => vec![lowercase_keys(a.clone())],
@@ -158,6 +159,7 @@ fn raw_actions(object: &Map<String, Value>) -> Result<(Vec<Object>, Option<Value
 }
 
 /// One action checked against the tools; `None` for an empty function (no action).
+// The error is the data: the correction the model is sent, word for word.
 fn check_action(
     i: usize,
     raw: Map<String, Value>,

@@ -99,6 +99,7 @@ fn schema() -> Value {
 }
 
 /// A summary reply's keys, or why it is not one.
+// The error is the data: the correction the model is sent, word for word.
 pub(crate) fn parse_summary(text: &str) -> Result<Map<String, Value>, String> {
     let Value::Object(map) = extract_object(text)? else {
         return Err("the reply is not a JSON object".into());
@@ -125,6 +126,8 @@ fn correction(why: &str) -> String {
 
 /// Asks `llm` to summarize `part` (`tries` replies at most); what asking cost is added
 /// to `spent` whatever the outcome.
+// The error is the data: the LLM's error, or the last unusable reply's problem, as the
+// task's `experience.not_saved` says it.
 pub(crate) async fn summarize(
     llm: &LlmClient,
     tools: &[ToolSpec],

@@ -42,7 +42,7 @@ pub(super) async fn save(
     let mut spent = Spent::default();
     let made = tokio::select! {
         made = records(task, settings, experience, &parts, outcome.status, events, &mut spent) => made,
-        () = kill.cancelled() => Err("the run stopped while its summary was being made".into()),
+        () = kill.cancelled() => Err(NotSummarized::Stopped),
     };
     outcome.usage.add(spent.usage);
     outcome.cost.add(spent.cost);
@@ -51,7 +51,7 @@ pub(super) async fn save(
         Ok(made) => made,
         Err(why) => {
             events.warn(format!("not saved as experience: {why}"));
-            outcome.experience.not_saved = Some(why);
+            outcome.experience.not_saved = Some(why.to_string());
             return;
         }
     };
@@ -74,6 +74,20 @@ pub(super) async fn save(
     }
 }
 
+/// Why a task's records could not be made (its experience is not saved; a warning).
+#[derive(Debug, thiserror::Error)]
+enum NotSummarized {
+    /// An agent task with no model to write its summary.
+    #[error("no model is configured to summarize it")]
+    NoModel,
+    /// The model's summary failed (the LLM's error, or its last unusable reply's).
+    #[error("the model's summary failed: {0}")]
+    Failed(String),
+    /// The run was killed meanwhile.
+    #[error("the run stopped while its summary was being made")]
+    Stopped,
+}
+
 /// The records of `parts`, with where they come from.
 async fn records(
     task: &Task,
@@ -83,17 +97,12 @@ async fn records(
     status: TaskStatus,
     events: &TaskEvents,
     spent: &mut Spent,
-) -> Result<(Origin, Vec<ExperienceRecord>), String> {
+) -> Result<(Origin, Vec<ExperienceRecord>), NotSummarized> {
     let replayed = matches!(task.shape, TaskShape::RecordedPlan { .. });
     let llm = if replayed {
         None
     } else {
-        Some(
-            settings
-                .llm
-                .as_ref()
-                .ok_or("no model is configured to summarize it")?,
-        )
+        Some(settings.llm.as_ref().ok_or(NotSummarized::NoModel)?)
     };
     let origin = Origin {
         task_id: task.id.to_string(),
@@ -131,7 +140,7 @@ async fn records(
                 let tries = settings.agent.reply_retries + 1;
                 let fields = summarize(llm, &tools, part, tries, events, spent)
                     .await
-                    .map_err(|why| format!("the model's summary failed: {why}"))?;
+                    .map_err(NotSummarized::Failed)?;
                 ExperienceRecord {
                     example: ExperienceRecord::example_from(&fields),
                     tips: crate::text::shorten(

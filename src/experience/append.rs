@@ -179,9 +179,10 @@ pub(crate) fn append(
     // A writer killed half-way left its temporary file; the lock says none is at work.
     remove_stale_temps(path);
     let text = read_text(path)?;
-    let existing = entries(&text).map_err(|message| ExperienceError::Parse {
+    let existing = entries(&text).map_err(|source| ExperienceError::Parse {
         path: path.to_path_buf(),
-        message: format!("{message}; nothing was added to it"),
+        source,
+        then: "; nothing was added to it",
     })?;
     if saved_before(&existing, origin, records.first()) {
         return Ok(Appended::AlreadySaved);

@@ -31,9 +31,13 @@ pub(crate) enum ExperienceError {
         #[source]
         source: FileAccessError,
     },
-    /// It is not YAML of UFO's shape.
-    #[error("{path} is not an experience file: {message}")]
-    Parse { path: PathBuf, message: String },
+    /// It is not YAML of UFO's shape; `then` says what was not done because of it.
+    #[error("{path} is not an experience file: {source}{then}")]
+    Parse {
+        path: PathBuf,
+        source: NotExperience,
+        then: &'static str,
+    },
     /// It or its folder cannot be written.
     #[error("cannot write {path}: {source}")]
     Write {
@@ -97,34 +101,48 @@ fn flow_depth(text: &str) -> usize {
     deepest
 }
 
+/// Why a text is not an experience file.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum NotExperience {
+    /// Flow collections nested deeper than [`MAX_DEPTH`] (the parser is slow there).
+    #[error("it nests {0} levels of [ and {{, more than the {MAX_DEPTH} read")]
+    TooDeep(usize),
+    /// Not YAML.
+    #[error("{0}")]
+    Yaml(serde_norway::Error),
+    /// YAML, but not a mapping of records.
+    #[error("its top level is not a mapping of example0, example1, ...")]
+    NotAMapping,
+    /// More records than [`MAX_RECORDS`].
+    #[error("it holds {0} records, more than the {MAX_RECORDS} read")]
+    TooMany(usize),
+    /// A record's key that is not text (shown, shortened).
+    #[error("a key is not text: {0}")]
+    KeyNotText(String),
+}
+
 /// The entries of the YAML text `text`: its top-level mapping's keys and values (none
 /// for an empty file), or why it is not one.
-pub(crate) fn entries(text: &str) -> Result<Vec<(String, serde_norway::Value)>, String> {
+pub(crate) fn entries(text: &str) -> Result<Vec<(String, serde_norway::Value)>, NotExperience> {
     let depth = flow_depth(text);
     if depth > MAX_DEPTH {
-        return Err(format!(
-            "it nests {depth} levels of [ and {{, more than the {MAX_DEPTH} read"
-        ));
+        return Err(NotExperience::TooDeep(depth));
     }
-    let value: serde_norway::Value = serde_norway::from_str(text).map_err(|e| e.to_string())?;
+    let value: serde_norway::Value = serde_norway::from_str(text).map_err(NotExperience::Yaml)?;
     let map = match value {
         serde_norway::Value::Null => return Ok(Vec::new()),
         serde_norway::Value::Mapping(map) => map,
-        _ => return Err("its top level is not a mapping of example0, example1, ...".into()),
+        _ => return Err(NotExperience::NotAMapping),
     };
     if map.len() > MAX_RECORDS {
-        return Err(format!(
-            "it holds {} records, more than the {MAX_RECORDS} read",
-            map.len()
-        ));
+        return Err(NotExperience::TooMany(map.len()));
     }
     map.into_iter()
         .map(|(k, v)| match k {
             serde_norway::Value::String(s) => Ok((s, v)),
-            other => Err(format!(
-                "a key is not text: {}",
-                shown_key(serde_norway::to_string(&other).unwrap_or_default().trim())
-            )),
+            other => Err(NotExperience::KeyNotText(shown_key(
+                serde_norway::to_string(&other).unwrap_or_default().trim(),
+            ))),
         })
         .collect()
 }
@@ -144,9 +162,10 @@ pub(crate) fn read_text(path: &Path) -> Result<String, ExperienceError> {
 /// The records of the experience file at `path` (none when it does not exist).
 pub(crate) fn read(path: &Path) -> Result<Loaded, ExperienceError> {
     let text = read_text(path)?;
-    let parsed = entries(&text).map_err(|message| ExperienceError::Parse {
+    let parsed = entries(&text).map_err(|source| ExperienceError::Parse {
         path: path.to_path_buf(),
-        message,
+        source,
+        then: "",
     })?;
     let mut loaded = Loaded::default();
     for (key, value) in parsed {

@@ -93,12 +93,6 @@ enum Located {
     Refused(String),
 }
 
-impl From<String> for Located {
-    fn from(why: String) -> Self {
-        Self::Refused(why)
-    }
-}
-
 fn locate(task_file: &Path, object: &str) -> Result<Option<ObjectFile>, Located> {
     let object = object.trim();
     if object.is_empty() {
@@ -167,13 +161,13 @@ fn locate(task_file: &Path, object: &str) -> Result<Option<ObjectFile>, Located>
 }
 
 /// The object at `rel` beneath `root`, when a readable regular file is there.
-fn look(root: &Path, rel: &RelPath, object: &str) -> Result<Option<ObjectFile>, String> {
+fn look(root: &Path, rel: &RelPath, object: &str) -> Result<Option<ObjectFile>, Located> {
     let at = root.join(rel.as_path());
     let refused = |e: FileAccessError| {
-        format!(
+        Located::Refused(format!(
             "the object `{object}` cannot be read at {}: {e} (objects are read with the task's rights)",
             at.display()
-        )
+        ))
     };
     let folder = match Confined::open(root) {
         Ok(folder) => folder,
@@ -183,10 +177,10 @@ fn look(root: &Path, rel: &RelPath, object: &str) -> Result<Option<ObjectFile>, 
     match folder.kind(rel) {
         Ok(Some(Kind::File)) => {}
         Ok(Some(Kind::Link)) | Err(FileAccessError::Link) => {
-            return Err(format!(
+            return Err(Located::Refused(format!(
                 "the object `{object}` is a symbolic link at {}; objects are not read through links (copy the file there)",
                 at.display()
-            ));
+            )));
         }
         Ok(_) | Err(FileAccessError::NotFound | FileAccessError::NotAFolderOnTheWay) => {
             return Ok(None);

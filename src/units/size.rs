@@ -1,7 +1,26 @@
 //! Sizes given as text: `512M`, `4G`, a number of bytes, or `none`.
 
+/// A text that is not a size.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub(crate) enum SizeError {
+    /// A unit that is none of K, M, G, T.
+    #[error("unknown unit `{unit}` in {text:?} (use K, M, G or T)")]
+    Unit {
+        /// The unit given.
+        unit: String,
+        /// The whole text.
+        text: String,
+    },
+    /// Not a number.
+    #[error("{0:?} is not a size such as 512M or 4G")]
+    NotANumber(String),
+    /// Zero, negative or not finite.
+    #[error("{0:?} is not a positive size")]
+    NotPositive(String),
+}
+
 /// A size: `512M`, `4G`, `4GiB`, `1.5g`, a number of bytes, or `none`.
-pub(crate) fn parse_size(text: &str) -> Result<Option<u64>, String> {
+pub(crate) fn parse_size(text: &str) -> Result<Option<u64>, SizeError> {
     let t = text.trim().to_ascii_lowercase();
     if t == "none" {
         return Ok(None);
@@ -17,16 +36,17 @@ pub(crate) fn parse_size(text: &str) -> Result<Option<u64>, String> {
         "g" | "gb" | "gib" => 1 << 30,
         "t" | "tb" | "tib" => 1 << 40,
         other => {
-            return Err(format!(
-                "unknown unit `{other}` in {text:?} (use K, M, G or T)"
-            ));
+            return Err(SizeError::Unit {
+                unit: other.to_string(),
+                text: text.to_string(),
+            });
         }
     };
     let n: f64 = number
         .parse()
-        .map_err(|_| format!("{text:?} is not a size such as 512M or 4G"))?;
+        .map_err(|_| SizeError::NotANumber(text.to_string()))?;
     if !(n.is_finite() && n > 0.0) {
-        return Err(format!("{text:?} is not a positive size"));
+        return Err(SizeError::NotPositive(text.to_string()));
     }
     Ok(Some((n * factor as f64) as u64))
 }
@@ -44,6 +64,7 @@ mod tests {
         assert!(
             parse_size("4 parsecs")
                 .unwrap_err()
+                .to_string()
                 .contains("unknown unit")
         );
     }
