@@ -7,6 +7,9 @@
 # one does.
 #
 #   bash scripts/same-outputs.sh OLD/ufo-batch NEW/ufo-batch [WORK_DIR]
+#   DESKTOP=1 bash scripts/same-outputs.sh ...   also the desktop samples (examples/desktop;
+#                                                their screenshots are not compared: a
+#                                                caret blinks)
 #
 # The inputs: the README's main job (`plans/`, two samples meant to fail), a batch of
 # tasks that end every other way (invalid file, failed setup, failed checks, timeout,
@@ -33,7 +36,7 @@ cat >"$odd/setup_fails.json" <<'EOF'
 EOF
 cat >"$odd/check_fails.json" <<'EOF'
 {"request": "r", "actions": [{"action": "execute_command", "parameters": {"command": "echo hi > a.txt"}}],
- "evaluate": [{"type": "file_contains", "path": "a.txt", "text": "bye"}]}
+ "evaluate": [{"type": "file_contains", "path": "a.txt", "pattern": "bye"}]}
 EOF
 cat >"$odd/step_fails.json" <<'EOF'
 {"request": "r", "actions": [{"action": "execute_command", "parameters": {"command": "ls no-such-file"}}]}
@@ -47,7 +50,7 @@ EOF
 cat >"$odd/passes.json" <<'EOF'
 {"request": "r", "files": {"in.txt": "3\n1\n2\n"},
  "actions": [{"action": "execute_command", "parameters": {"command": "sort in.txt > out.txt"}}],
- "evaluate": [{"type": "file_contains", "path": "out.txt", "text": "1\n2\n3"}]}
+ "evaluate": [{"type": "file_contains", "path": "out.txt", "pattern": "1\n2\n3"}]}
 EOF
 
 run_all() { # BIN OUT: every input, into OUT (the same path for both builds)
@@ -60,6 +63,10 @@ run_all() { # BIN OUT: every input, into OUT (the same path for both builds)
     echo "exit $?" >>"$out/plans.stdout"
     "$bin" run odd --out "$out" --name odd --progress lines --jobs 1 --retries 1 >"$out/odd.stdout" 2>"$out/odd.stderr"
     echo "exit $?" >>"$out/odd.stdout"
+    if [ "${DESKTOP:-0}" = 1 ]; then
+      "$bin" run "$OLDPWD/examples/desktop/" --out "$out" --name desktop --progress lines --jobs 1 >"$out/desktop.stdout" 2>"$out/desktop.stderr"
+      echo "exit $?" >>"$out/desktop.stdout"
+    fi
     "$bin" validate odd >"$out/validate.stdout" 2>"$out/validate.stderr"
     echo "exit $?" >>"$out/validate.stdout"
     "$bin" report "$out/plans" >"$out/report.stdout" 2>"$out/report.stderr"
@@ -74,11 +81,14 @@ run_all() { # BIN OUT: every input, into OUT (the same path for both builds)
 mask() {
   sed -E \
     -e 's/[0-9]{4}-[0-9]{2}-[0-9]{2}[T ][0-9]{2}:[0-9]{2}:[0-9]{2}(\.[0-9]+)?(Z| UTC)?/TIME/g' \
-    -e 's/"(duration_s|cpu_s|peak_rss_kb|disk_syncs|waited_s|task_seconds|wall_s|seconds|started_unix|elapsed_s)": *[0-9.e+-]+/"\1": N/g' \
-    -e 's/[0-9]+(\.[0-9]+)?(ms|s)\b/Ns/g' \
+    -e 's/(\\?"[a-z_]*(duration|_s|cpu|rss_kb|syncs|seconds|elapsed)[a-z_]*\\?": *)[0-9.e+-]+/\1N/g' \
+    -e 's/[0-9]+(\.[0-9]+)? ?(ms|s)\b/N s/g' \
     -e 's/(pid|process) [0-9]+/\1 N/g' \
+    -e 's/ time="[0-9.]+"/ time="N"/g' \
+    -e 's/(dbus-daemon|mousepad|soffice[a-z.]*)(\[|:)[0-9]+/\1\2N/g' \
     -e 's/\.deleting-[0-9]+-[0-9]+/.deleting-N/g' \
-    "$1"
+    -e 's/(\["[^"]*","[a-z]+",[0-9]+,\[[^]]*\],)[0-9.]+,/\1N,/g' \
+    "$1" | if [[ "$1" == *.csv ]]; then sed -E 's/^(([^,]*,){7})[0-9.]+,/\1N,/'; else cat; fi
 }
 
 run_all "$old" "$work/out"
@@ -98,6 +108,11 @@ while IFS= read -r -d '' file; do
     continue
   fi
   case "$rel" in
+  .*.lock) continue ;; # the runner's pid
+  desktop/*.png) ;;
+  # The apps' own files (their profile and log, the documents they saved, which hold
+  # their own times): what the checks read of them is in status.json, compared.
+  desktop/*/desktop/* | desktop/*/desktop.log | desktop/*/workspace/*) ;;
   *.png) cmp -s "$file" "$other" || { echo "== differs (image): $rel"; differ=1; } ;;
   *)
     if ! diff -q <(mask "$file" | sed "s#$work/old#WORK#g") <(mask "$other" | sed "s#$work/new#WORK#g") >/dev/null; then
