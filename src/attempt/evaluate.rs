@@ -3,7 +3,7 @@
 //! configured, else none; `both`: as auto, and the judge's verdict beside the checks'). The
 //! judge's tokens and cost count toward the task.
 
-use super::AttemptSettings;
+use super::settings::AttemptSettings;
 use crate::agent::{EvaluationAgent, JudgeFailure, JudgeScreen};
 use crate::desktop::screenshot::Image;
 use crate::eval::{EvalMode, run_checks};

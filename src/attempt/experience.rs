@@ -7,7 +7,8 @@
 
 use tokio_util::sync::CancellationToken;
 
-use super::{AttemptOutcome, AttemptSettings};
+use super::outcome::AttemptOutcome;
+use super::settings::AttemptSettings;
 use crate::agent::{Spent, summarize};
 use crate::event::TaskEvents;
 use crate::experience::from_actions::{Done, record_of, task_apps};

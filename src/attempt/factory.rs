@@ -4,7 +4,7 @@
 //! FromFileSession with one LinuxAgent round. On a desktop task the HostAgent and its
 //! AppAgents take the LinuxAgent's place, and a step plan's round 0 is the HostAgent's.
 
-use super::AttemptSettings;
+use super::settings::AttemptSettings;
 use crate::agent::{DesktopAgents, LinuxAgent, ReplayAgent};
 use crate::executor::shell_tools;
 use crate::record::SessionType;

@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 
 use serde::Serialize;
 
-use super::AttemptOutcome;
+use super::outcome::AttemptOutcome;
 use crate::record::{ActionRecord, StepRecord};
 use crate::task::{Action, App, Check, Expect, ExpectControl, RecordedVerdict, Task};
 use crate::tool::ResultStatus;
