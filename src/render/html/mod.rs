@@ -8,6 +8,7 @@
 mod compare_page;
 mod run_page;
 mod task_page;
+mod task_view;
 
 use std::sync::OnceLock;
 

@@ -10,88 +10,16 @@
 use super::RenderError;
 use std::fmt::Write;
 
-use serde_json::Value;
-
+use super::task_view::{
+    AttemptView, EvaluationView, FINAL_SHOT, StepView, TaskView, evaluation_view, step_view,
+};
 use super::{name_of, page_shell};
-use crate::record::{Complete, Evaluation, StepRecord, TaskRecord, TaskStatus};
+use crate::record::{Evaluation, StepRecord, TaskRecord, TaskStatus};
 use crate::render::format::{cost_text, escaped as e, readable_time};
 use crate::rundir::layout::{
     ATTEMPTS, EVALUATION_LOG, OUTPUT_MD, PLAN_JSON, RESPONSE_LOG, STATUS_JSON, TASK_LOG,
 };
 use crate::task::Problem;
-
-/// Characters of a command's output shown per stream.
-const OUTPUT_LIMIT: usize = 4000;
-
-/// UFO's name of the screenshot after the last step.
-const FINAL_SHOT: &str = "action_step_final.png";
-
-struct TaskView {
-    id: String,
-    status: String,
-    reason: Option<String>,
-    request: String,
-    session: String,
-    shape: String,
-    source: String,
-    duration: String,
-    steps: u32,
-    started: Option<String>,
-    tokens: u64,
-    cost: String,
-    llm: String,
-    tags: String,
-}
-
-struct EvaluationView {
-    complete: String,
-    /// The badge's colour: passed, failed or cancelled (unsure).
-    badge: &'static str,
-    evaluator: String,
-    reason: String,
-    sub_scores: Vec<SubScoreView>,
-}
-
-struct SubScoreView {
-    name: String,
-    evaluation: String,
-    detail: Option<String>,
-}
-
-struct AttemptView {
-    attempt: u32,
-    status: String,
-    started: String,
-    error: Option<String>,
-    /// The folder its files were moved to, for an earlier attempt.
-    files: Option<String>,
-}
-
-struct ActionView {
-    call: String,
-    status: String,
-    badge: &'static str,
-    exit_code: Option<i64>,
-    duration: String,
-    output: String,
-    error: Option<String>,
-    divergence: Option<String>,
-}
-
-struct StepView {
-    n: u32,
-    agent: String,
-    status: String,
-    subtask: Option<String>,
-    duration: String,
-    thought: Option<String>,
-    observation: Option<String>,
-    comment: Option<String>,
-    error: Option<String>,
-    actions: Vec<ActionView>,
-    /// (caption, file) of its screenshots.
-    shots: Vec<(String, String)>,
-}
 
 struct Page<'a> {
     task: TaskView,
@@ -440,111 +368,3 @@ if (window.parent !== window) {
 }
 </script>
 "#;
-
-fn evaluation_view(ev: &Evaluation) -> EvaluationView {
-    EvaluationView {
-        complete: name_of(&ev.complete),
-        badge: match ev.complete {
-            Complete::Yes => "passed",
-            Complete::No => "failed",
-            Complete::Unsure => "cancelled",
-        },
-        evaluator: name_of(&ev.evaluator),
-        reason: ev.reason.clone(),
-        sub_scores: ev
-            .sub_scores
-            .iter()
-            .map(|s| SubScoreView {
-                name: s.name.clone(),
-                evaluation: name_of(&s.evaluation),
-                detail: s.detail.clone(),
-            })
-            .collect(),
-    }
-}
-
-fn step_view(s: &StepRecord) -> StepView {
-    let shots = [
-        ("before", &s.clean_screenshot_path),
-        ("controls labelled", &s.annotated_screenshot_path),
-    ]
-    .into_iter()
-    .filter_map(|(caption, path)| Some((caption.to_string(), screenshot_name(path.as_deref()?)?)))
-    .collect();
-    StepView {
-        n: s.session_step,
-        agent: s.agent_name.clone(),
-        status: name_of(&s.status),
-        subtask: s.subtask.clone(),
-        duration: format!("{:.2} s", s.duration_s),
-        thought: s.thought.clone(),
-        observation: s.observation.clone(),
-        comment: s.comment.clone(),
-        error: s.own_error().map(str::to_string),
-        actions: s
-            .action
-            .iter()
-            .map(|a| {
-                let status = a.outcome();
-                ActionView {
-                    badge: match status.as_str() {
-                        "success" => "passed",
-                        "failure" | "diverged" => "failed",
-                        _ => "cancelled",
-                    },
-                    call: a.action_string.clone(),
-                    status,
-                    exit_code: a.result.result.get("exit_code").and_then(Value::as_i64),
-                    duration: format!("{:.2} s", a.duration_s),
-                    output: output_text(&a.result.result),
-                    error: a.result.error.clone(),
-                    divergence: a.divergence.clone(),
-                }
-            })
-            .collect(),
-        shots,
-    }
-}
-
-/// A screenshot's file name when it is one of the task folder's (UFO's
-/// `action_step*.png`); anything else (a path, a URL) is not linked.
-fn screenshot_name(path: &str) -> Option<String> {
-    let ok = path.starts_with("action_step")
-        && path.ends_with(".png")
-        && path
-            .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'.');
-    ok.then(|| path.to_string())
-}
-
-/// A tool's result as text: a command's streams, or the value itself.
-fn output_text(result: &Value) -> String {
-    let stream = |name: &str| {
-        result
-            .get(name)
-            .and_then(Value::as_str)
-            .filter(|s| !s.is_empty())
-            .map(|s| crate::text::shorten(s, OUTPUT_LIMIT))
-    };
-    match (stream("stdout"), stream("stderr")) {
-        (None, None) if result.get("stdout").is_some() => String::new(),
-        (None, None) if result.get("content").is_some_and(Value::is_string) => {
-            stream("content").unwrap_or_default()
-        }
-        // What an MCP tool answered.
-        (None, None) if result.get("text").is_some_and(Value::is_string) => {
-            stream("text").unwrap_or_default()
-        }
-        (None, None) => match result {
-            Value::Null => String::new(),
-            Value::String(s) => crate::text::shorten(s, OUTPUT_LIMIT),
-            other => crate::text::shorten(
-                &serde_json::to_string_pretty(other).unwrap_or_default(),
-                OUTPUT_LIMIT,
-            ),
-        },
-        (Some(out), None) => out,
-        (None, Some(err)) => format!("stderr:\n{err}"),
-        (Some(out), Some(err)) => format!("{out}\nstderr:\n{err}"),
-    }
-}
