@@ -20,7 +20,9 @@
 //! `view`; their prompts and replies in `host` and `app`.
 
 mod app;
+mod app_step;
 mod host;
+mod host_step;
 mod log_keys;
 mod view;
 
@@ -30,11 +32,8 @@ use async_trait::async_trait;
 use serde_json::Value;
 
 use super::AgentSettings;
-use super::act;
 use super::ask::{Ask, Asker};
 use super::conversation::Conversation;
-use super::prompt::results_text;
-use super::reply::parse_reply;
 use crate::desktop::app::Known;
 use crate::event::Level;
 use crate::executor::{Executor, Scope};
@@ -44,9 +43,8 @@ use crate::llm::LlmClient;
 use crate::record::AgentStatus;
 use crate::record::GivenExample;
 use crate::session::{Agent, AgentStep, Context, ErrorKind, Transition};
-use crate::tool::{ResultStatus, ToolCall, ToolSpec};
-use log_keys::{app_keys, host_keys};
-use view::{Showing, screen_message};
+use crate::tool::ToolSpec;
+use view::Showing;
 
 const HOST: &str = "HostAgent";
 const APP: &str = "AppAgent";
@@ -282,208 +280,6 @@ impl DesktopAgents {
         step.error = Some(why);
         step.error_kind = kind;
         self.next = Transition::Error;
-        step
-    }
-
-    async fn host_step(&mut self, ctx: &mut Context, executor: &mut dyn Executor) -> AgentStep {
-        let mut step = AgentStep::new(HOST, HOST, AgentStatus::Continue);
-        let mut text = std::mem::take(&mut self.host_news).join("\n");
-        if !text.is_empty() {
-            text.push('\n');
-        }
-        text.push_str("Choose your next move as one JSON object.");
-        let (message, folded) = screen_message(text, ctx.screen.as_deref(), self.showing());
-        self.host.conversation.push_folding(message, folded);
-        let tries = self.settings.reply_retries + 1;
-        let reply = match Self::ask(
-            &self.llm,
-            &mut self.host,
-            tries,
-            ctx,
-            &mut step,
-            host::parse,
-            host::correction_message,
-        )
-        .await
-        {
-            Ok(reply) => reply,
-            Err(e) => return self.failed(ctx, step, e),
-        };
-        step.reasoning(&reply.words);
-        step.subtask = reply.current_subtask.clone();
-        let mut status = reply.status;
-        let mut summary = format!("{status}");
-        if let Some(arguments) = reply.select.clone() {
-            let command = ToolCall::action(host::SELECT_WINDOW, arguments);
-            let commands = std::slice::from_ref(&command);
-            let acted = act::run(
-                executor,
-                &ctx.events,
-                ctx.session_step + 1,
-                status,
-                commands,
-            )
-            .await;
-            status = acted.status;
-            let result = &acted.executed[0].result;
-            self.window = (result.status == ResultStatus::Success).then(|| {
-                let text = |k: &str| {
-                    let v = result.result.get(k).and_then(Value::as_str);
-                    v.unwrap_or_default().to_string()
-                };
-                (text("window"), text("application"))
-            });
-            if result.status == ResultStatus::Success {
-                let api = result.result.get("api").and_then(Value::as_str);
-                self.offer_api(api);
-            }
-            let shown = acted.shown(commands);
-            self.host_news
-                .push(results_text(&shown, None, self.settings.observation_limit));
-            summary = act::step_summary(&shown, status);
-            step.actions = acted.records(vec![command]);
-        }
-        let follower = self.steps.is_some();
-        self.next = match status {
-            AgentStatus::Assign if follower && self.window.is_some() => Transition::EndRound,
-            AgentStatus::Assign if self.window.is_some() => {
-                let subtask = reply.current_subtask.clone().unwrap_or_default();
-                self.assigned += 1;
-                ctx.events.info(format!(
-                    "step {}: the HostAgent assigns subtask {} to the AppAgent: {}",
-                    ctx.session_step + 1,
-                    self.assigned,
-                    crate::text::shorten(&subtask, 200)
-                ));
-                self.start_subtask(ctx, subtask, &reply.message);
-                Transition::Continue
-            }
-            AgentStatus::Assign => {
-                status = AgentStatus::Continue;
-                self.host_news.push(
-                    "Note: ASSIGN needs a window: select one with select_application_window (its id and name from the list) in the same reply."
-                        .to_string(),
-                );
-                Transition::Continue
-            }
-            AgentStatus::Pending => {
-                self.host_news.push(format!("Note: {}", act::NOBODY));
-                Transition::Continue
-            }
-            AgentStatus::Finish => Transition::EndRound,
-            AgentStatus::Fail => {
-                step.error = Some(said_fail(HOST, reply.words.comment.as_deref()));
-                Transition::Fail
-            }
-            _ => Transition::Continue,
-        };
-        step.status = status;
-        self.host.conversation.end_step(summary);
-        step.extra = host_keys(&reply, &step, self.window.as_ref(), self.assigned);
-        step
-    }
-
-    async fn app_step(&mut self, ctx: &mut Context, executor: &mut dyn Executor) -> AgentStep {
-        let application = self
-            .window
-            .as_ref()
-            .map(|(_, a)| a.clone())
-            .or_else(|| ctx.screen.as_ref().and_then(|s| s.application.clone()))
-            .unwrap_or_default();
-        let name = if application.is_empty() {
-            APP.to_string()
-        } else {
-            format!("{APP}/{application}")
-        };
-        let mut step = AgentStep::new(APP, name, AgentStatus::Continue);
-        step.subtask = self.subtask.clone();
-        let text = match self.app_news.take() {
-            Some(results) => format!("{results}Reply with your next action as one JSON object."),
-            None => "Reply with your first action as one JSON object.".to_string(),
-        };
-        let (message, folded) = screen_message(text, ctx.screen.as_deref(), self.showing());
-        self.app.conversation.push_folding(message, folded);
-        let tries = self.settings.reply_retries + 1;
-        let tools = self.app_tools.clone();
-        let reply = match Self::ask(
-            &self.llm,
-            &mut self.app,
-            tries,
-            ctx,
-            &mut step,
-            |content| parse_reply(content, &tools),
-            app::correction_message,
-        )
-        .await
-        {
-            Ok(reply) => reply,
-            Err(e) => return self.failed(ctx, step, e),
-        };
-        step.reasoning(&reply.words);
-        let commands: Vec<ToolCall> = reply
-            .actions
-            .iter()
-            .map(|a| ToolCall::action(&a.function, a.arguments.clone()))
-            .collect();
-        if act::deny(
-            &mut step,
-            &ctx.events,
-            reply.status,
-            self.settings.confirm,
-            &commands,
-        ) {
-            self.next = Transition::Fail;
-            return step;
-        }
-        // UFO: a step with no action is the end of the subtask (unless it gives up).
-        let said = match reply.status {
-            AgentStatus::Continue | AgentStatus::Pending if commands.is_empty() => {
-                ctx.events.info(format!(
-                    "step {}: the AppAgent took no action; its subtask is done (as UFO reads it)",
-                    ctx.session_step + 1
-                ));
-                AgentStatus::Finish
-            }
-            other => other,
-        };
-        let acted = act::run(executor, &ctx.events, ctx.session_step + 1, said, &commands).await;
-        let shown = acted.shown(&commands);
-        let note = (reply.status == AgentStatus::Pending).then_some(act::NOBODY);
-        self.app_news = Some(results_text(&shown, note, self.settings.observation_limit));
-        self.app
-            .conversation
-            .end_step(act::step_summary(&shown, acted.status));
-        step.status = acted.status;
-        step.actions = acted.records(commands);
-        step.extra = app_keys(
-            &reply.save_screenshot,
-            &step.actions,
-            &application,
-            self.window.as_ref(),
-        );
-        self.next = match step.status {
-            AgentStatus::Finish if self.steps.is_some() => Transition::EndRound,
-            AgentStatus::Finish => {
-                let subtask = self.subtask.clone().unwrap_or_default();
-                let comment = reply.words.comment.clone().unwrap_or_default();
-                self.host_news.push(format!(
-                    "<Subtask report> The AppAgent finished \"{}\"{}",
-                    subtask.trim(),
-                    if comment.is_empty() {
-                        String::new()
-                    } else {
-                        format!(": {comment}")
-                    }
-                ));
-                self.turn = Turn::Host;
-                Transition::Continue
-            }
-            AgentStatus::Fail => {
-                step.error = Some(said_fail(APP, reply.words.comment.as_deref()));
-                Transition::Fail
-            }
-            _ => Transition::Continue,
-        };
         step
     }
 }
