@@ -101,6 +101,29 @@ fn fingerprint(value: &str) -> String {
 /// `shared`.
 fn inputs_of(task: &Task, config: &RunSettings, shared: &SharedSettings) -> Inputs {
     let mut settings = BTreeMap::new();
+    limits(task, config, &mut settings);
+    tools(task, config, &mut settings);
+    llm(task, config, &mut settings);
+    experience(task, config, &mut settings);
+    Inputs {
+        task_file: task.source_hash.clone(),
+        object: task
+            .object_file
+            .as_ref()
+            .map(|object| match object.read(HASHED_OBJECT) {
+                Ok(bytes) => crate::hash::hex(&bytes),
+                Err(_) => object
+                    .open()
+                    .and_then(|(file, size)| Ok((size, file.metadata()?.modified().ok())))
+                    .map(|(size, modified)| format!("{size}:{modified:?}"))
+                    .unwrap_or_else(|e| e.to_string()),
+            }),
+        settings: shared.share(settings),
+    }
+}
+
+/// The task's limits and how it is judged.
+fn limits(task: &Task, config: &RunSettings, settings: &mut BTreeMap<String, String>) {
     let mut set = |name: &str, value: String| {
         settings.insert(name.to_string(), value);
     };
@@ -119,6 +142,14 @@ fn inputs_of(task: &Task, config: &RunSettings, shared: &SharedSettings) -> Inpu
     let shown = |v: Option<u64>| v.map_or_else(|| "none".to_string(), |n| n.to_string());
     set("memory_limit", shown(config.shell.limits.memory_bytes));
     set("cpu_limit", shown(config.shell.limits.cpu_seconds));
+}
+
+/// The MCP servers the task can call, and the values the runner fills in for them and
+/// for the devices.
+fn tools(task: &Task, config: &RunSettings, settings: &mut BTreeMap<String, String>) {
+    let mut set = |name: &str, value: String| {
+        settings.insert(name.to_string(), value);
+    };
     // The MCP servers, for a task that can call their tools: an agent sees them all, a
     // plan calls those it names.
     let agent = !matches!(task.shape, TaskShape::RecordedPlan { .. });
@@ -167,6 +198,13 @@ fn inputs_of(task: &Task, config: &RunSettings, shared: &SharedSettings) -> Inpu
     if !injected.is_empty() {
         set("injected", injected.join(", "));
     }
+}
+
+/// The LLM's settings, for a task that talks to it.
+fn llm(task: &Task, config: &RunSettings, settings: &mut BTreeMap<String, String>) {
+    let mut set = |name: &str, value: String| {
+        settings.insert(name.to_string(), value);
+    };
     if let Some(llm) = config.llm.as_ref().filter(|_| uses_llm(task, config)) {
         set("model", llm.model.clone());
         // A key the server refused is kept on resume as the configuration's error
@@ -191,6 +229,14 @@ fn inputs_of(task: &Task, config: &RunSettings, shared: &SharedSettings) -> Inpu
         );
         set("prompts", crate::agent::prompt_version());
     }
+}
+
+/// Where the agents' examples come from.
+fn experience(task: &Task, config: &RunSettings, settings: &mut BTreeMap<String, String>) {
+    let mut set = |name: &str, value: String| {
+        settings.insert(name.to_string(), value);
+    };
+    let agent = !matches!(task.shape, TaskShape::RecordedPlan { .. });
     // What the agents are given as examples (its content grows; where it comes from is
     // what a resumed run compares).
     let e = &config.experience;
@@ -202,20 +248,5 @@ fn inputs_of(task: &Task, config: &RunSettings, shared: &SharedSettings) -> Inpu
             "demonstrations",
             format!("{} (top {})", dir.display(), e.top_k),
         );
-    }
-    Inputs {
-        task_file: task.source_hash.clone(),
-        object: task
-            .object_file
-            .as_ref()
-            .map(|object| match object.read(HASHED_OBJECT) {
-                Ok(bytes) => crate::hash::hex(&bytes),
-                Err(_) => object
-                    .open()
-                    .and_then(|(file, size)| Ok((size, file.metadata()?.modified().ok())))
-                    .map(|(size, modified)| format!("{size}:{modified:?}"))
-                    .unwrap_or_else(|e| e.to_string()),
-            }),
-        settings: shared.share(settings),
     }
 }
