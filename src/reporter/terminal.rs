@@ -8,7 +8,7 @@ use std::time::Duration;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
 use super::stats::RunStats;
-use crate::event::{Event, RunStarted, TaskFinished};
+use crate::event::{Event, RunFinished, RunStarted, TaskFinished};
 use crate::record::{TaskRecord, TaskStatus};
 use crate::text::{first_line, plural};
 
@@ -126,28 +126,30 @@ impl Terminal {
                 };
                 self.line(&line);
             }
-            Event::RunFinished(finished) => {
-                if let Some(bar) = self.bar.take() {
-                    bar.finish_and_clear();
-                }
-                if finished.still_ending > 0 {
-                    let line = format!(
-                        "warning: the processes of {} were still being ended when the run ended",
-                        plural(finished.still_ending, "command")
-                    );
-                    self.print(&line);
-                }
-                if let Some(reason) = &stats.stopped {
-                    let line = format!("stopped early: {reason}");
-                    self.print(&line);
-                }
-                let line = summary_line(stats);
-                self.print(&line);
-                for e in &stats.write_errors {
-                    let line = format!("error: {e}");
-                    self.print(&line);
-                }
-            }
+            Event::RunFinished(finished) => self.run_finished(finished, stats),
+        }
+    }
+
+    fn run_finished(&mut self, finished: &RunFinished, stats: &RunStats) {
+        if let Some(bar) = self.bar.take() {
+            bar.finish_and_clear();
+        }
+        if finished.still_ending > 0 {
+            let line = format!(
+                "warning: the processes of {} were still being ended when the run ended",
+                plural(finished.still_ending, "command")
+            );
+            self.print(&line);
+        }
+        if let Some(reason) = &stats.stopped {
+            let line = format!("stopped early: {reason}");
+            self.print(&line);
+        }
+        let line = summary_line(stats);
+        self.print(&line);
+        for e in &stats.write_errors {
+            let line = format!("error: {e}");
+            self.print(&line);
         }
     }
 
