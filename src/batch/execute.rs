@@ -35,42 +35,8 @@ pub(crate) async fn execute<S: EventSink>(
     // of this run is written (refused before this point, it is left as it was).
     batch.discarding.start()?;
     let (events, sink) = spawn_sink(sink);
-    let total = batch.work.len() + batch.kept.len() + batch.invalid.len();
-    events.send(Event::RunStarted(Box::new(RunStarted {
-        name: config.run_name.clone(),
-        dir: config.run_dir.clone(),
-        started: batch.began_at,
-        began: batch.began,
-        total,
-        to_run: batch.work.len() + batch.invalid.len(),
-        kept_passed: batch
-            .kept
-            .statuses()
-            .iter()
-            .filter(|s| **s == crate::record::TaskStatus::Passed)
-            .count(),
-        jobs: config.jobs.get(),
-        config: config.to_json(),
-        previous_invocations: batch.previous_invocations,
-        rerun: batch.rerun,
-        sandbox: batch.sandbox.to_string(),
-        warnings: crate::executor::sandbox::as_root_warning()
-            .into_iter()
-            .chain(batch.sandbox_warning)
-            .chain(batch.experience_notes)
-            .chain(batch.devices.as_ref().map(|hub| {
-                format!(
-                    "tasks run on UFO device clients: python -m ufo.client.client --ws --ws-server \"ws://HOST:{}/ws?token=${}\" --client-id ID --platform linux|windows (listening on {})",
-                    hub.addr.port(),
-                    hub.settings.token_env,
-                    hub.addr
-                )
-            }))
-            .collect(),
-        shard: config.shard,
-        // Shared as it is (a copy of a million ids was the run's peak).
-        selection: Arc::new(batch.selection),
-    })));
+    events.send(Event::RunStarted(Box::new(run_started(config, &mut batch))));
+    let settings = attempt_settings(config, &batch);
     if !batch.kept.is_empty() {
         events.send(Event::TasksKept(Box::new(batch.kept)));
     }
@@ -80,24 +46,6 @@ pub(crate) async fn execute<S: EventSink>(
     // run.json must be on disk before the first task folder is: a runner killed in
     // between would leave a folder that a resume refuses as not a run folder.
     events.handled().await;
-    let settings = AttemptSettings {
-        // Resolved once here (the run dir exists): each task's folders are then canonical.
-        layout: batch.layout.resolved(),
-        shell: ShellSettings {
-            sandbox: batch.sandbox,
-            ..config.shell.clone()
-        },
-        desktop: config.desktop.clone(),
-        timeout: config.timeout,
-        max_steps: config.max_steps,
-        max_rounds: config.max_rounds,
-        eval: config.eval,
-        llm: batch.llm,
-        agent: config.agent.clone(),
-        mcp: batch.mcp,
-        devices: batch.devices.clone(),
-        experience: batch.experience.clone(),
-    };
     let device_news = batch
         .devices
         .clone()
@@ -112,26 +60,7 @@ pub(crate) async fn execute<S: EventSink>(
         .clone()
         .map(|client| tokio::spawn(report_llm_load(client, events.clone())));
     let clock = tokio::spawn(tick(events.clone()));
-    let mut pool = SessionPool::new(config.jobs.get(), Arc::new(settings), events.clone());
-    if let Some(max_usd) = config.max_cost {
-        pool = pool.with_budget(Budget {
-            spend: batch.spend,
-            max_usd,
-        });
-    }
-    let backoff = Backoff {
-        base: config.retry_delay,
-        max: config.retry_delay * 30,
-    };
-    pool = pool
-        .with_retries(RetryPolicy {
-            retries: config.retries,
-            backoff,
-        })
-        .with_max_fail(config.max_fail)
-        // A result waits to be written for a moment; the writers keep up with twice the
-        // sessions' results (and at least 64), and memory holds no more than that.
-        .with_backlog(Backlog::default(), config.jobs.get().max(32) * 2);
+    let pool = session_pool(config, settings, &events, batch.spend);
     let stopped = pool.run(batch.work, stop.clone()).await;
     // Commands ended without their task waiting (timeouts, cancellations): their
     // supervisors end what they left before the run does.
@@ -164,6 +93,96 @@ pub(crate) async fn execute<S: EventSink>(
     batch.discarding.finish();
     drop(batch.lock);
     sink
+}
+
+/// What the run's start tells: its place, its counts, its settings and its warnings.
+/// The selection and the notes move into it.
+fn run_started(config: &RunSettings, batch: &mut Prepared) -> RunStarted {
+    RunStarted {
+        name: config.run_name.clone(),
+        dir: config.run_dir.clone(),
+        started: batch.began_at,
+        began: batch.began,
+        total: batch.work.len() + batch.kept.len() + batch.invalid.len(),
+        to_run: batch.work.len() + batch.invalid.len(),
+        kept_passed: batch
+            .kept
+            .statuses()
+            .iter()
+            .filter(|s| **s == crate::record::TaskStatus::Passed)
+            .count(),
+        jobs: config.jobs.get(),
+        config: config.to_json(),
+        previous_invocations: batch.previous_invocations,
+        rerun: std::mem::take(&mut batch.rerun),
+        sandbox: batch.sandbox.to_string(),
+        warnings: crate::executor::sandbox::as_root_warning()
+            .into_iter()
+            .chain(batch.sandbox_warning.take())
+            .chain(std::mem::take(&mut batch.experience_notes))
+            .chain(batch.devices.as_deref().map(device_hint))
+            .collect(),
+        shard: config.shard,
+        // Shared as it is (a copy of a million ids was the run's peak).
+        selection: Arc::new(std::mem::take(&mut batch.selection)),
+    }
+}
+
+/// How a UFO device client joins this run.
+fn device_hint(hub: &DeviceHub) -> String {
+    format!(
+        "tasks run on UFO device clients: python -m ufo.client.client --ws --ws-server \"ws://HOST:{}/ws?token=${}\" --client-id ID --platform linux|windows (listening on {})",
+        hub.addr.port(),
+        hub.settings.token_env,
+        hub.addr
+    )
+}
+
+/// What every attempt of the run shares.
+fn attempt_settings(config: &RunSettings, batch: &Prepared) -> AttemptSettings {
+    AttemptSettings {
+        // Resolved once here (the run dir exists): each task's folders are then canonical.
+        layout: batch.layout.clone().resolved(),
+        shell: ShellSettings {
+            sandbox: batch.sandbox.clone(),
+            ..config.shell.clone()
+        },
+        desktop: config.desktop.clone(),
+        timeout: config.timeout,
+        max_steps: config.max_steps,
+        max_rounds: config.max_rounds,
+        eval: config.eval,
+        llm: batch.llm.clone(),
+        agent: config.agent.clone(),
+        mcp: batch.mcp.clone(),
+        devices: batch.devices.clone(),
+        experience: batch.experience.clone(),
+    }
+}
+
+/// The pool that runs the work: its budget, retries, failure limit and backlog.
+fn session_pool(
+    config: &RunSettings,
+    settings: AttemptSettings,
+    events: &EventSender,
+    spend: Arc<crate::llm::Spend>,
+) -> SessionPool {
+    let mut pool = SessionPool::new(config.jobs.get(), Arc::new(settings), events.clone());
+    if let Some(max_usd) = config.max_cost {
+        pool = pool.with_budget(Budget { spend, max_usd });
+    }
+    let backoff = Backoff {
+        base: config.retry_delay,
+        max: config.retry_delay * 30,
+    };
+    pool.with_retries(RetryPolicy {
+        retries: config.retries,
+        backoff,
+    })
+    .with_max_fail(config.max_fail)
+    // A result waits to be written for a moment; the writers keep up with twice the
+    // sessions' results (and at least 64), and memory holds no more than that.
+    .with_backlog(Backlog::default(), config.jobs.get().max(32) * 2)
 }
 
 /// How long the end of a run waits for commands' supervisors still ending processes.

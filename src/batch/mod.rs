@@ -5,6 +5,7 @@
 
 mod error;
 mod execute;
+mod experience;
 mod inputs;
 mod prepare;
 mod settings;

@@ -9,6 +9,7 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::Instant;
 
+use super::experience::open_experience;
 use super::inputs::{Held, SharedSettings};
 use super::sources::load_tasks_as;
 use super::{BatchError, RunSettings};
@@ -16,7 +17,6 @@ use crate::device::DeviceHub;
 use crate::executor::all_tools;
 use crate::executor::sandbox::{self, Sandbox};
 use crate::experience::Experience;
-use crate::experience::from_actions::demonstration;
 use crate::llm::{ApiKey, LlmClient, LlmConfig, Spend};
 use crate::mcp::McpHub;
 use crate::pool::Scheduled;
@@ -133,29 +133,12 @@ impl Resumable for Queued {
 pub(crate) async fn prepare(config: &RunSettings) -> Result<Prepared, BatchError> {
     let (began, began_at) = (Instant::now(), Timestamp::now());
     register_keys(config);
-    let mcp = if config.mcp.is_empty() {
-        None
-    } else {
-        Some(Arc::new(
-            McpHub::start(&config.mcp, config.jobs.get())
-                .await
-                .map_err(|e| BatchError::Refused(e.to_string()))?,
-        ))
-    };
-    let devices = match &config.devices {
-        Some(settings) => Some(
-            DeviceHub::start(settings.clone())
-                .await
-                .map_err(|e| BatchError::Refused(e.to_string()))?,
-        ),
-        None => None,
-    };
+    let (mcp, devices) = start_hubs(config).await?;
     let mut tools = task_tools(mcp.as_deref());
     if devices.is_some() {
         // A device's tools are known once it connects: a plan may call any of them.
         tools.push(ToolSpec::any());
     }
-    let tools: Arc<[ToolSpec]> = tools.into();
     // The sandbox is probed while the task files load: a jail's probe starts its
     // factory and makes a jail, milliseconds that are mostly waiting.
     let shim = std::env::current_exe().ok();
@@ -168,37 +151,8 @@ pub(crate) async fn prepare(config: &RunSettings) -> Result<Prepared, BatchError
     // Each task is kept by its file once its inputs are known: a batch never holds
     // every task's parsed plan.
     let shared = SharedSettings::default();
-    let keep = |task: Task, file| Queued::of(task, Some(file), config, &shared);
-    let mut loaded = if config.paths.is_empty() {
-        LoadedTasks::default()
-    } else {
-        load_tasks_as(&config.paths, Some(&config.out_root), tools, keep)?
-    };
-    loaded.tasks.extend(
-        request_tasks(&config.requests)
-            .into_iter()
-            .map(|task| Queued::of(task, None, config, &shared)),
-    );
-    let runs = (loaded.tasks.len() as u64) * u64::from(config.repeat.unwrap_or(1));
-    if runs > MAX_TASK_RUNS {
-        return Err(BatchError::Refused(format!(
-            "{} × --repeat {} is {runs} task runs, more than the {MAX_TASK_RUNS} one run takes: repeat fewer times, or shard the batch (--shard I/N)",
-            crate::text::plural(loaded.tasks.len(), "task"),
-            config.repeat.unwrap_or(1)
-        )));
-    }
-    let selection = all_ids(&loaded, config.repeat.unwrap_or(1));
-    if let Some(shard) = config.shard {
-        loaded.tasks.retain(|t| shard.contains(t.id()));
-        loaded.invalid.retain(|t| shard.contains(&t.id));
-    }
-    if let Some(k) = config.repeat.filter(|k| *k > 1) {
-        loaded.tasks = loaded
-            .tasks
-            .iter()
-            .flat_map(|t| (1..=k).map(|n| t.repetition(n)))
-            .collect();
-    }
+    let mut loaded = load(config, tools.into(), &shared)?;
+    let selection = select(&mut loaded, config)?;
     let probed = match probing {
         Ok(probe) => probe.join().map_err(|_| {
             BatchError::Refused("internal error: the sandbox probe panicked".to_string())
@@ -251,80 +205,79 @@ pub(crate) async fn prepare(config: &RunSettings) -> Result<Prepared, BatchError
     })
 }
 
-/// The run's experience: the file it saves to made ready, the records it retrieves
-/// from read, and `--demonstrations`' recorded plans loaded; `None` when the run uses
-/// none. A file that cannot be used, or a folder of demonstrations without one usable
-/// plan, refuses the run.
-fn open_experience(
+/// The run's MCP servers and device hub, when it has them; one that cannot start refuses
+/// the run.
+async fn start_hubs(
     config: &RunSettings,
-) -> Result<(Option<Arc<Experience>>, Vec<String>), BatchError> {
-    let settings = &config.experience;
-    if !settings.is_used() {
-        return Ok((None, Vec::new()));
-    }
-    let mut notes = Vec::new();
-    let demonstrations = match &settings.demonstrations {
-        None => None,
-        Some(dir) => {
-            let loaded = load_tasks_as(
-                std::slice::from_ref(dir),
-                None,
-                all_tools().to_vec().into(),
-                |task, _| task,
-            )?;
-            let mut unused: Vec<String> = loaded
-                .invalid
-                .iter()
-                .map(|bad| {
-                    let why = bad.problems.first().map(ToString::to_string);
-                    format!(
-                        "{} ({})",
-                        bad.source.display(),
-                        crate::text::first_line(&why.unwrap_or_default(), 120)
-                    )
-                })
-                .collect();
-            let mut records = Vec::new();
-            for task in &loaded.tasks {
-                match demonstration(task, task.id.to_string()) {
-                    Some(record) => records.push(record),
-                    None => unused.push(format!(
-                        "{} (not a recorded plan whose recording passed)",
-                        task.source.display()
-                    )),
-                }
-            }
-            let said = |unused: &[String]| {
-                let more = unused.len().saturating_sub(5);
-                let mut text = unused[..unused.len().min(5)].join("; ");
-                if more > 0 {
-                    text.push_str(&format!("; and {more} more"));
-                }
-                text
-            };
-            if records.is_empty() {
-                return Err(BatchError::Refused(format!(
-                    "--demonstrations {}: no recorded plan there can serve (a plan with actions whose recording passed): {}",
-                    dir.display(),
-                    said(&unused)
-                )));
-            }
-            if !unused.is_empty() {
-                notes.push(format!(
-                    "--demonstrations {}: {} not used: {}",
-                    dir.display(),
-                    crate::text::plural(unused.len(), "file"),
-                    said(&unused)
-                ));
-            }
-            Some(records)
-        }
+) -> Result<(Option<Arc<McpHub>>, Option<Arc<DeviceHub>>), BatchError> {
+    let refused = |e: &dyn std::fmt::Display| BatchError::Refused(e.to_string());
+    let mcp = if config.mcp.is_empty() {
+        None
+    } else {
+        Some(Arc::new(
+            McpHub::start(&config.mcp, config.jobs.get())
+                .await
+                .map_err(|e| refused(&e))?,
+        ))
     };
-    let (experience, opened) =
-        Experience::open(settings, &config.run_name, &config.run_dir, demonstrations)
-            .map_err(|e| BatchError::Refused(e.to_string()))?;
-    notes.extend(opened);
-    Ok((Some(Arc::new(experience)), notes))
+    let devices = match &config.devices {
+        Some(settings) => Some(
+            DeviceHub::start(settings.clone())
+                .await
+                .map_err(|e| refused(&e))?,
+        ),
+        None => None,
+    };
+    Ok((mcp, devices))
+}
+
+/// The task files' tasks and the `--request`s, each held by its inputs.
+fn load(
+    config: &RunSettings,
+    tools: Arc<[ToolSpec]>,
+    shared: &SharedSettings,
+) -> Result<LoadedTasks<Queued>, BatchError> {
+    let keep = |task: Task, file| Queued::of(task, Some(file), config, shared);
+    let mut loaded = if config.paths.is_empty() {
+        LoadedTasks::default()
+    } else {
+        load_tasks_as(&config.paths, Some(&config.out_root), tools, keep)?
+    };
+    loaded.tasks.extend(
+        request_tasks(&config.requests)
+            .into_iter()
+            .map(|task| Queued::of(task, None, config, shared)),
+    );
+    Ok(loaded)
+}
+
+/// Every id of the batch (returned), and the tasks this run makes of it: this machine's
+/// shard, each repeated `--repeat` times. More runs than one run takes refuse it.
+fn select(
+    loaded: &mut LoadedTasks<Queued>,
+    config: &RunSettings,
+) -> Result<Vec<TaskId>, BatchError> {
+    let runs = (loaded.tasks.len() as u64) * u64::from(config.repeat.unwrap_or(1));
+    if runs > MAX_TASK_RUNS {
+        return Err(BatchError::Refused(format!(
+            "{} × --repeat {} is {runs} task runs, more than the {MAX_TASK_RUNS} one run takes: repeat fewer times, or shard the batch (--shard I/N)",
+            crate::text::plural(loaded.tasks.len(), "task"),
+            config.repeat.unwrap_or(1)
+        )));
+    }
+    let selection = all_ids(loaded, config.repeat.unwrap_or(1));
+    if let Some(shard) = config.shard {
+        loaded.tasks.retain(|t| shard.contains(t.id()));
+        loaded.invalid.retain(|t| shard.contains(&t.id));
+    }
+    if let Some(k) = config.repeat.filter(|k| *k > 1) {
+        loaded.tasks = loaded
+            .tasks
+            .iter()
+            .flat_map(|t| (1..=k).map(|n| t.repetition(n)))
+            .collect();
+    }
+    Ok(selection)
 }
 
 /// Every tool a recorded plan may call: the built-in ones and the MCP servers'.

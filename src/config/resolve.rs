@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use super::ConfigError;
 use super::experience::experience_settings;
-use super::file::ConfigFile;
+use super::file::{ConfigFile, RunSection};
 use super::sections::{
     agent_settings, check_llm_needs, llm_config, resource_limits, shell_settings,
 };
@@ -84,10 +84,97 @@ const FILE_JOBS: &str = "[run] jobs in the config file";
 
 /// Merges flags/env over the file over defaults, and validates the result.
 pub(crate) fn resolve(
-    o: RunOverrides,
-    file: ConfigFile,
+    mut o: RunOverrides,
+    mut file: ConfigFile,
     config_file: Option<PathBuf>,
 ) -> Result<RunSettings, ConfigError> {
+    check_what_to_run(&o)?;
+    let out_root = o
+        .out
+        .take()
+        .or(file.run.out.take())
+        .unwrap_or_else(|| PathBuf::from("results"));
+    let shard = shard(o.shard.take(), o.shards)?;
+    let run_name = run_name(o.name.take(), &o, shard.as_ref())?;
+    let pace = Pace::resolve(&mut o, &mut file.run)?;
+    let eval = mode(o.eval, file.run.eval.as_deref(), "[run] eval")?.unwrap_or(EvalMode::Auto);
+    let sandbox = mode(o.sandbox, file.sandbox.mode.as_deref(), "[sandbox] mode")?
+        .unwrap_or(SandboxMode::Auto);
+    let mut shell = shell_settings(o.command_timeout.take(), file.executor)?;
+    shell.limits = resource_limits(&file.sandbox)?;
+    let vision = (file.llm.vision, file.llm.image_max_side);
+    let llm = llm_config(
+        o.model.take(),
+        o.llm_base_url.take(),
+        o.max_connections,
+        pace.jobs.get(),
+        file.llm,
+    )?;
+    let agent = agent_settings(file.agent, vision)?;
+    let experience = experience_settings(o.experience, file.experience, &out_root)?;
+    check_llm_needs(eval, o.max_cost, llm.as_ref())?;
+    let env = |v: &str| std::env::var(v).ok();
+    Ok(RunSettings {
+        run_dir: out_root.join(&run_name),
+        paths: o.paths,
+        out_root,
+        run_name,
+        jobs: pace.jobs,
+        timeout: pace.timeout,
+        max_steps: pace.max_steps,
+        max_rounds: pace.max_rounds,
+        eval,
+        resume: resume_mode(o.fresh, o.rerun_failed),
+        shell,
+        desktop: crate::executor::DesktopSettings {
+            save_ui_tree: o.save_ui_tree,
+            ..Default::default()
+        },
+        llm,
+        agent,
+        mcp: crate::mcp::servers(file.mcp, env).map_err(|e| ConfigError::Invalid(e.to_string()))?,
+        devices: crate::device::DeviceSettings::resolve(
+            o.devices,
+            o.devices_wait,
+            file.devices,
+            &env,
+        )
+        .map_err(|e| ConfigError::Invalid(e.to_string()))?,
+        max_cost: o.max_cost,
+        requests: o.requests,
+        sandbox,
+        retries: pace.retries,
+        retry_delay: pace.retry_delay,
+        max_fail: pace.max_fail,
+        shard,
+        grace: pace.grace,
+        repeat: pace.repeat,
+        experience,
+        config_file,
+    })
+}
+
+/// A mode given as a flag, else named in the config file's `key`.
+fn mode<M: std::str::FromStr>(
+    flag: Option<M>,
+    file: Option<&str>,
+    key: &str,
+) -> Result<Option<M>, ConfigError>
+where
+    M::Err: std::fmt::Display,
+{
+    match (flag, file) {
+        (Some(mode), _) => Ok(Some(mode)),
+        (None, Some(text)) => text
+            .parse()
+            .map(Some)
+            .map_err(|e| ConfigError::Invalid(format!("{key}: {e}"))),
+        (None, None) => Ok(None),
+    }
+}
+
+/// Refuses a run with nothing to run, or with resume modes that exclude each other.
+fn check_what_to_run(o: &RunOverrides) -> Result<(), ConfigError> {
     if o.paths.is_empty() && o.requests.is_empty() {
         return Err(ConfigError::Invalid(
             "give at least one task file or folder to run, or --request TEXT".into(),
@@ -98,155 +185,136 @@ pub(crate) fn resolve(
             "--fresh and --rerun-failed cannot be used together".into(),
         ));
     }
-    let out_root = o
-        .out
-        .or(file.run.out)
-        .unwrap_or_else(|| PathBuf::from("results"));
-    let shard = match (o.shard, o.shards) {
+    Ok(())
+}
+
+/// `--shard I/N`, or `--shards N` with the index from the scheduler's environment.
+fn shard(
+    text: Option<String>,
+    count: Option<u32>,
+) -> Result<Option<crate::shard::Shard>, ConfigError> {
+    Ok(match (text, count) {
         (Some(text), _) => Some(crate::shard::Shard::parse(&text)?),
         (None, Some(n)) => Some(crate::shard::Shard::from_env(n, |v| std::env::var(v).ok())?),
         (None, None) => None,
-    };
-    let base = match (o.name, o.paths.first()) {
+    })
+}
+
+/// The run dir's name: `--name`, else from the first path or the requests; a shard's
+/// name says which shard it is.
+fn run_name(
+    name: Option<String>,
+    o: &RunOverrides,
+    shard: Option<&crate::shard::Shard>,
+) -> Result<String, ConfigError> {
+    let base = match (name, o.paths.first()) {
         (Some(name), _) => name,
         (None, Some(path)) => default_run_name(path)?,
         (None, None) => request_run_name(&o.requests),
     };
     // Shards of one batch must not share a run dir, even under a name given with
     // `--name`; `merge` joins them.
-    let run_name = match &shard {
+    let run_name = match shard {
         Some(s) => format!("{base}-shard-{}-of-{}", s.index + 1, s.count),
         None => base,
     };
     check_run_name(&run_name)?;
-    let jobs = counted(
-        layered("--jobs", FILE_JOBS, o.jobs, file.run.jobs),
-        MAX_JOBS,
-    )?
-    .and_then(NonZeroUsize::new)
-    .unwrap_or_else(|| NonZeroUsize::new(default_jobs()).unwrap_or(NonZeroUsize::MIN));
-    let timeout = duration_option(layered(
-        "--timeout",
-        "[run] timeout in the config file",
-        o.timeout,
-        file.run.timeout,
-    ))?
-    .unwrap_or(Duration::from_secs(600));
-    let eval = match (o.eval, file.run.eval) {
-        (Some(mode), _) => mode,
-        (None, Some(text)) => text
-            .parse()
-            .map_err(|e| ConfigError::Invalid(format!("[run] eval: {e}")))?,
-        (None, None) => EvalMode::Auto,
-    };
-    let max_steps = counted(
-        layered(
-            "--max-steps",
-            "[run] max_steps in the config file",
-            o.max_steps,
-            file.run.max_steps,
-        ),
-        MAX_STEPS,
-    )?;
-    let max_rounds = counted(
-        layered(
-            "--max-rounds",
-            "[run] max_rounds in the config file",
-            o.max_rounds,
-            file.run.max_rounds,
-        ),
-        MAX_STEPS,
-    )?;
-    let sandbox = match (o.sandbox, &file.sandbox.mode) {
-        (Some(mode), _) => mode,
-        (None, Some(text)) => text
-            .parse()
-            .map_err(|e| ConfigError::Invalid(format!("[sandbox] mode: {e}")))?,
-        (None, None) => SandboxMode::Auto,
-    };
-    let retry_delay = duration_option(
-        file.run
-            .retry_delay
-            .map(|t| (t, "[run] retry_delay in the config file")),
-    )?
-    .unwrap_or(Duration::from_secs(2));
-    let grace = duration_option(layered(
-        "--grace",
-        "[run] grace in the config file",
-        o.grace,
-        file.run.grace,
-    ))?
-    .unwrap_or(Duration::from_secs(30));
-    let max_fail = nonzero(layered(
-        "--max-fail",
-        "[run] max_fail in the config file",
-        o.max_fail,
-        file.run.max_fail,
-    ))?;
-    let mut shell = shell_settings(o.command_timeout, file.executor)?;
-    shell.limits = resource_limits(&file.sandbox)?;
-    let vision = (file.llm.vision, file.llm.image_max_side);
-    let llm = llm_config(
-        o.model,
-        o.llm_base_url,
-        o.max_connections,
-        jobs.get(),
-        file.llm,
-    )?;
-    let agent = agent_settings(file.agent, vision)?;
-    let experience = experience_settings(o.experience, file.experience, &out_root)?;
-    check_llm_needs(eval, o.max_cost, llm.as_ref())?;
-    let resume = if o.fresh {
-        ResumeMode::Fresh
-    } else if o.rerun_failed {
-        ResumeMode::RerunFailed
-    } else {
-        ResumeMode::Resume
-    };
-    Ok(RunSettings {
-        run_dir: out_root.join(&run_name),
-        paths: o.paths,
-        out_root,
-        run_name,
-        jobs,
-        timeout,
-        max_steps,
-        max_rounds,
-        eval,
-        resume,
-        shell,
-        desktop: crate::executor::DesktopSettings {
-            save_ui_tree: o.save_ui_tree,
-            ..Default::default()
-        },
-        llm,
-        agent,
-        mcp: crate::mcp::servers(file.mcp, |v| std::env::var(v).ok())
-            .map_err(|e| ConfigError::Invalid(e.to_string()))?,
-        devices: crate::device::DeviceSettings::resolve(
-            o.devices,
-            o.devices_wait,
-            file.devices,
-            &|v| std::env::var(v).ok(),
-        )
-        .map_err(|e| ConfigError::Invalid(e.to_string()))?,
-        max_cost: o.max_cost,
-        requests: o.requests,
-        sandbox,
-        retries: retries(layered(
+    Ok(run_name)
+}
+
+/// How the run goes on: how many at once, how long, how often again, when it stops.
+struct Pace {
+    jobs: NonZeroUsize,
+    timeout: Duration,
+    max_steps: Option<u32>,
+    max_rounds: Option<u32>,
+    retry_delay: Duration,
+    grace: Duration,
+    max_fail: Option<u32>,
+    retries: u32,
+    repeat: Option<u32>,
+}
+
+impl Pace {
+    /// The `[run]` limits, flags over the file over defaults.
+    fn resolve(o: &mut RunOverrides, run: &mut RunSection) -> Result<Self, ConfigError> {
+        let jobs = counted(layered("--jobs", FILE_JOBS, o.jobs, run.jobs), MAX_JOBS)?
+            .and_then(NonZeroUsize::new)
+            .unwrap_or_else(|| NonZeroUsize::new(default_jobs()).unwrap_or(NonZeroUsize::MIN));
+        let timeout = duration_option(layered(
+            "--timeout",
+            "[run] timeout in the config file",
+            o.timeout.take(),
+            run.timeout.take(),
+        ))?
+        .unwrap_or(Duration::from_secs(600));
+        let max_steps = counted(
+            layered(
+                "--max-steps",
+                "[run] max_steps in the config file",
+                o.max_steps,
+                run.max_steps,
+            ),
+            MAX_STEPS,
+        )?;
+        let max_rounds = counted(
+            layered(
+                "--max-rounds",
+                "[run] max_rounds in the config file",
+                o.max_rounds,
+                run.max_rounds,
+            ),
+            MAX_STEPS,
+        )?;
+        let retry_delay = duration_option(
+            run.retry_delay
+                .take()
+                .map(|t| (t, "[run] retry_delay in the config file")),
+        )?
+        .unwrap_or(Duration::from_secs(2));
+        let grace = duration_option(layered(
+            "--grace",
+            "[run] grace in the config file",
+            o.grace.take(),
+            run.grace.take(),
+        ))?
+        .unwrap_or(Duration::from_secs(30));
+        let max_fail = nonzero(layered(
+            "--max-fail",
+            "[run] max_fail in the config file",
+            o.max_fail,
+            run.max_fail,
+        ))?;
+        let retries = retries(layered(
             "--retries",
             "[run] retries in the config file",
             o.retries,
-            file.run.retries,
-        ))?,
-        retry_delay,
-        max_fail,
-        shard,
-        grace,
-        repeat: counted(o.repeat.map(|n| (n, "--repeat")), MAX_REPEAT)?,
-        experience,
-        config_file,
-    })
+            run.retries,
+        ))?;
+        let repeat = counted(o.repeat.map(|n| (n, "--repeat")), MAX_REPEAT)?;
+        Ok(Pace {
+            jobs,
+            timeout,
+            max_steps,
+            max_rounds,
+            retry_delay,
+            grace,
+            max_fail,
+            retries,
+            repeat,
+        })
+    }
+}
+
+/// Which earlier results a run keeps.
+fn resume_mode(fresh: bool, rerun_failed: bool) -> ResumeMode {
+    if fresh {
+        ResumeMode::Fresh
+    } else if rerun_failed {
+        ResumeMode::RerunFailed
+    } else {
+        ResumeMode::Resume
+    }
 }
 
 /// `--retries`: from 0 to [`MAX_RETRIES`].

@@ -10,6 +10,7 @@ use std::path::{Path, PathBuf};
 use serde_json::{Value, json};
 
 use super::FinishedError;
+use super::copy::copy_dir;
 use super::missing::{Ended, answered, mark_interrupted, missing};
 use crate::record::{TaskRecord, TaskRow};
 use crate::render::{Overview, Totals, task_pages, write_summaries};
@@ -62,44 +63,104 @@ pub(crate) fn merge(out: &Path, inputs: &[PathBuf]) -> Result<MergeReport, Finis
         .map(|input| super::error::idle(input))
         .collect::<Result<Vec<_>, _>>()?;
     let mut report = MergeReport::default();
-    let mut shards = Vec::new();
-    // Every task of the batch, with which repetition it is (`--repeat`).
-    let mut expected: BTreeMap<TaskId, Option<u32>> = BTreeMap::new();
-    let mut selections: Vec<usize> = Vec::new();
-    let mut runs: Vec<Value> = Vec::new();
-    // Tasks of inputs that stopped before starting them (which have no folder), with how
-    // their run ended.
-    let mut stopped: BTreeMap<TaskId, Ended> = BTreeMap::new();
-    for input in inputs {
-        let Some(run) = read_run_json(input) else {
-            return Err(FinishedError::NotRunDir(input.clone()));
-        };
-        let ended = Ended::of(&run);
-        runs.push(run);
-        // (An unreadable one is told with the input's other unreadable files, below.)
-        let selection = read_selection(input).ok().flatten();
-        shards.push((input.clone(), selection.as_ref().and_then(|s| s.shard)));
-        if let Some(selection) = selection {
-            selections.push(selection.ids.len());
-            for id in &selection.ids {
-                expected.insert(id.clone(), selection.repetition(id));
-            }
-            if matches!(ended, Ended::Stopped(_)) {
-                for id in selection.members() {
-                    stopped.insert(id.clone(), ended.clone());
-                }
-            }
-        }
-    }
-    if selections.windows(2).any(|w| w[0] != w[1]) {
+    let batch = Inputs::read(inputs)?;
+    if batch.selections.windows(2).any(|w| w[0] != w[1]) {
         report.problems.push(format!(
-            "the inputs were made from different batches ({selections:?} tasks)"
+            "the inputs were made from different batches ({:?} tasks)",
+            batch.selections
         ));
     }
-    report.problems.extend(shard_problems(&shards));
+    report.problems.extend(shard_problems(&batch.shards));
 
     let layout = RunLayout::new(out);
     std::fs::create_dir_all(out).map_err(|e| FileError::write(out, e))?;
+    let mut merged = copy_tasks(&layout, inputs, &mut report)?;
+    let found = answered(merged.values().map(|(r, _)| r));
+    let absent: Vec<(TaskId, Option<u32>)> = batch
+        .expected
+        .iter()
+        .filter(|(id, _)| !found.contains(*id))
+        .map(|(id, repeat)| (id.clone(), *repeat))
+        .collect();
+    for (id, repeat) in &absent {
+        let record = match batch.stopped.get(id) {
+            // Cancelled before it began: the run said so, no shard is missing.
+            Some(ended) => ended.absent(id, *repeat, String::new),
+            None => {
+                report.missing.push(id.clone());
+                missing_record(id, *repeat, &batch.shards)
+            }
+        };
+        write_missing(&layout, &record)?;
+        merged.insert(id.clone(), (record, PathBuf::new()));
+    }
+    let totals = write_run(&layout, out, &batch, &merged, &report)?;
+    report.tasks = merged.len();
+    report.totals = Some(totals);
+    Ok(report)
+}
+
+/// What the inputs' `run.json` and selections say about the batch they are of.
+struct Inputs {
+    /// Each input, with the shard it is.
+    shards: Vec<(PathBuf, Option<Shard>)>,
+    /// Every task of the batch, with which repetition it is (`--repeat`).
+    expected: BTreeMap<TaskId, Option<u32>>,
+    /// How many tasks each input's selection has.
+    selections: Vec<usize>,
+    /// Each input's `run.json`.
+    runs: Vec<Value>,
+    /// Tasks of inputs that stopped before starting them (which have no folder), with
+    /// how their run ended.
+    stopped: BTreeMap<TaskId, Ended>,
+}
+
+impl Inputs {
+    /// Reads every input's `run.json` and selection; an input without `run.json` is no
+    /// run dir.
+    fn read(inputs: &[PathBuf]) -> Result<Self, FinishedError> {
+        let mut batch = Inputs {
+            shards: Vec::new(),
+            expected: BTreeMap::new(),
+            selections: Vec::new(),
+            runs: Vec::new(),
+            stopped: BTreeMap::new(),
+        };
+        for input in inputs {
+            let Some(run) = read_run_json(input) else {
+                return Err(FinishedError::NotRunDir(input.clone()));
+            };
+            let ended = Ended::of(&run);
+            batch.runs.push(run);
+            // (An unreadable one is told with the input's other unreadable files.)
+            let selection = read_selection(input).ok().flatten();
+            batch
+                .shards
+                .push((input.clone(), selection.as_ref().and_then(|s| s.shard)));
+            let Some(selection) = selection else {
+                continue;
+            };
+            batch.selections.push(selection.ids.len());
+            for id in &selection.ids {
+                batch.expected.insert(id.clone(), selection.repetition(id));
+            }
+            if matches!(ended, Ended::Stopped(_)) {
+                for id in selection.members() {
+                    batch.stopped.insert(id.clone(), ended.clone());
+                }
+            }
+        }
+        Ok(batch)
+    }
+}
+
+/// Copies every input's task folders into `layout`, the first of a task two inputs have;
+/// returns each task's record with the folder it came from.
+fn copy_tasks(
+    layout: &RunLayout,
+    inputs: &[PathBuf],
+    report: &mut MergeReport,
+) -> Result<BTreeMap<TaskId, (TaskRecord, PathBuf)>, FinishedError> {
     let mut merged: BTreeMap<TaskId, (TaskRecord, PathBuf)> = BTreeMap::new();
     for input in inputs {
         let (stored, unreadable, _) = load_batch(input);
@@ -134,28 +195,22 @@ pub(crate) fn merge(out: &Path, inputs: &[PathBuf]) -> Result<MergeReport, Finis
             merged.insert(task.record.id.clone(), (task.record, from.to_path_buf()));
         }
     }
-    let found = answered(merged.values().map(|(r, _)| r));
-    let absent: Vec<(TaskId, Option<u32>)> = expected
-        .into_iter()
-        .filter(|(id, _)| !found.contains(id))
-        .collect();
-    for (id, repeat) in &absent {
-        let record = match stopped.get(id) {
-            // Cancelled before it began: the run said so, no shard is missing.
-            Some(ended) => ended.absent(id, *repeat, String::new),
-            None => {
-                report.missing.push(id.clone());
-                missing_record(id, *repeat, &shards)
-            }
-        };
-        write_missing(&layout, &record)?;
-        merged.insert(id.clone(), (record, PathBuf::new()));
-    }
+    Ok(merged)
+}
+
+/// Writes the merged run's summaries, `run.json` and selection; returns its totals.
+fn write_run(
+    layout: &RunLayout,
+    out: &Path,
+    batch: &Inputs,
+    merged: &BTreeMap<TaskId, (TaskRecord, PathBuf)>,
+    report: &MergeReport,
+) -> Result<Totals, FinishedError> {
     let rows: Vec<TaskRow> = merged.values().map(|(r, _)| TaskRow::of(r)).collect();
     let name = layout.name();
     let overview = Overview::of(&rows);
     let totals = overview.totals.clone();
-    let (started, settings) = shared_settings(&runs, &name, out);
+    let (started, settings) = shared_settings(&batch.runs, &name, out);
     let run = json!({
         "tool": "ufo-batch",
         "version": env!("CARGO_PKG_VERSION"),
@@ -167,21 +222,19 @@ pub(crate) fn merge(out: &Path, inputs: &[PathBuf]) -> Result<MergeReport, Finis
         "jobs": settings.get("jobs"),
         "sandbox": settings.get("sandbox"),
         "config": settings.get("config"),
-        "merged_from": shards.iter().map(|(p, s)| json!({"run_dir": p.display().to_string(), "shard": s.map(|s| s.to_string())})).collect::<Vec<Value>>(),
+        "merged_from": batch.shards.iter().map(|(p, s)| json!({"run_dir": p.display().to_string(), "shard": s.map(|s| s.to_string())})).collect::<Vec<Value>>(),
         "missing": report.missing,
         "duplicates": report.duplicates.iter().map(|(id, _, _)| id).collect::<Vec<_>>(),
         "totals": totals,
     });
-    write_summaries(&layout, &name, Some(&run), &rows, &overview)?;
+    write_summaries(layout, &name, Some(&run), &rows, &overview)?;
     let path = layout.run_json();
     write_json(&path, &run).map_err(|e| FileError::write(&path, e))?;
     let selection: Vec<&TaskId> = merged.keys().collect();
     let path = layout.selection();
     write_json(&path, &json!({"shard": null, "tasks": selection}))
         .map_err(|e| FileError::write(&path, e))?;
-    report.tasks = merged.len();
-    report.totals = Some(totals);
-    Ok(report)
+    Ok(totals)
 }
 
 /// When the merged runs started (the earliest), and the settings they ran with: the
@@ -273,75 +326,6 @@ fn write_missing(layout: &RunLayout, record: &TaskRecord) -> Result<(), FileErro
     let files = TaskFiles(dir);
     files.status_durably(record)?;
     files.pages(&task_pages(record, &[], None, &[]))
-}
-
-/// Copies a folder tree: regular files and folders only. A symbolic link (a shard's
-/// `output.md -> /etc/shadow`, or one a task left in its workspace) is not copied, lest a
-/// later read of the merged folder follow it; nor is a FIFO, socket or device (opening it
-/// could wait forever). `skipped` says what was left out, and what could not be copied
-/// below the task's folder (a workspace deeper than paths may be long): the rest goes on.
-fn copy_dir(from: &Path, to: &Path, skipped: &mut Vec<String>) -> std::io::Result<()> {
-    std::fs::create_dir_all(to)?;
-    for entry in std::fs::read_dir(from)? {
-        let entry = entry?;
-        let kind = entry.file_type()?;
-        let target = to.join(entry.file_name());
-        let copied = if kind.is_dir() {
-            copy_dir(&entry.path(), &target, skipped).map(|()| true)
-        } else if kind.is_file() {
-            copy_regular(&entry.path(), &target)
-        } else {
-            Ok(false)
-        };
-        let copied = match copied {
-            Ok(copied) => copied,
-            Err(e) => {
-                skipped.push(format!("{}: not copied ({e})", entry.path().display()));
-                continue;
-            }
-        };
-        if !copied {
-            let what = if kind.is_symlink() {
-                "a symbolic link"
-            } else {
-                "not a regular file: a FIFO, socket or device"
-            };
-            skipped.push(format!("{}: not copied ({what})", entry.path().display()));
-        }
-    }
-    Ok(())
-}
-
-/// Copies the regular file at `from` to a new file at `to`, opening `from` without
-/// following a link (one swapped in since it was listed); false when it is not a
-/// regular file any more.
-fn copy_regular(from: &Path, to: &Path) -> std::io::Result<bool> {
-    let mut options = std::fs::OpenOptions::new();
-    options.read(true);
-    #[cfg(unix)]
-    std::os::unix::fs::OpenOptionsExt::custom_flags(
-        &mut options,
-        libc::O_NOFOLLOW | libc::O_NONBLOCK,
-    );
-    let mut source = match options.open(from) {
-        Ok(file) if file.metadata()?.is_file() => file,
-        Ok(_) => return Ok(false),
-        #[cfg(unix)]
-        Err(e) if e.raw_os_error() == Some(libc::ELOOP) => return Ok(false),
-        Err(e) => return Err(e),
-    };
-    // Whatever is there (a nested task's file copied with its parent task's folder) is
-    // replaced by a new file, never written through.
-    match std::fs::remove_file(to) {
-        Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(e),
-        _ => {}
-    }
-    let mut target = std::fs::OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .open(to)?;
-    std::io::copy(&mut source, &mut target)?;
-    Ok(true)
 }
 
 #[cfg(test)]

@@ -4,6 +4,7 @@
 //! through `rundir`, render through `render`, and never run a task.
 
 mod compare;
+mod copy;
 mod error;
 mod harbor;
 mod merge;

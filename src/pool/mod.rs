@@ -220,6 +220,20 @@ impl SessionPool {
         }
         let stopped = stop.reason();
         let reason = stopped.as_deref().unwrap_or("the run stopped");
+        let unrun = waiting.into_iter().map(|(_, item)| item);
+        self.record_unrun(unrun, ahead, queue, reason);
+        stopped
+    }
+
+    /// Records the tasks the run stopped before: those waiting for a retry, those read
+    /// ahead and those still queued, in that order, each ending with its `TaskFinished`.
+    fn record_unrun(
+        &self,
+        waiting: impl Iterator<Item = Item>,
+        mut ahead: VecDeque<Item>,
+        queue: VecDeque<Scheduled>,
+        reason: &str,
+    ) {
         // The files read ahead for tasks with nothing on disk yet are not wanted (they
         // are recorded without being read): the reads not begun yet are not made.
         for item in ahead.iter_mut().filter(|item| item.previous.is_none()) {
@@ -228,12 +242,7 @@ impl SessionPool {
         // Once a file does not answer, the rest are not read again: the stop must not
         // wait for each of them in turn.
         let mut read = true;
-        for mut item in waiting
-            .into_iter()
-            .map(|(_, item)| item)
-            .chain(ahead)
-            .chain(queue.into_iter().map(Item::of))
-        {
+        for mut item in waiting.chain(ahead).chain(queue.into_iter().map(Item::of)) {
             let previous = item.previous.take().map(|b| *b);
             // A task with nothing on disk yet is recorded from what the batch holds: its
             // file is not read again, and no folder is written for it (see
@@ -260,7 +269,6 @@ impl SessionPool {
                     Vec::new(),
                 ))));
         }
-        stopped
     }
 
     /// Whether scheduling has stopped: a stop token, or the budget, says so. The first

@@ -99,20 +99,7 @@ impl ResultFiles {
                 self.keep(result);
             }
             Event::TasksKept(rows) => self.records.insert_all(rows),
-            Event::TaskStarted(record) => {
-                self.records.insert(&TaskRow::of(record));
-                self.running.insert(record.id.clone(), (**record).clone());
-                let (files, record) = (self.task_files(&record.id), (**record).clone());
-                // Lines still held belong to the attempt before (its files move now).
-                let lines = self.lines.remove(&record.id);
-                self.lanes.submit(
-                    &record.id.clone(),
-                    Box::new(move || {
-                        write_lines(&files, lines)?;
-                        Ok(files.attempt_started(&record)?)
-                    }),
-                );
-            }
+            Event::TaskStarted(record) => self.task_started(record),
             Event::TaskLog { id, line } => {
                 self.lines
                     .entry(id.clone())
@@ -127,67 +114,12 @@ impl ResultFiles {
                     .steps
                     .push(Arc::clone(step));
             }
-            Event::TaskOnDevice { id, device } => {
-                // The running status names its device at once, not when the attempt ends.
-                if let Some(record) = self.running.get_mut(id)
-                    && let Some(attempt) = record.attempts.last_mut()
-                {
-                    attempt.device = Some(device.clone());
-                    let record = record.clone();
-                    let files = self.task_files(id);
-                    self.lanes
-                        .submit(id, Box::new(move || Ok(files.status(&record)?)));
-                }
-            }
-            Event::TaskRetrying { record, .. } => {
-                self.running.remove(&record.id);
-                let (files, record) = (self.task_files(&record.id), (**record).clone());
-                let lines = self.lines.remove(&record.id);
-                self.lanes.submit(
-                    &record.id.clone(),
-                    Box::new(move || {
-                        write_lines(&files, lines)?;
-                        Ok(files.status(&record)?)
-                    }),
-                );
-            }
+            Event::TaskOnDevice { id, device } => self.task_on_device(id, device),
+            Event::TaskRetrying { record, .. } => self.task_retrying(record),
             Event::TaskFinished(f) if f.unstarted => {
                 self.records.insert(&TaskRow::of(&f.record));
             }
-            Event::TaskFinished(f) => {
-                self.running.remove(&f.record.id);
-                self.records.insert(&TaskRow::of(&f.record));
-                let files = self.task_files(&f.record.id);
-                let lines = self.lines.remove(&f.record.id);
-                let f = Arc::clone(f);
-                let committer = Arc::clone(&self.committer);
-                self.lanes.submit(
-                    &f.record.id.clone(),
-                    Box::new(move || {
-                        let mut errors = FileErrors::default();
-                        if let Err(e) = write_lines(&files, lines) {
-                            errors.extend(e);
-                        }
-                        let (pending, written) = task_finished(&files, &f);
-                        if let Err(e) = written {
-                            errors.extend(e);
-                        }
-                        let written = errors.into_result();
-                        if let Some(pending) = pending {
-                            committer.commit(pending);
-                        }
-                        written
-                    }),
-                );
-                if self.tasks_status_due.is_none_or(|t| Instant::now() >= t) {
-                    let began = Instant::now();
-                    self.flush();
-                    let result = self.write_tasks_status();
-                    self.keep(result);
-                    let spacing = began.elapsed() * TASKS_STATUS_SPACING;
-                    self.tasks_status_due = Some(began + spacing.max(TASKS_STATUS_EVERY));
-                }
-            }
+            Event::TaskFinished(f) => self.task_finished(f),
             Event::Devices {
                 news: Some(news), ..
             } => {
@@ -210,6 +142,87 @@ impl ResultFiles {
                 let result = self.run_finished(f);
                 self.keep(result);
             }
+        }
+    }
+
+    /// An attempt began: its running status, after the lines of the attempt before.
+    fn task_started(&mut self, record: &crate::record::TaskRecord) {
+        self.records.insert(&TaskRow::of(record));
+        self.running.insert(record.id.clone(), record.clone());
+        let (files, record) = (self.task_files(&record.id), record.clone());
+        // Lines still held belong to the attempt before (its files move now).
+        let lines = self.lines.remove(&record.id);
+        self.lanes.submit(
+            &record.id.clone(),
+            Box::new(move || {
+                write_lines(&files, lines)?;
+                Ok(files.attempt_started(&record)?)
+            }),
+        );
+    }
+
+    /// A running attempt was given its device: the running status names it at once, not
+    /// when the attempt ends.
+    fn task_on_device(&mut self, id: &TaskId, device: &str) {
+        if let Some(record) = self.running.get_mut(id)
+            && let Some(attempt) = record.attempts.last_mut()
+        {
+            attempt.device = Some(device.to_string());
+            let record = record.clone();
+            let files = self.task_files(id);
+            self.lanes
+                .submit(id, Box::new(move || Ok(files.status(&record)?)));
+        }
+    }
+
+    /// An attempt ended and another follows: its lines and its status.
+    fn task_retrying(&mut self, record: &crate::record::TaskRecord) {
+        self.running.remove(&record.id);
+        let (files, record) = (self.task_files(&record.id), record.clone());
+        let lines = self.lines.remove(&record.id);
+        self.lanes.submit(
+            &record.id.clone(),
+            Box::new(move || {
+                write_lines(&files, lines)?;
+                Ok(files.status(&record)?)
+            }),
+        );
+    }
+
+    /// A task ended: its lines and files, its status committed once they are durable;
+    /// `tasks_status.json` when it is due.
+    fn task_finished(&mut self, f: &Arc<TaskFinished>) {
+        self.running.remove(&f.record.id);
+        self.records.insert(&TaskRow::of(&f.record));
+        let files = self.task_files(&f.record.id);
+        let lines = self.lines.remove(&f.record.id);
+        let f = Arc::clone(f);
+        let committer = Arc::clone(&self.committer);
+        self.lanes.submit(
+            &f.record.id.clone(),
+            Box::new(move || {
+                let mut errors = FileErrors::default();
+                if let Err(e) = write_lines(&files, lines) {
+                    errors.extend(e);
+                }
+                let (pending, written) = task_finished(&files, &f);
+                if let Err(e) = written {
+                    errors.extend(e);
+                }
+                let written = errors.into_result();
+                if let Some(pending) = pending {
+                    committer.commit(pending);
+                }
+                written
+            }),
+        );
+        if self.tasks_status_due.is_none_or(|t| Instant::now() >= t) {
+            let began = Instant::now();
+            self.flush();
+            let result = self.write_tasks_status();
+            self.keep(result);
+            let spacing = began.elapsed() * TASKS_STATUS_SPACING;
+            self.tasks_status_due = Some(began + spacing.max(TASKS_STATUS_EVERY));
         }
     }
 

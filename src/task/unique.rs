@@ -90,79 +90,8 @@ pub(super) fn unique_ids<T: Identified>(
     // The tasks that cannot keep their id, by place, with why (they move out at the end,
     // so that the batch is never copied).
     let mut refused: Vec<(usize, Problem)> = Vec::new();
-    // Tasks of one id are side by side in the order by id, the first by path first: it
-    // owns the id, unless the id itself cannot be used.
-    let by_id = Owners::sorted(&tasks, 0..tasks.len());
-    let mut owners = Vec::with_capacity(tasks.len());
-    for group in by_id.chunk_by(|a, b| tasks[*a as usize].id() == tasks[*b as usize].id()) {
-        let first = &tasks[group[0] as usize];
-        // Why the id itself cannot be used, and what to do.
-        let unusable = if crate::secrets::holds_secret(first.id().as_str()) {
-            Some((
-                "the id holds the API key in the run's environment, or its first or last 8 \
-                 characters, which every output masks: it would name its results folder"
-                    .to_string(),
-                "rename the file or set an \"id\" without the key",
-            ))
-        } else {
-            reserved.run_file(first.id()).map(|name| {
-                (
-                    format!(
-                        "the id `{}` is the name of the run folder's own `{name}`",
-                        first.id()
-                    ),
-                    "rename the file or set an \"id\" that is not a results file name",
-                )
-            })
-        };
-        for (n, place) in group.iter().map(|p| *p as usize).enumerate() {
-            let task = &tasks[place];
-            let problem = match &unusable {
-                Some((why, fix)) => Problem::new(&task.source(), why.clone()).fix(*fix),
-                None if n == 0 => {
-                    owners.push(place as u32);
-                    continue;
-                }
-                None => Problem::new(
-                    &task.source(),
-                    format!(
-                        "duplicate id `{}`: {} has it too",
-                        task.id(),
-                        first.source().display()
-                    ),
-                )
-                .fix("give one of the two files a different \"id\""),
-            };
-            refused.push((place, problem));
-        }
-    }
-    drop(by_id);
-    let mut owners = Owners {
-        sorted: owners,
-        gone: HashSet::new(),
-    };
-    let mut clashing: Vec<usize> = owners
-        .sorted
-        .iter()
-        .map(|p| *p as usize)
-        .filter(|i| clashing_entry(tasks[*i].id(), &owners, &tasks, reserved).is_some())
-        .collect();
-    clashing.sort_unstable();
-    for i in clashing {
-        let task = &tasks[i];
-        owners.gone.insert(i as u32);
-        let entry = clashing_entry(task.id(), &owners, &tasks, reserved).unwrap_or_default();
-        let problem = Problem::new(
-            &task.source(),
-            format!(
-                "the id `{}` would put this task's results inside another task's `{entry}`",
-                task.id()
-            ),
-        )
-        .fix("rename the file or set an \"id\" that does not end in a results file name");
-        refused.push((i, problem));
-    }
-    drop(owners);
+    let owners = owners_of_ids(&tasks, reserved, &mut refused);
+    refuse_clashing(&tasks, owners, reserved, &mut refused);
     if !refused.is_empty() {
         refused.sort_by_key(|(i, _)| *i);
         let places: Vec<usize> = refused.iter().map(|(i, _)| *i).collect();
@@ -186,6 +115,97 @@ pub(super) fn unique_ids<T: Identified>(
         }
     }
     (tasks, invalid)
+}
+
+/// The places of the tasks that own their id, sorted by id; the others (a duplicate, or
+/// an id that cannot be used at all) go to `refused` with why.
+fn owners_of_ids<T: Identified>(
+    tasks: &[T],
+    reserved: ReservedNames<'_>,
+    refused: &mut Vec<(usize, Problem)>,
+) -> Vec<u32> {
+    // Tasks of one id are side by side in the order by id, the first by path first: it
+    // owns the id, unless the id itself cannot be used.
+    let by_id = Owners::sorted(tasks, 0..tasks.len());
+    let mut owners = Vec::with_capacity(tasks.len());
+    for group in by_id.chunk_by(|a, b| tasks[*a as usize].id() == tasks[*b as usize].id()) {
+        let first = &tasks[group[0] as usize];
+        let unusable = unusable_id(first.id(), reserved);
+        for (n, place) in group.iter().map(|p| *p as usize).enumerate() {
+            let task = &tasks[place];
+            let problem = match &unusable {
+                Some((why, fix)) => Problem::new(&task.source(), why.clone()).fix(*fix),
+                None if n == 0 => {
+                    owners.push(place as u32);
+                    continue;
+                }
+                None => Problem::new(
+                    &task.source(),
+                    format!(
+                        "duplicate id `{}`: {} has it too",
+                        task.id(),
+                        first.source().display()
+                    ),
+                )
+                .fix("give one of the two files a different \"id\""),
+            };
+            refused.push((place, problem));
+        }
+    }
+    owners
+}
+
+/// Why the id itself cannot be used, and what to do.
+fn unusable_id(id: &TaskId, reserved: ReservedNames<'_>) -> Option<(String, &'static str)> {
+    if crate::secrets::holds_secret(id.as_str()) {
+        return Some((
+            "the id holds the API key in the run's environment, or its first or last 8 \
+             characters, which every output masks: it would name its results folder"
+                .to_string(),
+            "rename the file or set an \"id\" without the key",
+        ));
+    }
+    reserved.run_file(id).map(|name| {
+        (
+            format!("the id `{id}` is the name of the run folder's own `{name}`"),
+            "rename the file or set an \"id\" that is not a results file name",
+        )
+    })
+}
+
+/// Refuses the owners whose results folder would lie inside another task's files (an
+/// id `a/output.md` beside an id `a`).
+fn refuse_clashing<T: Identified>(
+    tasks: &[T],
+    sorted: Vec<u32>,
+    reserved: ReservedNames<'_>,
+    refused: &mut Vec<(usize, Problem)>,
+) {
+    let mut owners = Owners {
+        sorted,
+        gone: HashSet::new(),
+    };
+    let mut clashing: Vec<usize> = owners
+        .sorted
+        .iter()
+        .map(|p| *p as usize)
+        .filter(|i| clashing_entry(tasks[*i].id(), &owners, tasks, reserved).is_some())
+        .collect();
+    clashing.sort_unstable();
+    for i in clashing {
+        let task = &tasks[i];
+        owners.gone.insert(i as u32);
+        let entry = clashing_entry(task.id(), &owners, tasks, reserved).unwrap_or_default();
+        let problem = Problem::new(
+            &task.source(),
+            format!(
+                "the id `{}` would put this task's results inside another task's `{entry}`",
+                task.id()
+            ),
+        )
+        .fix("rename the file or set an \"id\" that does not end in a results file name");
+        refused.push((i, problem));
+    }
 }
 
 /// The tasks that own their id, by place in the batch: the places sorted by id, 4 bytes
