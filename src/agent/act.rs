@@ -4,6 +4,7 @@
 //! FINISH whose action failed goes on, so that the model sees the error first).
 
 use super::ConfirmPolicy;
+use super::reply::Reply;
 use crate::event::TaskEvents;
 use crate::executor::{Executed, Executor, execute_all};
 use crate::record::{ActionRecord, AgentStatus};
@@ -14,9 +15,26 @@ use crate::tool::{ResultStatus, ToolCall, ToolResult};
 pub(super) const NOBODY: &str =
     "no human is available to answer questions in this run; go on with your best judgment";
 
+/// The commands of `reply` (its actions as tool calls), or `None` when it asks to
+/// confirm them and `policy` denies that: then `step` fails saying why, and nothing
+/// runs.
+pub(super) fn commands_of(
+    step: &mut AgentStep,
+    events: &TaskEvents,
+    reply: &Reply,
+    policy: ConfirmPolicy,
+) -> Option<Vec<ToolCall>> {
+    let commands: Vec<ToolCall> = reply
+        .actions
+        .iter()
+        .map(|a| ToolCall::action(&a.function, a.arguments.clone()))
+        .collect();
+    (!deny(step, events, reply.status, policy, &commands)).then_some(commands)
+}
+
 /// Denies a reply asking to confirm `commands` under `policy`: `step` fails saying why,
 /// and nothing runs. Returns whether it did.
-pub(super) fn deny(
+fn deny(
     step: &mut AgentStep,
     events: &TaskEvents,
     status: AgentStatus,

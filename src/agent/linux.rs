@@ -22,7 +22,7 @@ use crate::llm::{LlmClient, Message};
 use crate::record::AgentStatus;
 use crate::record::GivenExample;
 use crate::session::{Agent, AgentStep, Context, ErrorKind};
-use crate::tool::{ToolCall, ToolSpec};
+use crate::tool::ToolSpec;
 
 const AGENT_TYPE: &str = "LinuxAgent";
 
@@ -145,20 +145,11 @@ impl Agent for LinuxAgent {
             }
         };
         step.reasoning(&reply.words);
-        let commands: Vec<ToolCall> = reply
-            .actions
-            .iter()
-            .map(|a| ToolCall::action(&a.function, a.arguments.clone()))
-            .collect();
-        if act::deny(
-            &mut step,
-            &ctx.events,
-            reply.status,
-            self.settings.confirm,
-            &commands,
-        ) {
+        let Some(commands) =
+            act::commands_of(&mut step, &ctx.events, &reply, self.settings.confirm)
+        else {
             return step;
-        }
+        };
         let acted = act::run(
             executor,
             &ctx.events,

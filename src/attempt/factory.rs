@@ -45,40 +45,14 @@ pub(super) fn build(
                 max_steps: max_steps(DEFAULT_MAX_STEPS),
                 max_rounds: settings.max_rounds.unwrap_or(0).max(steps.len() as u32),
             };
-            let rounds: Vec<Round> = steps
-                .iter()
-                .map(|s| Round {
-                    request: s.clone(),
-                    subtask: Some(s.clone()),
-                })
-                .collect();
             let what = if matches!(task.shape, TaskShape::UfoStepPlan { .. }) {
                 "UFO step plan"
             } else {
                 "UFO dataflow task"
             };
-            if task.is_desktop() {
-                // Round 0 is the HostAgent's (it selects the app); then a round per step.
-                let limits = Limits {
-                    max_rounds: limits.max_rounds.max(steps.len() as u32 + 1),
-                    ..limits
-                };
-                let mut rounds = rounds;
-                rounds.insert(
-                    0,
-                    Round {
-                        request: task.request.clone(),
-                        subtask: None,
-                    },
-                );
-                let agent =
-                    desktop_agents(task, settings, what, Some(steps.clone()), offered.clone())?;
-                (Box::new(agent), rounds, limits)
-            } else {
-                let agent =
-                    linux_agent(task, settings, what, Some(steps.clone()), offered.clone())?;
-                (Box::new(agent), rounds, limits)
-            }
+            let (rounds, limits) = step_rounds(task, steps, limits);
+            let agent = llm_agent(task, settings, what, Some(steps.clone()), offered)?;
+            (agent, rounds, limits)
         }
         TaskShape::UfoRequest | TaskShape::SeedRequest => {
             let what = if matches!(task.shape, TaskShape::UfoRequest) {
@@ -90,17 +64,55 @@ pub(super) fn build(
                 max_steps: max_steps(DEFAULT_MAX_STEPS),
                 max_rounds: settings.max_rounds.unwrap_or(1).max(1),
             };
-            if task.is_desktop() {
-                let agent = desktop_agents(task, settings, what, None, offered.clone())?;
-                (Box::new(agent), one_round(), limits)
-            } else {
-                let agent = linux_agent(task, settings, what, None, offered.clone())?;
-                (Box::new(agent), one_round(), limits)
-            }
+            let agent = llm_agent(task, settings, what, None, offered)?;
+            (agent, one_round(), limits)
         }
     };
     let session_type = SessionType::of(&task.shape);
     Ok(Session::new(session_type, rounds, agent, limits, ctx))
+}
+
+/// A round per step of a step plan; on a desktop, round 0 before them is the
+/// HostAgent's (it selects the app).
+fn step_rounds(task: &Task, steps: &[String], limits: Limits) -> (Vec<Round>, Limits) {
+    let mut rounds: Vec<Round> = steps
+        .iter()
+        .map(|s| Round {
+            request: s.clone(),
+            subtask: Some(s.clone()),
+        })
+        .collect();
+    if !task.is_desktop() {
+        return (rounds, limits);
+    }
+    rounds.insert(
+        0,
+        Round {
+            request: task.request.clone(),
+            subtask: None,
+        },
+    );
+    let limits = Limits {
+        max_rounds: limits.max_rounds.max(steps.len() as u32 + 1),
+        ..limits
+    };
+    (rounds, limits)
+}
+
+/// The LLM agent of `task`: the HostAgent and its AppAgents on a desktop, else a
+/// LinuxAgent.
+fn llm_agent(
+    task: &Task,
+    settings: &AttemptSettings,
+    what: &str,
+    steps: Option<Vec<String>>,
+    offered: Option<Vec<ToolSpec>>,
+) -> Result<Box<dyn Agent>, Failure> {
+    Ok(if task.is_desktop() {
+        Box::new(desktop_agents(task, settings, what, steps, offered)?)
+    } else {
+        Box::new(linux_agent(task, settings, what, steps, offered)?)
+    })
 }
 
 /// A LinuxAgent for `task` (`what` names the task's shape in the error when no LLM is

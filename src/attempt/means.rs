@@ -102,42 +102,79 @@ async fn on_device(
     events: &TaskEvents,
     stop: &AttemptStop,
 ) -> Result<crate::device::DeviceExecutor, Box<AttemptOutcome>> {
-    use crate::device::{DeviceExecutor, DeviceRun, Platform};
+    use crate::device::{DeviceExecutor, Platform};
     let platform = if task.is_desktop() {
         Platform::Windows
     } else {
         Platform::Linux
     };
+    let lease = lease_device(task, hub, &platform, events, stop).await?;
+    hub.ran_on(task.id.as_str(), &lease.device.id);
+    events.info(format!("on device {} ({platform})", lease.device.id));
+    events.on_device(&lease.device.id);
+    let run = device_run(task, settings, hub, previous_attempts);
+    let mut executor = DeviceExecutor::new(lease, run);
+    match executor.make_workspace(&task.files).await {
+        Ok(Some(note)) => events.info(note),
+        Ok(None) => {}
+        Err(failure) => {
+            events.log(crate::event::Level::Error, failure.message.clone());
+            let _ = executor.shutdown().await;
+            let mut outcome = AttemptOutcome::failed(failure);
+            outcome.device = Some(executor.device().to_string());
+            return Err(Box::new(outcome));
+        }
+    }
+    Ok(executor)
+}
+
+/// A free device of `platform`, another than the one the task last failed on if one is
+/// free; waiting ends with the run's stop (the attempt is cancelled) or finds none (an
+/// infrastructure error, fatal when no device of the platform is connected).
+async fn lease_device(
+    task: &Task,
+    hub: &crate::device::DeviceHub,
+    platform: &crate::device::Platform,
+    events: &TaskEvents,
+    stop: &AttemptStop,
+) -> Result<crate::device::Lease, Box<AttemptOutcome>> {
     // A retry goes to another device than the one the task last failed on, if one is free.
     let avoid = hub.last_device(task.id.as_str());
     let lease = tokio::select! {
-        lease = hub.fleet.lease(&platform, hub.settings.wait_for, avoid.as_deref()) => {
+        lease = hub.fleet.lease(platform, hub.settings.wait_for, avoid.as_deref()) => {
             lease.map_err(|e| e.to_string())
         }
         () = stop.kill.cancelled() => Err(String::new()),
         () = stop.stopping.cancelled() => Err(String::new()),
     };
-    let lease = match lease {
-        Ok(lease) => lease,
+    match lease {
+        Ok(lease) => Ok(lease),
         Err(why) if why.is_empty() => {
             let mut outcome = AttemptOutcome::infrastructure_error(String::new());
             outcome.cancel(format!(
                 "cancelled while waiting for a free {platform} device; it runs again when the run is resumed"
             ));
-            return Err(Box::new(outcome));
+            Err(Box::new(outcome))
         }
         Err(why) => {
             events.log(crate::event::Level::Error, why.clone());
             let mut outcome = AttemptOutcome::infrastructure_error(why.clone());
-            if hub.fleet.count(&platform) == 0 {
+            if hub.fleet.count(platform) == 0 {
                 outcome.fatal = Some(format!("no {platform} device is connected: {why}"));
             }
-            return Err(Box::new(outcome));
+            Err(Box::new(outcome))
         }
-    };
-    hub.ran_on(task.id.as_str(), &lease.device.id);
-    events.info(format!("on device {} ({platform})", lease.device.id));
-    events.on_device(&lease.device.id);
+    }
+}
+
+/// What a device needs to know of the attempt: its limits, the values injected into its
+/// calls, and a session id of the run, the task and the attempt.
+fn device_run(
+    task: &Task,
+    settings: &AttemptSettings,
+    hub: &crate::device::DeviceHub,
+    previous_attempts: u32,
+) -> crate::device::DeviceRun {
     let name = settings
         .layout
         .root()
@@ -155,7 +192,7 @@ async fn on_device(
             })
             .collect()
     };
-    let run = DeviceRun {
+    crate::device::DeviceRun {
         command_timeout: hub.settings.command_timeout,
         inject: hub.settings.inject.clone(),
         session_id: format!(
@@ -167,18 +204,5 @@ async fn on_device(
         task_name: task.id.to_string(),
         local_workspace: settings.layout.task(&task.id).workspace(),
         dir: settings.layout.task(&task.id),
-    };
-    let mut executor = DeviceExecutor::new(lease, run);
-    match executor.make_workspace(&task.files).await {
-        Ok(Some(note)) => events.info(note),
-        Ok(None) => {}
-        Err(failure) => {
-            events.log(crate::event::Level::Error, failure.message.clone());
-            let _ = executor.shutdown().await;
-            let mut outcome = AttemptOutcome::failed(failure);
-            outcome.device = Some(executor.device().to_string());
-            return Err(Box::new(outcome));
-        }
     }
-    Ok(executor)
 }

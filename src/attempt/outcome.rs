@@ -153,35 +153,11 @@ impl AttemptOutcome {
                 blame = Some(failure.blame);
                 (rule.status, Some(failure.message), None)
             }
-            Ended::TimedOut { limit, waited } => {
-                // The session stops in the middle of a step: the one after the last
-                // finished (whose record was never written), which is said, with how
-                // many steps were done.
-                let done = ctx
-                    .and_then(|c| c.trajectory.last())
-                    .map_or(0, |s| s.session_step);
-                let step = (stage == "the session").then(|| {
-                    format!(
-                        ", in step {} ({} done)",
-                        done + 1,
-                        crate::text::plural(done as usize, "step")
-                    )
-                });
-                let waited = if waited >= Duration::from_millis(100) {
-                    format!(
-                        " (not counting {:.1}s spent waiting for the LLM provider)",
-                        waited.as_secs_f64()
-                    )
-                } else {
-                    String::new()
-                };
-                let why = format!(
-                    "timed out after {} during {stage}{}{waited}",
-                    humantime::format_duration(limit),
-                    step.unwrap_or_default()
-                );
-                (TaskStatus::Timeout, Some(why), None)
-            }
+            Ended::TimedOut { limit, waited } => (
+                TaskStatus::Timeout,
+                Some(timed_out(limit, waited, ctx, stage)),
+                None,
+            ),
             Ended::Killed => (
                 TaskStatus::Cancelled,
                 Some(format!("cancelled during {stage}: the run was interrupted")),
@@ -217,15 +193,20 @@ impl AttemptOutcome {
         out.fatal = fatal;
         out.evaluation = evaluation;
         if let Some(ctx) = ctx {
-            out.trajectory = ctx.trajectory.clone();
-            out.rounds = ctx.rounds();
-            out.steps = ctx.session_step;
-            out.round_steps = ctx.round_steps.clone();
-            out.usage = ctx.usage;
-            out.cost = ctx.cost;
-            out.llm = ctx.llm;
+            out.take_context(ctx);
         }
         out
+    }
+
+    /// What the session did: its trajectory, rounds and steps, and what the LLM cost.
+    fn take_context(&mut self, ctx: &Context) {
+        self.trajectory = ctx.trajectory.clone();
+        self.rounds = ctx.rounds();
+        self.steps = ctx.session_step;
+        self.round_steps = ctx.round_steps.clone();
+        self.usage = ctx.usage;
+        self.cost = ctx.cost;
+        self.llm = ctx.llm;
     }
 
     /// How the last command of an attempt that did not pass ended, when the way it ended
@@ -340,6 +321,37 @@ fn session_status(
             (TaskStatus::Failed, Some(end.describe()))
         }
     }
+}
+
+/// Why an attempt timed out: the limit, the stage, the step it was in (during the
+/// session), and the time spent waiting for the LLM provider, which is not counted.
+fn timed_out(limit: Duration, waited: Duration, ctx: Option<&Context>, stage: &str) -> String {
+    // The session stops in the middle of a step: the one after the last
+    // finished (whose record was never written), which is said, with how
+    // many steps were done.
+    let done = ctx
+        .and_then(|c| c.trajectory.last())
+        .map_or(0, |s| s.session_step);
+    let step = (stage == "the session").then(|| {
+        format!(
+            ", in step {} ({} done)",
+            done + 1,
+            crate::text::plural(done as usize, "step")
+        )
+    });
+    let waited = if waited >= Duration::from_millis(100) {
+        format!(
+            " (not counting {:.1}s spent waiting for the LLM provider)",
+            waited.as_secs_f64()
+        )
+    } else {
+        String::new()
+    };
+    format!(
+        "timed out after {} during {stage}{}{waited}",
+        humantime::format_duration(limit),
+        step.unwrap_or_default()
+    )
 }
 
 #[cfg(test)]

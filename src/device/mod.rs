@@ -22,7 +22,7 @@ mod tools;
 pub(crate) use crate::event::FleetLoad;
 pub(crate) use config::{DeviceSettings, DevicesSection};
 pub(crate) use executor::{DeviceExecutor, DeviceRun};
-pub(crate) use fleet::Platform;
+pub(crate) use fleet::{Lease, Platform};
 pub(crate) use hub::{DeviceHub, DeviceNews};
 
 /// The tool that runs shell commands on a Linux device (UFO's Linux MCP server's).

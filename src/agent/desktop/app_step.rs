@@ -10,7 +10,6 @@ use crate::agent::reply::parse_reply;
 use crate::executor::Executor;
 use crate::record::AgentStatus;
 use crate::session::{AgentStep, Context, Transition};
-use crate::tool::ToolCall;
 
 impl DesktopAgents {
     pub(super) async fn app_step(
@@ -18,12 +17,7 @@ impl DesktopAgents {
         ctx: &mut Context,
         executor: &mut dyn Executor,
     ) -> AgentStep {
-        let application = self
-            .window
-            .as_ref()
-            .map(|(_, a)| a.clone())
-            .or_else(|| ctx.screen.as_ref().and_then(|s| s.application.clone()))
-            .unwrap_or_default();
+        let application = self.application(ctx);
         let name = if application.is_empty() {
             APP.to_string()
         } else {
@@ -54,32 +48,13 @@ impl DesktopAgents {
             Err(e) => return self.failed(ctx, step, e),
         };
         step.reasoning(&reply.words);
-        let commands: Vec<ToolCall> = reply
-            .actions
-            .iter()
-            .map(|a| ToolCall::action(&a.function, a.arguments.clone()))
-            .collect();
-        if act::deny(
-            &mut step,
-            &ctx.events,
-            reply.status,
-            self.settings.confirm,
-            &commands,
-        ) {
+        let Some(commands) =
+            act::commands_of(&mut step, &ctx.events, &reply, self.settings.confirm)
+        else {
             self.next = Transition::Fail;
             return step;
-        }
-        // UFO: a step with no action is the end of the subtask (unless it gives up).
-        let said = match reply.status {
-            AgentStatus::Continue | AgentStatus::Pending if commands.is_empty() => {
-                ctx.events.info(format!(
-                    "step {}: the AppAgent took no action; its subtask is done (as UFO reads it)",
-                    ctx.session_step + 1
-                ));
-                AgentStatus::Finish
-            }
-            other => other,
         };
+        let said = status_said(reply.status, commands.is_empty(), ctx);
         let acted = act::run(executor, &ctx.events, ctx.session_step + 1, said, &commands).await;
         let shown = acted.shown(&commands);
         let note = (reply.status == AgentStatus::Pending).then_some(act::NOBODY);
@@ -97,6 +72,16 @@ impl DesktopAgents {
         );
         self.next = self.after_app(&reply.words, &mut step);
         step
+    }
+
+    /// The application the AppAgent works in: the window its HostAgent selected, else
+    /// the one the screen shows.
+    fn application(&self, ctx: &Context) -> String {
+        self.window
+            .as_ref()
+            .map(|(_, a)| a.clone())
+            .or_else(|| ctx.screen.as_ref().and_then(|s| s.application.clone()))
+            .unwrap_or_default()
     }
 
     /// What the round does after the AppAgent's step: a finished subtask goes back to
@@ -125,5 +110,20 @@ impl DesktopAgents {
             }
             _ => Transition::Continue,
         }
+    }
+}
+
+/// The status the AppAgent's reply says: as UFO reads it, a step with no action is the
+/// end of the subtask (unless it gives up), which is told.
+fn status_said(status: AgentStatus, no_action: bool, ctx: &Context) -> AgentStatus {
+    match status {
+        AgentStatus::Continue | AgentStatus::Pending if no_action => {
+            ctx.events.info(format!(
+                "step {}: the AppAgent took no action; its subtask is done (as UFO reads it)",
+                ctx.session_step + 1
+            ));
+            AgentStatus::Finish
+        }
+        other => other,
     }
 }

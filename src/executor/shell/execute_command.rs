@@ -138,7 +138,7 @@ impl ShellExecutor {
         };
         #[cfg(not(target_os = "linux"))]
         let launcher = Launcher::Direct;
-        let finished = match process::run(spec, launcher).await {
+        let mut finished = match process::run(spec, launcher).await {
             Ok(f) => f,
             Err(e) => {
                 // The machine, not the command: the attempt ends as an infrastructure error.
@@ -146,46 +146,54 @@ impl ShellExecutor {
                 return self.broke(command, Failure::environment(why));
             }
         };
-        let result = json!({
-            "exit_code": finished.exit_code,
-            "stdout": finished.stdout.text(),
-            "stderr": finished.stderr.text(),
-            "timed_out": finished.timed_out,
-            "signal": finished.signal,
-            "stdout_omitted_bytes": finished.stdout.dropped(),
-            "stderr_omitted_bytes": finished.stderr.dropped(),
-            "duration_s": seconds(clock.elapsed()),
-        });
-        if let Some(group) = finished.leftover {
+        if let Some(group) = finished.leftover.take() {
             self.leftovers.push(group);
         }
-        if finished.timed_out {
-            let error = format!(
-                "the command timed out after {}; it and every process it started were killed",
-                humantime::format_duration(timeout)
-            );
-            return ToolResult::failure(command, NAMESPACE, Failure::agent(error), result);
-        }
+        command_result(command, &finished, clock.elapsed(), timeout)
+    }
+}
+
+/// What the model sees of a command that ran: its exit, its bounded output and how long
+/// it took; a timeout, a non-zero exit or a signal fails the step, as the agent's doing.
+fn command_result(
+    command: &ToolCall,
+    finished: &process::Finished,
+    took: Duration,
+    timeout: Duration,
+) -> ToolResult {
+    let result = json!({
+        "exit_code": finished.exit_code,
+        "stdout": finished.stdout.text(),
+        "stderr": finished.stderr.text(),
+        "timed_out": finished.timed_out,
+        "signal": finished.signal,
+        "stdout_omitted_bytes": finished.stdout.dropped(),
+        "stderr_omitted_bytes": finished.stderr.dropped(),
+        "duration_s": seconds(took),
+    });
+    let error = if finished.timed_out {
+        format!(
+            "the command timed out after {}; it and every process it started were killed",
+            humantime::format_duration(timeout)
+        )
+    } else {
         match (finished.exit_code, finished.signal) {
-            (Some(0), _) => ToolResult::success(command, NAMESPACE, result),
+            (Some(0), _) => return ToolResult::success(command, NAMESPACE, result),
             (Some(code), _) => {
                 let stderr = crate::text::first_line(&finished.stderr.text(), 200);
-                let error = if stderr.is_empty() {
+                if stderr.is_empty() {
                     format!("exit code {code}")
                 } else {
                     format!("exit code {code}: {stderr}")
-                };
-                ToolResult::failure(command, NAMESPACE, Failure::agent(error), result)
+                }
             }
-            (None, signal) => {
-                let error = format!(
-                    "killed by signal {}",
-                    signal.map_or("?".into(), |s| s.to_string())
-                );
-                ToolResult::failure(command, NAMESPACE, Failure::agent(error), result)
-            }
+            (None, signal) => format!(
+                "killed by signal {}",
+                signal.map_or("?".into(), |s| s.to_string())
+            ),
         }
-    }
+    };
+    ToolResult::failure(command, NAMESPACE, Failure::agent(error), result)
 }
 
 /// `program` as a path: itself when it names one, else the first executable file of that

@@ -195,38 +195,57 @@ impl LlmClient {
                 }
                 Err(f) if attempt - limited > self.config.max_retries => {
                     slot.finish(Answer::Failed);
-                    let attempts = attempt - limited;
-                    return Err(match f.unreachable {
-                        Some(cause) => LlmError::Unreachable {
-                            url: crate::text::without_userinfo(&self.config.endpoint()),
-                            cause,
-                            attempts,
-                        },
-                        None => LlmError::GaveUp {
-                            attempts,
-                            last: f.error.to_string(),
-                        },
-                    });
+                    return Err(self.gave_up(f, attempt - limited));
                 }
                 Err(f) => {
                     slot.finish(Answer::Failed);
-                    let retry = attempt - limited;
-                    let delay = backoff.delay_with_hint(retry, f.retry_after);
-                    let why = if f.retry_after.is_some() {
-                        " (as the server asked)"
-                    } else {
-                        ""
-                    };
-                    notify(format!(
-                        "LLM request {attempt} failed: {}; retrying in {:.1}s{why} (retry {retry} of {})",
-                        f.error,
-                        delay.as_secs_f64(),
-                        self.config.max_retries
-                    ));
+                    let delay =
+                        self.after_failure(&f, attempt, attempt - limited, &backoff, notify);
                     tokio::time::sleep(delay).await;
                 }
             }
         }
+    }
+
+    /// The error of a call whose retries are spent: the server never answered, or the
+    /// last failure.
+    fn gave_up(&self, f: Failure, attempts: u32) -> LlmError {
+        match f.unreachable {
+            Some(cause) => LlmError::Unreachable {
+                url: crate::text::without_userinfo(&self.config.endpoint()),
+                cause,
+                attempts,
+            },
+            None => LlmError::GaveUp {
+                attempts,
+                last: f.error.to_string(),
+            },
+        }
+    }
+
+    /// After a failure that may pass: how long this call waits before retry `retry`,
+    /// said through `notify`.
+    fn after_failure(
+        &self,
+        f: &Failure,
+        attempt: u32,
+        retry: u32,
+        backoff: &Backoff,
+        notify: &(dyn Fn(String) + Send + Sync),
+    ) -> Duration {
+        let delay = backoff.delay_with_hint(retry, f.retry_after);
+        let why = if f.retry_after.is_some() {
+            " (as the server asked)"
+        } else {
+            ""
+        };
+        notify(format!(
+            "LLM request {attempt} failed: {}; retrying in {:.1}s{why} (retry {retry} of {})",
+            f.error,
+            delay.as_secs_f64(),
+            self.config.max_retries
+        ));
+        delay
     }
 
     /// After a rate-limit answer: how long this call waits before it asks again (at least

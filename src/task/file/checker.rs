@@ -161,41 +161,43 @@ impl Checker<'_> {
                     actions: actions.clone(),
                 }
             }
-            (None, Some(steps)) => {
-                let key = if raw.steps.is_some() {
-                    "steps"
-                } else {
-                    "refined_steps"
-                };
-                if steps.is_empty() {
-                    self.problem(
-                        key,
-                        format!("`{key}` is empty"),
-                        format!(
-                            "list at least one step, or remove `{key}` to run the task as one request"
-                        ),
-                    );
-                }
-                for (i, step) in steps.iter().enumerate() {
-                    if step.trim().is_empty() {
-                        self.problem(
-                            &format!("{key}[{i}]"),
-                            "the step is empty",
-                            "write what this step should do, or remove it",
-                        );
-                    }
-                }
-                let steps = steps.clone();
-                if raw.steps.is_some() {
-                    TaskShape::UfoStepPlan { steps }
-                } else {
-                    TaskShape::UfoDataflow { steps }
-                }
-            }
+            (None, Some(steps)) => self.step_plan(raw, steps),
             (None, None) if task.is_some() => TaskShape::UfoRequest,
             (None, None) => TaskShape::SeedRequest,
         };
         Some((shape, text.to_string()))
+    }
+
+    /// A UFO step plan (`steps`) or dataflow task (`refined_steps`); an empty list or
+    /// step is a problem.
+    fn step_plan(&mut self, raw: &RawTask, steps: &[String]) -> TaskShape {
+        let key = if raw.steps.is_some() {
+            "steps"
+        } else {
+            "refined_steps"
+        };
+        if steps.is_empty() {
+            self.problem(
+                key,
+                format!("`{key}` is empty"),
+                format!("list at least one step, or remove `{key}` to run the task as one request"),
+            );
+        }
+        for (i, step) in steps.iter().enumerate() {
+            if step.trim().is_empty() {
+                self.problem(
+                    &format!("{key}[{i}]"),
+                    "the step is empty",
+                    "write what this step should do, or remove it",
+                );
+            }
+        }
+        let steps = steps.to_vec();
+        if raw.steps.is_some() {
+            TaskShape::UfoStepPlan { steps }
+        } else {
+            TaskShape::UfoDataflow { steps }
+        }
     }
 
     /// The file the task's `object` names. One the task's own `files` write into the
