@@ -58,17 +58,25 @@ pub(super) enum AskError {
     Unusable(String),
 }
 
+/// What a failed LLM request makes of a step: whose failure it is (a refused key or
+/// model is the configuration's, the rest the provider's or the network's), and
+/// whether every other task would fail the same way.
+pub(super) fn llm_error_kind(e: &LlmError) -> crate::session::ErrorKind {
+    use crate::tool::Blamed;
+    if e.is_fatal() {
+        crate::session::ErrorKind::Fatal(e.blame())
+    } else {
+        crate::session::ErrorKind::Blamed(e.blame())
+    }
+}
+
 impl AskError {
     /// The step error this is (why, in words, and whose failure), `tries` having been
     /// made.
     pub(super) fn into_step_error(self, tries: u32) -> (String, crate::session::ErrorKind) {
         use crate::session::ErrorKind;
         match self {
-            Self::Llm(e) if e.is_fatal() => {
-                use crate::tool::Blamed;
-                (e.to_string(), ErrorKind::Fatal(e.blame()))
-            }
-            Self::Llm(e) => (e.to_string(), ErrorKind::INFRASTRUCTURE),
+            Self::Llm(e) => (e.to_string(), llm_error_kind(&e)),
             Self::Unusable(last_problem) => (
                 format!(
                     "the model's replies could not be used ({tries} tries; each is quoted in task.log); last problem: {last_problem}"

@@ -42,10 +42,9 @@ pub(crate) struct Judgement {
 pub(crate) struct JudgeFailure {
     /// In words.
     pub(crate) reason: String,
-    /// True when every task would fail the same way.
-    pub(crate) fatal: bool,
-    /// Whose failure it is (the LLM's configuration, or the provider's).
-    pub(crate) blame: crate::tool::Blame,
+    /// Whose failure it is (the LLM's configuration, or the provider's), and whether
+    /// every task would fail the same way.
+    pub(crate) kind: crate::session::ErrorKind,
     /// Tokens used before it failed.
     pub(crate) usage: Usage,
     /// Their cost.
@@ -125,20 +124,17 @@ impl EvaluationAgent {
                 llm,
             }),
             Err(e) => {
-                use crate::tool::{Blame, Blamed};
-                let (reason, fatal, blame) = match e {
-                    AskError::Llm(e) => (e.to_string(), e.is_fatal(), e.blame()),
+                let (reason, kind) = match e {
+                    AskError::Llm(e) => (e.to_string(), super::ask::llm_error_kind(&e)),
                     // The judge's model, not the agent: another try may do better.
                     AskError::Unusable(problem) => (
                         format!("its replies could not be used; last problem: {problem}"),
-                        false,
-                        Blame::Environment,
+                        crate::session::ErrorKind::INFRASTRUCTURE,
                     ),
                 };
                 Err(JudgeFailure {
                     reason,
-                    fatal,
-                    blame,
+                    kind,
                     usage,
                     cost,
                     llm,

@@ -77,8 +77,7 @@ pub(super) async fn body(
                 return Ended::JudgeFailed {
                     end,
                     reason: failure.reason,
-                    fatal: failure.fatal,
-                    blame: failure.blame,
+                    kind: failure.kind,
                 };
             }
         };

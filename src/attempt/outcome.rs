@@ -23,8 +23,7 @@ pub(super) enum Ended {
     JudgeFailed {
         end: SessionEnd,
         reason: String,
-        fatal: bool,
-        blame: Blame,
+        kind: ErrorKind,
     },
     /// The wall-clock limit struck; the time waited for the LLM provider is not counted.
     TimedOut { limit: Duration, waited: Duration },
@@ -165,24 +164,16 @@ impl AttemptOutcome {
             ),
             Ended::Session { end, evaluation } => {
                 if let SessionEnd::Error(why, kind) = &end {
-                    let stops = matches!(kind, ErrorKind::Fatal(_));
-                    retryable = !stops && rule(kind.blame()).retried;
-                    fatal = stops.then(|| why.clone());
+                    (retryable, fatal) = retried_or_fatal(*kind, why);
                     blame = Some(kind.blame());
                 }
                 let (status, reason) = session_status(&end, evaluation.as_ref());
                 (status, reason, evaluation)
             }
-            Ended::JudgeFailed {
-                end,
-                reason,
-                fatal: is_fatal,
-                blame: whose,
-            } => {
+            Ended::JudgeFailed { end, reason, kind } => {
                 let session = end.describe();
-                retryable = !is_fatal && rule(whose).retried;
-                blame = Some(whose);
-                fatal = is_fatal.then(|| reason.clone());
+                (retryable, fatal) = retried_or_fatal(kind, &reason);
+                blame = Some(kind.blame());
                 let why = format!("the session {session}, but the LLM judge failed: {reason}");
                 (TaskStatus::Error, Some(why), None)
             }
@@ -320,6 +311,14 @@ fn session_status(
         SessionEnd::StepLimit(_) | SessionEnd::RoundLimit(_) => {
             (TaskStatus::Failed, Some(end.describe()))
         }
+    }
+}
+
+/// Whether an error of `kind` is retried, and, when it stops the run, why (`why`).
+fn retried_or_fatal(kind: ErrorKind, why: &str) -> (bool, Option<String>) {
+    match kind {
+        ErrorKind::Fatal(_) => (false, Some(why.to_string())),
+        ErrorKind::Blamed(blame) => (rule(blame).retried, None),
     }
 }
 

@@ -33,8 +33,56 @@ fn uses_llm(task: &Task, config: &RunSettings) -> bool {
 
 /// The settings maps of a batch's inputs, and the inputs held for its tasks, one of
 /// each: a batch's tasks share a few.
-#[derive(Default)]
-pub(super) struct SharedSettings(Mutex<Shared>);
+pub(super) struct SharedSettings {
+    shared: Mutex<Shared>,
+    run: RunWide,
+}
+
+/// What every task's inputs take from the run alike, worked out once: the MCP servers,
+/// the fingerprints of the values the runner fills in, the LLM's settings (its key read
+/// from the environment once).
+struct RunWide {
+    /// The MCP servers, as JSON (none without servers).
+    mcp: Option<String>,
+    /// `server.argument#fingerprint` of each value injected into an MCP server's calls.
+    mcp_injected: Vec<String>,
+    /// `devices.argument#fingerprint` of each value injected into a device's calls.
+    device_injected: Vec<String>,
+    /// The LLM's settings, for a task that talks to it.
+    llm: Vec<(&'static str, String)>,
+}
+
+impl RunWide {
+    fn of(config: &RunSettings) -> Self {
+        let servers: Vec<serde_json::Value> = config
+            .mcp
+            .iter()
+            .map(super::settings::server_json)
+            .collect();
+        let mcp_injected = config
+            .mcp
+            .iter()
+            .flat_map(|server| {
+                server
+                    .inject
+                    .iter()
+                    .map(|i| format!("{}.{}#{}", server.name, i.argument, fingerprint(&i.value)))
+            })
+            .collect();
+        let device_injected = config
+            .devices
+            .iter()
+            .flat_map(|devices| &devices.inject)
+            .map(|i| format!("devices.{}#{}", i.argument, fingerprint(&i.value)))
+            .collect();
+        Self {
+            mcp: (!servers.is_empty()).then(|| serde_json::to_string(&servers).unwrap_or_default()),
+            mcp_injected,
+            device_injected,
+            llm: llm_settings(config),
+        }
+    }
+}
 
 #[derive(Default)]
 struct Shared {
@@ -54,10 +102,18 @@ pub(super) struct Held {
 }
 
 impl SharedSettings {
+    /// The settings a batch run under `config` shares.
+    pub(super) fn new(config: &RunSettings) -> Self {
+        Self {
+            shared: Mutex::default(),
+            run: RunWide::of(config),
+        }
+    }
+
     /// `map`, or the equal one already shared.
     fn share(&self, map: BTreeMap<String, String>) -> Arc<BTreeMap<String, String>> {
         one_of(
-            &mut self.0.lock().unwrap_or_else(|p| p.into_inner()).maps,
+            &mut self.shared.lock().unwrap_or_else(|p| p.into_inner()).maps,
             map,
         )
     }
@@ -74,7 +130,7 @@ impl SharedSettings {
             return Arc::new(held);
         }
         one_of(
-            &mut self.0.lock().unwrap_or_else(|p| p.into_inner()).held,
+            &mut self.shared.lock().unwrap_or_else(|p| p.into_inner()).held,
             held,
         )
     }
@@ -102,8 +158,16 @@ fn fingerprint(value: &str) -> String {
 fn inputs_of(task: &Task, config: &RunSettings, shared: &SharedSettings) -> Inputs {
     let mut settings = BTreeMap::new();
     limits(task, config, &mut settings);
-    tools(task, config, &mut settings);
-    llm(task, config, &mut settings);
+    tools(task, config, &shared.run, &mut settings);
+    if uses_llm(task, config) {
+        settings.extend(
+            shared
+                .run
+                .llm
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.clone())),
+        );
+    }
     experience(task, config, &mut settings);
     Inputs {
         task_file: task.source_hash.clone(),
@@ -146,10 +210,12 @@ fn limits(task: &Task, config: &RunSettings, settings: &mut BTreeMap<String, Str
 
 /// The MCP servers the task can call, and the values the runner fills in for them and
 /// for the devices.
-fn tools(task: &Task, config: &RunSettings, settings: &mut BTreeMap<String, String>) {
-    let mut set = |name: &str, value: String| {
-        settings.insert(name.to_string(), value);
-    };
+fn tools(
+    task: &Task,
+    config: &RunSettings,
+    run: &RunWide,
+    settings: &mut BTreeMap<String, String>,
+) {
     // The MCP servers, for a task that can call their tools: an agent sees them all, a
     // plan calls those it names.
     let agent = !matches!(task.shape, TaskShape::RecordedPlan { .. });
@@ -166,69 +232,49 @@ fn tools(task: &Task, config: &RunSettings, settings: &mut BTreeMap<String, Stri
                 .iter()
                 .any(|s| a.action.starts_with(&format!("{}.", s.name)))
         });
-    if !config.mcp.is_empty() && (agent || calls_mcp) {
-        let servers: Vec<serde_json::Value> = config
-            .mcp
-            .iter()
-            .map(super::settings::server_json)
-            .collect();
-        set("mcp", serde_json::to_string(&servers).unwrap_or_default());
+    let mut injected: Vec<&str> = Vec::new();
+    if let Some(servers) = run.mcp.as_ref().filter(|_| agent || calls_mcp) {
+        settings.insert("mcp".into(), servers.clone());
+        injected.extend(run.mcp_injected.iter().map(String::as_str));
     }
     // The values the runner fills in (an MCP server's or a device's key): a refused one
     // is kept on resume as the configuration's error until it changes.
-    let mut injected: Vec<String> = Vec::new();
-    if !config.mcp.is_empty() && (agent || calls_mcp) {
-        for server in &config.mcp {
-            injected.extend(
-                server
-                    .inject
-                    .iter()
-                    .map(|i| format!("{}.{}#{}", server.name, i.argument, fingerprint(&i.value))),
-            );
-        }
-    }
-    if let Some(devices) = &config.devices {
-        injected.extend(
-            devices
-                .inject
-                .iter()
-                .map(|i| format!("devices.{}#{}", i.argument, fingerprint(&i.value))),
-        );
-    }
+    injected.extend(run.device_injected.iter().map(String::as_str));
     if !injected.is_empty() {
-        set("injected", injected.join(", "));
+        settings.insert("injected".into(), injected.join(", "));
     }
 }
 
-/// The LLM's settings, for a task that talks to it.
-fn llm(task: &Task, config: &RunSettings, settings: &mut BTreeMap<String, String>) {
-    let mut set = |name: &str, value: String| {
-        settings.insert(name.to_string(), value);
+/// The LLM's settings a task that talks to it depends on (none without an LLM).
+fn llm_settings(config: &RunSettings) -> Vec<(&'static str, String)> {
+    let Some(llm) = config.llm.as_ref() else {
+        return Vec::new();
     };
-    if let Some(llm) = config.llm.as_ref().filter(|_| uses_llm(task, config)) {
-        set("model", llm.model.clone());
-        // A key the server refused is kept on resume as the configuration's error
-        // until it changes.
-        if let Some(key) = std::env::var(&llm.api_key_env)
-            .ok()
-            .filter(|k| !k.is_empty())
-        {
-            set(
-                "api_key",
-                format!("${}#{}", llm.api_key_env, fingerprint(&key)),
-            );
-        }
-        set("base_url", crate::text::without_userinfo(&llm.base_url));
-        set("api_type", format!("{:?}", llm.api_type).to_lowercase());
-        set("temperature", llm.temperature.to_string());
-        set("max_tokens", llm.max_tokens.to_string());
-        set("response_format", format!("{:?}", llm.response_format));
-        set(
+    let mut settings = vec![("model", llm.model.clone())];
+    // A key the server refused is kept on resume as the configuration's error until it
+    // changes.
+    if let Some(key) = std::env::var(&llm.api_key_env)
+        .ok()
+        .filter(|k| !k.is_empty())
+    {
+        settings.push((
+            "api_key",
+            format!("${}#{}", llm.api_key_env, fingerprint(&key)),
+        ));
+    }
+    settings.extend([
+        ("base_url", crate::text::without_userinfo(&llm.base_url)),
+        ("api_type", format!("{:?}", llm.api_type).to_lowercase()),
+        ("temperature", llm.temperature.to_string()),
+        ("max_tokens", llm.max_tokens.to_string()),
+        ("response_format", format!("{:?}", llm.response_format)),
+        (
             "agent",
             serde_json::to_string(&config.agent).unwrap_or_default(),
-        );
-        set("prompts", crate::agent::prompt_version());
-    }
+        ),
+        ("prompts", crate::agent::prompt_version()),
+    ]);
+    settings
 }
 
 /// Where the agents' examples come from.

@@ -150,7 +150,7 @@ pub(crate) async fn prepare(config: &RunSettings) -> Result<Prepared, BatchError
     };
     // Each task is kept by its file once its inputs are known: a batch never holds
     // every task's parsed plan.
-    let shared = SharedSettings::default();
+    let shared = SharedSettings::new(config);
     let mut loaded = load(config, tools.into(), &shared)?;
     let selection = select(&mut loaded, config)?;
     let probed = match probing {

@@ -6,6 +6,7 @@
 
 use std::sync::LazyLock;
 
+use crate::tool::desktop_names::APP_AGENT_TOOLS;
 use crate::tool::{ParamKind, ParamSpec, ToolSpec};
 
 pub(crate) use crate::tool::is_desktop_tool;
@@ -19,20 +20,9 @@ pub(crate) fn desktop_tools() -> &'static [ToolSpec] {
 /// The tools an AppAgent acts with in its window (UFO's AppAgent functions).
 pub(crate) fn app_agent_tools() -> &'static [ToolSpec] {
     static TOOLS: LazyLock<Vec<ToolSpec>> = LazyLock::new(|| {
-        const APP: [&str; 9] = [
-            "click_input",
-            "set_edit_text",
-            "keyboard_input",
-            "wheel_mouse_input",
-            "texts",
-            "click_on_coordinates",
-            "drag_on_coordinates",
-            "wait",
-            "summary",
-        ];
         desktop_tools()
             .iter()
-            .filter(|t| APP.contains(&t.name.as_ref()))
+            .filter(|t| APP_AGENT_TOOLS.contains(&t.name.as_ref()))
             .cloned()
             .collect()
     });

@@ -27,6 +27,10 @@ pub(crate) const UI_TOOLS: [&str; 20] = [
     "get_app_window_controls_target_info",
 ];
 
+/// The AppAgent's own UI tools (UFO's AppAgent acts in its window with these; the rest
+/// select windows and describe the screen): the first of [`UI_TOOLS`].
+pub(crate) const APP_AGENT_TOOLS: &[&str] = UI_TOOLS.split_at(9).0;
+
 /// The Office API tools, in the order the desktop specifies them.
 pub(crate) const OFFICE_TOOLS: [&str; 11] = [
     "insert_table",

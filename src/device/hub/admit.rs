@@ -306,13 +306,7 @@ impl Joining {
         link: &Link,
         task: tokio::task::JoinHandle<String>,
     ) -> Option<Listed> {
-        let Self {
-            id,
-            platform,
-            peer,
-            fleet,
-            news,
-        } = self;
+        let (id, fleet, news) = (&self.id, &self.fleet, &self.news);
         if let Some((tool, argument)) = tools
             .iter()
             .find_map(|t| t.unfilled.first().map(|a| (t, a)))
@@ -357,7 +351,10 @@ impl Joining {
         tell(
             news,
             Level::Warn,
-            format!("refused device {id} from {peer} ({platform}): {refusal}{why}"),
+            format!(
+                "refused device {id} from {} ({}): {refusal}{why}",
+                self.peer, self.platform
+            ),
         );
         None
     }
