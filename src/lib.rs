@@ -30,7 +30,7 @@
 //!   regular_file         bounded reads of regular files
 //! tool, relpath,      tool calls, results, specs and whose failure a result is;
 //!   parallel             relative paths; data-parallel helpers
-//! units, text, hash, backoff, resources, secrets, stats, document, caps, ...   leaves
+//! units, text, hash, backoff, resources, secrets, stats, document, caps, tls, ...   leaves
 //! ```
 //!
 //! The core (everything above `event`) never prints; reporters and `app` do.
@@ -76,6 +76,7 @@ mod shard;
 mod stats;
 mod task;
 mod text;
+mod tls;
 mod tool;
 mod units;
 

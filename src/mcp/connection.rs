@@ -77,6 +77,8 @@ impl Connection {
                 })?;
             custom.insert(name, value);
         }
+        // rmcp makes its own HTTP client.
+        crate::tls::ready();
         let config = StreamableHttpClientTransportConfig::with_uri(url)
             .custom_headers(custom)
             .max_concurrent_requests(concurrency)

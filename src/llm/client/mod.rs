@@ -79,6 +79,7 @@ impl LlmClient {
         key: Option<ApiKey>,
         spend: Arc<Spend>,
     ) -> Result<Self, NoHttpClient> {
+        crate::tls::ready();
         let mut http = reqwest::Client::builder()
             .timeout(config.timeout)
             .connect_timeout(config.timeout.min(Duration::from_secs(15)))
