@@ -226,22 +226,7 @@ fn write_trial(
     } = stored;
     let agent_dir = dir.join("agent");
     std::fs::create_dir_all(&agent_dir).map_err(|e| FileError::write(&agent_dir, e))?;
-    // Each screenshot is copied beside the trajectory; one that cannot be (gone, a link,
-    // not a screenshot's name) is not named by it, so that every image it names is there.
-    for step in &mut steps {
-        for path in [
-            &mut step.annotated_screenshot_path,
-            &mut step.clean_screenshot_path,
-        ] {
-            let copied = match (path.as_deref(), task_dir) {
-                (Some(name), Some(dir)) => copy_screenshot(&dir.file(name), &agent_dir, name)?,
-                _ => false,
-            };
-            if !copied {
-                *path = None;
-            }
-        }
-    }
+    copy_screenshots(&mut steps, task_dir, &agent_dir)?;
     let trajectory = atif::render(record, &steps, evaluation.as_ref(), &[]);
     let path = agent_dir.join("trajectory.json");
     write_atomic(&path, trajectory.as_bytes()).map_err(|e| FileError::write(&path, e))?;
@@ -262,16 +247,51 @@ fn write_trial(
             &json!({"reward": reward}),
         )?;
     }
-    let at = |t: Option<crate::units::Timestamp>| t.map(|t| t.to_string());
-    let exception = exception_type(record.status).map(|kind| {
-        json!({
-            "exception_type": kind,
-            "exception_message": record.error.clone().unwrap_or_else(|| record.status.to_string()),
-            "exception_traceback": "",
-            "occurred_at": at(record.finished.or(record.started)).unwrap_or_else(|| "1970-01-01T00:00:00Z".into()),
-        })
-    });
-    let result = json!({
+    let result = trial_result(dir, trial, record, config, model, reward);
+    write(&dir.join("result.json"), &result)?;
+    Ok(result)
+}
+
+/// The trial's screenshots, copied beside its trajectory.
+fn copy_screenshots(
+    steps: &mut [crate::record::StepRecord],
+    task_dir: Option<&crate::rundir::layout::TaskDir>,
+    agent_dir: &Path,
+) -> Result<(), FinishedError> {
+    // Each screenshot is copied beside the trajectory; one that cannot be (gone, a link,
+    // not a screenshot's name) is not named by it, so that every image it names is there.
+    for step in steps {
+        for path in [
+            &mut step.annotated_screenshot_path,
+            &mut step.clean_screenshot_path,
+        ] {
+            let copied = match (path.as_deref(), task_dir) {
+                (Some(name), Some(dir)) => copy_screenshot(&dir.file(name), agent_dir, name)?,
+                _ => false,
+            };
+            if !copied {
+                *path = None;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// A time as Harbor writes it, when there is one.
+fn at(t: Option<crate::units::Timestamp>) -> Option<String> {
+    t.map(|t| t.to_string())
+}
+
+/// The trial's `result.json`: the task, the agent and its use, the reward or the exception.
+fn trial_result(
+    dir: &Path,
+    trial: &str,
+    record: &TaskRecord,
+    config: Value,
+    model: Option<&str>,
+    reward: Option<f64>,
+) -> Value {
+    json!({
         "id": uuid_of(&format!("trial:{}:{}", record.id, record.source_hash)),
         // Repetitions are trials of one task, as Harbor groups them.
         "task_name": record.base_id().as_str(),
@@ -294,13 +314,23 @@ fn write_trial(
             "cost_usd": record.cost_usd,
         },
         "verifier_result": reward.map(|r| json!({"rewards": {"reward": r}})),
-        "exception_info": exception,
+        "exception_info": exception_info(record),
         "started_at": at(record.started),
         "finished_at": at(record.finished),
         "agent_execution": {"started_at": at(record.started), "finished_at": at(record.finished)},
-    });
-    write(&dir.join("result.json"), &result)?;
-    Ok(result)
+    })
+}
+
+/// The trial's exception info, for a task that has no verdict.
+fn exception_info(record: &TaskRecord) -> Option<Value> {
+    exception_type(record.status).map(|kind| {
+        json!({
+            "exception_type": kind,
+            "exception_message": record.error.clone().unwrap_or_else(|| record.status.to_string()),
+            "exception_traceback": "",
+            "occurred_at": at(record.finished.or(record.started)).unwrap_or_else(|| "1970-01-01T00:00:00Z".into()),
+        })
+    })
 }
 
 /// The job's `result.json`: totals, and the mean the viewer shows.

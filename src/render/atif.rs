@@ -190,6 +190,29 @@ fn system(message: String, extra: Map<String, Value>) -> Step {
 /// One agent step: what it said (with the screen it saw, for a desktop step), its tool
 /// calls and their results, its tokens and cost.
 fn agent_step(step: &StepRecord, model: Option<&str>) -> Step {
+    let calls = tool_calls(step);
+    let results = call_results(step);
+    let llm = step.prompt_tokens + step.completion_tokens > 0 || step.llm_cost.is_some();
+    Step {
+        step_id: 0,
+        timestamp: Some(step.started.to_string()),
+        source: "agent",
+        message: agent_message(step),
+        model_name: model.filter(|_| llm).map(str::to_string),
+        reasoning_content: step.thought.clone().filter(|t| !t.trim().is_empty()),
+        observation: (!results.is_empty()).then_some(Observation { results }),
+        tool_calls: (!calls.is_empty()).then_some(calls),
+        metrics: llm.then_some(Metrics {
+            prompt_tokens: step.prompt_tokens,
+            completion_tokens: step.completion_tokens,
+            cost_usd: step.llm_cost,
+        }),
+        extra: agent_extra(step),
+    }
+}
+
+/// The agent step's message: what it said, with the screenshot it saw when there is one.
+fn agent_message(step: &StepRecord) -> Value {
     let said = [&step.comment, &step.subtask, &step.thought]
         .into_iter()
         .flatten()
@@ -214,33 +237,47 @@ fn agent_step(step: &StepRecord, model: Option<&str>) -> Step {
         .into_iter()
         .flatten()
         .find(|p| is_screenshot_name(p));
-    let message = match screen {
+    match screen {
         Some(path) => json!([
             {"type": "text", "text": said},
             {"type": "image", "source": {"media_type": "image/png", "path": path}},
         ]),
         None => Value::String(said),
-    };
-    let id = |i: usize| format!("step{}_call{}", step.session_step, i + 1);
-    let calls: Vec<ToolCall> = step
-        .action
+    }
+}
+
+/// The id of the step's `i`th tool call (from 0), which its result answers.
+fn call_id(step: &StepRecord, i: usize) -> String {
+    format!("step{}_call{}", step.session_step, i + 1)
+}
+
+/// The agent step's tool calls, one per action.
+fn tool_calls(step: &StepRecord) -> Vec<ToolCall> {
+    step.action
         .iter()
         .enumerate()
         .map(|(i, a)| ToolCall {
-            tool_call_id: id(i),
+            tool_call_id: call_id(step, i),
             function_name: a.function.clone(),
             arguments: a.arguments.clone(),
         })
-        .collect();
-    let results: Vec<ObservationResult> = step
-        .action
+        .collect()
+}
+
+/// The agent step's observation results, one per tool call.
+fn call_results(step: &StepRecord) -> Vec<ObservationResult> {
+    step.action
         .iter()
         .enumerate()
         .map(|(i, a)| ObservationResult {
-            source_call_id: id(i),
+            source_call_id: call_id(step, i),
             content: result_text(a),
         })
-        .collect();
+        .collect()
+}
+
+/// The agent step's `extra`: agent, type, round, status, observation, error and plan.
+fn agent_extra(step: &StepRecord) -> Map<String, Value> {
     let mut extra = Map::new();
     extra.insert("agent".into(), json!(step.agent_name));
     extra.insert("agent_type".into(), json!(step.agent_type));
@@ -257,23 +294,7 @@ fn agent_step(step: &StepRecord, model: Option<&str>) -> Step {
     if let Some(plan) = step.plan.as_ref().filter(|p| !p.is_null()) {
         extra.insert("plan".into(), plan.clone());
     }
-    let llm = step.prompt_tokens + step.completion_tokens > 0 || step.llm_cost.is_some();
-    Step {
-        step_id: 0,
-        timestamp: Some(step.started.to_string()),
-        source: "agent",
-        message,
-        model_name: model.filter(|_| llm).map(str::to_string),
-        reasoning_content: step.thought.clone().filter(|t| !t.trim().is_empty()),
-        observation: (!results.is_empty()).then_some(Observation { results }),
-        tool_calls: (!calls.is_empty()).then_some(calls),
-        metrics: llm.then_some(Metrics {
-            prompt_tokens: step.prompt_tokens,
-            completion_tokens: step.completion_tokens,
-            cost_usd: step.llm_cost,
-        }),
-        extra,
-    }
+    extra
 }
 
 /// A tool's answer as observation text: its outcome, its error, its output.

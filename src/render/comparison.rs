@@ -129,35 +129,19 @@ pub(crate) fn comparison(
 ) -> Comparison {
     let (ra, sa) = side(a_dir, a);
     let (rb, sb) = side(b_dir, b);
-    // The statistics count only the runs that were judged (passed, failed, timeout): a
-    // repetition in error leaves the task's other repetitions in, a task with no judged
-    // run in either side is left out.
-    let judged = |rows: &[&TaskRow]| -> BTreeMap<TaskId, TaskRate> {
-        rates(rows.iter().copied().filter(|r| r.status.is_done()))
-            .into_iter()
-            .map(|r| (r.id.clone(), r))
-            .collect()
-    };
-    let (judged_a, judged_b) = (judged(a), judged(b));
-    let mut left_out = 0;
     let ma: BTreeMap<TaskId, TaskRate> = ra.into_iter().map(|r| (r.id.clone(), r)).collect();
     let mb: BTreeMap<TaskId, TaskRate> = rb.into_iter().map(|r| (r.id.clone(), r)).collect();
-    let mut paired = Vec::new();
+    let (paired, left_out) = paired(&ma, &mb, &judged(a), &judged(b));
     let mut c = Comparison {
         verdict: String::new(),
-        statistics: significance(&[], 0, alpha),
+        statistics: significance(&paired, left_out, alpha),
         a: sa,
         b: sb,
         regressions: vec![],
         fixes: vec![],
-        new: vec![],
+        new: new_tasks(&ma, &mb),
         missing: vec![],
         unchanged: 0,
-    };
-    let rate = |r: &TaskRate| Rate {
-        passed: r.passed,
-        runs: r.runs,
-        pass_rate: r.pass_rate,
     };
     for (id, x) in &ma {
         match mb.get(id) {
@@ -167,42 +151,82 @@ pub(crate) fn comparison(
                 b: None,
                 reason: None,
             }),
-            Some(y) => {
-                match (judged_a.get(id), judged_b.get(id)) {
-                    (Some(ja), Some(jb)) => paired.push((id.clone(), rate(ja), rate(jb))),
-                    _ => left_out += 1,
-                }
-                let change = Change {
-                    id: id.clone(),
-                    a: Some(rate(x)),
-                    b: Some(rate(y)),
-                    reason: y.reason.clone(),
-                };
-                if y.pass_rate < x.pass_rate {
-                    c.regressions.push(change);
-                } else if y.pass_rate > x.pass_rate {
-                    c.fixes.push(Change {
-                        reason: None,
-                        ..change
-                    });
-                } else {
-                    c.unchanged += 1;
-                }
-            }
+            Some(y) => shared_change(&mut c, id, x, y),
         }
     }
-    for (id, y) in mb.iter().filter(|(id, _)| !ma.contains_key(*id)) {
-        c.new.push(Change {
+    let shared_only = paired.len() + left_out != c.a.tasks || paired.len() + left_out != c.b.tasks;
+    c.verdict = c.statistics.sentence(shared_only);
+    c
+}
+
+/// The rates of a run's tasks over the runs that were judged (passed, failed, timeout):
+/// a repetition in error leaves the task's other repetitions in.
+fn judged(rows: &[&TaskRow]) -> BTreeMap<TaskId, TaskRate> {
+    rates(rows.iter().copied().filter(|r| r.status.is_done()))
+        .into_iter()
+        .map(|r| (r.id.clone(), r))
+        .collect()
+}
+
+/// The statistics' pairs: the tasks both runs have and judged, with the number of tasks
+/// both have that one side judged in no run (left out).
+fn paired(
+    ma: &BTreeMap<TaskId, TaskRate>,
+    mb: &BTreeMap<TaskId, TaskRate>,
+    judged_a: &BTreeMap<TaskId, TaskRate>,
+    judged_b: &BTreeMap<TaskId, TaskRate>,
+) -> (Vec<(TaskId, Rate, Rate)>, usize) {
+    let mut paired = Vec::new();
+    let mut left_out = 0;
+    for id in ma.keys().filter(|id| mb.contains_key(*id)) {
+        match (judged_a.get(id), judged_b.get(id)) {
+            (Some(ja), Some(jb)) => paired.push((id.clone(), rate(ja), rate(jb))),
+            _ => left_out += 1,
+        }
+    }
+    (paired, left_out)
+}
+
+/// A task both runs have, as a regression, a fix or one more unchanged.
+fn shared_change(c: &mut Comparison, id: &TaskId, x: &TaskRate, y: &TaskRate) {
+    let change = Change {
+        id: id.clone(),
+        a: Some(rate(x)),
+        b: Some(rate(y)),
+        reason: y.reason.clone(),
+    };
+    if y.pass_rate < x.pass_rate {
+        c.regressions.push(change);
+    } else if y.pass_rate > x.pass_rate {
+        c.fixes.push(Change {
+            reason: None,
+            ..change
+        });
+    } else {
+        c.unchanged += 1;
+    }
+}
+
+/// The tasks only in B, with why each did not pass.
+fn new_tasks(ma: &BTreeMap<TaskId, TaskRate>, mb: &BTreeMap<TaskId, TaskRate>) -> Vec<Change> {
+    mb.iter()
+        .filter(|(id, _)| !ma.contains_key(*id))
+        .map(|(id, y)| Change {
             id: id.clone(),
             a: None,
             b: Some(rate(y)),
             reason: y.reason.clone(),
-        });
+        })
+        .collect()
+}
+
+/// A task's pass rate, without the rest of its rate.
+fn rate(r: &TaskRate) -> Rate {
+    Rate {
+        passed: r.passed,
+        runs: r.runs,
+        pass_rate: r.pass_rate,
     }
-    c.statistics = significance(&paired, left_out, alpha);
-    let shared_only = paired.len() + left_out != c.a.tasks || paired.len() + left_out != c.b.tasks;
-    c.verdict = c.statistics.sentence(shared_only);
-    c
 }
 
 fn side(dir: &Path, records: &[&TaskRow]) -> (Vec<TaskRate>, Side) {

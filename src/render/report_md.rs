@@ -8,7 +8,8 @@ use super::agreement::Agreement;
 use super::format::{cost_text as cost, mark};
 use super::markdown::cell;
 use super::overview::Overview;
-use super::repeats::repeat_totals;
+use super::repeats::{TaskRate, repeat_totals};
+use super::totals::Totals;
 use crate::record::{RowSource, TaskStatus};
 use crate::rundir::layout::OUTPUT_MD;
 
@@ -23,6 +24,24 @@ pub(crate) fn write_report_md(
     overview: &Overview,
 ) -> io::Result<()> {
     let t = &overview.totals;
+    write_headline(md, name, t)?;
+    if t.passed < t.total {
+        write_not_passed(md, records, t)?;
+    }
+    if let Some(rates) = &overview.rates {
+        write_repeats(md, rates)?;
+    }
+    if let Some(agreement) = &overview.agreement {
+        write_agreement(md, agreement)?;
+    }
+    if let Some(experience) = &overview.experience {
+        writeln!(md, "## Experience\n\n{}\n", experience.line())?;
+    }
+    write_all_tasks(md, records)
+}
+
+/// The title and the totals line: passed of total, the other statuses, time, tokens, cost.
+fn write_headline(md: &mut dyn Write, name: &str, t: &Totals) -> io::Result<()> {
     write!(md, "# ufo-batch: {}\n\n", crate::text::printable(name))?;
     let pct = t.pass_rate * 100.0;
     let ci = t
@@ -49,81 +68,79 @@ pub(crate) fn write_report_md(
             .map_or("cost unknown".to_string(), |c| format!("${c:.4}"));
         write!(md, " · {tokens} tokens · {shown}")?;
     }
-    md.write_all(b"\n\n")?;
+    md.write_all(b"\n\n")
+}
 
-    if t.passed < t.total {
-        md.write_all(b"## Not passed\n\n| task | status | reason |\n|---|---|---|\n")?;
-        let order = |s: TaskStatus| match s {
-            TaskStatus::Failed => 0,
-            TaskStatus::Error => 1,
-            TaskStatus::Timeout => 2,
-            TaskStatus::Passed => 4,
-            _ => 3,
-        };
-        let present = [
-            t.failed > 0,
-            t.error > 0,
-            t.timeout > 0,
-            t.cancelled + t.unfinished > 0,
-        ];
-        // Failures first, then errors, timeouts and the rest, each by id: a pass over
-        // the rows for each kind there is, rather than all of them sorted in memory.
-        for (kind, _) in present.iter().enumerate().filter(|(_, p)| **p) {
-            for r in records.rows().filter(|r| order(r.status) == kind) {
-                let reason = r
-                    .error
-                    .as_deref()
-                    .map(|e| cell(e, REASON_LIMIT))
-                    .unwrap_or_default();
-                writeln!(
-                    md,
-                    "| [{id}]({id}/{OUTPUT_MD}) | {} {} | {reason} |",
-                    mark(r.status),
-                    r.status,
-                    id = r.id
-                )?;
-            }
-        }
-        md.write_all(b"\n")?;
-    }
-
-    if let Some(rates) = &overview.rates {
-        let rt = repeat_totals(rates);
-        writeln!(
-            md,
-            "## Repeats\n\npass@1 {:.1}%{} · pass@k {:.1}% · pass^k {:.1}% · {} flaky{}\n\n| task | passed | pass rate | flaky |\n|---|---:|---:|---|",
-            rt.pass_at_1 * 100.0,
-            rt.pass_at_1_ci
-                .map(|ci| format!(" (95% CI {})", ci.percent()))
-                .unwrap_or_default(),
-            rt.pass_at_k * 100.0,
-            rt.pass_all_k * 100.0,
-            rt.flaky.len(),
-            rt.mean_task_variance
-                .map(|v| format!(" · mean per-task variance {v:.3}"))
-                .unwrap_or_default()
-        )?;
-        for r in rates {
-            let flaky = if r.flaky { "⚠️ flaky" } else { "" };
+/// The "Not passed" section: each task that did not pass, with its status and reason.
+fn write_not_passed(md: &mut dyn Write, records: &dyn RowSource, t: &Totals) -> io::Result<()> {
+    md.write_all(b"## Not passed\n\n| task | status | reason |\n|---|---|---|\n")?;
+    let order = |s: TaskStatus| match s {
+        TaskStatus::Failed => 0,
+        TaskStatus::Error => 1,
+        TaskStatus::Timeout => 2,
+        TaskStatus::Passed => 4,
+        _ => 3,
+    };
+    let present = [
+        t.failed > 0,
+        t.error > 0,
+        t.timeout > 0,
+        t.cancelled + t.unfinished > 0,
+    ];
+    // Failures first, then errors, timeouts and the rest, each by id: a pass over
+    // the rows for each kind there is, rather than all of them sorted in memory.
+    for (kind, _) in present.iter().enumerate().filter(|(_, p)| **p) {
+        for r in records.rows().filter(|r| order(r.status) == kind) {
+            let reason = r
+                .error
+                .as_deref()
+                .map(|e| cell(e, REASON_LIMIT))
+                .unwrap_or_default();
             writeln!(
                 md,
-                "| {} | {}/{} | {:.0}% | {flaky} |",
-                r.id,
-                r.passed,
-                r.runs,
-                r.pass_rate * 100.0
+                "| [{id}]({id}/{OUTPUT_MD}) | {} {} | {reason} |",
+                mark(r.status),
+                r.status,
+                id = r.id
             )?;
         }
-        md.write_all(b"\n")?;
     }
+    md.write_all(b"\n")
+}
 
-    if let Some(agreement) = &overview.agreement {
-        write_agreement(md, agreement)?;
+/// The "Repeats" section: pass@1, pass@k, pass^k and flakiness, then a row per task.
+fn write_repeats(md: &mut dyn Write, rates: &[TaskRate]) -> io::Result<()> {
+    let rt = repeat_totals(rates);
+    writeln!(
+        md,
+        "## Repeats\n\npass@1 {:.1}%{} · pass@k {:.1}% · pass^k {:.1}% · {} flaky{}\n\n| task | passed | pass rate | flaky |\n|---|---:|---:|---|",
+        rt.pass_at_1 * 100.0,
+        rt.pass_at_1_ci
+            .map(|ci| format!(" (95% CI {})", ci.percent()))
+            .unwrap_or_default(),
+        rt.pass_at_k * 100.0,
+        rt.pass_all_k * 100.0,
+        rt.flaky.len(),
+        rt.mean_task_variance
+            .map(|v| format!(" · mean per-task variance {v:.3}"))
+            .unwrap_or_default()
+    )?;
+    for r in rates {
+        let flaky = if r.flaky { "⚠️ flaky" } else { "" };
+        writeln!(
+            md,
+            "| {} | {}/{} | {:.0}% | {flaky} |",
+            r.id,
+            r.passed,
+            r.runs,
+            r.pass_rate * 100.0
+        )?;
     }
-    if let Some(experience) = &overview.experience {
-        writeln!(md, "## Experience\n\n{}\n", experience.line())?;
-    }
+    md.write_all(b"\n")
+}
 
+/// The "All tasks" section: a row per task with status, duration, steps and cost.
+fn write_all_tasks(md: &mut dyn Write, records: &dyn RowSource) -> io::Result<()> {
     md.write_all(
         "## All tasks\n\n| task | status | duration | steps | cost |\n|---|---|---:|---:|---:|\n"
             .as_bytes(),

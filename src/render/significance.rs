@@ -103,56 +103,17 @@ pub(crate) fn significance(
     let regressed = changes.iter().filter(|d| **d < 0.0).count();
     let fixed = changes.iter().filter(|d| **d > 0.0).count();
     let (test, p_value, change_ci, table) = if repeated {
-        let p = sign_flip_test(&changes);
-        // A change in pass rate lies in [−1, 1] whatever a t interval of few tasks says.
-        // Fewer than 3 tasks, or all changed alike, give no interval worth showing.
-        let varied = changes.iter().any(|d| *d != changes[0]);
-        let ci = paired_t_interval(&changes, 1.0 - alpha)
-            .filter(|_| changes.len() >= 3 && varied)
-            .map(|ci| Interval {
-                low: ci.low.max(-1.0),
-                high: ci.high.min(1.0),
-            });
-        ("sign_flip_permutation", p, ci, None)
+        repeated_test(&changes, alpha)
     } else {
-        let t = table(paired);
-        (
-            "mcnemar_exact",
-            mcnemar_exact(&t),
-            newcombe(&t, 1.0 - alpha),
-            Some(t),
-        )
+        single_test(paired, alpha)
     };
     let change = pass_rate_b - pass_rate_a;
-    // Either test's smallest p comes when every changed task moved the same way: two
-    // of the 2^m sign patterns.
-    let moved = regressed + fixed;
-    let verdict = if paired.is_empty() {
-        Verdict::TooFewToTell
-    } else if moved == 0 {
-        Verdict::NoChange
-    } else if !reachable(moved, alpha) {
-        Verdict::TooFewToTell
-    } else if p_value >= alpha {
-        Verdict::NoSignificantChange
-    } else if change < 0.0 {
-        Verdict::SignificantRegression
-    } else if change > 0.0 {
-        Verdict::SignificantImprovement
-    } else {
-        Verdict::NoSignificantChange
-    };
+    let verdict = verdict(paired.is_empty(), regressed + fixed, p_value, change, alpha);
     let beyond_noise = if repeated {
         beyond_noise(paired, alpha)
     } else {
         Vec::new()
     };
-    let flaky = paired
-        .iter()
-        .filter(|(_, a, b)| flaky(a) || flaky(b))
-        .filter(|(id, _, _)| !beyond_noise.iter().any(|t| &t.id == id))
-        .map(|(id, _, _)| id.clone())
-        .collect();
     Significance {
         verdict,
         alpha,
@@ -167,9 +128,69 @@ pub(crate) fn significance(
         regressed,
         fixed,
         table,
-        flaky,
+        flaky: flaky_tasks(paired, &beyond_noise),
         beyond_noise,
     }
+}
+
+/// The test, p, interval and table of one of the two cases.
+type Tested = (&'static str, f64, Option<Interval>, Option<PairedTable>);
+
+/// With repetitions: the sign-flip permutation test and the paired t interval.
+fn repeated_test(changes: &[f64], alpha: f64) -> Tested {
+    let p = sign_flip_test(changes);
+    // A change in pass rate lies in [−1, 1] whatever a t interval of few tasks says.
+    // Fewer than 3 tasks, or all changed alike, give no interval worth showing.
+    let varied = changes.iter().any(|d| *d != changes[0]);
+    let ci = paired_t_interval(changes, 1.0 - alpha)
+        .filter(|_| changes.len() >= 3 && varied)
+        .map(|ci| Interval {
+            low: ci.low.max(-1.0),
+            high: ci.high.min(1.0),
+        });
+    ("sign_flip_permutation", p, ci, None)
+}
+
+/// Without repetitions: the 2×2 table, the exact McNemar test and Newcombe's interval.
+fn single_test(paired: &[(TaskId, Rate, Rate)], alpha: f64) -> Tested {
+    let t = table(paired);
+    (
+        "mcnemar_exact",
+        mcnemar_exact(&t),
+        newcombe(&t, 1.0 - alpha),
+        Some(t),
+    )
+}
+
+/// The conclusion from whether any task is paired, how many `moved`, p and the change.
+fn verdict(no_tasks: bool, moved: usize, p_value: f64, change: f64, alpha: f64) -> Verdict {
+    // Either test's smallest p comes when every changed task moved the same way: two
+    // of the 2^m sign patterns.
+    if no_tasks {
+        Verdict::TooFewToTell
+    } else if moved == 0 {
+        Verdict::NoChange
+    } else if !reachable(moved, alpha) {
+        Verdict::TooFewToTell
+    } else if p_value >= alpha {
+        Verdict::NoSignificantChange
+    } else if change < 0.0 {
+        Verdict::SignificantRegression
+    } else if change > 0.0 {
+        Verdict::SignificantImprovement
+    } else {
+        Verdict::NoSignificantChange
+    }
+}
+
+/// The flaky tasks of either run, but for those whose change is beyond noise.
+fn flaky_tasks(paired: &[(TaskId, Rate, Rate)], beyond_noise: &[BeyondNoise]) -> Vec<TaskId> {
+    paired
+        .iter()
+        .filter(|(_, a, b)| flaky(a) || flaky(b))
+        .filter(|(id, _, _)| !beyond_noise.iter().any(|t| &t.id == id))
+        .map(|(id, _, _)| id.clone())
+        .collect()
 }
 
 /// True when `moved` changed tasks can give a p below `alpha` at all: either test's
@@ -267,20 +288,12 @@ impl Significance {
     /// to −1.9), 9 tasks regressed, 2 fixed; McNemar p = 0.03: a significant regression
     /// at α = 0.05.` `shared_only` says the rates are over the tasks both runs have.
     pub(crate) fn sentence(&self, shared_only: bool) -> String {
-        let alpha = format!("α = {}", self.alpha);
-        let left_out = match self.left_out {
-            0 => String::new(),
-            n => format!(
-                " ({} left out: an infrastructure error, cancelled or unfinished in a run)",
-                crate::text::plural(n, "task")
-            ),
-        };
+        let left_out = self.left_out_text();
         if self.tasks == 0 {
             return format!(
                 "No task both runs have was judged in both{left_out}, so there is nothing to tell."
             );
         }
-        let repeated = self.table.is_none();
         let mut s = String::new();
         if shared_only || self.left_out > 0 {
             s.push_str(&format!(
@@ -288,6 +301,27 @@ impl Significance {
                 crate::text::plural(self.tasks, "task")
             ));
         }
+        let first = s.is_empty();
+        s.push_str(&self.rates_text(first));
+        s.push_str(&self.moved_text());
+        s.push_str(&self.conclusion());
+        s.push('.');
+        s
+    }
+
+    /// The sentence's note of the tasks left out, when there are any.
+    fn left_out_text(&self) -> String {
+        match self.left_out {
+            0 => String::new(),
+            n => format!(
+                " ({} left out: an infrastructure error, cancelled or unfinished in a run)",
+                crate::text::plural(n, "task")
+            ),
+        }
+    }
+
+    /// The sentence's pass rates, the change and its interval; `first` capitalises it.
+    fn rates_text(&self, first: bool) -> String {
         // A too-small sample's interval rests on approximations that do not hold.
         let ci = self
             .change_ci
@@ -301,9 +335,9 @@ impl Significance {
                 )
             })
             .unwrap_or_default();
-        s.push_str(&format!(
+        format!(
             "{}ass rate {:.1}% → {:.1}% ({} points{ci}), ",
-            match (repeated, s.is_empty()) {
+            match (self.table.is_none(), first) {
                 (true, true) => "Mean per-task p",
                 (true, false) => "mean per-task p",
                 (false, true) => "P",
@@ -312,30 +346,40 @@ impl Significance {
             self.pass_rate_a * 100.0,
             self.pass_rate_b * 100.0,
             signed(self.change * 100.0),
-        ));
-        let (fell, rose) = if repeated {
+        )
+    }
+
+    /// The sentence's count of the tasks that fell and rose, and of the flaky ones.
+    fn moved_text(&self) -> String {
+        let (fell, rose) = if self.table.is_none() {
             ("fell", "rose")
         } else {
             ("regressed", "fixed")
         };
-        s.push_str(&format!(
+        let mut s = format!(
             "{} {fell}, {} {rose}",
             crate::text::plural(self.regressed, "task"),
             self.fixed
-        ));
+        );
         if !self.flaky.is_empty() {
             s.push_str(&format!(
                 " ({} flaky)",
                 crate::text::plural(self.flaky.len(), "task")
             ));
         }
-        let test = if repeated {
+        s
+    }
+
+    /// The sentence's conclusion: the test, its p and the verdict at α.
+    fn conclusion(&self) -> String {
+        let alpha = format!("α = {}", self.alpha);
+        let test = if self.table.is_none() {
             "sign-flip permutation"
         } else {
             "McNemar"
         };
         let p = p_text(self.p_value, self.alpha);
-        let conclusion = match self.verdict {
+        match self.verdict {
             Verdict::SignificantRegression => {
                 format!("; {test} {p}: a significant regression at {alpha}")
             }
@@ -350,10 +394,7 @@ impl Significance {
                 "; too few tasks changed to tell a change from noise at {alpha} (at least {} must change)",
                 needed(self.alpha)
             ),
-        };
-        s.push_str(&conclusion);
-        s.push('.');
-        s
+        }
     }
 }
 

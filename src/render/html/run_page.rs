@@ -150,17 +150,6 @@ pub(crate) fn write_report_html(
     overview: &Overview,
 ) -> io::Result<()> {
     let t = &overview.totals;
-    let counts = [
-        ("failed", t.failed),
-        ("error", t.error),
-        ("timeout", t.timeout),
-        ("cancelled", t.cancelled),
-        ("unfinished", t.unfinished),
-    ]
-    .into_iter()
-    .filter(|(_, n)| *n > 0)
-    .map(|(label, n)| (label.to_string(), n))
-    .collect();
     let present = [
         t.failed > 0,
         t.error > 0,
@@ -169,24 +158,7 @@ pub(crate) fn write_report_html(
         t.unfinished > 0,
         t.passed > 0,
     ];
-    let repeats = overview.rates.as_deref().map(|rates| {
-        let r = repeat_totals(rates);
-        Repeats {
-            pass_at_1: percent(r.pass_at_1),
-            pass_at_1_ci: r.pass_at_1_ci.map(|ci| ci.percent()),
-            variance: r.mean_task_variance.map(|v| format!("{v:.3}")),
-            pass_at_k: percent(r.pass_at_k),
-            pass_all_k: percent(r.pass_all_k),
-            flaky: r.flaky.iter().map(ToString::to_string).collect(),
-        }
-    });
-    let (mut statuses, mut folders, mut tags) = (BTreeSet::new(), BTreeSet::new(), BTreeSet::new());
-    for r in records.rows() {
-        statuses.insert(name_of(&r.status));
-        folders.insert(folder_of(&r));
-        tags.extend(r.tags.iter().cloned());
-    }
-    let folders: Vec<String> = folders.into_iter().collect();
+    let (statuses, folders, tags) = filters(records);
     // A row is made for each task as the data is written, and kept only for the first
     // HTML_ROWS: at a million tasks, rows for all would be the largest allocation.
     let rows: Vec<Row> = sorted(records, present)
@@ -201,31 +173,80 @@ pub(crate) fn write_report_html(
         agreement: overview.agreement.as_ref(),
         agreement_line: overview.agreement.as_ref().map(|a| a.line()),
         experience_line: overview.experience.as_ref().map(|x| x.line()),
-        counts,
+        counts: counts(t),
         task_seconds: format!("{:.1} s", t.task_seconds),
         tokens: t.prompt_tokens + t.completion_tokens,
         cost: cost_text(t.cost_usd),
         more: t.total.saturating_sub(HTML_ROWS),
         totals: t.clone(),
-        repeats,
-        statuses: statuses.into_iter().collect(),
+        repeats: overview.rates.as_deref().map(repeats_view),
+        statuses,
         folders: folders.clone(),
-        tags: tags.into_iter().collect(),
+        tags,
         rows,
         data: mark.clone(),
         page_rows: HTML_ROWS,
     };
     let page = render("run.html", &page).map_err(io::Error::other)?;
-    let (head, tail) = page
-        .rsplit_once(&mark)
-        .ok_or_else(|| io::Error::other("cannot render report.html: no place for the data"))?;
-    out.write_all(head.as_bytes())?;
     let data = DataRows {
         records,
         present,
         folders: &folders,
     };
-    serde_json::to_writer(ScriptSafe(&mut *out), &(&folders, data)).map_err(io::Error::other)?;
+    write_with_data(out, &page, &mark, data)
+}
+
+/// The (label, count) of the statuses other than passed that occur, for the totals line.
+fn counts(t: &crate::render::Totals) -> Vec<(String, usize)> {
+    [
+        ("failed", t.failed),
+        ("error", t.error),
+        ("timeout", t.timeout),
+        ("cancelled", t.cancelled),
+        ("unfinished", t.unfinished),
+    ]
+    .into_iter()
+    .filter(|(_, n)| *n > 0)
+    .map(|(label, n)| (label.to_string(), n))
+    .collect()
+}
+
+/// The repeats box: pass@1 with its interval, variance, pass@k, pass^k and the flaky tasks.
+fn repeats_view(rates: &[crate::render::repeats::TaskRate]) -> Repeats {
+    let r = repeat_totals(rates);
+    Repeats {
+        pass_at_1: percent(r.pass_at_1),
+        pass_at_1_ci: r.pass_at_1_ci.map(|ci| ci.percent()),
+        variance: r.mean_task_variance.map(|v| format!("{v:.3}")),
+        pass_at_k: percent(r.pass_at_k),
+        pass_all_k: percent(r.pass_all_k),
+        flaky: r.flaky.iter().map(ToString::to_string).collect(),
+    }
+}
+
+/// The table's filters: the statuses, folders and tags that occur, each sorted.
+fn filters(records: &dyn RowSource) -> (Vec<String>, Vec<String>, Vec<String>) {
+    let (mut statuses, mut folders, mut tags) = (BTreeSet::new(), BTreeSet::new(), BTreeSet::new());
+    for r in records.rows() {
+        statuses.insert(name_of(&r.status));
+        folders.insert(folder_of(&r));
+        tags.extend(r.tags.iter().cloned());
+    }
+    (
+        statuses.into_iter().collect(),
+        folders.into_iter().collect(),
+        tags.into_iter().collect(),
+    )
+}
+
+/// The rendered page with the tasks' data written, a task at a time, in place of `mark`.
+fn write_with_data(out: &mut dyn Write, page: &str, mark: &str, data: DataRows) -> io::Result<()> {
+    let (head, tail) = page
+        .rsplit_once(mark)
+        .ok_or_else(|| io::Error::other("cannot render report.html: no place for the data"))?;
+    out.write_all(head.as_bytes())?;
+    serde_json::to_writer(ScriptSafe(&mut *out), &(data.folders, data))
+        .map_err(io::Error::other)?;
     out.write_all(tail.as_bytes())
 }
 

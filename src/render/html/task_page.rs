@@ -11,7 +11,8 @@ use super::RenderError;
 use std::fmt::Write;
 
 use super::task_view::{
-    AttemptView, EvaluationView, FINAL_SHOT, StepView, TaskView, evaluation_view, step_view,
+    ActionView, AttemptView, EvaluationView, FINAL_SHOT, StepView, TaskView, evaluation_view,
+    step_view,
 };
 use super::{name_of, page_shell};
 use crate::record::{Evaluation, StepRecord, TaskRecord, TaskStatus};
@@ -118,7 +119,31 @@ fn write_page(page: &Page) -> String {
     out
 }
 
+/// The page's body: the task's header and facts, then evaluation, attempts and steps.
 fn write_body(out: &mut String, page: &Page) -> std::fmt::Result {
+    write_heading(out, page)?;
+    write_meta(out, page)?;
+    if !page.problems.is_empty() {
+        write_problems(out, &page.problems)?;
+    }
+    if let Some(ev) = &page.evaluation {
+        write_evaluation(out, ev)?;
+    }
+    if let Some(note) = page.experience {
+        crate::render::experience::html(out, note)?;
+    }
+    if page.attempts.len() > 1 {
+        write_attempts(out, &page.attempts)?;
+    }
+    write_steps(out, &page.steps)?;
+    if let Some(shot) = page.final_shot {
+        write_final_shot(out, shot)?;
+    }
+    Ok(())
+}
+
+/// The link back to the run and the title with the task's status badge.
+fn write_heading(out: &mut String, page: &Page) -> std::fmt::Result {
     let t = &page.task;
     writeln!(
         out,
@@ -131,7 +156,12 @@ fn write_body(out: &mut String, page: &Page) -> std::fmt::Result {
         e(&t.id),
         e(&t.status),
         e(&t.status)
-    )?;
+    )
+}
+
+/// The list of facts: request, reason, session, time, LLM use, tags and files.
+fn write_meta(out: &mut String, page: &Page) -> std::fmt::Result {
+    let t = &page.task;
     out.push_str("<dl class=\"meta\">\n");
     writeln!(
         out,
@@ -183,38 +213,39 @@ fn write_body(out: &mut String, page: &Page) -> std::fmt::Result {
         write!(out, "<a href=\"{}\">{}</a>", e(f), e(f))?;
     }
     out.push_str("</dd>\n</dl>\n");
-    if !page.problems.is_empty() {
-        out.push_str("<h2>Problems of the task file</h2><ul>");
-        for p in &page.problems {
-            write!(out, "<li><pre>{}</pre></li>", e(p))?;
-        }
-        out.push_str("</ul>\n");
+    Ok(())
+}
+
+/// The "Problems of the task file" list.
+fn write_problems(out: &mut String, problems: &[String]) -> std::fmt::Result {
+    out.push_str("<h2>Problems of the task file</h2><ul>");
+    for p in problems {
+        write!(out, "<li><pre>{}</pre></li>", e(p))?;
     }
-    if let Some(ev) = &page.evaluation {
-        write_evaluation(out, ev)?;
-    }
-    if let Some(note) = page.experience {
-        crate::render::experience::html(out, note)?;
-    }
-    if page.attempts.len() > 1 {
-        write_attempts(out, &page.attempts)?;
-    }
+    out.push_str("</ul>\n");
+    Ok(())
+}
+
+/// The "Steps" section, every step in turn, and the script for the run page's panel.
+fn write_steps(out: &mut String, steps: &[StepView]) -> std::fmt::Result {
     out.push_str("<h2>Steps</h2>\n");
-    if page.steps.is_empty() {
+    if steps.is_empty() {
         out.push_str("<p class=\"muted\">No step was taken.</p>\n");
     }
-    for s in &page.steps {
+    for s in steps {
         write_step(out, s)?;
     }
     out.push_str(PANEL_SCRIPT);
-    if let Some(shot) = page.final_shot {
-        writeln!(
-            out,
-            "<h2>At the end</h2><div class=\"shots\"><figure><a href=\"{0}\" target=\"_blank\"><img src=\"{0}\" alt=\"final screenshot\" loading=\"lazy\"></a></figure></div>",
-            e(shot)
-        )?;
-    }
     Ok(())
+}
+
+/// The "At the end" section with the final screenshot.
+fn write_final_shot(out: &mut String, shot: &str) -> std::fmt::Result {
+    writeln!(
+        out,
+        "<h2>At the end</h2><div class=\"shots\"><figure><a href=\"{0}\" target=\"_blank\"><img src=\"{0}\" alt=\"final screenshot\" loading=\"lazy\"></a></figure></div>",
+        e(shot)
+    )
 }
 
 fn write_evaluation(out: &mut String, ev: &EvaluationView) -> std::fmt::Result {
@@ -267,7 +298,34 @@ fn write_attempts(out: &mut String, attempts: &[AttemptView]) -> std::fmt::Resul
     Ok(())
 }
 
+/// One step's section: its heading, thought and observation, actions, comment, error and
+/// screenshots.
 fn write_step(out: &mut String, s: &StepView) -> std::fmt::Result {
+    write_step_heading(out, s)?;
+    write_labelled(out, "thought", &s.thought)?;
+    write_labelled(out, "observation", &s.observation)?;
+    for a in &s.actions {
+        write_action(out, a)?;
+    }
+    if let Some(c) = shown(&s.comment) {
+        writeln!(
+            out,
+            "  <div><span class=\"muted\">comment</span> {}</div>",
+            e(c)
+        )?;
+    }
+    if let Some(err) = shown(&s.error) {
+        writeln!(out, "  <pre>{}</pre>", e(err))?;
+    }
+    if !s.shots.is_empty() {
+        write_shots(out, s)?;
+    }
+    out.push_str("</section>\n");
+    Ok(())
+}
+
+/// The step's opening tag and heading: number, agent, status, subtask and duration.
+fn write_step_heading(out: &mut String, s: &StepView) -> std::fmt::Result {
     write!(
         out,
         "<section class=\"step\" id=\"step-{}\">\n  <h3>Step {} · {} · {}",
@@ -283,73 +341,67 @@ fn write_step(out: &mut String, s: &StepView) -> std::fmt::Result {
         out,
         " <span class=\"muted\">({})</span></h3>",
         e(&s.duration)
+    )
+}
+
+/// A labelled line of the step (thought, observation), when there is text to show.
+fn write_labelled(out: &mut String, label: &str, text: &Option<String>) -> std::fmt::Result {
+    match shown(text) {
+        Some(text) => writeln!(
+            out,
+            "  <div class=\"wrap\"><span class=\"muted\">{label}</span> {}</div>",
+            e(text)
+        ),
+        None => Ok(()),
+    }
+}
+
+/// One action of a step: call, status, exit code, duration, divergence, error, output.
+fn write_action(out: &mut String, a: &ActionView) -> std::fmt::Result {
+    write!(
+        out,
+        "  <div><code>{}</code> <span class=\"badge s-{}\">{}</span>",
+        e(&a.call),
+        e(a.badge),
+        e(&a.status)
     )?;
-    let mut labelled = |label: &str, text: &Option<String>| -> std::fmt::Result {
-        match shown(text) {
-            Some(text) => writeln!(
-                out,
-                "  <div class=\"wrap\"><span class=\"muted\">{label}</span> {}</div>",
-                e(text)
-            ),
-            None => Ok(()),
-        }
-    };
-    labelled("thought", &s.thought)?;
-    labelled("observation", &s.observation)?;
-    for a in &s.actions {
-        write!(
-            out,
-            "  <div><code>{}</code> <span class=\"badge s-{}\">{}</span>",
-            e(&a.call),
-            e(a.badge),
-            e(&a.status)
-        )?;
-        if let Some(code) = a.exit_code {
-            write!(out, " <span class=\"muted\">exit {code}</span>")?;
-        }
+    if let Some(code) = a.exit_code {
+        write!(out, " <span class=\"muted\">exit {code}</span>")?;
+    }
+    writeln!(
+        out,
+        " <span class=\"muted\">{}</span></div>",
+        e(&a.duration)
+    )?;
+    if let Some(d) = shown(&a.divergence) {
         writeln!(
             out,
-            " <span class=\"muted\">{}</span></div>",
-            e(&a.duration)
-        )?;
-        if let Some(d) = shown(&a.divergence) {
-            writeln!(
-                out,
-                "  <div class=\"reason\"><b>diverged:</b> {}</div>",
-                e(d)
-            )?;
-        }
-        if let Some(err) = shown(&a.error) {
-            writeln!(out, "  <pre>{}</pre>", e(err))?;
-        }
-        if !a.output.is_empty() {
-            writeln!(out, "  <pre>{}</pre>", e(&a.output))?;
-        }
-    }
-    if let Some(c) = shown(&s.comment) {
-        writeln!(
-            out,
-            "  <div><span class=\"muted\">comment</span> {}</div>",
-            e(c)
+            "  <div class=\"reason\"><b>diverged:</b> {}</div>",
+            e(d)
         )?;
     }
-    if let Some(err) = shown(&s.error) {
+    if let Some(err) = shown(&a.error) {
         writeln!(out, "  <pre>{}</pre>", e(err))?;
     }
-    if !s.shots.is_empty() {
-        out.push_str("  <div class=\"shots\">");
-        for (caption, file) in &s.shots {
-            write!(
-                out,
-                "<figure><a href=\"{0}\" target=\"_blank\"><img src=\"{0}\" alt=\"{1} screenshot of step {2}\" loading=\"lazy\"></a><figcaption>{1} (click to enlarge)</figcaption></figure>",
-                e(file),
-                e(caption),
-                s.n
-            )?;
-        }
-        out.push_str("</div>\n");
+    if !a.output.is_empty() {
+        writeln!(out, "  <pre>{}</pre>", e(&a.output))?;
     }
-    out.push_str("</section>\n");
+    Ok(())
+}
+
+/// The step's screenshots, each a link to the full image.
+fn write_shots(out: &mut String, s: &StepView) -> std::fmt::Result {
+    out.push_str("  <div class=\"shots\">");
+    for (caption, file) in &s.shots {
+        write!(
+            out,
+            "<figure><a href=\"{0}\" target=\"_blank\"><img src=\"{0}\" alt=\"{1} screenshot of step {2}\" loading=\"lazy\"></a><figcaption>{1} (click to enlarge)</figcaption></figure>",
+            e(file),
+            e(caption),
+            s.n
+        )?;
+    }
+    out.push_str("</div>\n");
     Ok(())
 }
 
