@@ -149,16 +149,8 @@ impl ResultFiles {
     fn task_started(&mut self, record: &crate::record::TaskRecord) {
         self.records.insert(&TaskRow::of(record));
         self.running.insert(record.id.clone(), record.clone());
-        let (files, record) = (self.task_files(&record.id), record.clone());
         // Lines still held belong to the attempt before (its files move now).
-        let lines = self.lines.remove(&record.id);
-        self.lanes.submit(
-            &record.id.clone(),
-            Box::new(move || {
-                write_lines(&files, lines)?;
-                Ok(files.attempt_started(&record)?)
-            }),
-        );
+        self.after_held_lines(record.clone(), TaskFiles::attempt_started);
     }
 
     /// A running attempt was given its device: the running status names it at once, not
@@ -178,13 +170,23 @@ impl ResultFiles {
     /// An attempt ended and another follows: its lines and its status.
     fn task_retrying(&mut self, record: &crate::record::TaskRecord) {
         self.running.remove(&record.id);
-        let (files, record) = (self.task_files(&record.id), record.clone());
+        self.after_held_lines(record.clone(), TaskFiles::status);
+    }
+
+    /// Hands the task's held-back lines to its lane, and then `write` of `record`.
+    fn after_held_lines(
+        &mut self,
+        record: crate::record::TaskRecord,
+        write: fn(&TaskFiles, &crate::record::TaskRecord) -> Result<(), FileError>,
+    ) {
+        let files = self.task_files(&record.id);
         let lines = self.lines.remove(&record.id);
+        let id = record.id.clone();
         self.lanes.submit(
-            &record.id.clone(),
+            &id,
             Box::new(move || {
                 write_lines(&files, lines)?;
-                Ok(files.status(&record)?)
+                Ok(write(&files, &record)?)
             }),
         );
     }
