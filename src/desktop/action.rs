@@ -25,6 +25,10 @@ pub(crate) enum Button {
     Middle,
     /// The right button.
     Right,
+    /// The side button that goes back (X11 button 8, Windows' XBUTTON1).
+    Back,
+    /// The side button that goes forward (X11 button 9, Windows' XBUTTON2).
+    Forward,
 }
 
 impl Button {

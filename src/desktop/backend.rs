@@ -1,6 +1,7 @@
 //! What a platform offers a desktop task: a snapshot of the app's windows (their
-//! controls, labelled, and the UI tree), the actions on a control, input at a point,
-//! screenshots, and the end of the desktop. AT-SPI under a private virtual display on
+//! controls, labelled, and the UI tree), the actions on a control, input at a point
+//! (and a person's pointer and keyboard, for the computer-use actions), the element under
+//! a point, screenshots, and the end of the desktop. AT-SPI under a private virtual display on
 //! Linux and UI Automation on Windows implement it; everything above it is shared.
 
 use std::time::Duration;
@@ -11,6 +12,7 @@ use serde::Serialize;
 use super::action::Button;
 use super::app::Launch;
 use super::control::{Control, Rect};
+use super::element::Element;
 use super::error::DesktopError;
 use super::keys::{KeyAction, Modifier};
 use super::screenshot::Image;
@@ -54,6 +56,44 @@ pub(crate) struct Snapshot {
     pub(crate) tree: serde_json::Value,
     /// How many nodes the walk visited.
     pub(crate) nodes: usize,
+}
+
+/// Pointer input as a person gives it (the computer-use actions), in desktop pixels.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) enum Pointer {
+    /// The pointer to a point.
+    Move((i32, i32)),
+    /// A button pressed (or released) where the pointer is.
+    Button {
+        /// Which.
+        button: Button,
+        /// Pressed, else released.
+        down: bool,
+    },
+    /// A button clicked `count` times at a point.
+    Click {
+        /// Where.
+        at: (i32, i32),
+        /// Which.
+        button: Button,
+        /// 1, 2 or 3.
+        count: u8,
+    },
+    /// The wheel turned where the pointer is: notches right and down (negative: left
+    /// and up).
+    Scroll {
+        /// Across.
+        dx: i32,
+        /// Down.
+        dy: i32,
+    },
+    /// A button held along a path of points.
+    Drag {
+        /// The points, in order.
+        path: Vec<(i32, i32)>,
+        /// Which button.
+        button: Button,
+    },
 }
 
 /// A desktop task's desktop, on one platform.
@@ -121,6 +161,28 @@ pub(crate) trait Backend: Send {
 
     /// The whole screen.
     async fn screenshot(&mut self) -> Result<Image, DesktopError>;
+
+    /// Pointer input (the computer-use actions).
+    async fn pointer(&mut self, input: Pointer) -> Result<(), DesktopError>;
+
+    /// Where the pointer is.
+    async fn cursor(&mut self) -> Result<(i32, i32), DesktopError>;
+
+    /// Types `text` as it is written, whatever its characters, into whatever has the
+    /// focus (a newline is Enter, a tab Tab).
+    async fn type_text(&mut self, text: &str) -> Result<(), DesktopError>;
+
+    /// The window the actions go to (the one opened or selected last), where it is
+    /// now, without walking its controls; `None` when there is none.
+    async fn target_window(&mut self) -> Result<Option<Window>, DesktopError>;
+
+    /// The accessible element under the screen point `at`: the hit test inside the
+    /// target window when the point is in it, else in the window at the point.
+    async fn element_at(&mut self, at: (i32, i32)) -> Result<Option<Element>, DesktopError>;
+
+    /// The element a recording names (`recorded`, from `element_at`), found again in
+    /// its window (by the window's title, else the target window), where it is now.
+    async fn find_element(&mut self, recorded: &Element) -> Result<Option<Element>, DesktopError>;
 
     /// Whether this platform carries out the Office API tools (`office`): when not, the
     /// AppAgent is not offered them and a plan's call of one fails saying why.

@@ -1,13 +1,16 @@
 //! The desktop half: what a desktop task needs that a shell task does not. This layer
 //! holds what every platform shares, tested on Linux: the control list and its
 //! control types (`control`), finding the control an action names (`select`), and
-//! pywinauto's key syntax (`keys`). The platform backends (AT-SPI under a private
+//! pywinauto's key syntax (`keys`), the computer-use tools and their coordinates
+//! (`computer`), the element under a point (`element`). The platform backends (AT-SPI under a private
 //! virtual display on Linux, UI Automation on Windows) build on it.
 
 pub(crate) mod action;
 pub(crate) mod app;
 pub(crate) mod backend;
+pub(crate) mod computer;
 pub(crate) mod control;
+pub(crate) mod element;
 pub(crate) mod error;
 pub(crate) mod info;
 pub(crate) mod keys;

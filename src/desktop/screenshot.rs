@@ -193,6 +193,82 @@ impl Image {
         std::borrow::Cow::Owned(out)
     }
 
+    /// A copy of `width` x `height` pixels (each new pixel the average of the source
+    /// pixels it covers; upscaled, each source pixel repeated).
+    pub(crate) fn resized(&self, width: u32, height: u32) -> Image {
+        let (width, height) = (width.max(1), height.max(1));
+        if (width, height) == (self.width, self.height) || self.width == 0 || self.height == 0 {
+            return self.clone();
+        }
+        let mut out = Image::new(width, height);
+        for y in 0..height {
+            let (y0, y1) = span(y, height, self.height);
+            for x in 0..width {
+                let (x0, x1) = span(x, width, self.width);
+                let mut sum = [0u64; 3];
+                for sy in y0..y1 {
+                    for sx in x0..x1 {
+                        let i = ((sy * self.width + sx) * 3) as usize;
+                        for (c, total) in sum.iter_mut().enumerate() {
+                            *total += u64::from(self.rgb[i + c]);
+                        }
+                    }
+                }
+                let n = u64::from((y1 - y0) * (x1 - x0)).max(1);
+                let o = ((y * width + x) * 3) as usize;
+                for (c, total) in sum.iter().enumerate() {
+                    out.rgb[o + c] = (total / n) as u8;
+                }
+            }
+        }
+        out
+    }
+
+    /// The part of the image `rect` covers (clipped to the image; an empty image when
+    /// they do not meet).
+    pub(crate) fn cropped(&self, rect: Rect) -> Image {
+        let x0 = rect.x.clamp(0, self.width as i32) as u32;
+        let y0 = rect.y.clamp(0, self.height as i32) as u32;
+        let x1 = rect.right().clamp(0, self.width as i32) as u32;
+        let y1 = rect.bottom().clamp(0, self.height as i32) as u32;
+        let (w, h) = (x1.saturating_sub(x0), y1.saturating_sub(y0));
+        let mut rgb = Vec::with_capacity((w * h * 3) as usize);
+        for y in y0..y1 {
+            let from = ((y * self.width + x0) * 3) as usize;
+            rgb.extend_from_slice(&self.rgb[from..from + (w * 3) as usize]);
+        }
+        Image {
+            width: w,
+            height: h,
+            rgb,
+        }
+    }
+
+    /// This image at the top left of a black `width` x `height` canvas.
+    pub(crate) fn on_canvas(&self, width: u32, height: u32) -> Image {
+        let mut out = Image::new(width, height);
+        for y in 0..self.height.min(height) {
+            let w = self.width.min(width) as usize * 3;
+            let from = (y * self.width * 3) as usize;
+            let to = (y * width * 3) as usize;
+            out.rgb[to..to + w].copy_from_slice(&self.rgb[from..from + w]);
+        }
+        out
+    }
+
+    /// A copy with a cross-hair at `(x, y)` and a box along `rect` (an operator's
+    /// action: where it acted, and the element it hit).
+    pub(crate) fn marked(&self, at: (i32, i32), rect: Option<Rect>) -> Image {
+        let mut out = self.clone();
+        if let Some(rect) = rect {
+            out.outline(rect, COLOURS[1]);
+        }
+        let (x, y) = (i64::from(at.0), i64::from(at.1));
+        out.fill(x - 12, y - 1, 25, 3, COLOURS[0]);
+        out.fill(x - 1, y - 12, 3, 25, COLOURS[0]);
+        out
+    }
+
     fn put(&mut self, x: i64, y: i64, colour: [u8; 3]) {
         if x < 0 || y < 0 || x >= i64::from(self.width) || y >= i64::from(self.height) {
             return;

@@ -44,7 +44,7 @@ pub(super) fn asks(scope: Scope) -> Vec<Ask> {
             ),
             ask("capture_desktop_screenshot", json!({"all_screens": false})),
         ],
-        Scope::App => vec![
+        Scope::App | Scope::Screen => vec![
             ask(
                 "get_app_window_controls_info",
                 json!({"field_list": ["label", "control_text", "control_type", "control_rect"]}),
@@ -72,10 +72,11 @@ pub(super) fn view(scope: Scope, answers: &[Value]) -> Result<ScreenView, Device
                 clean,
                 listed: Listed::Windows(windows),
                 window: None,
+                window_rect: None,
                 application: None,
             })
         }
-        Scope::App => {
+        Scope::App | Scope::Screen => {
             let window = answers.get(1).cloned().unwrap_or(Value::Null);
             let origin =
                 rect(window.get("control_rect").unwrap_or(&Value::Null)).unwrap_or_default();
@@ -85,6 +86,7 @@ pub(super) fn view(scope: Scope, answers: &[Value]) -> Result<ScreenView, Device
                 clean,
                 listed: Listed::Controls(controls),
                 window: text(&window, &["control_text", "title", "name"]),
+                window_rect: Some(origin).filter(Rect::is_visible),
                 application: None,
             })
         }

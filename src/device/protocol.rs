@@ -177,6 +177,7 @@ pub(crate) fn result_of(call: &ToolCall, action_results: &Value) -> ToolResult {
         namespace: Some(namespace),
         call_id: call.call_id.clone(),
         blame,
+        picture: None,
     };
     // UFO's Linux tool answers `success` with `{success: false, ...}` for a command that
     // failed or that it refused (tool::ufo_shape): read on the answer as it came, so that

@@ -21,14 +21,15 @@ pub(crate) use shell::{ShellExecutor, ShellSettings, shell_tools};
 
 use crate::tool::{Blame, Failure, ResultStatus, ToolCall, ToolResult};
 
-/// Every tool a recorded plan may use: the shell's and the desktop's (its UI tools and
-/// the apps' API tools).
+/// Every tool a recorded plan may use: the shell's and the desktop's (its UI tools, the
+/// apps' API tools and the computer-use tools).
 pub(crate) fn all_tools() -> &'static [crate::tool::ToolSpec] {
     static TOOLS: std::sync::LazyLock<Vec<crate::tool::ToolSpec>> =
         std::sync::LazyLock::new(|| {
             let mut all = shell_tools().to_vec();
             all.extend_from_slice(crate::desktop::tools::desktop_tools());
             all.extend_from_slice(crate::desktop::office::office_tools());
+            all.extend_from_slice(crate::desktop::computer::computer_tools());
             all
         });
     &TOOLS

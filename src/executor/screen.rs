@@ -1,7 +1,8 @@
 //! What a desktop step shows its agent: the screen as the step began (clean and
 //! annotated), and the things on it an action can name, labelled as the annotated
 //! screenshot labels them: the app window's controls for an AppAgent, the desktop's
-//! application windows for a HostAgent.
+//! application windows for a HostAgent; for an operator only the pixels and where the
+//! target window is.
 
 use std::sync::Arc;
 
@@ -18,6 +19,9 @@ pub(crate) enum Scope {
     App,
     /// The HostAgent: the desktop's application windows are listed.
     Desktop,
+    /// An operator (a computer-use agent): the screen as pixels and where the target
+    /// window is; nothing is listed, nothing walked.
+    Screen,
 }
 
 /// The screenshots of a step's beginning, and what the agent is shown.
@@ -66,6 +70,8 @@ pub(crate) struct ScreenView {
     pub(crate) listed: Listed,
     /// The title of the window the actions go to, if one is selected.
     pub(crate) window: Option<String>,
+    /// Where that window is on the screen, when known.
+    pub(crate) window_rect: Option<crate::desktop::control::Rect>,
     /// The application it belongs to.
     pub(crate) application: Option<String>,
 }
@@ -77,4 +83,6 @@ pub(crate) enum Listed {
     Controls(Vec<Control>),
     /// The desktop's application windows.
     Windows(Vec<AppWindow>),
+    /// Nothing: an operator names points, not things.
+    Nothing,
 }

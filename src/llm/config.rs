@@ -1,5 +1,6 @@
-//! The `[llm]` configuration: where the server is, which model, how requests are shaped,
-//! how long to wait and retry, and what tokens cost.
+//! An LLM endpoint's configuration (`[llm]`, or `[operator]` for the operator's): where
+//! the server is and which API it speaks, which model, how requests are shaped, how long
+//! to wait and retry, and what tokens cost.
 
 use std::collections::BTreeMap;
 use std::time::Duration;
@@ -16,6 +17,50 @@ pub(crate) enum ApiType {
     /// `POST {base_url}/openai/deployments/{model}/chat/completions?api-version=V` with
     /// `api-key: KEY`.
     Azure,
+}
+
+/// Which API the endpoint speaks: the chat completions every agent but the operator
+/// uses, or a provider's computer-use API (the operator's).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub(crate) enum Dialect {
+    /// `POST {base_url}/chat/completions` (OpenAI-compatible servers).
+    #[default]
+    Chat,
+    /// OpenAI's Responses API: `POST {base_url}/responses`.
+    Responses,
+    /// Anthropic's Messages API: `POST {base_url}/v1/messages`, the key in `x-api-key`.
+    Messages,
+}
+
+/// Where a client's settings are set, for the words of its errors: the LLM's flags, or
+/// the config file's `[operator]`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub(crate) enum SetBy {
+    /// `--model`, `--llm-base-url`, `[llm]`.
+    #[default]
+    Flags,
+    /// `[operator]` in `ufo-batch.toml`.
+    Operator,
+}
+
+impl SetBy {
+    /// The settings that name the model and the server, in words.
+    pub(crate) fn model_and_url(self) -> &'static str {
+        match self {
+            Self::Flags => "--model and --llm-base-url",
+            Self::Operator => "[operator] model and base_url",
+        }
+    }
+
+    /// The setting that names the server.
+    pub(crate) fn url(self) -> &'static str {
+        match self {
+            Self::Flags => "--llm-base-url",
+            Self::Operator => "[operator] base_url",
+        }
+    }
 }
 
 /// Which request field carries the token limit. Servers differ: llama.cpp ignores
@@ -64,6 +109,13 @@ pub(crate) struct LlmConfig {
     pub(crate) model: String,
     /// API dialect.
     pub(crate) api_type: ApiType,
+    /// Which API the endpoint speaks.
+    pub(crate) dialect: Dialect,
+    /// Anthropic's `anthropic-beta` header (a beta tool's), when one is needed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) beta: Option<String>,
+    /// Where these settings are set (for the words of errors).
+    pub(crate) set_by: SetBy,
     /// Azure's `api-version`.
     pub(crate) api_version: Option<String>,
     /// The environment variable holding the key (the key itself is never stored here).
@@ -106,6 +158,9 @@ impl LlmConfig {
             base_url: "https://api.openai.com/v1".to_string(),
             model: model.into(),
             api_type: ApiType::OpenAi,
+            dialect: Dialect::Chat,
+            beta: None,
+            set_by: SetBy::Flags,
             api_version: None,
             api_key_env: "OPENAI_API_KEY".to_string(),
             temperature: 0.0,
@@ -128,21 +183,29 @@ impl LlmConfig {
         self.prices.get(&self.model).copied()
     }
 
-    /// True for hosted services that always need a key (OpenAI, Azure).
+    /// True for hosted services that always need a key (OpenAI, Azure, Anthropic).
     pub(crate) fn needs_key(&self) -> bool {
-        self.api_type == ApiType::Azure || self.base_url.contains("api.openai.com")
+        self.api_type == ApiType::Azure
+            || self.base_url.contains("api.openai.com")
+            || self.base_url.contains("api.anthropic.com")
     }
 
-    /// The chat-completions URL.
+    /// The URL requests are posted to.
     pub(crate) fn endpoint(&self) -> String {
         let root = self.base_url.trim_end_matches('/');
-        match self.api_type {
-            ApiType::OpenAi => format!("{root}/chat/completions"),
-            ApiType::Azure => format!(
+        match (self.dialect, self.api_type) {
+            (Dialect::Chat, ApiType::OpenAi) => format!("{root}/chat/completions"),
+            (Dialect::Chat, ApiType::Azure) => format!(
                 "{root}/openai/deployments/{}/chat/completions?api-version={}",
                 self.model,
                 self.api_version.as_deref().unwrap_or("2024-10-21")
             ),
+            (Dialect::Responses, ApiType::OpenAi) => format!("{root}/responses"),
+            (Dialect::Responses, ApiType::Azure) => format!(
+                "{root}/openai/responses?api-version={}",
+                self.api_version.as_deref().unwrap_or("2025-04-01-preview")
+            ),
+            (Dialect::Messages, _) => format!("{root}/v1/messages"),
         }
     }
 }
@@ -163,5 +226,17 @@ mod tests {
             c.endpoint(),
             "https://x.openai.azure.com/openai/deployments/gpt-4o/chat/completions?api-version=2025-01-01"
         );
+        c.dialect = Dialect::Responses;
+        assert_eq!(
+            c.endpoint(),
+            "https://x.openai.azure.com/openai/responses?api-version=2025-01-01"
+        );
+        c.api_type = ApiType::OpenAi;
+        c.base_url = "http://127.0.0.1:9/v1".into();
+        assert_eq!(c.endpoint(), "http://127.0.0.1:9/v1/responses");
+        c.dialect = Dialect::Messages;
+        c.base_url = "https://api.anthropic.com".into();
+        assert_eq!(c.endpoint(), "https://api.anthropic.com/v1/messages");
+        assert!(c.needs_key());
     }
 }

@@ -15,7 +15,8 @@ pub(crate) enum LlmError {
     },
     /// 404: no such model or endpoint.
     #[error(
-        "the LLM server has no such model or endpoint ({status} at {url}){detail}; check --model and --llm-base-url"
+        "the LLM server has no such model or endpoint ({status} at {url}){detail}; check {}",
+        set_by.model_and_url()
     )]
     NotFound {
         /// HTTP status.
@@ -24,6 +25,8 @@ pub(crate) enum LlmError {
         url: String,
         /// The server's words, redacted.
         detail: String,
+        /// Where the model and the URL are set.
+        set_by: super::config::SetBy,
     },
     /// Another 4xx: the request itself is wrong; retrying cannot help.
     #[error("the LLM server rejected the request ({status}){detail}")]
@@ -39,7 +42,8 @@ pub(crate) enum LlmError {
     /// No connection could be made, until the retries ran out: the server is down or
     /// the URL is wrong, and every task would fail the same way.
     #[error(
-        "cannot reach the LLM at {url}: {cause} ({attempts} attempts); is the server running? check --llm-base-url"
+        "cannot reach the LLM at {url}: {cause} ({attempts} attempts); is the server running? check {}",
+        set_by.url()
     )]
     Unreachable {
         /// The URL called (without credentials).
@@ -48,6 +52,8 @@ pub(crate) enum LlmError {
         cause: String,
         /// Requests made.
         attempts: u32,
+        /// Where the URL is set.
+        set_by: super::config::SetBy,
     },
     /// 429 `insufficient_quota`: the account has no quota left; every call would fail.
     #[error(

@@ -1,4 +1,6 @@
-//! The OpenAI-compatible chat client (OpenAI, Azure OpenAI, vLLM, llama.cpp, Ollama):
+//! The LLM client: OpenAI-compatible chat completions (OpenAI, Azure OpenAI, vLLM,
+//! llama.cpp, Ollama) for every agent, and the providers' computer-use APIs (OpenAI's
+//! Responses, Anthropic's Messages) for the operator, posted as the operator builds them:
 //! one POST per call, a run-wide limit of calls in flight that adapts to the provider's
 //! rate limits, bounded retries with backoff on other transient failures, clear errors
 //! on permanent ones, token and cost accounting, and each task's time spent waiting for
@@ -6,6 +8,7 @@
 //! error text.
 
 mod client;
+pub(crate) mod computer;
 mod config;
 mod error;
 mod limiter;
@@ -15,8 +18,10 @@ mod spend;
 mod wait;
 mod wire;
 
-pub(crate) use client::LlmClient;
-pub(crate) use config::{ApiType, LlmConfig, MaxTokensField, Price, ResponseFormat};
+pub(crate) use client::{Answered, LlmClient};
+pub(crate) use config::{
+    ApiType, Dialect, LlmConfig, MaxTokensField, Price, ResponseFormat, SetBy,
+};
 pub(crate) use error::LlmError;
 pub(crate) use limiter::LimiterStats;
 pub(crate) use secret::ApiKey;

@@ -195,6 +195,7 @@ mod tests {
             namespace: None,
             call_id: "c".into(),
             blame: None,
+            picture: None,
         }
     }
 
@@ -207,6 +208,7 @@ mod tests {
             namespace: None,
             call_id: "c".into(),
             blame: None,
+            picture: None,
         };
         let e = Expect {
             control: Some(ExpectControl {

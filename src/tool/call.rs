@@ -113,6 +113,11 @@ pub(crate) struct ToolResult {
     /// written with the result; the model sees `error`.
     #[serde(skip)]
     pub(crate) blame: Option<Blame>,
+    /// A picture the tool took for the agent (a computer-use `screenshot` or `zoom`),
+    /// as PNG: what the agent shows its model. Not written with the result (the file
+    /// the tool saved is).
+    #[serde(skip)]
+    pub(crate) picture: Option<std::sync::Arc<Vec<u8>>>,
 }
 
 impl ToolResult {
@@ -125,6 +130,7 @@ impl ToolResult {
             namespace: Some(namespace.to_string()),
             call_id: command.call_id.clone(),
             blame: None,
+            picture: None,
         }
     }
 
@@ -143,6 +149,7 @@ impl ToolResult {
             namespace: Some(namespace.to_string()),
             call_id: command.call_id.clone(),
             blame: Some(failure.blame),
+            picture: None,
         }
     }
 
@@ -162,6 +169,7 @@ impl ToolResult {
             namespace: None,
             call_id: command.call_id.clone(),
             blame: None,
+            picture: None,
         }
     }
 

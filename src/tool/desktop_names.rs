@@ -1,5 +1,6 @@
-//! The names of the desktop's tools: UFO's app tools (`desktop::tools`) and the Office
-//! API tools (`desktop::office`), which specify them. Here, below both, so that what a
+//! The names of the desktop's tools: UFO's app tools (`desktop::tools`), the Office
+//! API tools (`desktop::office`) and the computer-use tools (`desktop::computer`), which
+//! specify them. Here, below both, so that what a
 //! task is (a desktop task or a shell task) is told without the desktop; a test of
 //! `desktop::tools` keeps the lists and the specs the same.
 
@@ -46,7 +47,28 @@ pub(crate) const OFFICE_TOOLS: [&str; 11] = [
     "set_background_color",
 ];
 
-/// Whether `tool` is one of the desktop's: a UI tool, or an app's API tool.
+/// The computer-use tools (an operator's actions, `desktop::computer`), in the order
+/// the desktop specifies them: UFO's operator commands (`controller.py`) and what
+/// today's models also send. The operator's wait is UFO's `wait`.
+pub(crate) const COMPUTER_TOOLS: [&str; 14] = [
+    "click",
+    "double_click",
+    "triple_click",
+    "move",
+    "drag",
+    "scroll",
+    "mouse_down",
+    "mouse_up",
+    "keypress",
+    "hold_key",
+    "type",
+    "screenshot",
+    "zoom",
+    "cursor_position",
+];
+
+/// Whether `tool` is one of the desktop's: a UI tool, an app's API tool, or a
+/// computer-use tool.
 pub(crate) fn is_desktop_tool(tool: &str) -> bool {
-    UI_TOOLS.contains(&tool) || OFFICE_TOOLS.contains(&tool)
+    UI_TOOLS.contains(&tool) || OFFICE_TOOLS.contains(&tool) || COMPUTER_TOOLS.contains(&tool)
 }

@@ -68,6 +68,7 @@ pub(super) fn listing(view: &ScreenView) -> String {
                 m.push_str("(no application window shows)\n");
             }
         }
+        Listed::Nothing => {}
     }
     m
 }
@@ -90,6 +91,7 @@ pub(super) fn screen_message(
     let what = match &view.listed {
         Listed::Controls(c) => format!("{} controls", c.len()),
         Listed::Windows(w) => format!("{} windows", w.len()),
+        Listed::Nothing => "nothing".to_string(),
     };
     let folded = Message::user(format!(
         "{text}\n(The screen of this step, {what} listed, is not shown again.)"
@@ -125,6 +127,7 @@ mod tests {
             annotated: Image::new(40, 20),
             listed,
             window: Some("report.docx - LibreOffice Writer".into()),
+            window_rect: None,
             application: Some("soffice".into()),
         }
     }

@@ -18,8 +18,9 @@ use super::uno::Uno;
 use super::x11::Display;
 use crate::desktop::action::Button;
 use crate::desktop::app::Launch;
-use crate::desktop::backend::{AppWindow, Backend, Snapshot};
+use crate::desktop::backend::{AppWindow, Backend, Pointer, Snapshot, Window};
 use crate::desktop::control::{Control, Rect};
+use crate::desktop::element::Element;
 use crate::desktop::error::DesktopError;
 use crate::desktop::keys::{Key, KeyAction, Modifier};
 use crate::desktop::office_helper::OfficeHelper;
@@ -79,6 +80,32 @@ impl LinuxDesktop {
         })
     }
 
+    /// The display.
+    pub(super) fn display(&self) -> Display {
+        self.display.clone()
+    }
+
+    /// The accessibility bus.
+    pub(super) fn bus(&self) -> &Connection {
+        &self.a11y
+    }
+
+    /// The window the actions go to, and its app's name.
+    pub(super) fn selected_window(&self) -> Option<(ObjectId, String)> {
+        let window = self.window.clone()?;
+        let name = self
+            .app
+            .as_ref()
+            .map(|(_, n)| n.clone())
+            .unwrap_or_default();
+        Some((window, name))
+    }
+
+    /// Waits (a while at most) until the desktop has done what it was sent.
+    pub(super) async fn settle_now(&self) {
+        self.settle().await;
+    }
+
     /// Waits (a while at most) until the desktop has done what it was sent.
     async fn settle(&self) {
         if let Some(root) = self.processes.root() {
@@ -111,7 +138,7 @@ impl LinuxDesktop {
     /// Why the app cannot be read: it crashed (the machine's), it was closed (the
     /// agent's), or `e` (the bus's failure, with the app still running: the agent's
     /// when the object vanished, the machine's when the bus failed).
-    fn gone_or(&mut self, e: BusError) -> DesktopError {
+    pub(super) fn gone_or(&mut self, e: BusError) -> DesktopError {
         if let Some(crash) = self.processes.failed(APP) {
             return DesktopError::AppCrashed(crash);
         }
@@ -329,6 +356,30 @@ impl Backend for LinuxDesktop {
     async fn screenshot(&mut self) -> Result<Image, DesktopError> {
         self.settle().await;
         Ok(self.display.screenshot().await?)
+    }
+
+    async fn pointer(&mut self, input: Pointer) -> Result<(), DesktopError> {
+        self.pointer_input(input).await
+    }
+
+    async fn cursor(&mut self) -> Result<(i32, i32), DesktopError> {
+        self.cursor_at().await
+    }
+
+    async fn type_text(&mut self, text: &str) -> Result<(), DesktopError> {
+        self.type_text_as_written(text).await
+    }
+
+    async fn target_window(&mut self) -> Result<Option<Window>, DesktopError> {
+        self.target().await
+    }
+
+    async fn element_at(&mut self, at: (i32, i32)) -> Result<Option<Element>, DesktopError> {
+        self.hit(at).await
+    }
+
+    async fn find_element(&mut self, recorded: &Element) -> Result<Option<Element>, DesktopError> {
+        self.find_again(recorded).await
     }
 
     fn has_office_api(&self) -> bool {

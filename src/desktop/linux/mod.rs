@@ -1,9 +1,10 @@
 //! Desktop tasks on Linux: each task's own desktop (a virtual X display, a session bus
 //! and an accessibility bus, the app, all inside a desktop jail) driven from the runner
 //! through AT-SPI (`atspi`) and XTEST (`x11`); the Office API tools through LibreOffice's
-//! UNO API (`uno`).
+//! UNO API (`uno`); the computer-use actions and the hit test (`computer`).
 
 mod atspi;
+mod computer;
 mod desktop;
 mod idle;
 mod processes;

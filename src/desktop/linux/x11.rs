@@ -38,8 +38,13 @@ fn button_number(button: Button) -> u8 {
         Button::Left => 1,
         Button::Middle => 2,
         Button::Right => 3,
+        Button::Back => 8,
+        Button::Forward => 9,
     }
 }
+
+/// The wheel's buttons: up, down, left, right.
+const WHEEL: [u8; 4] = [4, 5, 6, 7];
 
 /// A connection to one desktop's display.
 #[derive(Clone)]
@@ -48,6 +53,9 @@ pub(crate) struct Display {
     root: u32,
     width: u16,
     height: u16,
+    /// The spare keycodes given a character to type, oldest first: when none is left,
+    /// the oldest is given the next character (a text of any length and alphabet types).
+    lent: Arc<std::sync::Mutex<std::collections::VecDeque<Keycode>>>,
 }
 
 /// Why the display did not do what it was asked.
@@ -130,6 +138,7 @@ impl Display {
             root,
             width,
             height,
+            lent: Arc::default(),
         })
     }
 
@@ -191,14 +200,110 @@ impl Display {
         button: Button,
         double: bool,
     ) -> Result<(), X11Error> {
+        self.click_times(x, y, button, if double { 2 } else { 1 })
+            .await
+    }
+
+    /// Clicks `button` at `(x, y)` `count` times in a row (a double or triple click).
+    pub(crate) async fn click_times(
+        &self,
+        x: i32,
+        y: i32,
+        button: Button,
+        count: u8,
+    ) -> Result<(), X11Error> {
         self.blocking(move |d| {
             let (x, y) = d.clamp(x, y);
             d.fake(MOTION, 0, x, y)?;
-            for _ in 0..if double { 2 } else { 1 } {
+            for _ in 0..count.max(1) {
                 d.fake(BUTTON_PRESS, button_number(button), x, y)?;
                 d.fake(BUTTON_RELEASE, button_number(button), x, y)?;
             }
             d.sync()
+        })
+        .await
+    }
+
+    /// Presses (or releases) `button` where the pointer is.
+    pub(crate) async fn button(&self, button: Button, down: bool) -> Result<(), X11Error> {
+        self.blocking(move |d| {
+            let kind = if down { BUTTON_PRESS } else { BUTTON_RELEASE };
+            d.fake(kind, button_number(button), 0, 0)?;
+            d.sync()
+        })
+        .await
+    }
+
+    /// Turns the wheel where the pointer is: `dx` notches right (left when negative),
+    /// `dy` down (up when negative).
+    pub(crate) async fn scroll(&self, dx: i32, dy: i32) -> Result<(), X11Error> {
+        self.blocking(move |d| {
+            for (notches, less, more) in [(dy, WHEEL[0], WHEEL[1]), (dx, WHEEL[2], WHEEL[3])] {
+                let button = if notches < 0 { less } else { more };
+                for _ in 0..notches.unsigned_abs().min(100) {
+                    d.fake(BUTTON_PRESS, button, 0, 0)?;
+                    d.fake(BUTTON_RELEASE, button, 0, 0)?;
+                    d.sync()?;
+                }
+            }
+            Ok(())
+        })
+        .await
+    }
+
+    /// Drags with `button` along `path`: pressed at its first point, moved through
+    /// every point (in steps of a few pixels, as a hand moves), released at its last.
+    pub(crate) async fn drag_path(
+        &self,
+        path: Vec<(i32, i32)>,
+        button: Button,
+    ) -> Result<(), X11Error> {
+        const STEP: f64 = 8.0;
+        let Some(&first) = path.first() else {
+            return Ok(());
+        };
+        let (fx, fy) = self.clamp(first.0, first.1);
+        self.blocking(move |d| {
+            d.fake(MOTION, 0, fx, fy)?;
+            d.fake(BUTTON_PRESS, button_number(button), fx, fy)?;
+            d.sync()
+        })
+        .await?;
+        let mut moved = Ok(());
+        let mut last = first;
+        'path: for &point in &path[1..] {
+            let (dx, dy) = (f64::from(point.0 - last.0), f64::from(point.1 - last.1));
+            let steps = ((dx.abs().max(dy.abs()) / STEP).ceil() as i32).clamp(1, 200);
+            for i in 1..=steps {
+                let t = f64::from(i) / f64::from(steps);
+                let x = last.0 + (dx * t).round() as i32;
+                let y = last.1 + (dy * t).round() as i32;
+                moved = self.move_to(x, y).await;
+                if moved.is_err() {
+                    break 'path;
+                }
+                tokio::time::sleep(Duration::from_millis(4)).await;
+            }
+            last = point;
+        }
+        // Released whatever happened on the way: a button left down would hold the
+        // rest of the task.
+        let end = path.last().copied().unwrap_or(first);
+        let (tx, ty) = self.clamp(end.0, end.1);
+        let released = self
+            .blocking(move |d| {
+                d.fake(BUTTON_RELEASE, button_number(button), tx, ty)?;
+                d.sync()
+            })
+            .await;
+        moved.and(released)
+    }
+
+    /// Where the pointer is.
+    pub(crate) async fn pointer(&self) -> Result<(i32, i32), X11Error> {
+        self.blocking(|d| {
+            let reply = d.conn.query_pointer(d.root)?.reply()?;
+            Ok((i32::from(reply.root_x), i32::from(reply.root_y)))
         })
         .await
     }
@@ -297,7 +402,19 @@ impl Display {
                 spare = Some(code);
             }
         }
-        let code = spare.ok_or(X11Error::NoSpareKey)?;
+        let lent = &mut *self.lent.lock().unwrap_or_else(|p| p.into_inner());
+        let code = match spare {
+            Some(code) => code,
+            None => {
+                // Every spare key types a character given earlier: the oldest is given
+                // this one, once the display has handled the keys typed with it.
+                let code = lent.pop_front().ok_or(X11Error::NoSpareKey)?;
+                self.sync()?;
+                std::thread::sleep(Duration::from_millis(30));
+                code
+            }
+        };
+        lent.push_back(code);
         let syms = vec![keysym; per];
         self.conn
             .change_keyboard_mapping(1, code, map.keysyms_per_keycode, &syms)?;

@@ -91,6 +91,7 @@ impl DeviceExecutor {
         match &view.listed {
             Listed::Windows(w) => self.windows = w.clone(),
             Listed::Controls(c) => self.controls = c.clone(),
+            Listed::Nothing => {}
         }
         // The image's own words (a text today).
         view.clean
@@ -102,6 +103,7 @@ impl DeviceExecutor {
         let what = match &view.listed {
             Listed::Windows(w) => format!("{} application windows", w.len()),
             Listed::Controls(c) => format!("{} controls", c.len()),
+            Listed::Nothing => "the screen".to_string(),
         };
         let note = format!(
             "observed {what} on device {} in {:.3}s",

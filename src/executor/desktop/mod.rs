@@ -7,6 +7,7 @@
 
 mod act;
 mod api;
+mod computer;
 mod names;
 
 use std::time::Duration;
@@ -77,6 +78,9 @@ pub(crate) struct DesktopExecutor {
     captures: u32,
     /// Set once the final screenshot was taken and the app closed.
     session_ended: bool,
+    /// The screen's size, as the last screenshot saw it (a computer-use action off it
+    /// is refused).
+    screen: Option<(u32, u32)>,
     /// The workspace's path as names may show it.
     names: names::WorkspaceNames,
     /// The app the actions go to now (the one opened, or the window selected last), for
@@ -112,6 +116,7 @@ impl DesktopExecutor {
             notes: Vec::new(),
             captures: 0,
             session_ended: false,
+            screen: None,
             current,
             names,
         }
@@ -195,6 +200,10 @@ impl DesktopExecutor {
         }
         let clock = std::time::Instant::now();
         let (listed, window, tree, nodes) = match scope {
+            Scope::Screen => {
+                let window = self.backend()?.target_window().await?;
+                (Listed::Nothing, window, None, 0)
+            }
             Scope::App => {
                 let snapshot = self.take_snapshot().await?;
                 let tree = snapshot.tree.clone();
@@ -213,6 +222,7 @@ impl DesktopExecutor {
         };
         let walked = clock.elapsed();
         let clean = self.backend()?.screenshot().await?;
+        self.screen = Some((clean.width, clean.height));
         let shot = clock.elapsed() - walked;
         let annotated = match &listed {
             Listed::Controls(controls) => clean.annotated(controls),
@@ -221,6 +231,11 @@ impl DesktopExecutor {
                     windows.iter().map(|w| (w.id.as_str(), w.rect)).collect();
                 clean.labelled(&labels)
             }
+            // The operator's target window boxed.
+            Listed::Nothing => match &window {
+                Some(w) => clean.labelled(&[("", w.rect)]),
+                None => clean.clone(),
+            },
         };
         clean.save(&self.dir.screenshot(step, false))?;
         annotated.save(&self.dir.screenshot(step, true))?;
@@ -240,6 +255,13 @@ impl DesktopExecutor {
         let what = match &listed {
             Listed::Controls(c) => format!("{nodes} nodes, {} controls", c.len()),
             Listed::Windows(w) => format!("{} application windows", w.len()),
+            Listed::Nothing => match &window {
+                Some(w) => format!(
+                    "the window at ({}, {}) {}x{}",
+                    w.rect.x, w.rect.y, w.rect.width, w.rect.height
+                ),
+                None => "no window".to_string(),
+            },
         };
         let note = format!(
             "observed {what} in {:.3}s; screenshot {:.3}s; saved in {:.3}s",
@@ -252,6 +274,7 @@ impl DesktopExecutor {
             annotated,
             listed,
             application: window.as_ref().map(|w| w.application.clone()),
+            window_rect: window.as_ref().map(|w| w.rect),
             window: window.map(|w| w.name),
         };
         Ok((note, view))
@@ -324,6 +347,9 @@ impl Executor for DesktopExecutor {
         }
         if crate::desktop::office::is_office_tool(&command.tool_name) {
             return api::call(self, command).await;
+        }
+        if crate::desktop::computer::is_computer_tool(&command.tool_name) {
+            return computer::act(self, command).await;
         }
         act::act(self, command).await
     }

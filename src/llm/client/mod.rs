@@ -1,4 +1,5 @@
-//! One chat call with retries. Every call takes a slot of the run's limiter of calls in
+//! One call with retries, in the endpoint's dialect (a chat completion, or a provider's
+//! computer-use API posted as it is). Every call takes a slot of the run's limiter of calls in
 //! flight first. Rate-limit and overload answers (429, 503, 529) are waited out, not
 //! retried against the call's budget: they lower the limiter and, with `Retry-After`,
 //! pause the whole endpoint; only an endpoint that refuses everything for
@@ -25,6 +26,17 @@ use super::wire::{Message, request_body};
 use crate::backoff::Backoff;
 use crate::units::{Cost, Usage};
 use send::Failure;
+
+/// What a successful call took: its tokens, their cost, the requests made.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Answered {
+    /// Tokens of the successful request.
+    pub(crate) usage: Usage,
+    /// Its cost.
+    pub(crate) cost: Cost,
+    /// Requests made (1 + retries), rate-limit answers not counted.
+    pub(crate) attempts: u32,
+}
 
 /// A successful call.
 #[derive(Clone, Debug)]
@@ -149,6 +161,35 @@ impl LlmClient {
         notify: &(dyn Fn(String) + Send + Sync),
     ) -> Result<ChatReply, LlmError> {
         let body = request_body(&self.config, messages, schema);
+        let (content, answer) = self.call(&body, &send::completion, notify).await?;
+        Ok(ChatReply {
+            content,
+            usage: answer.usage,
+            cost: answer.cost,
+            attempts: answer.attempts,
+        })
+    }
+
+    /// Posts `body` as it is to the endpoint (a provider's own API, the client's
+    /// dialect) and returns the answer's JSON, with the same limits, retries and
+    /// accounting as a chat call.
+    pub(crate) async fn post(
+        &self,
+        body: &Value,
+        notify: &(dyn Fn(String) + Send + Sync),
+    ) -> Result<(Value, Answered), LlmError> {
+        let dialect = self.config.dialect;
+        let parse = move |text: &str| send::api_answer(dialect, text);
+        self.call(body, &parse, notify).await
+    }
+
+    /// One call: a slot of the limiter, the request, and retries as the answers say.
+    async fn call<T>(
+        &self,
+        body: &Value,
+        parse: &(dyn Fn(&str) -> Result<(T, Usage), send::NotAnAnswer> + Sync),
+        notify: &(dyn Fn(String) + Send + Sync),
+    ) -> Result<(T, Answered), LlmError> {
         let backoff = Backoff {
             base: self.config.retry_base,
             max: self.config.retry_max,
@@ -163,18 +204,18 @@ impl LlmClient {
                 Err(_) => super::wait::waiting(self.limiter.acquire()).await?,
             };
             attempt += 1;
-            let result = self.send_once(&body).await;
+            let result = self.send_once(body, parse).await;
             match result {
-                Ok((content, usage)) => {
+                Ok((value, usage)) => {
                     slot.finish(Answer::Served);
                     let cost = self.cost_of(usage);
                     self.spend.add(cost);
-                    return Ok(ChatReply {
-                        content,
+                    let answered = Answered {
                         usage,
                         cost,
                         attempts: attempt - limited,
-                    });
+                    };
+                    return Ok((value, answered));
                 }
                 Err(f) if f.limited => {
                     slot.finish(Answer::Limited(f.retry_after));
@@ -216,6 +257,7 @@ impl LlmClient {
                 url: crate::text::without_userinfo(&self.config.endpoint()),
                 cause,
                 attempts,
+                set_by: self.config.set_by,
             },
             None => LlmError::GaveUp {
                 attempts,

@@ -4,17 +4,21 @@ use std::time::Duration;
 
 use super::LlmClient;
 use super::send::root_cause;
+use crate::llm::config::SetBy;
 
 /// The LLM server cannot be reached: no task could talk to it.
 #[derive(Debug, thiserror::Error)]
 pub(crate) enum Unreachable {
     /// Nothing answered in time.
     #[error(
-        "cannot reach the LLM at {url}: no answer within 10s; is the server running? check --llm-base-url"
+        "cannot reach the LLM at {url}: no answer within 10s; is the server running? check {}",
+        set_by.url()
     )]
     NoAnswer {
         /// The base URL (without credentials).
         url: String,
+        /// Where the URL is set.
+        set_by: SetBy,
     },
     /// It sends the client somewhere this client does not follow (see `new`): the
     /// server runs; the address is what to change.
@@ -26,12 +30,14 @@ pub(crate) enum Unreachable {
         cause: String,
     },
     /// No connection, no name, no TLS.
-    #[error("cannot reach the LLM at {url}: {cause}; is the server running? check --llm-base-url")]
+    #[error("cannot reach the LLM at {url}: {cause}; is the server running? check {}", set_by.url())]
     Refused {
         /// The base URL (without credentials).
         url: String,
         /// The innermost cause, redacted.
         cause: String,
+        /// Where the URL is set.
+        set_by: SetBy,
     },
 }
 
@@ -48,7 +54,10 @@ impl LlmClient {
         let url = crate::text::without_userinfo(&base).to_string();
         match request.send().await {
             Ok(_) => Ok(()),
-            Err(e) if e.is_timeout() => Err(Unreachable::NoAnswer { url }),
+            Err(e) if e.is_timeout() => Err(Unreachable::NoAnswer {
+                url,
+                set_by: self.config.set_by,
+            }),
             Err(e) if e.is_redirect() => Err(Unreachable::Redirected {
                 url,
                 cause: self.redact(&root_cause(&e)),
@@ -56,6 +65,7 @@ impl LlmClient {
             Err(e) => Err(Unreachable::Refused {
                 url,
                 cause: self.redact(&root_cause(&e)),
+                set_by: self.config.set_by,
             }),
         }
     }

@@ -6,13 +6,16 @@ use std::time::Duration;
 use serde_json::Value;
 
 use super::LlmClient;
-use crate::llm::config::ApiType;
+use crate::llm::config::{ApiType, Dialect};
 use crate::llm::error::{LlmError, detail_of};
 use crate::llm::retry_hint::{
     NeverServed, is_rate_limit, never_served, retry_after, retryable_status,
 };
 use crate::llm::wire::Completion;
 use crate::units::Usage;
+
+/// The Messages API version sent (`anthropic-version`), as Anthropic's SDK sends it.
+const ANTHROPIC_VERSION: &str = "2023-06-01";
 
 /// A failed request: the error and whether (and when) to try again.
 pub(super) struct Failure {
@@ -38,9 +41,9 @@ impl Failure {
     }
 }
 
-/// A successful answer that holds no chat reply.
+/// A successful answer that holds no reply.
 #[derive(Debug, thiserror::Error)]
-enum NotACompletion {
+pub(super) enum NotAnAnswer {
     /// Not the JSON of a chat completion.
     #[error("the server's answer is not a chat completion ({source}): {text}")]
     Malformed {
@@ -52,16 +55,93 @@ enum NotACompletion {
     /// A completion with no choice in it.
     #[error("the server's answer has no choices")]
     NoChoices,
+    /// Not JSON at all (a provider's own API).
+    #[error("the server's answer is not JSON ({source}): {text}")]
+    NotJson {
+        /// What the JSON parser said.
+        source: serde_json::Error,
+        /// The answer's beginning.
+        text: String,
+    },
+}
+
+/// The reply and its usage in a successful chat-completion answer.
+pub(super) fn completion(text: &str) -> Result<(String, Usage), NotAnAnswer> {
+    let completion: Completion =
+        serde_json::from_str(text).map_err(|source| NotAnAnswer::Malformed {
+            source,
+            text: crate::text::shorten(text.trim(), 200).to_string(),
+        })?;
+    let Some(choice) = completion.choices.into_iter().next() else {
+        return Err(NotAnAnswer::NoChoices);
+    };
+    let content = choice
+        .message
+        .content
+        .or(choice.message.refusal)
+        .unwrap_or_default();
+    let usage = completion
+        .usage
+        .map(|u| Usage {
+            prompt_tokens: u.prompt_tokens,
+            completion_tokens: u.completion_tokens,
+        })
+        .unwrap_or_default();
+    Ok((content, usage))
+}
+
+/// A provider API's answer as JSON, and its usage (Responses: `usage.input_tokens` and
+/// `output_tokens`; Messages: the same, plus the cache's input tokens).
+pub(super) fn api_answer(dialect: Dialect, text: &str) -> Result<(Value, Usage), NotAnAnswer> {
+    let value: Value = serde_json::from_str(text).map_err(|source| NotAnAnswer::NotJson {
+        source,
+        text: crate::text::shorten(text.trim(), 200).to_string(),
+    })?;
+    let n = |k: &str| {
+        value
+            .pointer(&format!("/usage/{k}"))
+            .and_then(Value::as_u64)
+            .unwrap_or(0)
+    };
+    let usage = match dialect {
+        Dialect::Chat => Usage {
+            prompt_tokens: n("prompt_tokens"),
+            completion_tokens: n("completion_tokens"),
+        },
+        Dialect::Responses => Usage {
+            prompt_tokens: n("input_tokens"),
+            completion_tokens: n("output_tokens"),
+        },
+        Dialect::Messages => Usage {
+            prompt_tokens: n("input_tokens")
+                + n("cache_creation_input_tokens")
+                + n("cache_read_input_tokens"),
+            completion_tokens: n("output_tokens"),
+        },
+    };
+    Ok((value, usage))
 }
 
 impl LlmClient {
-    pub(super) async fn send_once(&self, body: &Value) -> Result<(String, Usage), Failure> {
+    pub(super) async fn send_once<T>(
+        &self,
+        body: &Value,
+        parse: &(dyn Fn(&str) -> Result<(T, Usage), NotAnAnswer> + Sync),
+    ) -> Result<(T, Usage), Failure> {
         let url = self.config.endpoint();
         let mut request = self.http.post(&url).json(body);
+        if self.config.dialect == Dialect::Messages {
+            // Anthropic's headers (the SDK's): the API version, a beta tool's flag.
+            request = request.header("anthropic-version", ANTHROPIC_VERSION);
+            if let Some(beta) = &self.config.beta {
+                request = request.header("anthropic-beta", beta);
+            }
+        }
         if let Some(key) = &self.key {
-            request = match self.config.api_type {
-                ApiType::OpenAi => request.bearer_auth(key.expose()),
-                ApiType::Azure => request.header("api-key", key.expose()),
+            request = match (self.config.dialect, self.config.api_type) {
+                (Dialect::Messages, _) => request.header("x-api-key", key.expose()),
+                (_, ApiType::OpenAi) => request.bearer_auth(key.expose()),
+                (_, ApiType::Azure) => request.header("api-key", key.expose()),
             };
         }
         let transient = |message: String| Failure {
@@ -119,34 +199,9 @@ impl LlmClient {
             }
         };
         if status.is_success() {
-            return self.parse(&text).map_err(|e| transient(e.to_string()));
+            return parse(&text).map_err(|e| transient(e.to_string()));
         }
         Err(self.refused(status, &text, wait, url))
-    }
-
-    /// The reply and its usage in a successful answer.
-    fn parse(&self, text: &str) -> Result<(String, Usage), NotACompletion> {
-        let completion: Completion =
-            serde_json::from_str(text).map_err(|source| NotACompletion::Malformed {
-                source,
-                text: crate::text::shorten(text.trim(), 200).to_string(),
-            })?;
-        let Some(choice) = completion.choices.into_iter().next() else {
-            return Err(NotACompletion::NoChoices);
-        };
-        let content = choice
-            .message
-            .content
-            .or(choice.message.refusal)
-            .unwrap_or_default();
-        let usage = completion
-            .usage
-            .map(|u| Usage {
-                prompt_tokens: u.prompt_tokens,
-                completion_tokens: u.completion_tokens,
-            })
-            .unwrap_or_default();
-        Ok((content, usage))
     }
 
     /// The failure an answer of `status` (not a success) with body `text` means:
@@ -200,6 +255,7 @@ impl LlmClient {
                 status: code,
                 url,
                 detail,
+                set_by: self.config.set_by,
             },
             _ => LlmError::Rejected {
                 status: code,

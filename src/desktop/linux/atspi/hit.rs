@@ -1,0 +1,215 @@
+//! The hit test over AT-SPI: the element under a screen point inside a window
+//! (`Component.GetAccessibleAtPoint`, level by level down from the window), and the
+//! element a recording names found again in a window (down its recorded path, else by
+//! its role and name), where it is now.
+
+use std::collections::VecDeque;
+
+use atspi::{CoordType, State};
+use zbus::Connection;
+
+use super::{BusError, MAX_CHILDREN, MAX_NODES, ObjectId, accessible, component, failed};
+use crate::desktop::control::Rect;
+use crate::desktop::element::{Element, MAX_DEPTH, PathStep, pick_child};
+
+/// AT-SPI's reference to no object.
+const NULL_PATH: &str = "/org/a11y/atspi/null";
+
+/// An object reference from the bus as an id, `None` for the null object.
+fn id_of(r: &atspi::ObjectRefOwned) -> Option<ObjectId> {
+    let bus = r.name_as_str()?;
+    let path = r.path_as_str();
+    (path != NULL_PATH && !bus.is_empty()).then(|| ObjectId {
+        bus: bus.to_string(),
+        path: path.to_string(),
+    })
+}
+
+/// A node's role and name.
+async fn role_and_name(conn: &Connection, id: &ObjectId) -> Result<(String, String), BusError> {
+    let proxy = accessible(conn, id).await?;
+    let (role, name) = tokio::try_join!(
+        async { proxy.get_role().await.map_err(failed("a role")) },
+        async { proxy.name().await.map_err(failed("a name")) },
+    )?;
+    Ok((role.name().to_string(), name.trim_end().to_string()))
+}
+
+/// Where a node is on the screen.
+async fn extents(conn: &Connection, id: &ObjectId) -> Result<Rect, BusError> {
+    let c = component(conn, id).await?;
+    let (x, y, width, height) = c
+        .get_extents(CoordType::Screen)
+        .await
+        .map_err(failed("a place"))?;
+    Ok(Rect {
+        x,
+        y,
+        width,
+        height,
+    })
+}
+
+/// The element of `window` (titled `title`) under the screen point `at`: the deepest
+/// node the hit test reaches, with the way to it.
+pub(crate) async fn element_at(
+    conn: &Connection,
+    window: &ObjectId,
+    title: &str,
+    at: (i32, i32),
+) -> Result<Option<Element>, BusError> {
+    let (role, name) = role_and_name(conn, window).await?;
+    let index = accessible(conn, window)
+        .await?
+        .get_index_in_parent()
+        .await
+        .unwrap_or(0)
+        .max(0) as u32;
+    let mut path = vec![PathStep { role, name, index }];
+    let mut node = window.clone();
+    let mut rect = extents(conn, window).await?;
+    for _ in 1..MAX_DEPTH {
+        let Ok(c) = component(conn, &node).await else {
+            break;
+        };
+        // A node without the Component interface, or one that answers with an error,
+        // ends the descent where it is.
+        let Ok(child) = c
+            .get_accessible_at_point(at.0, at.1, CoordType::Screen)
+            .await
+        else {
+            break;
+        };
+        let Some(child) = id_of(&child).filter(|c| *c != node) else {
+            break;
+        };
+        let Ok((role, name)) = role_and_name(conn, &child).await else {
+            break;
+        };
+        let index = match accessible(conn, &child).await {
+            Ok(p) => p.get_index_in_parent().await.unwrap_or(0).max(0) as u32,
+            Err(_) => 0,
+        };
+        let Ok(child_rect) = extents(conn, &child).await else {
+            break;
+        };
+        path.push(PathStep { role, name, index });
+        rect = child_rect;
+        node = child;
+    }
+    let last = path.last().cloned().expect("the window's own level");
+    if path.len() == 1 && !contains(rect, at) {
+        return Ok(None);
+    }
+    Ok(Some(Element {
+        name: last.name,
+        role: last.role,
+        window: title.to_string(),
+        path,
+        rect,
+    }))
+}
+
+fn contains(rect: Rect, at: (i32, i32)) -> bool {
+    at.0 >= rect.x && at.1 >= rect.y && at.0 < rect.right() && at.1 < rect.bottom()
+}
+
+/// The children of `id` that show (at most [`MAX_CHILDREN`]), each with its role and
+/// name.
+async fn children(
+    conn: &Connection,
+    id: &ObjectId,
+) -> Result<Vec<(ObjectId, (String, String))>, BusError> {
+    let proxy = accessible(conn, id).await?;
+    let count = proxy.child_count().await.map_err(failed("a child count"))?;
+    if !(1..=MAX_CHILDREN).contains(&count) {
+        return Ok(Vec::new());
+    }
+    let mut out = Vec::new();
+    for child in proxy.get_children().await.map_err(failed("children"))? {
+        let Some(child) = id_of(&child) else { continue };
+        // A child that went away meanwhile is left out.
+        if let Ok(described) = role_and_name(conn, &child).await {
+            out.push((child, described));
+        }
+    }
+    Ok(out)
+}
+
+/// Whether a node shows, with a place on the screen.
+async fn shows(conn: &Connection, id: &ObjectId) -> Option<Rect> {
+    let proxy = accessible(conn, id).await.ok()?;
+    let states = proxy.get_state().await.ok()?;
+    if !states.contains(State::Showing) {
+        return None;
+    }
+    extents(conn, id).await.ok().filter(Rect::is_visible)
+}
+
+/// The element `recorded` names, found in `window` (titled `title`) now: down its
+/// recorded path, else (the tree changed) the one showing node of its role and name.
+pub(crate) async fn find(
+    conn: &Connection,
+    window: &ObjectId,
+    title: &str,
+    recorded: &Element,
+) -> Result<Option<Element>, BusError> {
+    let found = |rect: Rect| Element {
+        window: title.to_string(),
+        rect,
+        ..recorded.clone()
+    };
+    if let Some(id) = down_the_path(conn, window, &recorded.path).await?
+        && let Some(rect) = shows(conn, &id).await
+    {
+        return Ok(Some(found(rect)));
+    }
+    if recorded.name.trim().is_empty() {
+        return Ok(None);
+    }
+    // By role and name, breadth first, bounded; only one may fit.
+    let mut queue: VecDeque<(ObjectId, usize)> = VecDeque::from([(window.clone(), 0)]);
+    let mut seen = 0;
+    let mut fits = Vec::new();
+    while let Some((id, depth)) = queue.pop_front() {
+        seen += 1;
+        if seen > MAX_NODES || depth > MAX_DEPTH {
+            break;
+        }
+        for (child, (role, name)) in children(conn, &id).await? {
+            if role == recorded.role && name.trim() == recorded.name.trim() {
+                fits.push(child.clone());
+            }
+            queue.push_back((child, depth + 1));
+        }
+    }
+    let mut showing = Vec::new();
+    for id in fits {
+        if let Some(rect) = shows(conn, &id).await {
+            showing.push(rect);
+        }
+    }
+    Ok(match showing.as_slice() {
+        [one] => Some(found(*one)),
+        _ => None,
+    })
+}
+
+/// The node at the end of `path` below `window` (the path's first level is the
+/// window's own), if every level is still there.
+async fn down_the_path(
+    conn: &Connection,
+    window: &ObjectId,
+    path: &[PathStep],
+) -> Result<Option<ObjectId>, BusError> {
+    let mut node = window.clone();
+    for step in path.iter().skip(1) {
+        let kids = children(conn, &node).await?;
+        let described: Vec<(String, String)> = kids.iter().map(|(_, d)| d.clone()).collect();
+        let Some(i) = pick_child(step, &described) else {
+            return Ok(None);
+        };
+        node = kids[i].0.clone();
+    }
+    Ok(Some(node))
+}
