@@ -142,6 +142,12 @@ pub(crate) struct RunArgs {
     /// Desktop tasks: save each step's UI tree as ui_trees/ui_tree_step{N}.json.
     #[arg(long, help_heading = TASKS)]
     pub(crate) save_ui_tree: bool,
+    /// The session kind of tasks whose file sets no "mode": normal (the HostAgent and
+    /// its AppAgents, or the LinuxAgent), operator (a computer-use agent on the whole
+    /// desktop) or normal_operator (the HostAgent handing its subtasks to an operator);
+    /// the operator's model is [operator] in ufo-batch.toml (default: normal).
+    #[arg(long, value_name = "MODE", value_parser = parse_mode, help_heading = TASKS)]
+    pub(crate) mode: Option<crate::task::SessionMode>,
 
     /// LLM model; LLM-driven tasks need one.
     #[arg(long, value_name = "MODEL", env = "UFO_BATCH_MODEL", help_heading = LLM)]
@@ -419,9 +425,14 @@ impl RunArgs {
                 demonstrations: self.demonstrations,
                 top_k: self.experience_top_k,
             },
+            mode: self.mode,
         };
         (overrides, self.config, self.progress, self.summary_json)
     }
+}
+
+fn parse_mode(s: &str) -> Result<crate::task::SessionMode, String> {
+    s.parse()
 }
 
 fn parse_eval(s: &str) -> Result<EvalMode, crate::eval::UnknownEvalMode> {

@@ -195,7 +195,11 @@ pub(crate) fn holds_secret(text: &str) -> bool {
 }
 
 /// The variables that hold an LLM key whatever a run's config names.
-const KEY_VARIABLES: [&str; 2] = ["OPENAI_API_KEY", "AZURE_OPENAI_API_KEY"];
+const KEY_VARIABLES: [&str; 3] = [
+    "OPENAI_API_KEY",
+    "AZURE_OPENAI_API_KEY",
+    "ANTHROPIC_API_KEY",
+];
 
 /// Registers the values of the environment variables `names`, and of the usual LLM key
 /// variables, as secrets.

@@ -1,8 +1,9 @@
 //! Agents: what decides the next step of a session. Each agent turns the context into
 //! one step (status, actions taken, reasoning) and acts only through the executor it is
 //! handed. The ReplayAgent replays recorded actions with no LLM; the LinuxAgent asks an
-//! LLM; the HostAgent and its AppAgents (`desktop`) work on desktop apps; the
-//! EvaluationAgent judges a finished session; the summarizer condenses one into
+//! LLM; the HostAgent and its AppAgents (`desktop`) work on desktop apps; the operator
+//! (`operator`) works on the screen with mouse and keyboard, alone or under the HostAgent;
+//! the EvaluationAgent judges a finished session; the summarizer condenses one into
 //! experience.
 
 mod act;
@@ -12,6 +13,7 @@ mod desktop;
 mod evaluation;
 mod json_text;
 mod linux;
+mod operator;
 mod prompt;
 mod replay;
 mod reply;
@@ -22,6 +24,10 @@ pub(crate) use ask::Spent;
 pub(crate) use desktop::DesktopAgents;
 pub(crate) use evaluation::{EvaluationAgent, JudgeFailure, JudgeScreen};
 pub(crate) use linux::LinuxAgent;
+pub(crate) use operator::formats::{format_named, format_names};
+pub(crate) use operator::{
+    OperatorAgent, OperatorRun, OperatorSettings, Provider, SafetyPolicy, Target,
+};
 pub(crate) use replay::ReplayAgent;
 pub(crate) use settings::{AgentSettings, ConfirmPolicy};
 pub(crate) use summarizer::summarize;

@@ -3,13 +3,16 @@
 //! FollowerSession with one LinuxAgent round per step; a UFO or seed-doc request a
 //! FromFileSession with one LinuxAgent round. On a desktop task the HostAgent and its
 //! AppAgents take the LinuxAgent's place, and a step plan's round 0 is the HostAgent's.
+//! In UFO's `operator` mode an operator works alone on the whole desktop (UFO's
+//! OpenAIOperatorSession; a step plan's rounds are its steps); in `normal_operator`
+//! the HostAgent hands its subtasks to an operator instead of an AppAgent.
 
 use super::settings::AttemptSettings;
-use crate::agent::{DesktopAgents, LinuxAgent, ReplayAgent};
+use crate::agent::{DesktopAgents, LinuxAgent, OperatorAgent, ReplayAgent, Target};
 use crate::executor::shell_tools;
 use crate::record::SessionType;
 use crate::session::{Agent, Context, Limits, Round, Session};
-use crate::task::{Task, TaskShape};
+use crate::task::{SessionMode, Task, TaskShape};
 use crate::tool::{Blame, Failure, ToolSpec};
 
 /// UFO's MAX_STEP.
@@ -68,8 +71,18 @@ pub(super) fn build(
             (agent, one_round(), limits)
         }
     };
-    let session_type = SessionType::of(&task.shape);
+    let session_type = match (mode_of(task), &task.shape) {
+        (SessionMode::Operator, TaskShape::UfoRequest | TaskShape::SeedRequest) => {
+            SessionType::OpenAIOperatorSession
+        }
+        _ => SessionType::of(&task.shape),
+    };
     Ok(Session::new(session_type, rounds, agent, limits, ctx))
+}
+
+/// The task's session mode (the run's is folded in when its attempt starts).
+fn mode_of(task: &Task) -> SessionMode {
+    task.mode.unwrap_or(SessionMode::Normal)
 }
 
 /// A round per step of a step plan; on a desktop, round 0 before them is the
@@ -82,7 +95,8 @@ fn step_rounds(task: &Task, steps: &[String], limits: Limits) -> (Vec<Round>, Li
             subtask: Some(s.clone()),
         })
         .collect();
-    if !task.is_desktop() {
+    // An operator alone has no HostAgent to select the app first.
+    if !task.is_desktop() || mode_of(task) == SessionMode::Operator {
         return (rounds, limits);
     }
     rounds.insert(
@@ -99,8 +113,8 @@ fn step_rounds(task: &Task, steps: &[String], limits: Limits) -> (Vec<Round>, Li
     (rounds, limits)
 }
 
-/// The LLM agent of `task`: the HostAgent and its AppAgents on a desktop, else a
-/// LinuxAgent.
+/// The LLM agent of `task`: an operator alone (`operator` mode), the HostAgent and
+/// its AppAgents (or operators) on a desktop, else a LinuxAgent.
 fn llm_agent(
     task: &Task,
     settings: &AttemptSettings,
@@ -108,10 +122,45 @@ fn llm_agent(
     steps: Option<Vec<String>>,
     offered: Option<Vec<ToolSpec>>,
 ) -> Result<Box<dyn Agent>, Failure> {
-    Ok(if task.is_desktop() {
-        Box::new(desktop_agents(task, settings, what, steps, offered)?)
-    } else {
-        Box::new(linux_agent(task, settings, what, steps, offered)?)
+    Ok(match mode_of(task) {
+        SessionMode::Operator => {
+            let run = operator_of(settings, what)?;
+            Box::new(OperatorAgent::new(
+                run,
+                settings.agent.clone(),
+                Target::Desktop,
+            ))
+        }
+        SessionMode::NormalOperator => {
+            let run = operator_of(settings, what)?;
+            let mut agents = desktop_agents(task, settings, what, steps, offered)?;
+            agents.with_operator(OperatorAgent::new(
+                run,
+                settings.agent.clone(),
+                Target::Window,
+            ));
+            Box::new(agents)
+        }
+        SessionMode::Normal if task.is_desktop() => {
+            Box::new(desktop_agents(task, settings, what, steps, offered)?)
+        }
+        SessionMode::Normal => Box::new(linux_agent(task, settings, what, steps, offered)?),
+    })
+}
+
+/// The run's operator, or why there is none: the run's configuration.
+fn operator_of<'a>(
+    settings: &'a AttemptSettings,
+    what: &str,
+) -> Result<&'a crate::agent::OperatorRun, Failure> {
+    settings.operator.as_ref().ok_or_else(|| {
+        Failure::new(
+            Blame::Config,
+            format!(
+                "this {what} runs as an operator and no computer-use model is configured: add [operator] to \
+                 ufo-batch.toml (provider, model), or give --model for an open model over chat completions"
+            ),
+        )
     })
 }
 

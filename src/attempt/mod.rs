@@ -138,6 +138,20 @@ pub(crate) async fn run_attempt(
     events: TaskEvents,
     stop: AttemptStop,
 ) -> AttemptOutcome {
+    // A task that sets no mode runs in the run's (`--mode`); a recorded plan replays.
+    let moded;
+    let task = match (task.mode, settings.mode, &task.shape) {
+        (None, Some(mode), shape)
+            if !matches!(shape, crate::task::TaskShape::RecordedPlan { .. }) =>
+        {
+            moded = Task {
+                mode: Some(mode),
+                ..task.clone()
+            };
+            &moded
+        }
+        _ => task,
+    };
     if let Err(outcome) = ready_workspace(task, settings, previous_attempts, &events, &stop).await {
         return outcome;
     }

@@ -29,6 +29,10 @@ pub(crate) struct AttemptSettings {
     pub(crate) eval: EvalMode,
     /// The LLM, when one is configured.
     pub(crate) llm: Option<std::sync::Arc<crate::llm::LlmClient>>,
+    /// The operator's settings and client, when an operator works on some task.
+    pub(crate) operator: Option<crate::agent::OperatorRun>,
+    /// The session mode of tasks that set none (`--mode`).
+    pub(crate) mode: Option<crate::task::SessionMode>,
     /// Knobs of LLM agents.
     pub(crate) agent: crate::agent::AgentSettings,
     /// The run's MCP servers, when it has any.

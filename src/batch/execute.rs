@@ -153,6 +153,8 @@ fn attempt_settings(config: &RunSettings, batch: &Prepared) -> AttemptSettings {
         max_rounds: config.max_rounds,
         eval: config.eval,
         llm: batch.llm.clone(),
+        operator: batch.operator.clone(),
+        mode: config.mode,
         agent: config.agent.clone(),
         mcp: batch.mcp.clone(),
         devices: batch.devices.clone(),

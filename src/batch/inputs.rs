@@ -11,14 +11,32 @@ use humantime::format_duration;
 use super::RunSettings;
 use crate::eval::EvalMode;
 use crate::record::{HeldInputs, Inputs};
-use crate::task::{Task, TaskShape};
+use crate::task::{SessionMode, Task, TaskShape};
 
 /// The largest object file hashed whole (larger ones are hashed by size and time).
 const HASHED_OBJECT: u64 = 256 << 20;
 
+/// The session mode `task` runs in under `config`: its own, else the run's.
+fn mode_of(task: &Task, config: &RunSettings) -> SessionMode {
+    task.mode.or(config.mode).unwrap_or(SessionMode::Normal)
+}
+
+/// True when an operator works on `task` under `config` (a recorded plan replays,
+/// whatever its mode).
+pub(super) fn operates(task: &Task, config: &RunSettings) -> bool {
+    !matches!(task.shape, TaskShape::RecordedPlan { .. }) && mode_of(task, config).operates()
+}
+
+/// True when `task` needs the LLM's agent under `config`: not a recorded plan, and not
+/// an operator alone (a `normal_operator`'s HostAgent is the LLM's).
+pub(super) fn needs_agent(task: &Task, config: &RunSettings) -> bool {
+    !matches!(task.shape, TaskShape::RecordedPlan { .. })
+        && mode_of(task, config) != SessionMode::Operator
+}
+
 /// True when `task` will talk to the LLM under `config`: an agent, or the judge.
 fn uses_llm(task: &Task, config: &RunSettings) -> bool {
-    let agent = !matches!(task.shape, TaskShape::RecordedPlan { .. });
+    let agent = needs_agent(task, config);
     let judged = match config.eval {
         EvalMode::Llm => true,
         EvalMode::Auto => task.checks.is_empty() && task.recorded.is_none() && config.llm.is_some(),
@@ -50,6 +68,8 @@ struct RunWide {
     device_injected: Vec<String>,
     /// The LLM's settings, for a task that talks to it.
     llm: Vec<(&'static str, String)>,
+    /// The operator's settings, for a task an operator works on.
+    operator: Vec<(&'static str, String)>,
 }
 
 impl RunWide {
@@ -80,6 +100,7 @@ impl RunWide {
             mcp_injected,
             device_injected,
             llm: llm_settings(config),
+            operator: operator_settings(config),
         }
     }
 }
@@ -97,8 +118,10 @@ pub(super) struct Held {
     pub(super) inputs: HeldInputs,
     /// It talks to the LLM (an agent or the judge).
     pub(super) uses_llm: bool,
-    /// It needs an LLM agent (it is not a recorded plan).
+    /// It needs the LLM's agent (it is not a recorded plan, nor an operator's alone).
     pub(super) agent: bool,
+    /// An operator works on it.
+    pub(super) operator: bool,
 }
 
 impl SharedSettings {
@@ -124,7 +147,8 @@ impl SharedSettings {
         let held = Held {
             inputs: inputs_of(task, config, self).into(),
             uses_llm: uses_llm(task, config),
-            agent: !matches!(task.shape, TaskShape::RecordedPlan { .. }),
+            agent: needs_agent(task, config),
+            operator: operates(task, config),
         };
         if held.inputs.has_object() {
             return Arc::new(held);
@@ -166,6 +190,16 @@ fn inputs_of(task: &Task, config: &RunSettings, shared: &SharedSettings) -> Inpu
                 .llm
                 .iter()
                 .map(|(k, v)| (k.to_string(), v.clone())),
+        );
+    }
+    if operates(task, config) {
+        settings.insert("mode".into(), mode_of(task, config).as_str().to_string());
+        settings.extend(
+            shared
+                .run
+                .operator
+                .iter()
+                .map(|(k, v)| (format!("operator.{k}"), v.clone())),
         );
     }
     experience(task, config, &mut settings);
@@ -274,6 +308,36 @@ fn llm_settings(config: &RunSettings) -> Vec<(&'static str, String)> {
         ),
         ("prompts", crate::agent::prompt_version()),
     ]);
+    settings
+}
+
+/// The operator's settings a task it works on depends on (none without an operator).
+fn operator_settings(config: &RunSettings) -> Vec<(&'static str, String)> {
+    let Some((operator, llm)) = config.operator.as_ref() else {
+        return Vec::new();
+    };
+    let mut settings = vec![
+        ("provider", operator.provider.name().to_string()),
+        ("tool", operator.provider.version()),
+        ("model", llm.model.clone()),
+        ("base_url", crate::text::without_userinfo(&llm.base_url)),
+        ("keep_screenshots", operator.keep_screenshots.to_string()),
+        (
+            "safety_checks",
+            format!("{:?}", operator.safety_checks).to_lowercase(),
+        ),
+        ("scaler", format!("{:?}", operator.scaler)),
+        ("max_tokens", operator.max_tokens.to_string()),
+    ];
+    if let Some(key) = std::env::var(&llm.api_key_env)
+        .ok()
+        .filter(|k| !k.is_empty())
+    {
+        settings.push((
+            "api_key",
+            format!("${}#{}", llm.api_key_env, fingerprint(&key)),
+        ));
+    }
     settings
 }
 

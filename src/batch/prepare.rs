@@ -56,6 +56,8 @@ pub(crate) struct Prepared {
     pub(crate) lock: RunLock,
     /// The LLM client, when some task needs one.
     pub(crate) llm: Option<Arc<LlmClient>>,
+    /// The operator's settings and client, when an operator works on some task.
+    pub(crate) operator: Option<crate::agent::OperatorRun>,
     /// The run's LLM spend, shared by the client and the budget.
     pub(crate) spend: Arc<Spend>,
     /// The run's MCP servers, when it has any.
@@ -171,6 +173,7 @@ pub(crate) async fn prepare(config: &RunSettings) -> Result<Prepared, BatchError
             None
         }
     };
+    let operator = operator_client(config, &resumed.work, spend.clone()).await?;
     let work: Vec<Scheduled> = resumed
         .work
         .into_iter()
@@ -195,6 +198,7 @@ pub(crate) async fn prepare(config: &RunSettings) -> Result<Prepared, BatchError
         sandbox,
         sandbox_warning,
         llm,
+        operator,
         spend,
         mcp,
         devices,
@@ -291,7 +295,18 @@ pub(crate) fn task_tools(mcp: Option<&McpHub>) -> Vec<ToolSpec> {
 /// ones), registered as secrets: no byte the run writes or prints will hold them, even
 /// when the run uses no LLM.
 fn register_keys(config: &RunSettings) {
-    crate::secrets::register_env_keys(config.llm.as_ref().map(|c| c.api_key_env.as_str()));
+    let operator = config
+        .operator
+        .as_ref()
+        .map(|(_, c)| c.api_key_env.as_str());
+    crate::secrets::register_env_keys(
+        config
+            .llm
+            .as_ref()
+            .map(|c| c.api_key_env.as_str())
+            .into_iter()
+            .chain(operator),
+    );
 }
 
 /// Tasks that need an LLM agent when none is configured: refused before any task runs
@@ -342,6 +357,42 @@ async fn client(
         .await
         .map_err(|e| BatchError::Refused(e.to_string()))?;
     Ok(Some(Arc::new(client)))
+}
+
+/// The operator's client, when an operator works on some task: refused before anything
+/// runs when none is configured, its hosted service has no key, or it cannot be reached.
+async fn operator_client(
+    config: &RunSettings,
+    work: &[Queued],
+    spend: Arc<Spend>,
+) -> Result<Option<crate::agent::OperatorRun>, BatchError> {
+    let Some(first) = work.iter().find(|q| q.held.operator) else {
+        return Ok(None);
+    };
+    let Some((settings, c)) = &config.operator else {
+        return Err(BatchError::Refused(format!(
+            "{} runs as an operator and no computer-use model is configured: add [operator] to ufo-batch.toml (provider, model), or give --model for an open model over chat completions",
+            first.source.id().as_str()
+        )));
+    };
+    let key = ApiKey::from_env(&c.api_key_env);
+    if key.is_none() && c.needs_key() {
+        return Err(BatchError::Refused(format!(
+            "no API key for the operator's {}: set ${} (keys are read only from the environment; [operator] api_key_env names another variable)",
+            without_userinfo(&c.base_url),
+            c.api_key_env
+        )));
+    }
+    let client =
+        LlmClient::new(c.clone(), key, spend).map_err(|e| BatchError::Internal(e.to_string()))?;
+    client
+        .probe()
+        .await
+        .map_err(|e| BatchError::Refused(e.to_string()))?;
+    Ok(Some(crate::agent::OperatorRun {
+        settings: Arc::new(settings.clone()),
+        client: Arc::new(client),
+    }))
 }
 
 /// The most task runs (tasks × `--repeat`) one run takes: what it holds per task was

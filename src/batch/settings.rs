@@ -83,6 +83,13 @@ pub(crate) struct RunSettings {
     pub(crate) experience: crate::experience::ExperienceSettings,
     /// The config file that was read, if any.
     pub(crate) config_file: Option<PathBuf>,
+    /// The session mode of tasks that set none (`--mode`, `[run] mode`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) mode: Option<crate::task::SessionMode>,
+    /// The operator's settings and endpoint (`[operator]`, or the LLM's), when an
+    /// operator can run (shown in `run.json` by `to_json`).
+    #[serde(skip)]
+    pub(crate) operator: Option<(crate::agent::OperatorSettings, LlmConfig)>,
 }
 
 impl RunSettings {
@@ -106,8 +113,31 @@ impl RunSettings {
         if !self.mcp.is_empty() {
             v["mcp"] = self.mcp.iter().map(server_json).collect();
         }
+        if let Some((operator, llm)) = &self.operator {
+            v["operator"] = operator_json(operator, llm);
+        }
         v
     }
+}
+
+/// The operator's settings as `run.json` shows them: the provider, model, tool or
+/// format and server, and where the key comes from.
+fn operator_json(o: &crate::agent::OperatorSettings, llm: &LlmConfig) -> serde_json::Value {
+    let key = if std::env::var_os(&llm.api_key_env).is_some() {
+        "set"
+    } else {
+        "not set"
+    };
+    serde_json::json!({
+        "provider": o.provider.name(),
+        "model": llm.model,
+        "base_url": without_userinfo(&llm.base_url),
+        "tool": o.provider.version(),
+        "keep_screenshots": o.keep_screenshots,
+        "safety_checks": o.safety_checks,
+        "scaler": o.scaler.map(|(w, h)| [w, h]),
+        "api_key": format!("{key} (from ${})", llm.api_key_env),
+    })
 }
 
 fn unused(e: &crate::experience::ExperienceSettings) -> bool {

@@ -42,6 +42,47 @@ pub(crate) struct ConfigFile {
     /// `[experience]`: saving and retrieving experience.
     #[serde(default)]
     pub(crate) experience: super::experience::ExperienceSection,
+    /// `[operator]`: the computer-use model of operator sessions.
+    #[serde(default)]
+    pub(crate) operator: Option<OperatorSection>,
+}
+
+/// `[operator]` of the config file: how operator sessions reach their model.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct OperatorSection {
+    /// `openai` (the Responses API), `anthropic` (the Messages API) or `chat` (chat
+    /// completions, in an action format).
+    pub(crate) provider: Option<String>,
+    /// The server root: OpenAI's and chat's `/v1` root; Anthropic's host root.
+    pub(crate) base_url: Option<String>,
+    /// The model.
+    pub(crate) model: Option<String>,
+    /// The environment variable that holds the key.
+    pub(crate) api_key_env: Option<String>,
+    /// `openai` or `azure` (Azure's `api-key` header and paths).
+    pub(crate) api_type: Option<ApiType>,
+    /// Azure's `api-version`.
+    pub(crate) api_version: Option<String>,
+    /// The computer tool's version (`computer`, `computer_use_preview`,
+    /// `computer_toolset_20260801`, `computer_20251124`).
+    pub(crate) tool: Option<String>,
+    /// A chat model's action format (`ui-tars-1.5`, `qwen2.5-vl`, ...).
+    pub(crate) format: Option<String>,
+    /// The preview tool's environment (`linux`, `windows`, `mac`, `ubuntu`, `browser`).
+    pub(crate) environment: Option<String>,
+    /// Screenshots a conversation sends again (Anthropic's and chat's).
+    pub(crate) keep_screenshots: Option<u32>,
+    /// `acknowledge` or `refuse` a provider's safety checks.
+    pub(crate) safety_checks: Option<crate::agent::SafetyPolicy>,
+    /// UFO's `SCALER`: `[width, height]` of the letterboxed screenshot.
+    pub(crate) scaler: Option<[u32; 2]>,
+    /// Token limit per reply.
+    pub(crate) max_tokens: Option<u32>,
+    /// Per-request timeout (`"120s"`).
+    pub(crate) timeout: Option<String>,
+    /// Retries after transient failures.
+    pub(crate) max_retries: Option<u32>,
 }
 
 /// `[sandbox]` of the config file.
@@ -142,6 +183,9 @@ pub(crate) struct RunSection {
     pub(crate) max_fail: Option<u32>,
     /// Grace period after Ctrl-C / SIGTERM (`"30s"`).
     pub(crate) grace: Option<String>,
+    /// The session mode of tasks that set none (`normal`, `operator`,
+    /// `normal_operator`).
+    pub(crate) mode: Option<String>,
 }
 
 /// `[executor]` of the config file.

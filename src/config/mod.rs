@@ -5,6 +5,7 @@
 mod error;
 mod experience;
 mod file;
+mod operator;
 mod resolve;
 mod sections;
 mod values;

@@ -77,6 +77,8 @@ pub(crate) struct RunOverrides {
     pub(crate) repeat: Option<u32>,
     /// `--save-experience`, `--experience`, ...
     pub(crate) experience: super::ExperienceFlags,
+    /// `--mode`.
+    pub(crate) mode: Option<crate::task::SessionMode>,
 }
 
 /// How the config file's `jobs` is named in messages.
@@ -111,6 +113,16 @@ pub(crate) fn resolve(
         file.llm,
     )?;
     let agent = agent_settings(file.agent, vision)?;
+    let operator =
+        super::operator::operator_settings(file.operator.take(), llm.as_ref(), pace.jobs.get())?;
+    let mode = mode_of(o.mode, file.run.mode.as_deref())?;
+    if mode.is_some_and(crate::task::SessionMode::operates) && operator.is_none() {
+        return Err(ConfigError::Invalid(format!(
+            "--mode {} needs a computer-use model: add [operator] to ufo-batch.toml (provider, model) or give --model for an open model over chat completions",
+            mode.map(crate::task::SessionMode::as_str)
+                .unwrap_or_default()
+        )));
+    }
     let experience = experience_settings(o.experience, file.experience, &out_root)?;
     check_llm_needs(eval, o.max_cost, llm.as_ref())?;
     let env = |v: &str| std::env::var(v).ok();
@@ -151,7 +163,24 @@ pub(crate) fn resolve(
         repeat: pace.repeat,
         experience,
         config_file,
+        mode,
+        operator,
     })
+}
+
+/// `--mode`, else `[run] mode`.
+fn mode_of(
+    flag: Option<crate::task::SessionMode>,
+    file: Option<&str>,
+) -> Result<Option<crate::task::SessionMode>, ConfigError> {
+    match (flag, file) {
+        (Some(m), _) => Ok(Some(m)),
+        (None, Some(text)) => text
+            .parse()
+            .map(Some)
+            .map_err(|e| ConfigError::Invalid(format!("[run] mode: {e}"))),
+        (None, None) => Ok(None),
+    }
 }
 
 /// A mode given as a flag, else named in the config file's `key`.

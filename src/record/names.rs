@@ -30,6 +30,8 @@ pub(crate) enum SessionType {
     FromFileSession,
     /// Follows steps or recorded actions (UFO's follower mode).
     FollowerSession,
+    /// One operator on the whole desktop (UFO's operator mode).
+    OpenAIOperatorSession,
     /// No session could be built (bad task file).
     None,
 }
@@ -40,6 +42,7 @@ impl SessionType {
         match self {
             Self::FromFileSession => "FromFileSession",
             Self::FollowerSession => "FollowerSession",
+            Self::OpenAIOperatorSession => "OpenAIOperatorSession",
             Self::None => "none",
         }
     }

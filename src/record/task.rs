@@ -28,6 +28,10 @@ pub(crate) struct LlmStats {
     /// Images sent (desktop steps' screenshots), over every call.
     #[serde(default, skip_serializing_if = "crate::record::is_zero")]
     pub(crate) images: u32,
+    /// Safety checks a computer-use provider raised (each acknowledged, or the one
+    /// that failed the task).
+    #[serde(default, skip_serializing_if = "crate::record::is_zero")]
+    pub(crate) safety_checks: u32,
 }
 
 impl LlmStats {
@@ -38,6 +42,7 @@ impl LlmStats {
         self.bad_replies += other.bad_replies;
         self.rate_limited += other.rate_limited;
         self.images += other.images;
+        self.safety_checks += other.safety_checks;
         self.waited_s = ((self.waited_s + other.waited_s) * 1000.0).round() / 1000.0;
     }
 }

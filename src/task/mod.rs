@@ -21,7 +21,7 @@ pub(crate) use discover::{FoundFiles, LoadError, discover};
 pub(crate) use id::{IdError, TaskId};
 pub(crate) use known::Known;
 pub(crate) use load::{LoadedTasks, load_files_as};
-pub(crate) use model::{App, RecordedVerdict, Task, TaskShape};
+pub(crate) use model::{App, RecordedVerdict, SessionMode, Task, TaskShape};
 pub(crate) use object::{MAX_OBJECT, ObjectFile};
 pub(crate) use paths::FilePlace;
 pub(crate) use problem::{InvalidTask, Problem};

@@ -30,6 +30,9 @@ pub(crate) struct Task {
     pub(crate) app: Option<App>,
     /// UFO's `close`: close the application afterwards.
     pub(crate) close: bool,
+    /// The session kind the task asks for (`mode`: UFO's `normal`, `operator`,
+    /// `normal_operator`), over the run's `--mode`.
+    pub(crate) mode: Option<SessionMode>,
     /// Free-form labels, carried into results.
     pub(crate) tags: Vec<String>,
     /// Wall-clock limit for this task, overriding the run's `--timeout`.
@@ -67,6 +70,7 @@ impl Task {
             recorded: None,
             app: None,
             close: false,
+            mode: None,
             tags: Vec::new(),
             timeout: None,
             max_steps: None,
@@ -78,12 +82,13 @@ impl Task {
         }
     }
 
-    /// Whether the task needs a desktop (design.md §2): one that names an `app`; a
+    /// Whether the task needs a desktop (design.md §2): one for an operator; one that
+    /// names an `app`; a
     /// recorded plan that uses UFO's app tools; an LLM task whose `object` is an office
     /// document or names an application (UFO's FromFileSession and FollowerSession).
     /// Text files and tables as objects stay with the shell's tools.
     pub(crate) fn is_desktop(&self) -> bool {
-        if self.app.is_some() {
+        if self.app.is_some() || self.mode.is_some_and(SessionMode::operates) {
             return true;
         }
         match &self.shape {
@@ -114,6 +119,56 @@ impl Task {
             id: self.id.repetition(n),
             repeat: Some(n),
             ..self.clone()
+        }
+    }
+}
+
+/// The kind of session an LLM task runs as (UFO's `--mode`, ufo.md §0): the HostAgent
+/// and its AppAgents (or the LinuxAgent off a desktop), an operator on the whole desktop,
+/// or the HostAgent handing its subtasks to an operator. A recorded plan replays
+/// whatever its mode.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(
+    rename_all = "snake_case",
+    expecting = "a session mode: \"normal\", \"operator\" or \"normal_operator\""
+)]
+pub(crate) enum SessionMode {
+    /// UFO's `normal`: the HostAgent → AppAgent pair on a desktop, the LinuxAgent off one.
+    Normal,
+    /// UFO's `operator` (`OpenAIOperatorSession`): one operator on the whole desktop.
+    Operator,
+    /// UFO's `normal_operator`: the HostAgent, its subtasks done by an operator in the
+    /// window it selects.
+    NormalOperator,
+}
+
+impl SessionMode {
+    /// Whether an operator does the work.
+    pub(crate) fn operates(self) -> bool {
+        matches!(self, Self::Operator | Self::NormalOperator)
+    }
+
+    /// The mode's name, as a task file and `--mode` write it.
+    pub(crate) fn as_str(self) -> &'static str {
+        match self {
+            Self::Normal => "normal",
+            Self::Operator => "operator",
+            Self::NormalOperator => "normal_operator",
+        }
+    }
+}
+
+impl std::str::FromStr for SessionMode {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s.trim() {
+            "normal" => Ok(Self::Normal),
+            "operator" => Ok(Self::Operator),
+            "normal_operator" => Ok(Self::NormalOperator),
+            other => Err(format!(
+                "unknown mode {other:?} (use normal, operator or normal_operator)"
+            )),
         }
     }
 }

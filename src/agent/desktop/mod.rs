@@ -16,7 +16,9 @@
 //!   done by an AppAgent with a fresh memory, its FINISH ending the round.
 //!
 //! PENDING is answered "nobody is there" and the agent goes on; CONFIRM follows the
-//! unattended policy (`agent::act`). What each agent is shown of the screen is in
+//! unattended policy (`agent::act`). In UFO's `normal_operator` an operator
+//! (`agent::operator`) does each subtask in the selected window instead of an AppAgent,
+//! given the HostAgent's tips, and hands back as the AppAgent does (`operator_step`). What each agent is shown of the screen is in
 //! `view`; their prompts and replies in `host` and `app`.
 
 mod app;
@@ -24,6 +26,7 @@ mod app_step;
 mod host;
 mod host_step;
 mod log_keys;
+mod operator_step;
 mod view;
 
 use std::sync::Arc;
@@ -103,6 +106,8 @@ pub(crate) struct DesktopAgents {
     app_hint: String,
     /// Examples given, not yet noted in the context.
     given: Vec<GivenExample>,
+    /// The operator that does the AppAgent's work (UFO's `normal_operator`), if one does.
+    operator: Option<super::OperatorAgent>,
 }
 
 impl DesktopAgents {
@@ -148,7 +153,14 @@ impl DesktopAgents {
             recall,
             app_hint,
             given: Vec::new(),
+            operator: None,
         }
+    }
+
+    /// Hands every subtask to `operator` instead of an AppAgent (UFO's
+    /// `normal_operator`: `HostAgent.create_subagent` makes an operator agent).
+    pub(crate) fn with_operator(&mut self, operator: super::OperatorAgent) {
+        self.operator = Some(operator);
     }
 
     fn showing(&self) -> Showing {
@@ -194,6 +206,17 @@ impl DesktopAgents {
                 &steps[..n.saturating_sub(1).min(steps.len())],
             )
         });
+        if let Some(operator) = &mut self.operator {
+            let application = self
+                .window
+                .as_ref()
+                .map(|(_, a)| a.clone())
+                .unwrap_or_default();
+            operator.start(operator_step::instruction(&subtask, tips), &application);
+            self.subtask = Some(subtask);
+            self.turn = Turn::App;
+            return;
+        }
         let brief = app::brief(&app::SubtaskBrief {
             request: &ctx.request,
             subtask: &subtask,
@@ -310,17 +333,19 @@ impl Agent for DesktopAgents {
     }
 
     fn scope(&self) -> Scope {
-        match self.turn {
-            Turn::Host => Scope::Desktop,
-            Turn::App => Scope::App,
+        match (self.turn, &self.operator) {
+            (Turn::Host, _) => Scope::Desktop,
+            (Turn::App, Some(_)) => Scope::Screen,
+            (Turn::App, None) => Scope::App,
         }
     }
 
     async fn handle(&mut self, ctx: &mut Context, executor: &mut dyn Executor) -> AgentStep {
         ctx.give(std::mem::take(&mut self.given));
-        match self.turn {
-            Turn::Host => self.host_step(ctx, executor).await,
-            Turn::App => self.app_step(ctx, executor).await,
+        match (self.turn, self.operator.is_some()) {
+            (Turn::Host, _) => self.host_step(ctx, executor).await,
+            (Turn::App, true) => self.operator_step(ctx, executor).await,
+            (Turn::App, false) => self.app_step(ctx, executor).await,
         }
     }
 

@@ -53,8 +53,8 @@ pub(crate) struct Aim {
 pub(crate) enum ComputerAction {
     /// `click`, `double_click`, `triple_click`: a button pressed `count` times.
     Click {
-        /// Where.
-        aim: Aim,
+        /// Where (the pointer's place when `None`).
+        aim: Option<Aim>,
         /// Which button.
         button: Button,
         /// 1, 2 or 3.
@@ -335,7 +335,7 @@ impl ComputerAction {
         let a = Args { tool, args };
         Ok(match tool {
             "click" | "double_click" | "triple_click" => Self::Click {
-                aim: a.aim()?,
+                aim: a.maybe_aim()?,
                 button: a.button()?,
                 count: match tool {
                     "double_click" => 2,
@@ -453,11 +453,11 @@ mod tests {
         assert_eq!(
             click,
             ComputerAction::Click {
-                aim: Aim {
+                aim: Some(Aim {
                     at: (10, 20),
                     element: None,
                     window: None
-                },
+                }),
                 button: Button::Middle,
                 count: 2,
                 held: vec![KeyAction::Down(Key::Modifier(Modifier::Shift))],
@@ -492,7 +492,7 @@ mod tests {
                                "rect": {"x": 1, "y": 2, "width": 30, "height": 20}, "at": [0.25, 0.75]}}),
         )
         .unwrap();
-        let ComputerAction::Click { aim, .. } = click else {
+        let ComputerAction::Click { aim: Some(aim), .. } = click else {
             panic!()
         };
         let (element, at) = aim.element.unwrap();

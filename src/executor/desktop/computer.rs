@@ -57,7 +57,13 @@ async fn run(ex: &mut DesktopExecutor, action: &ComputerAction) -> Result<Done, 
             count,
             held,
         } => {
-            let placed = place(ex, aim).await?;
+            let placed = match aim {
+                Some(aim) => place(ex, aim).await?,
+                None => Placed {
+                    at: ex.backend()?.cursor().await?,
+                    how: Some("where the pointer was".to_string()),
+                },
+            };
             let hit = hit(ex, placed.at).await;
             let input = Pointer::Click {
                 at: placed.at,

@@ -20,7 +20,7 @@ use std::sync::Arc;
 use async_trait::async_trait;
 use serde_json::Value;
 
-pub(crate) use anthropic::{AnthropicModel, AnthropicTool};
+pub(crate) use anthropic::{AnthropicModel, AnthropicTool, COMPUTER_20251124_BETA};
 pub(crate) use chat::{ChatModel, Syntax};
 pub(crate) use openai::{OpenAiModel, OpenAiTool};
 

@@ -11,6 +11,7 @@
 use super::{ModelAction, Point, ScrollUnit, number};
 
 /// A call's name and its `key='value'` arguments.
+#[derive(Debug)]
 pub(super) struct Call {
     pub(super) name: String,
     pub(super) args: Vec<(String, String)>,

@@ -65,6 +65,7 @@ impl Checker<'_> {
             app: raw.app,
             object: raw.object,
             close,
+            mode: raw.mode,
             tags: raw.tags.unwrap_or_default(),
             timeout,
             max_steps: raw.max_steps,

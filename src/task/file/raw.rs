@@ -25,6 +25,7 @@ pub(super) const KNOWN_KEYS: &[&str] = &[
     "app",
     "unique_id",
     "refined_steps",
+    "mode",
 ];
 /// Keys an action may have.
 pub(super) const ACTION_KEYS: &[&str] = &["agent", "action", "parameters", "expect", "comment"];
@@ -49,6 +50,7 @@ pub(super) struct RawTask {
     pub(super) app: Option<App>,
     pub(super) unique_id: Option<UniqueId>,
     pub(super) refined_steps: Option<Vec<String>>,
+    pub(super) mode: Option<crate::task::SessionMode>,
 }
 
 /// UFO dataflow's `unique_id`: a string or a number.

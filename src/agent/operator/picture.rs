@@ -1,0 +1,102 @@
+//! What the operator's model is shown: the screen as the step began (the whole desktop,
+//! or the target window's part of it), fitted as the provider prescribes (full
+//! resolution for OpenAI, Anthropic's bound, a chat format's own fit, or UFO's letterbox
+//! `SCALER` when set), as PNG, with the space its points are in; and a zoomed region,
+//! scaled up to fill the image budget.
+
+use std::sync::Arc;
+
+use super::settings::{OperatorSettings, Provider};
+use crate::desktop::computer::space::{Fit, Space, Units};
+use crate::desktop::control::Rect;
+use crate::desktop::screenshot::{Image, ImageError};
+use crate::executor::ScreenView;
+use crate::llm::computer::Png;
+
+/// What part of the desktop the operator works on.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Target {
+    /// The whole desktop (UFO's `operator` mode: the primary screen).
+    Desktop,
+    /// The selected window (UFO's `normal_operator`: the app window).
+    Window,
+}
+
+/// How `settings`' provider fits a screenshot, and in what units its points are.
+pub(super) fn fit_of(settings: &OperatorSettings) -> (Fit, Units) {
+    let (fit, units) = match &settings.provider {
+        Provider::OpenAi { .. } => (Fit::Original, Units::Pixels),
+        Provider::Anthropic { .. } => (Fit::Anthropic, Units::Pixels),
+        Provider::Chat { format } => (format.fit, format.units),
+    };
+    match settings.scaler {
+        // UFO's letterbox: pixels of the canvas.
+        Some((width, height)) if units == Units::Pixels => {
+            (Fit::Letterbox { width, height }, units)
+        }
+        _ => (fit, units),
+    }
+}
+
+/// The part of the screen `view` the operator of `target` is shown.
+pub(super) fn region(view: &ScreenView, target: Target) -> Rect {
+    let screen = Rect {
+        x: 0,
+        y: 0,
+        width: view.clean.width as i32,
+        height: view.clean.height as i32,
+    };
+    match target {
+        Target::Desktop => screen,
+        Target::Window => view.window_rect.filter(Rect::is_visible).unwrap_or(screen),
+    }
+}
+
+/// The picture of `view` for the operator of `target`, and its space.
+pub(super) fn picture(
+    view: &ScreenView,
+    target: Target,
+    settings: &OperatorSettings,
+) -> Result<(Png, Space), ImageError> {
+    let (fit, units) = fit_of(settings);
+    let (image, space) = Space::picture(&view.clean, region(view, target), fit, units);
+    Ok((png(&image)?, space))
+}
+
+/// `image` as PNG.
+pub(super) fn png(image: &Image) -> Result<Png, ImageError> {
+    Ok(Png {
+        bytes: Arc::new(image.png()?),
+        width: image.width,
+        height: image.height,
+    })
+}
+
+/// A zoomed region (`image`, at desktop resolution) as the model is shown it: scaled up
+/// to the largest size its provider takes, so that small things become legible.
+pub(super) fn zoomed(image: &Image, settings: &OperatorSettings) -> Result<Png, ImageError> {
+    let (fit, _) = fit_of(settings);
+    let (w, h) = (image.width.max(1), image.height.max(1));
+    let bound = match fit {
+        Fit::Anthropic => 1568.0,
+        Fit::MaxSide { max_side } => f64::from(max_side),
+        _ => f64::from(w.max(h)).max(1024.0),
+    };
+    let s = (bound / f64::from(w.max(h))).max(1.0);
+    let larger = image.resized(
+        (f64::from(w) * s).round() as u32,
+        (f64::from(h) * s).round() as u32,
+    );
+    let full = Rect {
+        x: 0,
+        y: 0,
+        width: larger.width as i32,
+        height: larger.height as i32,
+    };
+    let fitted = match fit {
+        Fit::Letterbox { .. } | Fit::SmartResize { .. } => Fit::Original,
+        other => other,
+    };
+    let (picture, _) = Space::picture(&larger, full, fitted, Units::Pixels);
+    png(&picture)
+}
