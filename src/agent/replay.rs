@@ -33,15 +33,32 @@ fn recorded_type(agent: &str) -> &'static str {
 pub(crate) struct ReplayAgent {
     actions: VecDeque<Action>,
     total: usize,
+    /// The folder of the plan's file: where what the recording saw is.
+    plan_dir: Option<std::path::PathBuf>,
 }
 
 impl ReplayAgent {
-    /// An agent that will replay `actions` in order.
-    pub(crate) fn new(actions: Vec<Action>) -> Self {
+    /// An agent that will replay `actions` in order, recorded in `plan_dir`.
+    pub(crate) fn new(actions: Vec<Action>, plan_dir: Option<std::path::PathBuf>) -> Self {
         Self {
             total: actions.len(),
             actions: actions.into(),
+            plan_dir,
         }
+    }
+
+    /// For a computer-use action that did not replay: the screen now and the one the
+    /// recording saw, to compare.
+    fn screens(&self, action: &Action, step: u32) -> Option<String> {
+        let recorded = action.parameters.get("recorded_screenshot")?.as_str()?;
+        let name = std::path::Path::new(recorded).file_name()?;
+        let place = match &self.plan_dir {
+            Some(dir) if dir.join(name).is_file() => dir.join(name).display().to_string(),
+            _ => format!("{} (not beside the plan)", name.to_string_lossy()),
+        };
+        Some(format!(
+            " (the screen now: action_step{step}.png; as recorded: {place})"
+        ))
     }
 }
 
@@ -84,6 +101,10 @@ impl Agent for ReplayAgent {
             });
             (None, error)
         };
+        let error = error.map(|e| match self.screens(&action, ctx.session_step + 1) {
+            Some(screens) => format!("{e}{screens}"),
+            None => e,
+        });
         let status = match (&error, self.actions.is_empty()) {
             (Some(_), _) => AgentStatus::Fail,
             (None, true) => AgentStatus::Finish,

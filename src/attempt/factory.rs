@@ -39,7 +39,10 @@ pub(super) fn build(
                 max_steps: max_steps(actions.len().max(1) as u32),
                 max_rounds: settings.max_rounds.unwrap_or(1).max(1),
             };
-            let agent = ReplayAgent::new(actions.clone());
+            let agent = ReplayAgent::new(
+                actions.clone(),
+                task.source.parent().map(std::path::Path::to_path_buf),
+            );
             (Box::new(agent), one_round(), limits)
         }
         TaskShape::UfoStepPlan { steps } | TaskShape::UfoDataflow { steps } => {

@@ -185,6 +185,7 @@ pub(crate) async fn run_attempt(
         progress.session.as_ref().map(|s| &s.ctx),
         stage_name(progress.stage),
     );
+    outcome.session = progress.session.as_ref().map(|s| s.session_type);
     outcome.llm.rate_limited += waits.rate_limited();
     outcome.llm.waited_s = (waits.waited().as_secs_f64() * 1000.0).round() / 1000.0;
     let mut outcome = stopping::unless_stopped(outcome, unprepared, &stop).await;

@@ -100,6 +100,9 @@ pub(crate) struct AttemptOutcome {
     pub(crate) device: Option<String>,
     /// Experience given to its agents and saved from it.
     pub(crate) experience: ExperienceNote,
+    /// The session that ran, once one was built (its type depends on the mode as well
+    /// as the task's shape).
+    pub(crate) session: Option<crate::record::SessionType>,
 }
 
 impl AttemptOutcome {
@@ -121,6 +124,7 @@ impl AttemptOutcome {
             fatal: None,
             device: None,
             experience: ExperienceNote::default(),
+            session: None,
         }
     }
 

@@ -15,7 +15,8 @@ use crate::tool::ResultStatus;
 
 /// The call an action replays as: a desktop action names the control (or window) it
 /// resolved to by `name` and `control_type` as well as by the label it was given, since
-/// a label is only good for the screen it was read from. UFO's documented
+/// a label is only good for the screen it was read from; a computer-use action names
+/// the element it hit and the place on it. UFO's documented
 /// `click_element`, which names a control by a label alone, replays as the `click_input`
 /// of the control it clicked.
 fn replayable(action: &ActionRecord) -> (String, serde_json::Map<String, serde_json::Value>) {
@@ -26,6 +27,20 @@ fn replayable(action: &ActionRecord) -> (String, serde_json::Map<String, serde_j
         return (function, parameters);
     }
     let result = &action.result.result;
+    if crate::desktop::computer::is_computer_tool(&action.function) {
+        // The element the action hit, and where on it: a replay acts there, wherever
+        // it is then.
+        if let Some(element) = result.get("element").and_then(Value::as_object) {
+            let mut element = element.clone();
+            element.remove("path_text");
+            parameters.insert("element".into(), Value::Object(element));
+        }
+        // What the recording saw there, for a replay that finds it no more.
+        if let Some(shot) = result.get("step_screenshot").filter(|v| v.is_string()) {
+            parameters.insert("recorded_screenshot".into(), shot.clone());
+        }
+        return (function, parameters);
+    }
     if action.function == "select_application_window" {
         if let Some(window) = result.get("window").and_then(Value::as_str) {
             parameters.insert("name".into(), Value::String(window.to_string()));
@@ -71,6 +86,8 @@ struct PlanFile<'a> {
     close: bool,
     #[serde(skip_serializing_if = "Option::is_none")]
     app: Option<&'a App>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    mode: Option<crate::task::SessionMode>,
     #[serde(skip_serializing_if = "<[String]>::is_empty")]
     tags: &'a [String],
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -123,6 +140,7 @@ pub(super) fn recorded_plan(
         object,
         close: task.close,
         app: task.app.as_ref(),
+        mode: task.mode,
         tags: &task.tags,
         timeout: task.timeout.map(|d| d.as_secs_f64()),
         files: &task.files,

@@ -182,7 +182,13 @@ pub(crate) trait Backend: Send {
 
     /// The element a recording names (`recorded`, from `element_at`), found again in
     /// its window (by the window's title, else the target window), where it is now.
-    async fn find_element(&mut self, recorded: &Element) -> Result<Option<Element>, DesktopError>;
+    /// Names are compared as `neutral` writes the live ones (the recording's are
+    /// written so: the workspace's path as a placeholder).
+    async fn find_element(
+        &mut self,
+        recorded: &Element,
+        neutral: &crate::desktop::element::Neutral,
+    ) -> Result<Option<Element>, DesktopError>;
 
     /// Whether this platform carries out the Office API tools (`office`): when not, the
     /// AppAgent is not offered them and a plan's call of one fails saying why.

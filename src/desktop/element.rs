@@ -40,6 +40,10 @@ pub(crate) struct Element {
     pub(crate) rect: Rect,
 }
 
+/// How a live name is written for comparison with a recorded one (the workspace's
+/// path as a placeholder: `executor::desktop`'s names).
+pub(crate) type Neutral = dyn for<'a> Fn(&'a str) -> String + Send + Sync;
+
 /// The most levels a path has (a deeper tree is cut there: the hit test stops).
 pub(crate) const MAX_DEPTH: usize = 40;
 
@@ -89,7 +93,7 @@ impl fmt::Display for Element {
     }
 }
 
-/// The path as one line: `frame "notes.txt - Mousepad" > scroll pane > text`.
+/// The path as one line: `frame "notes.txt - Mousepad" › scroll pane › text`.
 pub(crate) fn path_text(path: &[PathStep]) -> String {
     path.iter()
         .map(|s| {
@@ -100,7 +104,7 @@ pub(crate) fn path_text(path: &[PathStep]) -> String {
             }
         })
         .collect::<Vec<_>>()
-        .join(" > ")
+        .join(" › ")
 }
 
 /// Of `candidates` (the children of one node, as role, name), the one `step` names:

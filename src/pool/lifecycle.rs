@@ -82,6 +82,9 @@ pub(super) fn close_attempt(record: &mut TaskRecord, outcome: &AttemptOutcome, n
     record.rounds = outcome.rounds;
     record.steps = outcome.steps;
     record.round_steps = outcome.round_steps.clone();
+    if let Some(session) = outcome.session {
+        record.session = session;
+    }
     record.usage.add(outcome.usage);
     record.llm.add(outcome.llm);
     record.cost_usd = match (record.cost_usd, outcome.cost.usd()) {

@@ -8,6 +8,7 @@ pub(crate) mod agreement;
 pub(crate) mod atif;
 mod compare_md;
 mod comparison;
+mod computer;
 mod experience;
 mod format;
 mod html;

@@ -234,6 +234,9 @@ fn action_section(md: &mut String, a: &ActionRecord, show_action: bool) {
     }
     let _ = write!(result, " · {:.3} s", a.duration_s);
     let _ = writeln!(md, "- **Result**: {result}");
+    for (label, text) in super::computer::details(a) {
+        let _ = writeln!(md, "- **{label}**: {}", inline(&text));
+    }
     if let Some(e) = &a.result.error {
         let _ = writeln!(md, "- **Error**: {}", inline(e));
     }

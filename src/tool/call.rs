@@ -48,10 +48,17 @@ impl ToolCall {
     }
 }
 
+/// The parameters of a computer-use call that are for the record (the model's own
+/// point, the window, the element a recording hit, its screenshot), left out of its
+/// action string.
+const RECORD_ONLY: [&str; 4] = ["model", "window", "element", "recorded_screenshot"];
+
 /// `tool(key='value', ...)` with long values shortened, for logs and trajectories.
 pub(crate) fn action_string(tool: &str, parameters: &Map<String, Value>) -> String {
+    let computer = super::desktop_names::COMPUTER_TOOLS.contains(&tool);
     let args: Vec<String> = parameters
         .iter()
+        .filter(|(k, _)| !(computer && RECORD_ONLY.contains(&k.as_str())))
         .map(|(k, v)| {
             let shown = match v {
                 Value::String(s) => format!("{:?}", crate::text::shorten(s, 200)),

@@ -24,6 +24,7 @@ mod llm;
 mod llm_faults;
 mod mcp;
 mod office_api;
+mod operator;
 mod outcomes;
 mod priorities;
 mod rate_limits;

@@ -58,6 +58,17 @@ fn recorded() -> Vec<ParamSpec> {
     ]
 }
 
+/// What the recording saw when it acted: every computer-use call of a recorded plan
+/// may name it.
+fn recorded_screenshot() -> ParamSpec {
+    p(
+        "recorded_screenshot",
+        ParamKind::String,
+        false,
+        "the screen as the recording saw it (a file beside the recorded plan)",
+    )
+}
+
 fn pointer(
     name: &'static str,
     description: &'static str,
@@ -93,6 +104,14 @@ fn tool(name: &'static str, description: &'static str, params: Vec<ParamSpec>) -
 }
 
 fn specs() -> Vec<ToolSpec> {
+    let mut all = actions();
+    for tool in &mut all {
+        tool.params.push(recorded_screenshot());
+    }
+    all
+}
+
+fn actions() -> Vec<ToolSpec> {
     use ParamKind::{Integer, Number, String as Text};
     let mut scroll = pointer(
         "scroll",

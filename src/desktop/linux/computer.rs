@@ -131,6 +131,7 @@ impl LinuxDesktop {
     pub(super) async fn find_again(
         &mut self,
         recorded: &Element,
+        neutral: &crate::desktop::element::Neutral,
     ) -> Result<Option<Element>, DesktopError> {
         self.settle_now().await;
         let windows = self.all_windows().await?;
@@ -138,7 +139,7 @@ impl LinuxDesktop {
         // The window of the recorded title first, then the selected one.
         let mut candidates: Vec<(ObjectId, String)> = windows
             .iter()
-            .filter(|(_, title, _)| title.trim() == want)
+            .filter(|(_, title, _)| neutral(title).trim() == want)
             .map(|(id, title, _)| (id.clone(), title.clone()))
             .collect();
         if let Some((id, title, _)) = windows.first()
@@ -147,7 +148,7 @@ impl LinuxDesktop {
             candidates.push((id.clone(), title.clone()));
         }
         for (id, title) in candidates {
-            match atspi::find_element(self.bus(), &id, &title, recorded).await {
+            match atspi::find_element(self.bus(), &id, &title, recorded, neutral).await {
                 Ok(Some(found)) => return Ok(Some(found)),
                 Ok(None) => {}
                 Err(e) => return Err(self.gone_or(e)),

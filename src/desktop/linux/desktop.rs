@@ -378,8 +378,12 @@ impl Backend for LinuxDesktop {
         self.hit(at).await
     }
 
-    async fn find_element(&mut self, recorded: &Element) -> Result<Option<Element>, DesktopError> {
-        self.find_again(recorded).await
+    async fn find_element(
+        &mut self,
+        recorded: &Element,
+        neutral: &crate::desktop::element::Neutral,
+    ) -> Result<Option<Element>, DesktopError> {
+        self.find_again(recorded, neutral).await
     }
 
     fn has_office_api(&self) -> bool {

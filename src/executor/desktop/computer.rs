@@ -33,7 +33,10 @@ pub(super) async fn act(ex: &mut DesktopExecutor, command: &ToolCall) -> ToolRes
     let outcome = run(ex, &action).await;
     ex.snapshot = None;
     match outcome {
-        Ok((value, picture)) => {
+        Ok((mut value, picture)) => {
+            if let (Some(shot), Some(o)) = (&ex.step_screenshot, value.as_object_mut()) {
+                o.insert("step_screenshot".into(), json!(shot));
+            }
             let mut result = ToolResult::success(command, NAMESPACE, value);
             result.picture = picture.map(std::sync::Arc::new);
             result
@@ -179,7 +182,9 @@ async fn run(ex: &mut DesktopExecutor, action: &ComputerAction) -> Result<Done, 
 /// moved as its window moved, else at its point; refused off the screen.
 async fn place(ex: &mut DesktopExecutor, aim: &Aim) -> Result<Placed, DesktopError> {
     let placed = if let Some((recorded, at)) = &aim.element {
-        match ex.backend()?.find_element(recorded).await? {
+        let names = ex.names.clone();
+        let neutral = move |name: &str| names.neutral(name);
+        match ex.backend()?.find_element(recorded, &neutral).await? {
             Some(now) => Placed {
                 at: now.point(*at),
                 how: Some(format!(
@@ -242,7 +247,15 @@ fn on_screen(ex: &DesktopExecutor, at: (i32, i32)) -> Result<(), DesktopError> {
 async fn hit(ex: &mut DesktopExecutor, at: (i32, i32)) -> Option<Element> {
     let backend = ex.backend().ok()?;
     match backend.element_at(at).await {
-        Ok(found) => found,
+        Ok(found) => found.map(|mut e| {
+            // Names independent of where the workspace is, as the controls' are.
+            e.name = ex.names.neutral(&e.name);
+            e.window = ex.names.neutral(&e.window);
+            for step in &mut e.path {
+                step.name = ex.names.neutral(&step.name);
+            }
+            e
+        }),
         Err(e) => {
             ex.notes.push(format!(
                 "the hit test at ({}, {}) failed: {}",

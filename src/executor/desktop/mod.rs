@@ -81,6 +81,9 @@ pub(crate) struct DesktopExecutor {
     /// The screen's size, as the last screenshot saw it (a computer-use action off it
     /// is refused).
     screen: Option<(u32, u32)>,
+    /// The step under way's screenshot (a file of the task folder): a computer-use
+    /// action's result names it, so that a replay can show what the recording saw.
+    step_screenshot: Option<String>,
     /// The workspace's path as names may show it.
     names: names::WorkspaceNames,
     /// The app the actions go to now (the one opened, or the window selected last), for
@@ -117,6 +120,7 @@ impl DesktopExecutor {
             captures: 0,
             session_ended: false,
             screen: None,
+            step_screenshot: None,
             current,
             names,
         }
@@ -401,8 +405,13 @@ impl Executor for DesktopExecutor {
     }
 
     async fn begin_step(&mut self, step: u32, scope: Scope) -> Option<StepScreens> {
+        self.step_screenshot = None;
         match self.observe(Some(step), scope).await {
-            Ok((note, view)) => StepScreens::saved(&self.dir, step, note, view),
+            Ok((note, view)) => {
+                let screens = StepScreens::saved(&self.dir, step, note, view);
+                self.step_screenshot = screens.as_ref().map(|s| s.clean.clone());
+                screens
+            }
             Err(e) => {
                 self.snapshot = None;
                 self.notes

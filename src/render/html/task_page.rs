@@ -373,6 +373,14 @@ fn write_action(out: &mut String, a: &ActionView) -> std::fmt::Result {
         " <span class=\"muted\">{}</span></div>",
         e(&a.duration)
     )?;
+    for (label, text) in &a.place {
+        writeln!(
+            out,
+            "  <div class=\"muted\"><b>{}:</b> {}</div>",
+            e(label),
+            e(text)
+        )?;
+    }
     if let Some(d) = shown(&a.divergence) {
         writeln!(
             out,

@@ -63,6 +63,9 @@ pub(super) struct ActionView {
     pub(super) output: String,
     pub(super) error: Option<String>,
     pub(super) divergence: Option<String>,
+    /// A computer-use action's place: the model's point, the desktop's, the window,
+    /// the element (label, text).
+    pub(super) place: Vec<(&'static str, String)>,
 }
 
 pub(super) struct StepView {
@@ -138,6 +141,7 @@ pub(super) fn step_view(s: &StepRecord) -> StepView {
                     output: output_text(&a.result.result),
                     error: a.result.error.clone(),
                     divergence: a.divergence.clone(),
+                    place: crate::render::computer::details(a),
                 }
             })
             .collect(),

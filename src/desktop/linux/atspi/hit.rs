@@ -68,34 +68,41 @@ pub(crate) async fn element_at(
     let mut path = vec![PathStep { role, name, index }];
     let mut node = window.clone();
     let mut rect = extents(conn, window).await?;
-    for _ in 1..MAX_DEPTH {
+    while path.len() < MAX_DEPTH {
         let Ok(c) = component(conn, &node).await else {
             break;
         };
-        // A node without the Component interface, or one that answers with an error,
-        // ends the descent where it is.
-        let Ok(child) = c
+        // A node that answers no child (some containers do not hit-test their
+        // children: GTK's notebooks, whose page tabs have no place) is looked into.
+        let asked = c
             .get_accessible_at_point(at.0, at.1, CoordType::Screen)
             .await
-        else {
+            .ok()
+            .and_then(|r| id_of(&r))
+            .filter(|c| *c != node);
+        let chain = match asked {
+            Some(child) => vec![child],
+            None => chain_at(conn, &node, at, CHAIN_DEPTH).await,
+        };
+        if chain.is_empty() {
             break;
-        };
-        let Some(child) = id_of(&child).filter(|c| *c != node) else {
-            break;
-        };
-        let Ok((role, name)) = role_and_name(conn, &child).await else {
-            break;
-        };
-        let index = match accessible(conn, &child).await {
-            Ok(p) => p.get_index_in_parent().await.unwrap_or(0).max(0) as u32,
-            Err(_) => 0,
-        };
-        let Ok(child_rect) = extents(conn, &child).await else {
-            break;
-        };
-        path.push(PathStep { role, name, index });
-        rect = child_rect;
-        node = child;
+        }
+        for child in chain {
+            let Ok((role, name)) = role_and_name(conn, &child).await else {
+                break;
+            };
+            let index = match accessible(conn, &child).await {
+                Ok(p) => p.get_index_in_parent().await.unwrap_or(0).max(0) as u32,
+                Err(_) => 0,
+            };
+            if let Ok(r) = extents(conn, &child).await
+                && r.is_visible()
+            {
+                rect = r;
+            }
+            path.push(PathStep { role, name, index });
+            node = child;
+        }
     }
     let last = path.last().cloned().expect("the window's own level");
     if path.len() == 1 && !contains(rect, at) {
@@ -108,6 +115,65 @@ pub(crate) async fn element_at(
         path,
         rect,
     }))
+}
+
+/// How many levels without a place of their own are looked through for a child at a
+/// point.
+const CHAIN_DEPTH: usize = 3;
+
+/// The way down from `node` to its showing descendant whose place holds `at`: a child
+/// there (the smallest, when several are), or through a child with no place of its own
+/// (GTK's page tabs) to one of its; empty when none holds it.
+fn chain_at<'a>(
+    conn: &'a Connection,
+    node: &'a ObjectId,
+    at: (i32, i32),
+    depth: usize,
+) -> std::pin::Pin<Box<dyn std::future::Future<Output = Vec<ObjectId>> + Send + 'a>> {
+    Box::pin(async move {
+        let Ok(kids) = children(conn, node).await else {
+            return Vec::new();
+        };
+        let mut best: Option<(i64, ObjectId)> = None;
+        let mut placeless = Vec::new();
+        for (child, _) in kids {
+            match showing_place(conn, &child).await {
+                Some(Some(rect)) if contains(rect, at) => {
+                    let area = i64::from(rect.width) * i64::from(rect.height);
+                    if best.as_ref().is_none_or(|(a, _)| area < *a) {
+                        best = Some((area, child));
+                    }
+                }
+                Some(None) => placeless.push(child),
+                _ => {}
+            }
+        }
+        if let Some((_, child)) = best {
+            return vec![child];
+        }
+        if depth > 1 {
+            for child in placeless {
+                let below = chain_at(conn, &child, at, depth - 1).await;
+                if !below.is_empty() {
+                    let mut chain = vec![child];
+                    chain.extend(below);
+                    return chain;
+                }
+            }
+        }
+        Vec::new()
+    })
+}
+
+/// A showing node's place (`None` inside: it shows but has no place of its own);
+/// `None` when it does not show.
+async fn showing_place(conn: &Connection, id: &ObjectId) -> Option<Option<Rect>> {
+    let proxy = accessible(conn, id).await.ok()?;
+    let states = proxy.get_state().await.ok()?;
+    if !states.contains(State::Showing) {
+        return None;
+    }
+    Some(extents(conn, id).await.ok().filter(Rect::is_visible))
 }
 
 fn contains(rect: Rect, at: (i32, i32)) -> bool {
@@ -153,13 +219,17 @@ pub(crate) async fn find(
     window: &ObjectId,
     title: &str,
     recorded: &Element,
+    neutral: &crate::desktop::element::Neutral,
 ) -> Result<Option<Element>, BusError> {
     let found = |rect: Rect| Element {
         window: title.to_string(),
         rect,
         ..recorded.clone()
     };
-    if let Some(id) = down_the_path(conn, window, &recorded.path).await?
+    // A path that ends elsewhere than on the recorded element's role is not its way.
+    let ends_on_it = recorded.path.last().is_some_and(|s| s.role == recorded.role);
+    if ends_on_it
+        && let Some(id) = down_the_path(conn, window, &recorded.path, neutral).await?
         && let Some(rect) = shows(conn, &id).await
     {
         return Ok(Some(found(rect)));
@@ -177,7 +247,7 @@ pub(crate) async fn find(
             break;
         }
         for (child, (role, name)) in children(conn, &id).await? {
-            if role == recorded.role && name.trim() == recorded.name.trim() {
+            if role == recorded.role && neutral(&name).trim() == recorded.name.trim() {
                 fits.push(child.clone());
             }
             queue.push_back((child, depth + 1));
@@ -201,11 +271,19 @@ async fn down_the_path(
     conn: &Connection,
     window: &ObjectId,
     path: &[PathStep],
+    neutral: &crate::desktop::element::Neutral,
 ) -> Result<Option<ObjectId>, BusError> {
+    // The path starts at the window's own level: without it, it names nothing.
+    if path.is_empty() {
+        return Ok(None);
+    }
     let mut node = window.clone();
     for step in path.iter().skip(1) {
         let kids = children(conn, &node).await?;
-        let described: Vec<(String, String)> = kids.iter().map(|(_, d)| d.clone()).collect();
+        let described: Vec<(String, String)> = kids
+            .iter()
+            .map(|(_, (role, name))| (role.clone(), neutral(name)))
+            .collect();
         let Some(i) = pick_child(step, &described) else {
             return Ok(None);
         };
