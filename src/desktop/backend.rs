@@ -187,7 +187,7 @@ pub(crate) trait Backend: Send {
     async fn find_element(
         &mut self,
         recorded: &Element,
-        neutral: &crate::desktop::element::Neutral,
+        neutral: std::sync::Arc<crate::desktop::element::Neutral>,
     ) -> Result<Option<Element>, DesktopError>;
 
     /// Whether this platform carries out the Office API tools (`office`): when not, the

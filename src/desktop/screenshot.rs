@@ -256,19 +256,6 @@ impl Image {
         out
     }
 
-    /// A copy with a cross-hair at `(x, y)` and a box along `rect` (an operator's
-    /// action: where it acted, and the element it hit).
-    pub(crate) fn marked(&self, at: (i32, i32), rect: Option<Rect>) -> Image {
-        let mut out = self.clone();
-        if let Some(rect) = rect {
-            out.outline(rect, COLOURS[1]);
-        }
-        let (x, y) = (i64::from(at.0), i64::from(at.1));
-        out.fill(x - 12, y - 1, 25, 3, COLOURS[0]);
-        out.fill(x - 1, y - 12, 3, 25, COLOURS[0]);
-        out
-    }
-
     fn put(&mut self, x: i64, y: i64, colour: [u8; 3]) {
         if x < 0 || y < 0 || x >= i64::from(self.width) || y >= i64::from(self.height) {
             return;

@@ -58,7 +58,10 @@ pub(super) fn details(action: &ActionRecord) -> Vec<(&'static str, String)> {
     if let Some(element) = result.get("element") {
         let name = element.get("name").and_then(Value::as_str).unwrap_or("");
         let role = element.get("role").and_then(Value::as_str).unwrap_or("?");
-        let path = element.get("path_text").and_then(Value::as_str).unwrap_or("");
+        let path = element
+            .get("path_text")
+            .and_then(Value::as_str)
+            .unwrap_or("");
         let named = if name.trim().is_empty() {
             String::new()
         } else {

@@ -133,7 +133,10 @@ impl StandIn {
     #[track_caller]
     pub(crate) fn valid_requests(&self, name: &str) -> Vec<Value> {
         let requests = self.requests(name);
-        assert!(!requests.is_empty(), "no request of {name} reached the stand-in");
+        assert!(
+            !requests.is_empty(),
+            "no request of {name} reached the stand-in"
+        );
         for r in &requests {
             assert_ne!(
                 r["invalid"], true,
@@ -198,7 +201,10 @@ fn run(p: &Project, extra: &[&str]) -> Output {
     args.extend_from_slice(extra);
     p.cmd_env(
         &[&["run", "tasks", "--progress", "lines"], args.as_slice()].concat(),
-        &[("OPENAI_API_KEY", "sk-stand-in"), ("ANTHROPIC_API_KEY", "sk-ant-stand-in")],
+        &[
+            ("OPENAI_API_KEY", "sk-stand-in"),
+            ("ANTHROPIC_API_KEY", "sk-ant-stand-in"),
+        ],
     )
 }
 
@@ -241,9 +247,15 @@ fn an_openai_operator_types_unicode_into_mousepad_and_saves_it() {
         "{click}"
     );
     let element = &click["result"]["result"]["element"];
-    assert_eq!(element["role"], "text", "the hit test reaches the text area: {element}");
+    assert_eq!(
+        element["role"], "text",
+        "the hit test reaches the text area: {element}"
+    );
     assert!(
-        element["window"].as_str().unwrap().ends_with("note.txt - Mousepad"),
+        element["window"]
+            .as_str()
+            .unwrap()
+            .ends_with("note.txt - Mousepad"),
         "{element}"
     );
     // What went to the provider: the GA tool; the conversation the server's; every call
@@ -331,14 +343,19 @@ fn an_anthropic_operator_does_the_host_agents_subtask_in_writer() {
     assert!(click["arguments"]["window"].is_object(), "{click}");
     let requests = server.valid_requests("anthropic-writer");
     let first = &requests[0]["body"];
-    assert_eq!(first["tools"], json!([{"type": "computer_toolset_20260801"}]));
+    assert_eq!(
+        first["tools"],
+        json!([{"type": "computer_toolset_20260801"}])
+    );
     let instruction = first["messages"][0]["content"][0]["text"].as_str().unwrap();
     assert!(
         instruction.starts_with("Please complete the following subtask: Type the words"),
         "{instruction}"
     );
     assert!(
-        instruction.contains("Please do not ask for consent to perform the task, just execute the action."),
+        instruction.contains(
+            "Please do not ask for consent to perform the task, just execute the action."
+        ),
         "{instruction}"
     );
     // Every tool_use answered in order, echoing the toolset, the screen with the last.
@@ -385,7 +402,12 @@ fn open_models_in_their_formats_type_into_mousepad() {
         let requests = server.valid_requests(&name);
         assert_eq!(requests.len(), 3, "{format}");
         // Only the last screenshots go again.
-        let images = |r: &Value| r["body"].to_string().matches("data:image/png;base64,").count();
+        let images = |r: &Value| {
+            r["body"]
+                .to_string()
+                .matches("data:image/png;base64,")
+                .count()
+        };
         assert_eq!(images(&requests[2]), 2, "{format}");
     }
 }
@@ -433,7 +455,10 @@ fn a_failed_action_stops_its_batch_and_the_model_is_told() {
     );
     let failed = &steps[1]["action"][0]["result"]["error"];
     assert!(
-        failed.as_str().unwrap().contains("no key is named \"warp\""),
+        failed
+            .as_str()
+            .unwrap()
+            .contains("no key is named \"warp\""),
         "{failed}"
     );
     let told = server.valid_requests("batch-fails")[1]["body"].to_string();
@@ -469,7 +494,8 @@ fn safety_checks_are_acknowledged_and_counted_or_refuse_the_task() {
     let step = &steps(&out, "safety-ack")[0];
     assert_eq!(step["safety_checks"][0]["code"], "sensitive_domain");
     assert!(
-        out.task_file("safety-ack", "task.log").contains("acknowledged"),
+        out.task_file("safety-ack", "task.log")
+            .contains("acknowledged"),
         "the acknowledgement is said"
     );
     let p = operator_project(server, "openai", "safety_checks = \"refuse\"\n");
@@ -510,7 +536,10 @@ fn a_provider_that_refuses_the_tool_version_is_the_configurations_error() {
     assert!(why.contains("check [operator] tool"), "{why}");
     // The older tool went with its beta header, and validated as the beta type.
     let request = &server.valid_requests("tool-refused")[0];
-    assert_eq!(request["headers"]["anthropic-beta"], "computer-use-2025-11-24");
+    assert_eq!(
+        request["headers"]["anthropic-beta"],
+        "computer-use-2025-11-24"
+    );
     assert_eq!(request["body"]["tools"][0]["display_width_px"], 1280);
 }
 
@@ -616,7 +645,10 @@ fn a_recorded_operator_run_replays_by_element_after_its_window_moved() {
         "the click followed the window to {at:?} (recorded at {recorded_at:?})"
     );
     assert!(
-        clicked["how"].as_str().unwrap().starts_with("on the recorded text"),
+        clicked["how"]
+            .as_str()
+            .unwrap()
+            .starts_with("on the recorded text"),
         "{clicked}"
     );
     // Neither the element nor a window to follow: a divergence, with both screens

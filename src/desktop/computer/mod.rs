@@ -37,13 +37,16 @@ const MAX_REPEAT: i64 = 100;
 /// The longest a key is held.
 const MAX_HOLD: f64 = 60.0;
 
+/// An element a recording hit, and the place on it (fractions of its width and height).
+pub(crate) type Recorded = (Element, (f64, f64));
+
 /// Where a pointer action acts.
 #[derive(Clone, Debug, PartialEq)]
 pub(crate) struct Aim {
     /// The desktop pixel.
     pub(crate) at: (i32, i32),
     /// The element a recording hit there, and the place on it (fractions).
-    pub(crate) element: Option<(Element, (f64, f64))>,
+    pub(crate) element: Option<Recorded>,
     /// The window the recording acted in, where it was.
     pub(crate) window: Option<Rect>,
 }
@@ -239,7 +242,7 @@ impl Args<'_> {
         }
     }
 
-    fn element(&self) -> Result<Option<(Element, (f64, f64))>, ComputerArgError> {
+    fn element(&self) -> Result<Option<Recorded>, ComputerArgError> {
         let Some(value) = self.args.get("element").filter(|v| !v.is_null()) else {
             return Ok(None);
         };

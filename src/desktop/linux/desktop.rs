@@ -381,9 +381,9 @@ impl Backend for LinuxDesktop {
     async fn find_element(
         &mut self,
         recorded: &Element,
-        neutral: &crate::desktop::element::Neutral,
+        neutral: std::sync::Arc<crate::desktop::element::Neutral>,
     ) -> Result<Option<Element>, DesktopError> {
-        self.find_again(recorded, neutral).await
+        self.find_again(recorded, &*neutral).await
     }
 
     fn has_office_api(&self) -> bool {

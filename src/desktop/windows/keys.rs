@@ -28,6 +28,10 @@ pub(super) enum InputError {
     /// SendInput took none of the wheel's input.
     #[error("the wheel input was blocked")]
     WheelBlocked,
+    /// SendInput took only part of the input (another desktop in front, a process of
+    /// higher integrity).
+    #[error("the input was blocked")]
+    Blocked,
 }
 
 /// Input the system refuses to send (another desktop in front, a process of higher
@@ -122,7 +126,8 @@ pub(super) fn send(actions: &[KeyAction]) -> Result<(), InputError> {
 
 fn mouse_button(button: Button) -> MouseButton {
     match button {
-        Button::Left => MouseButton::LEFT,
+        // The crate's mouse has no side buttons: those go by `pointer`'s SendInput.
+        Button::Left | Button::Back | Button::Forward => MouseButton::LEFT,
         Button::Middle => MouseButton::MIDDLE,
         Button::Right => MouseButton::RIGHT,
     }

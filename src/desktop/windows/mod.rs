@@ -10,6 +10,7 @@
 
 mod com;
 mod keys;
+mod pointer;
 mod uia;
 
 use std::path::{Path, PathBuf};
@@ -19,8 +20,9 @@ use async_trait::async_trait;
 
 use crate::desktop::action::Button;
 use crate::desktop::app::Launch;
-use crate::desktop::backend::{AppWindow, Backend, Snapshot};
+use crate::desktop::backend::{AppWindow, Backend, Pointer, Snapshot, Window};
 use crate::desktop::control::{Control, Rect};
+use crate::desktop::element::{Element, Neutral};
 use crate::desktop::error::DesktopError;
 use crate::desktop::keys::{KeyAction, Modifier};
 use crate::desktop::screenshot::Image;
@@ -150,6 +152,38 @@ impl Backend for WindowsDesktop {
 
     async fn screenshot(&mut self) -> Result<Image, DesktopError> {
         self.uia.call(|_| uia::screenshot()).await
+    }
+
+    async fn pointer(&mut self, input: Pointer) -> Result<(), DesktopError> {
+        self.uia.call(move |_| pointer::pointer(input)).await
+    }
+
+    async fn cursor(&mut self) -> Result<(i32, i32), DesktopError> {
+        self.uia.call(|_| pointer::cursor()).await
+    }
+
+    async fn type_text(&mut self, text: &str) -> Result<(), DesktopError> {
+        let text = text.to_string();
+        self.uia.call(move |_| pointer::type_text(&text)).await
+    }
+
+    async fn target_window(&mut self) -> Result<Option<Window>, DesktopError> {
+        self.uia.call(|s| s.target()).await
+    }
+
+    async fn element_at(&mut self, at: (i32, i32)) -> Result<Option<Element>, DesktopError> {
+        self.uia.call(move |s| s.element_at(at)).await
+    }
+
+    async fn find_element(
+        &mut self,
+        recorded: &Element,
+        neutral: std::sync::Arc<Neutral>,
+    ) -> Result<Option<Element>, DesktopError> {
+        let recorded = recorded.clone();
+        self.uia
+            .call(move |s| s.find_element(&recorded, &*neutral))
+            .await
     }
 
     fn has_office_api(&self) -> bool {

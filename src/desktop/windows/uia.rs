@@ -5,6 +5,7 @@
 //! apps and their controls is `act`'s. Whose a failure is, `UiaError` says.
 
 mod act;
+mod computer;
 mod screen;
 
 use std::process::Child;

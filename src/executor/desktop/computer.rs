@@ -183,8 +183,9 @@ async fn run(ex: &mut DesktopExecutor, action: &ComputerAction) -> Result<Done, 
 async fn place(ex: &mut DesktopExecutor, aim: &Aim) -> Result<Placed, DesktopError> {
     let placed = if let Some((recorded, at)) = &aim.element {
         let names = ex.names.clone();
-        let neutral = move |name: &str| names.neutral(name);
-        match ex.backend()?.find_element(recorded, &neutral).await? {
+        let neutral: std::sync::Arc<crate::desktop::element::Neutral> =
+            std::sync::Arc::new(move |name: &str| names.neutral(name));
+        match ex.backend()?.find_element(recorded, neutral).await? {
             Some(now) => Placed {
                 at: now.point(*at),
                 how: Some(format!(

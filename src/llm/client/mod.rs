@@ -187,7 +187,7 @@ impl LlmClient {
     async fn call<T>(
         &self,
         body: &Value,
-        parse: &(dyn Fn(&str) -> Result<(T, Usage), send::NotAnAnswer> + Sync),
+        parse: &send::Parse<'_, T>,
         notify: &(dyn Fn(String) + Send + Sync),
     ) -> Result<(T, Answered), LlmError> {
         let backoff = Backoff {

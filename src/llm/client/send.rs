@@ -65,6 +65,9 @@ pub(super) enum NotAnAnswer {
     },
 }
 
+/// How an answer's text is read into a reply and its usage.
+pub(super) type Parse<'a, T> = dyn Fn(&str) -> Result<(T, Usage), NotAnAnswer> + Sync + 'a;
+
 /// The reply and its usage in a successful chat-completion answer.
 pub(super) fn completion(text: &str) -> Result<(String, Usage), NotAnAnswer> {
     let completion: Completion =
@@ -126,7 +129,7 @@ impl LlmClient {
     pub(super) async fn send_once<T>(
         &self,
         body: &Value,
-        parse: &(dyn Fn(&str) -> Result<(T, Usage), NotAnAnswer> + Sync),
+        parse: &Parse<'_, T>,
     ) -> Result<(T, Usage), Failure> {
         let url = self.config.endpoint();
         let mut request = self.http.post(&url).json(body);

@@ -21,6 +21,9 @@ pub(crate) enum Syntax {
     QwenToolCall,
 }
 
+/// A reply's actions as read, each with what the model wrote.
+type ReadActions = Vec<(Result<ModelAction, String>, serde_json::Value)>;
+
 /// What stands for an image no longer sent.
 const OMITTED: &str = "(an earlier screenshot, no longer shown)";
 
@@ -122,10 +125,7 @@ impl ChatModel {
     /// The reply's thought and calls.
     fn read(&mut self, text: &str) -> Result<(Option<String>, Vec<ModelCall>), String> {
         let id = format!("turn-{}", self.turns);
-        let (thought, actions): (
-            Option<String>,
-            Vec<(Result<ModelAction, String>, serde_json::Value)>,
-        ) = match self.syntax {
+        let (thought, actions): (Option<String>, ReadActions) = match self.syntax {
             Syntax::UiTars | Syntax::UiTars2 => {
                 let (thought, calls) = super::uitars::parse(text)?;
                 let actions = calls

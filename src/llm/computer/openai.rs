@@ -118,7 +118,9 @@ impl OpenAiModel {
         // With no call to answer (a reply corrected), the screen goes with the words.
         let screen_too = ask.instruction.is_none() && self.pending.is_empty();
         if !said.is_empty() || screen_too {
-            let mut content = vec![json!({"type": "input_text", "text": if said.is_empty() { "The screen now:".to_string() } else { said.join("\n") }})];
+            let mut content = vec![
+                json!({"type": "input_text", "text": if said.is_empty() { "The screen now:".to_string() } else { said.join("\n") }}),
+            ];
             if screen_too {
                 content.push(json!({"type": "input_image", "image_url": screen.data_url(), "detail": "original"}));
             }

@@ -227,7 +227,10 @@ pub(crate) async fn find(
         ..recorded.clone()
     };
     // A path that ends elsewhere than on the recorded element's role is not its way.
-    let ends_on_it = recorded.path.last().is_some_and(|s| s.role == recorded.role);
+    let ends_on_it = recorded
+        .path
+        .last()
+        .is_some_and(|s| s.role == recorded.role);
     if ends_on_it
         && let Some(id) = down_the_path(conn, window, &recorded.path, neutral).await?
         && let Some(rect) = shows(conn, &id).await

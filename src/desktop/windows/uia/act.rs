@@ -112,6 +112,15 @@ impl State {
                 super::super::keys::click_at(at, button, double)?;
                 return Ok("the mouse".to_string());
             }
+            (Button::Back | Button::Forward, _) => {
+                let at = rect_of(element).center();
+                super::super::pointer::pointer(crate::desktop::backend::Pointer::Click {
+                    at,
+                    button,
+                    count: if double { 2 } else { 1 },
+                })?;
+                return Ok("the mouse".to_string());
+            }
         };
         done.map_err(failed("a click"))?;
         Ok("the mouse".to_string())
