@@ -33,6 +33,14 @@ pub(super) async fn executor_for(
         shell.set_env("UFO_BATCH_REPEAT", &n.to_string());
     }
     let mut device = None;
+    if settings.devices.is_some() && task.mode.is_some_and(crate::task::SessionMode::operates) {
+        let failure = crate::tool::Failure::new(
+            crate::tool::Blame::TaskFile,
+            "an operator session runs on the runner's own desktop, not on a device (UFO's device clients have no computer-use tools): run it without --devices",
+        );
+        events.log(crate::event::Level::Error, failure.message.clone());
+        return Err(AttemptOutcome::failed(failure));
+    }
     let mut executor: Box<dyn Executor> = if let Some(hub) = &settings.devices {
         match on_device(task, settings, hub, previous_attempts, events, stop).await {
             Ok(ex) => {

@@ -116,6 +116,11 @@ pub(crate) fn resolve(
     let operator =
         super::operator::operator_settings(file.operator.take(), llm.as_ref(), pace.jobs.get())?;
     let mode = mode_of(o.mode, file.run.mode.as_deref())?;
+    if mode.is_some_and(crate::task::SessionMode::operates) && o.devices.is_some() {
+        return Err(ConfigError::Invalid(
+            "--mode operator and normal_operator run on the runner's own desktops, not on --devices (UFO's device clients have no computer-use tools)".into(),
+        ));
+    }
     if mode.is_some_and(crate::task::SessionMode::operates) && operator.is_none() {
         return Err(ConfigError::Invalid(format!(
             "--mode {} needs a computer-use model: add [operator] to ufo-batch.toml (provider, model) or give --model for an open model over chat completions",
@@ -124,7 +129,12 @@ pub(crate) fn resolve(
         )));
     }
     let experience = experience_settings(o.experience, file.experience, &out_root)?;
-    check_llm_needs(eval, o.max_cost, llm.as_ref())?;
+    check_llm_needs(
+        eval,
+        o.max_cost,
+        llm.as_ref(),
+        operator.as_ref().map(|(_, endpoint)| endpoint),
+    )?;
     let env = |v: &str| std::env::var(v).ok();
     Ok(RunSettings {
         run_dir: out_root.join(&run_name),

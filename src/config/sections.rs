@@ -157,11 +157,13 @@ pub(super) fn agent_settings(
     })
 }
 
-/// Options that only make sense with an LLM, checked before anything runs.
+/// Options that only make sense with an LLM, checked before anything runs: a budget
+/// needs the price of every model the run calls (the LLM's and the operator's).
 pub(super) fn check_llm_needs(
     eval: EvalMode,
     max_cost: Option<f64>,
     llm: Option<&LlmConfig>,
+    operator: Option<&LlmConfig>,
 ) -> Result<(), ConfigError> {
     if matches!(eval, EvalMode::Llm | EvalMode::Both) && llm.is_none() {
         let mode = if eval == EvalMode::Llm { "llm" } else { "both" };
@@ -175,17 +177,19 @@ pub(super) fn check_llm_needs(
                 "--max-cost must be a positive number of USD".into(),
             ));
         }
-        let Some(llm) = llm else {
+        if llm.is_none() && operator.is_none() {
             return Err(ConfigError::Invalid(
                 "--max-cost limits LLM spend, but no LLM is configured (--model)".into(),
             ));
-        };
-        if llm.price().is_none() {
-            return Err(ConfigError::Invalid(format!(
-                "--max-cost needs the price of {m:?}: add [llm.prices.\"{m}\"] with input and \
-                 output (USD per 1k tokens) to ufo-batch.toml",
-                m = llm.model
-            )));
+        }
+        for model in llm.into_iter().chain(operator) {
+            if model.price().is_none() {
+                return Err(ConfigError::Invalid(format!(
+                    "--max-cost needs the price of {m:?}: add [llm.prices.\"{m}\"] with input and \
+                     output (USD per 1k tokens) to ufo-batch.toml",
+                    m = model.model
+                )));
+            }
         }
     }
     Ok(())

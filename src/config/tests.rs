@@ -138,3 +138,101 @@ fn a_command_timeout_cap_below_the_command_timeout_is_refused() {
     let c = resolve(overrides(&["plans"]), file, None).unwrap();
     assert_eq!(c.shell.max_command_timeout, Duration::from_secs(1200));
 }
+
+/// The config of `toml`, resolved with `--mode` `mode`.
+fn operator_config(
+    toml_text: &str,
+    mode: Option<&str>,
+) -> Result<crate::batch::RunSettings, ConfigError> {
+    let file: ConfigFile = toml::from_str(toml_text).unwrap();
+    let mut o = overrides(&["plans"]);
+    o.mode = mode.map(|m| m.parse().unwrap());
+    resolve(o, file, None)
+}
+
+#[test]
+fn the_operator_section_names_its_provider_tool_and_endpoint() {
+    let c = operator_config(
+        "[operator]\nprovider = \"anthropic\"\nmodel = \"claude-x\"\ntool = \"computer_20251124\"\nkeep_screenshots = 5\nsafety_checks = \"refuse\"\n",
+        Some("operator"),
+    )
+    .unwrap();
+    let (settings, llm) = c.operator.unwrap();
+    assert_eq!(settings.provider.version(), "computer_20251124");
+    assert_eq!(settings.keep_screenshots, 5);
+    assert_eq!(settings.safety_checks, crate::agent::SafetyPolicy::Refuse);
+    assert_eq!(llm.endpoint(), "https://api.anthropic.com/v1/messages");
+    assert_eq!(llm.api_key_env, "ANTHROPIC_API_KEY");
+    assert_eq!(llm.beta.as_deref(), Some("computer-use-2025-11-24"));
+    let c = operator_config(
+        "[operator]\nprovider = \"openai\"\nmodel = \"gpt-5.4\"\nbase_url = \"http://127.0.0.1:9/v1\"\nscaler = [1024, 768]\n",
+        None,
+    )
+    .unwrap();
+    let (settings, llm) = c.operator.unwrap();
+    assert_eq!(settings.provider.version(), "computer");
+    assert_eq!(settings.scaler, Some((1024, 768)));
+    assert_eq!(llm.endpoint(), "http://127.0.0.1:9/v1/responses");
+    // Without the section, the LLM's settings serve an open model in the default format.
+    let c = operator_config("[llm]\nmodel = \"ui-tars\"\n", Some("normal_operator")).unwrap();
+    let (settings, llm) = c.operator.unwrap();
+    assert_eq!(settings.provider.version(), "ui-tars-1.5");
+    assert_eq!(llm.model, "ui-tars");
+    assert!(operator_config("", None).unwrap().operator.is_none());
+}
+
+#[test]
+fn operator_mistakes_name_the_key() {
+    for (toml_text, words) in [
+        (
+            "[operator]\nprovider = \"gemini\"\nmodel = \"m\"\n",
+            "[operator] provider \"gemini\"",
+        ),
+        (
+            "[operator]\nprovider = \"openai\"\n",
+            "[operator] model is missing",
+        ),
+        (
+            "[operator]\nprovider = \"openai\"\nmodel = \"m\"\ntool = \"computer-preview\"\n",
+            "[operator] tool \"computer-preview\"",
+        ),
+        (
+            "[operator]\nprovider = \"anthropic\"\nmodel = \"m\"\nformat = \"qwen3-vl\"\n",
+            "[operator] format is for the chat provider",
+        ),
+        (
+            "[operator]\nprovider = \"chat\"\nmodel = \"m\"\nformat = \"llava\"\n",
+            "the action formats are ui-tars, ui-tars-1.5",
+        ),
+        (
+            "[operator]\nprovider = \"chat\"\nmodel = \"m\"\ntool = \"computer\"\n",
+            "the chat provider takes [operator] format",
+        ),
+        (
+            "[operator]\nmodel = \"m\"\nkeep_screenshots = 0\n",
+            "[operator] keep_screenshots must be from 1",
+        ),
+        (
+            "[operator]\nmodel = \"m\"\nscaler = [10, 10]\n",
+            "[operator] scaler is [width, height]",
+        ),
+        (
+            "[operator]\nmodel = \"m\"\nbase_url = \"ftp://x\"\n",
+            "[operator] base_url \"ftp://x\"",
+        ),
+    ] {
+        let e = operator_config(toml_text, None).unwrap_err().to_string();
+        assert!(e.contains(words), "{toml_text}: {e}");
+    }
+    let e = operator_config("", Some("operator"))
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.starts_with("--mode operator needs a computer-use model: add [operator]"),
+        "{e}"
+    );
+    let e = operator_config("[run]\nmode = \"robot\"\n", None)
+        .unwrap_err()
+        .to_string();
+    assert!(e.starts_with("[run] mode: unknown mode \"robot\""), "{e}");
+}

@@ -420,6 +420,7 @@ fn a_failed_action_stops_its_batch_and_the_model_is_told() {
     let server = StandIn::with(
         "ui-tars-1.5",
         json!({"batch-fails": [
+            {"actions": [{"click": {"px": [5000, 10]}}]},
             {"actions": [{"click": [0.25, 0.3]}, {"keypress": ["ctrl", "warp"]}, {"type": "never typed"}]},
             {"actions": [{"keypress": ["ctrl", "a"]}, {"type": UNICODE}, {"keypress": ["ctrl", "s"]}]},
             {"message": "Done after the mistake."}
@@ -442,10 +443,11 @@ fn a_failed_action_stops_its_batch_and_the_model_is_told() {
             )
         })
         .collect();
-    // The third action of the first batch never ran.
+    // A point off the screen is refused; the third action of the next batch never ran.
     assert_eq!(
         actions,
         [
+            ("click", "failure"),
             ("click", "success"),
             ("keypress", "failure"),
             ("keypress", "success"),
@@ -453,7 +455,14 @@ fn a_failed_action_stops_its_batch_and_the_model_is_told() {
             ("keypress", "success")
         ]
     );
-    let failed = &steps[1]["action"][0]["result"]["error"];
+    let off = &steps[0]["action"][0]["result"]["error"];
+    assert!(
+        off.as_str()
+            .unwrap()
+            .contains("(5000, 10) is outside the screenshot"),
+        "{off}"
+    );
+    let failed = &steps[2]["action"][0]["result"]["error"];
     assert!(
         failed
             .as_str()
@@ -461,7 +470,13 @@ fn a_failed_action_stops_its_batch_and_the_model_is_told() {
             .contains("no key is named \"warp\""),
         "{failed}"
     );
-    let told = server.valid_requests("batch-fails")[1]["body"].to_string();
+    let requests = server.valid_requests("batch-fails");
+    assert!(
+        requests[1]["body"]
+            .to_string()
+            .contains("is outside the screenshot")
+    );
+    let told = requests[2]["body"].to_string();
     assert!(told.contains("no key is named"), "{told}");
     assert!(told.contains("not run: an earlier action"), "{told}");
 }

@@ -100,3 +100,147 @@ pub(super) fn zoomed(image: &Image, settings: &OperatorSettings) -> Result<Png, 
     let (picture, _) = Space::picture(&larger, full, fitted, Units::Pixels);
     png(&picture)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::agent::operator::formats::FORMATS;
+    use crate::llm::computer::{AnthropicTool, OpenAiTool};
+
+    /// A screen of `w` x `h` with a red square of 14 px centred at `at`.
+    fn screen(w: u32, h: u32, at: (i32, i32)) -> Image {
+        let mut image = Image::new(w, h);
+        for y in (at.1 - 7)..(at.1 + 7) {
+            for x in (at.0 - 7)..(at.0 + 7) {
+                let i = ((y as u32 * w + x as u32) * 3) as usize;
+                image.rgb[i..i + 3].copy_from_slice(&[255, 0, 0]);
+            }
+        }
+        image
+    }
+
+    fn settings(provider: Provider, scaler: Option<(u32, u32)>) -> OperatorSettings {
+        OperatorSettings {
+            provider,
+            keep_screenshots: 3,
+            safety_checks: Default::default(),
+            scaler,
+            max_tokens: 100,
+        }
+    }
+
+    /// Golden, for every provider and every format of the table: a target at a known
+    /// place of the desktop, the point a perfect model names for it in the picture its
+    /// provider is shown (in its units), and the desktop pixel that point must hit.
+    #[test]
+    fn every_provider_and_format_hits_the_target_it_was_shown() {
+        let mut all = vec![
+            (
+                "openai",
+                settings(
+                    Provider::OpenAi {
+                        tool: OpenAiTool::Computer,
+                    },
+                    None,
+                ),
+            ),
+            (
+                "openai+scaler",
+                settings(
+                    Provider::OpenAi {
+                        tool: OpenAiTool::Computer,
+                    },
+                    Some((1024, 768)),
+                ),
+            ),
+            (
+                "anthropic",
+                settings(
+                    Provider::Anthropic {
+                        tool: AnthropicTool::Toolset,
+                    },
+                    None,
+                ),
+            ),
+        ];
+        for format in FORMATS {
+            all.push((format.name, settings(Provider::Chat { format }, None)));
+        }
+        let (w, h) = (1920, 1080);
+        for (target, window) in [
+            ((1500, 900), None),
+            (
+                (500, 400),
+                Some(Rect {
+                    x: 300,
+                    y: 200,
+                    width: 1000,
+                    height: 700,
+                }),
+            ),
+        ] {
+            let clean = screen(w, h, target);
+            let view = ScreenView {
+                annotated: clean.clone(),
+                clean,
+                listed: crate::executor::Listed::Nothing,
+                window: None,
+                window_rect: window,
+                application: None,
+            };
+            let on = if window.is_some() {
+                Target::Window
+            } else {
+                Target::Desktop
+            };
+            for (name, s) in &all {
+                let (png, space) = picture(&view, on, s).unwrap();
+                let shown = Image::from_png(&png.bytes, 1 << 30).unwrap();
+                let (mut sx, mut sy, mut n) = (0.0, 0.0, 0.0);
+                for y in 0..shown.height {
+                    for x in 0..shown.width {
+                        let i = ((y * shown.width + x) * 3) as usize;
+                        if shown.rgb[i] > 128 && shown.rgb[i + 1] < 100 {
+                            sx += f64::from(x);
+                            sy += f64::from(y);
+                            n += 1.0;
+                        }
+                    }
+                }
+                assert!(n > 0.0, "{name}: the target is not in the picture");
+                let (cx, cy) = (sx / n, sy / n);
+                let named = match space.units {
+                    Units::Pixels => (cx.round(), cy.round()),
+                    Units::Grid(g) => (
+                        ((cx + 0.5) / f64::from(shown.width) * f64::from(g)).round(),
+                        ((cy + 0.5) / f64::from(shown.height) * f64::from(g)).round(),
+                    ),
+                };
+                let hit = space.to_desktop(named.0, named.1).unwrap();
+                assert!(
+                    (hit.0 - target.0).abs() <= 7 && (hit.1 - target.1).abs() <= 7,
+                    "{name}: named {named:?} in {}, hit {hit:?}, the target is at {target:?}",
+                    space.describe()
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn a_zoom_is_scaled_up_to_the_providers_budget() {
+        let part = Image::new(200, 100);
+        let anthropic = settings(
+            Provider::Anthropic {
+                tool: AnthropicTool::Toolset,
+            },
+            None,
+        );
+        let zoomed = zoomed(&part, &anthropic).unwrap();
+        assert!(
+            zoomed.width > 1000 && zoomed.width <= 1568,
+            "{}",
+            zoomed.width
+        );
+        assert_eq!(zoomed.width / zoomed.height, 2);
+    }
+}
