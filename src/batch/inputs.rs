@@ -287,15 +287,7 @@ fn llm_settings(config: &RunSettings) -> Vec<(&'static str, String)> {
     let mut settings = vec![("model", llm.model.clone())];
     // A key the server refused is kept on resume as the configuration's error until it
     // changes.
-    if let Some(key) = std::env::var(&llm.api_key_env)
-        .ok()
-        .filter(|k| !k.is_empty())
-    {
-        settings.push((
-            "api_key",
-            format!("${}#{}", llm.api_key_env, fingerprint(&key)),
-        ));
-    }
+    settings.extend(key_fingerprint(&llm.api_key_env));
     settings.extend([
         ("base_url", crate::text::without_userinfo(&llm.base_url)),
         ("api_type", format!("{:?}", llm.api_type).to_lowercase()),
@@ -329,16 +321,14 @@ fn operator_settings(config: &RunSettings) -> Vec<(&'static str, String)> {
         ("scaler", format!("{:?}", operator.scaler)),
         ("max_tokens", operator.max_tokens.to_string()),
     ];
-    if let Some(key) = std::env::var(&llm.api_key_env)
-        .ok()
-        .filter(|k| !k.is_empty())
-    {
-        settings.push((
-            "api_key",
-            format!("${}#{}", llm.api_key_env, fingerprint(&key)),
-        ));
-    }
+    settings.extend(key_fingerprint(&llm.api_key_env));
     settings
+}
+
+/// The key in `$var`, as a run's inputs hold it: the variable and the key's fingerprint.
+fn key_fingerprint(var: &str) -> Option<(&'static str, String)> {
+    let key = std::env::var(var).ok().filter(|k| !k.is_empty())?;
+    Some(("api_key", format!("${var}#{}", fingerprint(&key))))
 }
 
 /// Where the agents' examples come from.

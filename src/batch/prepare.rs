@@ -343,9 +343,21 @@ async fn client(
     if !needed {
         return Ok(LlmClient::new(c.clone(), key, spend).map(Arc::new).ok());
     }
+    let client = connected(c, key, spend, "").await?;
+    Ok(Some(Arc::new(client)))
+}
+
+/// A client for `c` that can reach its server: refused when its hosted service has no
+/// key (`whose` names whose endpoint it is in the words), or nothing answers.
+async fn connected(
+    c: &LlmConfig,
+    key: Option<ApiKey>,
+    spend: Arc<Spend>,
+    whose: &str,
+) -> Result<LlmClient, BatchError> {
     if key.is_none() && c.needs_key() {
         return Err(BatchError::Refused(format!(
-            "no API key for {}: set ${} (keys are read only from the environment)",
+            "no API key for {whose}{}: set ${} (keys are read only from the environment)",
             without_userinfo(&c.base_url),
             c.api_key_env
         )));
@@ -356,7 +368,7 @@ async fn client(
         .probe()
         .await
         .map_err(|e| BatchError::Refused(e.to_string()))?;
-    Ok(Some(Arc::new(client)))
+    Ok(client)
 }
 
 /// The operator's client, when an operator works on some task: refused before anything
@@ -376,19 +388,7 @@ async fn operator_client(
         )));
     };
     let key = ApiKey::from_env(&c.api_key_env);
-    if key.is_none() && c.needs_key() {
-        return Err(BatchError::Refused(format!(
-            "no API key for the operator's {}: set ${} (keys are read only from the environment; [operator] api_key_env names another variable)",
-            without_userinfo(&c.base_url),
-            c.api_key_env
-        )));
-    }
-    let client =
-        LlmClient::new(c.clone(), key, spend).map_err(|e| BatchError::Internal(e.to_string()))?;
-    client
-        .probe()
-        .await
-        .map_err(|e| BatchError::Refused(e.to_string()))?;
+    let client = connected(c, key, spend, "the operator's ").await?;
     Ok(Some(crate::agent::OperatorRun {
         settings: Arc::new(settings.clone()),
         client: Arc::new(client),

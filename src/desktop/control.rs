@@ -225,6 +225,15 @@ impl Rect {
         self.y.saturating_add(self.height)
     }
 
+    /// Whether it has an area and `at` is in it.
+    pub(crate) fn contains(&self, at: (i32, i32)) -> bool {
+        self.is_visible()
+            && at.0 >= self.x
+            && at.1 >= self.y
+            && at.0 < self.right()
+            && at.1 < self.bottom()
+    }
+
     /// Whether it has an area, somewhere a screen could show it.
     pub(crate) fn is_visible(&self) -> bool {
         const FAR: i32 = 1 << 20;

@@ -169,28 +169,7 @@ impl Image {
         let scale = f64::from(longer) / f64::from(max_side);
         let width = ((f64::from(self.width) / scale).round() as u32).max(1);
         let height = ((f64::from(self.height) / scale).round() as u32).max(1);
-        let mut out = Image::new(width, height);
-        for y in 0..height {
-            let (y0, y1) = span(y, height, self.height);
-            for x in 0..width {
-                let (x0, x1) = span(x, width, self.width);
-                let mut sum = [0u64; 3];
-                for sy in y0..y1 {
-                    for sx in x0..x1 {
-                        let i = ((sy * self.width + sx) * 3) as usize;
-                        for (c, total) in sum.iter_mut().enumerate() {
-                            *total += u64::from(self.rgb[i + c]);
-                        }
-                    }
-                }
-                let n = u64::from((y1 - y0) * (x1 - x0)).max(1);
-                let o = ((y * width + x) * 3) as usize;
-                for (c, total) in sum.iter().enumerate() {
-                    out.rgb[o + c] = (total / n) as u8;
-                }
-            }
-        }
-        std::borrow::Cow::Owned(out)
+        std::borrow::Cow::Owned(self.resized(width, height))
     }
 
     /// A copy of `width` x `height` pixels (each new pixel the average of the source

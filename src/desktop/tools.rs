@@ -31,21 +31,12 @@ pub(crate) fn app_agent_tools() -> &'static [ToolSpec] {
 
 /// A parameter.
 fn p(name: &'static str, kind: ParamKind, required: bool, description: &'static str) -> ParamSpec {
-    ParamSpec {
-        name: name.into(),
-        kind,
-        required,
-        description: description.into(),
-    }
+    ParamSpec::new(name, kind, required, description)
 }
 
 /// A tool.
 fn tool(name: &'static str, description: &'static str, params: Vec<ParamSpec>) -> ToolSpec {
-    ToolSpec {
-        name: name.into(),
-        description: description.into(),
-        params,
-    }
+    ToolSpec::new(name, description, params)
 }
 
 /// The parameters that name a control.

@@ -95,7 +95,37 @@ pub(crate) struct ToolSpec {
     pub(crate) params: Vec<ParamSpec>,
 }
 
+impl ParamSpec {
+    /// A parameter of a built-in tool.
+    pub(crate) fn new(
+        name: &'static str,
+        kind: ParamKind,
+        required: bool,
+        description: &'static str,
+    ) -> Self {
+        Self {
+            name: name.into(),
+            kind,
+            required,
+            description: description.into(),
+        }
+    }
+}
+
 impl ToolSpec {
+    /// A built-in tool.
+    pub(crate) fn new(
+        name: &'static str,
+        description: &'static str,
+        params: Vec<ParamSpec>,
+    ) -> Self {
+        Self {
+            name: name.into(),
+            description: description.into(),
+            params,
+        }
+    }
+
     /// Stands for tools not known before the run (a remote device's): in a tool list,
     /// it lets a plan call a tool the list does not name.
     pub(crate) fn any() -> Self {

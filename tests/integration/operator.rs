@@ -293,8 +293,9 @@ fn an_anthropic_operator_does_the_host_agents_subtask_in_writer() {
     let server = StandIn::with(
         "ui-tars-1.5",
         json!({"anthropic-writer": [
-            {"thought": "I click into the page, go to its end and type.",
-             "actions": [{"click": [0.5, 0.45]}, {"keypress": ["ctrl", "End"]}, {"type": format!(" {UNICODE}")},
+            {"thought": "I look closer at the page, then click into it, go to its end and type.",
+             "actions": [{"zoom": [0.0, 0.0, 0.5, 0.25]}, {"click": [0.5, 0.45]}, {"cursor_position": true},
+                         {"keypress": ["ctrl", "End"]}, {"type": format!(" {UNICODE}")},
                          {"keypress": ["ctrl", "s"]}]},
             {"message": "Typed and saved."}
         ]}),
@@ -334,12 +335,12 @@ fn an_anthropic_operator_does_the_host_agents_subtask_in_writer() {
         .collect();
     assert_eq!(agents[0], "HostAgent");
     assert!(
-        agents[1..5].iter().all(|a| a.starts_with("OperatorAgent")),
+        agents[1..8].iter().all(|a| a.starts_with("OperatorAgent")),
         "{agents:?}"
     );
     assert_eq!(agents.last(), Some(&"HostAgent"));
     // The operator saw the window, not the desktop, and its points are the window's.
-    let click = &steps[1]["action"][0];
+    let click = &steps[2]["action"][0];
     assert!(click["arguments"]["window"].is_object(), "{click}");
     let requests = server.valid_requests("anthropic-writer");
     let first = &requests[0]["body"];
@@ -372,6 +373,86 @@ fn an_anthropic_operator_does_the_host_agents_subtask_in_writer() {
     assert_eq!(answered, ids);
     assert!(results.iter().all(|r| r["toolset_name"] == "computer"));
     assert_eq!(results.last().unwrap()["content"][1]["type"], "image");
+    // The zoom came back as a picture, the pointer's place in the model's pixels.
+    assert_eq!(results[0]["content"][1]["type"], "image");
+    let told = results[2]["content"][0]["text"].as_str().unwrap();
+    assert!(told.starts_with("the pointer is at ("), "{told}");
+}
+
+#[test]
+fn an_operator_in_writer_and_a_normal_operator_in_mousepad() {
+    if !desktop_stack() || !operator_stack() {
+        return;
+    }
+    // An open model (Qwen2.5-VL's tool calls, pixels of its resized image) alone on
+    // Writer's desktop.
+    let server = StandIn::with(
+        "qwen2.5-vl",
+        json!({"qwen-writer": [
+            {"thought": "Into the page, to its end.", "actions": [{"click": [0.5, 0.45]}, {"keypress": ["ctrl", "End"]}]},
+            {"actions": [{"type": format!(" {UNICODE}")}, {"keypress": ["ctrl", "s"]}]},
+            {"actions": [{"done": "saved"}]}
+        ]}),
+    );
+    let p = operator_project(server, "chat", "format = \"qwen2.5-vl\"\n");
+    let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/documents/doc.odt");
+    std::fs::create_dir_all(p.path().join("files")).unwrap();
+    std::fs::copy(fixture, p.path().join("files/doc.odt")).unwrap();
+    p.task(
+        "writer.json",
+        json!({"task": format!("Add {UNICODE} at the end of the document and save it {}", marker("qwen-writer")),
+               "object": "doc.odt", "mode": "operator", "close": true, "timeout": 240,
+               "evaluate": [{"type": "document_contains", "path": "doc.odt", "pattern": UNICODE}]}),
+    );
+    run(&p, &[]).expect_code(0);
+    let requests = server.valid_requests("qwen-writer");
+    let system = requests[0]["body"]["messages"][0]["content"]
+        .as_str()
+        .unwrap();
+    assert!(system.contains("resolution is 1288x812"), "{system}");
+    // OpenAI's preview tool under a HostAgent, on Mousepad's window, with the run's mode.
+    let server = StandIn::with(
+        "ui-tars-1.5",
+        json!({"preview-note": [
+            {"actions": [{"click": [0.5, 0.5]}]},
+            {"actions": [{"keypress": ["ctrl", "a"]}, {"type": UNICODE}, {"keypress": ["ctrl", "s"]}]},
+            {"message": "Saved."}
+        ]}),
+    );
+    let mock = MockLlm::start();
+    mock.script(
+        "note-host",
+        vec![
+            select(
+                "note",
+                "ASSIGN",
+                "Replace the text and save the note [script:preview-note]",
+            ),
+            host_finish(),
+        ],
+    );
+    let p = operator_project(
+        server,
+        "openai",
+        "tool = \"computer_use_preview\"\nenvironment = \"linux\"\n",
+    );
+    note_project(&p);
+    p.task(
+        "note.json",
+        json!({"task": format!("Replace the note's text with {UNICODE} and save it {}", marker("note-host")),
+               "object": "note.txt", "close": true, "timeout": 180,
+               "evaluate": [{"type": "file_equals", "path": "note.txt", "content": UNICODE}]}),
+    );
+    let url = mock.url();
+    let out = run(&p, &["--llm-base-url", &url, "--mode", "normal_operator"]);
+    out.expect_code(0);
+    assert_eq!(note(&out, "note"), UNICODE);
+    let requests = server.valid_requests("preview-note");
+    let tool = &requests[0]["body"]["tools"][0];
+    assert_eq!(tool["type"], "computer_use_preview");
+    assert_eq!(tool["environment"], "linux");
+    // The picture is the window's: Mousepad's, not the screen's.
+    assert!(tool["display_width"].as_i64().unwrap() < 1280, "{tool}");
 }
 
 #[test]

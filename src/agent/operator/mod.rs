@@ -456,7 +456,19 @@ impl Agent for OperatorAgent {
                 step.error = Some("the screen could not be observed, so the operator cannot see it (see task.log)".to_string());
                 return step;
             };
-            let (screen, space) = match picture::picture(&view, self.target, &self.settings) {
+            let clock = std::time::Instant::now();
+            let pictured = picture::picture(&view, self.target, &self.settings);
+            if let Ok((png, _)) = &pictured {
+                ctx.events.info(format!(
+                    "step {}: the operator's screenshot, {}x{} as its model sees it ({} KiB), made in {:.3}s",
+                    ctx.session_step + 1,
+                    png.width,
+                    png.height,
+                    png.bytes.len() / 1024,
+                    clock.elapsed().as_secs_f64()
+                ));
+            }
+            let (screen, space) = match pictured {
                 Ok(p) => p,
                 Err(e) => {
                     step.status = AgentStatus::Error;

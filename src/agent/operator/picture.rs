@@ -105,19 +105,8 @@ pub(super) fn zoomed(image: &Image, settings: &OperatorSettings) -> Result<Png, 
 mod tests {
     use super::*;
     use crate::agent::operator::formats::FORMATS;
+    use crate::desktop::computer::space::golden::{red_centre, target_screen};
     use crate::llm::computer::{AnthropicTool, OpenAiTool};
-
-    /// A screen of `w` x `h` with a red square of 14 px centred at `at`.
-    fn screen(w: u32, h: u32, at: (i32, i32)) -> Image {
-        let mut image = Image::new(w, h);
-        for y in (at.1 - 7)..(at.1 + 7) {
-            for x in (at.0 - 7)..(at.0 + 7) {
-                let i = ((y as u32 * w + x as u32) * 3) as usize;
-                image.rgb[i..i + 3].copy_from_slice(&[255, 0, 0]);
-            }
-        }
-        image
-    }
 
     fn settings(provider: Provider, scaler: Option<(u32, u32)>) -> OperatorSettings {
         OperatorSettings {
@@ -179,7 +168,7 @@ mod tests {
                 }),
             ),
         ] {
-            let clean = screen(w, h, target);
+            let clean = target_screen(w, h, target, 14);
             let view = ScreenView {
                 annotated: clean.clone(),
                 clean,
@@ -196,19 +185,7 @@ mod tests {
             for (name, s) in &all {
                 let (png, space) = picture(&view, on, s).unwrap();
                 let shown = Image::from_png(&png.bytes, 1 << 30).unwrap();
-                let (mut sx, mut sy, mut n) = (0.0, 0.0, 0.0);
-                for y in 0..shown.height {
-                    for x in 0..shown.width {
-                        let i = ((y * shown.width + x) * 3) as usize;
-                        if shown.rgb[i] > 128 && shown.rgb[i + 1] < 100 {
-                            sx += f64::from(x);
-                            sy += f64::from(y);
-                            n += 1.0;
-                        }
-                    }
-                }
-                assert!(n > 0.0, "{name}: the target is not in the picture");
-                let (cx, cy) = (sx / n, sy / n);
+                let (cx, cy) = red_centre(&shown);
                 let named = match space.units {
                     Units::Pixels => (cx.round(), cy.round()),
                     Units::Grid(g) => (

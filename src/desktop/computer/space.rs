@@ -341,16 +341,11 @@ fn smart_resize(w: u32, h: u32, factor: u32, min_pixels: u64, max_pixels: u64) -
     (w_bar as u32, h_bar as u32)
 }
 
+/// What the golden tests of coordinates share: a screen with a target, and where a
+/// perfect model sees it.
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    const SCREEN: Rect = Rect {
-        x: 0,
-        y: 0,
-        width: 1280,
-        height: 800,
-    };
+pub(crate) mod golden {
+    use crate::desktop::screenshot::Image;
 
     /// A screen of `w` x `h` with a red square of `side` px centred at `at`.
     pub(crate) fn target_screen(w: u32, h: u32, at: (i32, i32), side: i32) -> Image {
@@ -365,7 +360,7 @@ mod tests {
     }
 
     /// The centre of the reddest pixels of `image`: where a perfect model points.
-    fn red_centre(image: &Image) -> (f64, f64) {
+    pub(crate) fn red_centre(image: &Image) -> (f64, f64) {
         let (mut sx, mut sy, mut n) = (0.0, 0.0, 0.0);
         for y in 0..image.height {
             for x in 0..image.width {
@@ -380,6 +375,19 @@ mod tests {
         assert!(n > 0.0, "no target in the picture");
         (sx / n, sy / n)
     }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::golden::{red_centre, target_screen};
+    use super::*;
+
+    const SCREEN: Rect = Rect {
+        x: 0,
+        y: 0,
+        width: 1280,
+        height: 800,
+    };
 
     /// Golden: the target at `at` on a screen of `size`, shown as `fit` in `units`, the
     /// point a perfect model names, and the desktop pixel it must hit (within the

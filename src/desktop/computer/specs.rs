@@ -14,13 +14,9 @@ pub(crate) fn computer_tools() -> &'static [ToolSpec] {
     &TOOLS
 }
 
+/// A parameter.
 fn p(name: &'static str, kind: ParamKind, required: bool, description: &'static str) -> ParamSpec {
-    ParamSpec {
-        name: name.into(),
-        kind,
-        required,
-        description: description.into(),
-    }
+    ParamSpec::new(name, kind, required, description)
 }
 
 fn schema(value: serde_json::Value) -> ParamKind {
@@ -95,12 +91,9 @@ fn pointer(
     }
 }
 
+/// A tool.
 fn tool(name: &'static str, description: &'static str, params: Vec<ParamSpec>) -> ToolSpec {
-    ToolSpec {
-        name: name.into(),
-        description: description.into(),
-        params,
-    }
+    ToolSpec::new(name, description, params)
 }
 
 fn specs() -> Vec<ToolSpec> {

@@ -11,14 +11,6 @@ use crate::desktop::element::Element;
 use crate::desktop::error::DesktopError;
 use crate::desktop::keys::{Key, KeyAction, Named};
 
-fn contains(rect: Rect, at: (i32, i32)) -> bool {
-    rect.is_visible()
-        && at.0 >= rect.x
-        && at.1 >= rect.y
-        && at.0 < rect.right()
-        && at.1 < rect.bottom()
-}
-
 /// The key taps that type `text` as written.
 fn typed(text: &str) -> Vec<KeyAction> {
     let tap = |key| KeyAction::Tap { key, held: vec![] };
@@ -118,7 +110,7 @@ impl LinuxDesktop {
     pub(super) async fn hit(&mut self, at: (i32, i32)) -> Result<Option<Element>, DesktopError> {
         self.settle_now().await;
         let windows = self.all_windows().await?;
-        let Some((id, title, _)) = windows.into_iter().find(|(_, _, rect)| contains(*rect, at))
+        let Some((id, title, _)) = windows.into_iter().find(|(_, _, rect)| rect.contains(at))
         else {
             return Ok(None);
         };

@@ -292,18 +292,7 @@ fn read(content: &[Value]) -> Turn {
     } else {
         (text, None)
     };
-    Turn {
-        thought,
-        calls,
-        message,
-        safety_checks: Vec::new(),
-        answered: crate::llm::Answered {
-            usage: crate::units::Usage::default(),
-            cost: crate::units::Cost::default(),
-            attempts: 1,
-        },
-        images: 0,
-    }
+    Turn::read(thought, calls, message)
 }
 
 /// A point `[x, y]`.

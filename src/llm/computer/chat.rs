@@ -206,14 +206,10 @@ impl ComputerModel for ChatModel {
                 crate::text::shorten(reply.content.trim(), 300)
             ))
         })?;
-        Ok(Turn {
-            thought,
-            calls,
-            message: None,
-            safety_checks: Vec::new(),
-            answered,
-            images,
-        })
+        let mut turn = Turn::read(thought, calls, None);
+        turn.answered = answered;
+        turn.images = images;
+        Ok(turn)
     }
 }
 

@@ -174,6 +174,28 @@ pub(crate) struct Turn {
     pub(crate) images: u32,
 }
 
+impl Turn {
+    /// A reply's words and actions, what the call took still to be said.
+    pub(crate) fn read(
+        thought: Option<String>,
+        calls: Vec<ModelCall>,
+        message: Option<String>,
+    ) -> Self {
+        Self {
+            thought,
+            calls,
+            message,
+            safety_checks: Vec::new(),
+            answered: Answered {
+                usage: crate::units::Usage::default(),
+                cost: crate::units::Cost::default(),
+                attempts: 1,
+            },
+            images: 0,
+        }
+    }
+}
+
 /// A picture as PNG, and its size.
 #[derive(Clone, Debug)]
 pub(crate) struct Png {

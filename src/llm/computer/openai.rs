@@ -258,18 +258,9 @@ fn read(answer: &Value) -> Result<Turn, ModelError> {
     }
     let thought = (!thoughts.is_empty()).then(|| thoughts.join("\n"));
     let message = (!texts.is_empty()).then(|| texts.join("\n"));
-    Ok(Turn {
-        thought,
-        message,
-        calls,
-        safety_checks,
-        answered: crate::llm::Answered {
-            usage: crate::units::Usage::default(),
-            cost: crate::units::Cost::default(),
-            attempts: 1,
-        },
-        images: 0,
-    })
+    let mut turn = Turn::read(thought, calls, message);
+    turn.safety_checks = safety_checks;
+    Ok(turn)
 }
 
 /// The keys held (`keys`), as names.

@@ -105,7 +105,7 @@ pub(crate) async fn element_at(
         }
     }
     let last = path.last().cloned().expect("the window's own level");
-    if path.len() == 1 && !contains(rect, at) {
+    if path.len() == 1 && !rect.contains(at) {
         return Ok(None);
     }
     Ok(Some(Element {
@@ -138,7 +138,7 @@ fn chain_at<'a>(
         let mut placeless = Vec::new();
         for (child, _) in kids {
             match showing_place(conn, &child).await {
-                Some(Some(rect)) if contains(rect, at) => {
+                Some(Some(rect)) if rect.contains(at) => {
                     let area = i64::from(rect.width) * i64::from(rect.height);
                     if best.as_ref().is_none_or(|(a, _)| area < *a) {
                         best = Some((area, child));
@@ -174,10 +174,6 @@ async fn showing_place(conn: &Connection, id: &ObjectId) -> Option<Option<Rect>>
         return None;
     }
     Some(extents(conn, id).await.ok().filter(Rect::is_visible))
-}
-
-fn contains(rect: Rect, at: (i32, i32)) -> bool {
-    at.0 >= rect.x && at.1 >= rect.y && at.0 < rect.right() && at.1 < rect.bottom()
 }
 
 /// The children of `id` that show (at most [`MAX_CHILDREN`]), each with its role and

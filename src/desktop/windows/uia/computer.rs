@@ -13,14 +13,6 @@ use crate::desktop::backend::Window;
 use crate::desktop::control::Rect;
 use crate::desktop::element::{Element, MAX_DEPTH, Neutral, PathStep, pick_child};
 
-fn contains(rect: Rect, at: (i32, i32)) -> bool {
-    rect.is_visible()
-        && at.0 >= rect.x
-        && at.1 >= rect.y
-        && at.0 < rect.right()
-        && at.1 < rect.bottom()
-}
-
 /// An element's role as a path names it: its control type.
 fn role_of(element: &UIElement) -> String {
     element
@@ -58,14 +50,14 @@ impl State {
     /// The window, of the target and the top-level ones, that holds `at`.
     fn window_at(&self, at: (i32, i32)) -> Result<Option<UIElement>, UiaError> {
         if let Some(w) = &self.window
-            && contains(rect_of(w), at)
+            && rect_of(w).contains(at)
         {
             return Ok(Some(w.clone()));
         }
         Ok(self
             .top_windows()?
             .into_iter()
-            .find(|w| contains(rect_of(w), at)))
+            .find(|w| rect_of(w).contains(at)))
     }
 
     /// The element under `at`, with the way to it from its window.
@@ -91,7 +83,7 @@ impl State {
             let mut best: Option<(i64, usize)> = None;
             for (i, kid) in kids.iter().enumerate() {
                 let r = rect_of(kid);
-                if contains(r, at) && !kid.is_offscreen().unwrap_or(false) {
+                if r.contains(at) && !kid.is_offscreen().unwrap_or(false) {
                     let area = i64::from(r.width) * i64::from(r.height);
                     if best.is_none_or(|(a, _)| area < a) {
                         best = Some((area, i));
@@ -113,7 +105,7 @@ impl State {
             && !same
         {
             let hit_rect = rect_of(&hit);
-            if contains(rect, (hit_rect.x, hit_rect.y)) && contains(hit_rect, at) {
+            if rect.contains((hit_rect.x, hit_rect.y)) && hit_rect.contains(at) {
                 path.push(PathStep {
                     role: role_of(&hit),
                     name: name_of(&hit),
