@@ -35,6 +35,18 @@ fn replayable(action: &ActionRecord) -> (String, serde_json::Map<String, serde_j
             element.remove("path_text");
             parameters.insert("element".into(), Value::Object(element));
         }
+        // Where an action at the pointer's place acted: a replay acts there, not
+        // wherever its pointer happens to be.
+        if !parameters.contains_key("x")
+            && let Some([x, y]) = result
+                .get("at")
+                .and_then(Value::as_array)
+                .map(Vec::as_slice)
+                .and_then(|a| <&[Value; 2]>::try_from(a).ok())
+        {
+            parameters.insert("x".into(), x.clone());
+            parameters.insert("y".into(), y.clone());
+        }
         // What the recording saw there, for a replay that finds it no more.
         if let Some(shot) = result.get("step_screenshot").filter(|v| v.is_string()) {
             parameters.insert("recorded_screenshot".into(), shot.clone());

@@ -26,6 +26,7 @@ const DEFAULT_TIMEOUT: Duration = Duration::from_secs(120);
 pub(super) fn operator_settings(
     section: Option<OperatorSection>,
     llm: Option<&LlmConfig>,
+    prices: &std::collections::BTreeMap<String, crate::llm::Price>,
     jobs: usize,
 ) -> Result<Option<(OperatorSettings, LlmConfig)>, ConfigError> {
     let invalid = |m: String| ConfigError::Invalid(m);
@@ -73,8 +74,13 @@ pub(super) fn operator_settings(
         .or_else(|| llm.filter(|_| chat).map(|l| l.model.clone()))
         .filter(|m| !m.trim().is_empty())
         .ok_or_else(|| {
+            let or = if chat {
+                " (or give [llm] model or --model: the chat provider uses the LLM's by default)"
+            } else {
+                ""
+            };
             invalid(format!(
-                "[operator] model is missing: name the {provider_name} provider's computer-use model"
+                "[operator] model is missing: name the {provider_name} provider's computer-use model{or}"
             ))
         })?;
     let mut c = match llm.filter(|_| chat) {
@@ -84,9 +90,7 @@ pub(super) fn operator_settings(
         },
         None => LlmConfig::new(model.clone()),
     };
-    if let Some(l) = llm {
-        c.prices = l.prices.clone();
-    }
+    c.prices = prices.clone();
     c.dialect = dialect;
     c.set_by = SetBy::Operator;
     if let Some(url) = f.base_url.clone().or(default_url.map(str::to_string)) {
@@ -111,6 +115,11 @@ pub(super) fn operator_settings(
     }
     c.max_tokens =
         at_most(f.max_tokens, "[operator] max_tokens", 1_000_000)?.unwrap_or(c.max_tokens);
+    if c.max_tokens == 0 {
+        return Err(invalid(
+            "[operator] max_tokens must be at least 1".to_string(),
+        ));
+    }
     c.timeout =
         duration_option(f.timeout.clone().map(|t| (t, "[operator] timeout")))?.unwrap_or(c.timeout);
     c.max_retries =
@@ -132,6 +141,13 @@ pub(super) fn operator_settings(
         }
         None => None,
     };
+    if scaler.is_some() && !matches!(provider, Provider::OpenAi { .. }) {
+        return Err(invalid(
+            "[operator] scaler is UFO's letterbox for OpenAI's operator: Anthropic's and the chat formats' \
+             screenshots are fitted as their models take them"
+                .to_string(),
+        ));
+    }
     let settings = OperatorSettings {
         provider,
         keep_screenshots,
@@ -154,6 +170,14 @@ fn provider(name: &str, f: &OperatorSection, c: &mut LlmConfig) -> Result<Provid
     }
     Ok(match name {
         "openai" => {
+            if f.environment.is_some()
+                && !matches!(tool, Some("computer_use_preview" | "computer-use-preview"))
+            {
+                return Err(invalid(
+                    "[operator] environment is for tool = \"computer_use_preview\" (the GA computer tool takes none)"
+                        .to_string(),
+                ));
+            }
             let tool = match tool.unwrap_or("computer") {
                 "computer" => OpenAiTool::Computer,
                 "computer_use_preview" | "computer-use-preview" => OpenAiTool::Preview {

@@ -105,6 +105,8 @@ pub(crate) fn resolve(
     let mut shell = shell_settings(o.command_timeout.take(), file.executor)?;
     shell.limits = resource_limits(&file.sandbox)?;
     let vision = (file.llm.vision, file.llm.image_max_side);
+    // The prices serve the operator's model too, with or without an LLM of the run's.
+    let prices = file.llm.prices.clone();
     let llm = llm_config(
         o.model.take(),
         o.llm_base_url.take(),
@@ -113,20 +115,17 @@ pub(crate) fn resolve(
         file.llm,
     )?;
     let agent = agent_settings(file.agent, vision)?;
-    let operator =
-        super::operator::operator_settings(file.operator.take(), llm.as_ref(), pace.jobs.get())?;
+    let operator = super::operator::operator_settings(
+        file.operator.take(),
+        llm.as_ref(),
+        &prices,
+        pace.jobs.get(),
+    )?;
     let mode = mode_of(o.mode, file.run.mode.as_deref())?;
     if mode.is_some_and(crate::task::SessionMode::operates) && o.devices.is_some() {
         return Err(ConfigError::Invalid(
-            "--mode operator and normal_operator run on the runner's own desktops, not on --devices (UFO's device clients have no computer-use tools)".into(),
+            "mode operator and normal_operator (--mode, [run] mode) run on the runner's own desktops, not on --devices (UFO's device clients have no computer-use tools)".into(),
         ));
-    }
-    if mode.is_some_and(crate::task::SessionMode::operates) && operator.is_none() {
-        return Err(ConfigError::Invalid(format!(
-            "--mode {} needs a computer-use model: add [operator] to ufo-batch.toml (provider, model) or give --model for an open model over chat completions",
-            mode.map(crate::task::SessionMode::as_str)
-                .unwrap_or_default()
-        )));
     }
     let experience = experience_settings(o.experience, file.experience, &out_root)?;
     check_llm_needs(

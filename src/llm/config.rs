@@ -50,7 +50,9 @@ impl SetBy {
     pub(crate) fn model_and_url(self) -> &'static str {
         match self {
             Self::Flags => "--model and --llm-base-url",
-            Self::Operator => "[operator] model and base_url",
+            Self::Operator => {
+                "[operator] model and base_url (OpenAI's and chat's base_url is the /v1 root, Anthropic's the host)"
+            }
         }
     }
 

@@ -57,6 +57,10 @@ fn escape_into(out: &mut String, text: &str) {
             '&' => out.push_str("&amp;"),
             '<' => out.push_str("&lt;"),
             '>' => out.push_str("&gt;"),
+            // No link and no image: a model's `![x](http://...)` stays text, fetching
+            // nothing when the page is viewed.
+            '[' => out.push_str("\\["),
+            ']' => out.push_str("\\]"),
             c => out.push(c),
         }
     }
@@ -65,6 +69,14 @@ fn escape_into(out: &mut String, text: &str) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn links_and_images_stay_text() {
+        assert_eq!(
+            inline("![pixel](http://evil.example/t.png) [click](javascript:alert(1))"),
+            "!\\[pixel\\](http://evil.example/t.png) \\[click\\](javascript:alert(1))"
+        );
+    }
 
     #[test]
     fn markup_in_running_text_is_escaped() {

@@ -9,6 +9,24 @@ use crate::record::AgentStatus;
 use crate::record::StepRecord;
 use crate::units::{Timestamp, seconds};
 
+/// The most characters of a model's words (its observation, thought, comment) a
+/// step's record keeps: every result file copies them, and a model may say megabytes.
+const MAX_SAID: usize = 8000;
+
+/// `text`, cut to [`MAX_SAID`] characters (saying so).
+fn bounded(text: String) -> String {
+    if text.chars().count() <= MAX_SAID {
+        return text;
+    }
+    let total = text.chars().count();
+    let mut kept: String = text.chars().take(MAX_SAID).collect();
+    kept.push_str(&format!(
+        " … ({} more characters not kept)",
+        total - MAX_SAID
+    ));
+    kept
+}
+
 /// One round's request.
 #[derive(Clone, Debug)]
 pub(crate) struct Round {
@@ -129,10 +147,10 @@ impl Round {
             status: step.status,
             request: self.request.clone(),
             subtask: step.subtask.or_else(|| self.subtask.clone()),
-            observation: step.observation,
-            thought: step.thought,
+            observation: step.observation.map(bounded),
+            thought: step.thought.map(bounded),
             plan: step.plan,
-            comment: step.comment,
+            comment: step.comment.map(bounded),
             action: step.actions,
             llm_cost: if step.usage.total() > 0 {
                 step.cost.usd()

@@ -640,6 +640,35 @@ fn a_provider_that_refuses_the_tool_version_is_the_configurations_error() {
 }
 
 #[test]
+fn anthropics_older_computer_tool_drives_mousepad() {
+    if !desktop_stack() || !operator_stack() {
+        return;
+    }
+    let server = StandIn::with("ui-tars-1.5", json!({"older-tool": note_script()}));
+    let p = operator_project(server, "anthropic", "tool = \"computer_20251124\"\n");
+    note_project(&p);
+    note_task(&p, "older-tool", "operator");
+    let out = run(&p, &[]);
+    out.expect_code(0);
+    assert_eq!(note(&out, "older-tool"), UNICODE);
+    let requests = server.valid_requests("older-tool");
+    assert_eq!(
+        requests[0]["headers"]["anthropic-beta"],
+        "computer-use-2025-11-24"
+    );
+    // Its replies name the tool `computer` and the member in `action`.
+    let first_use = requests[0]["reply"]["content"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|b| b["type"] == "tool_use")
+        .cloned()
+        .unwrap();
+    assert_eq!(first_use["name"], "computer");
+    assert_eq!(first_use["input"]["action"], "left_click");
+}
+
+#[test]
 fn a_reply_with_neither_an_action_nor_a_message_is_corrected() {
     if !desktop_stack() || !operator_stack() {
         return;
@@ -783,4 +812,50 @@ fn a_recorded_operator_run_replays_by_element_after_its_window_moved() {
         )) && recorded.is_file(),
         "{why}"
     );
+}
+
+#[test]
+fn an_open_menus_item_is_the_element_hit_and_replays() {
+    if !desktop_stack() || !operator_stack() {
+        return;
+    }
+    // Mousepad's File menu at the top left, its Save item below (an open menu is no
+    // window of its own: the hit test looks into it first).
+    let server = StandIn::with(
+        "ui-tars-1.5",
+        json!({"menu-save": [
+            {"actions": [{"click": [0.25, 0.3]}, {"keypress": ["ctrl", "a"]}, {"type": UNICODE},
+                         {"click": {"px": [19, 12]}}]},
+            {"actions": [{"click": {"px": [44, 164]}}]},
+            {"message": "Saved through the menu."}
+        ]}),
+    );
+    let p = operator_project(server, "openai", "");
+    note_project(&p);
+    note_task(&p, "menu-save", "operator");
+    let out = run(&p, &[]);
+    out.expect_code(0);
+    assert_eq!(note(&out, "menu-save"), UNICODE);
+    let steps = steps(&out, "menu-save");
+    let hit = |n: usize| steps[n]["action"][0]["result"]["result"]["element"].clone();
+    assert_eq!(
+        (hit(3)["role"].clone(), hit(3)["name"].clone()),
+        (json!("menu"), json!("File"))
+    );
+    assert_eq!(
+        (hit(4)["role"].clone(), hit(4)["name"].clone()),
+        (json!("menu item"), json!("Save")),
+        "{}",
+        hit(4)
+    );
+    // The recording replays with no model, the menu item found again as it opens.
+    let replayed = p.cmd(&[
+        "run",
+        "results/proj/menu-save/plan.json",
+        "--name",
+        "menu-replay",
+        "--progress",
+        "lines",
+    ]);
+    replayed.expect_code(0);
 }

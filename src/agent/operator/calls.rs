@@ -136,7 +136,12 @@ pub(super) fn call_for(
             "type"
         }
         ModelAction::Wait { seconds } => {
-            args.insert("seconds".into(), json!(seconds.clamp(0.0, 300.0)));
+            if !(0.0..=300.0).contains(seconds) {
+                return Err(format!(
+                    "`wait` is for 0 to 300 seconds, not {seconds}: wait in parts, looking at the screen between them"
+                ));
+            }
+            args.insert("seconds".into(), json!(seconds));
             "wait"
         }
         ModelAction::Screenshot => "screenshot",
@@ -152,7 +157,9 @@ pub(super) fn call_for(
             "zoom"
         }
         ModelAction::CursorPosition => "cursor_position",
-        ModelAction::Done { .. } => return Err("the task's end is not an action".to_string()),
+        ModelAction::Done { .. } | ModelAction::AskUser { .. } => {
+            return Err("the task's end and a question are not actions".to_string());
+        }
     };
     Ok(ToolCall::action(tool, args))
 }

@@ -46,6 +46,9 @@ const AGENT_TYPE: &str = "AppAgent";
 /// Its name.
 pub(crate) const OPERATOR: &str = "OperatorAgent";
 
+/// The most actions of one reply that run; the rest are refused, and the model told.
+const MAX_ACTIONS: usize = 50;
+
 /// UFO's words for an unattended operator (`session.py` `refine_request`,
 /// `app_agent.py` `message_constructor`).
 pub(crate) const NO_CONSENT: &str =
@@ -222,15 +225,19 @@ impl OperatorAgent {
         use crate::llm::LlmError;
         let kind = super::ask::llm_error_kind(&e);
         match &e {
-            LlmError::Rejected { status, .. } if (400..500).contains(status) => (
-                format!(
-                    "{e}; the provider may not serve the computer tool {:?} for model {:?}: check {} and [operator] model",
-                    self.settings.provider.version(),
-                    self.client.model(),
-                    self.settings.provider.version_key()
-                ),
-                ErrorKind::Fatal(Blame::Config),
-            ),
+            LlmError::Rejected { status, detail }
+                if (400..500).contains(status) && names_the_tool(detail) =>
+            {
+                (
+                    format!(
+                        "{e}; the provider does not serve the computer tool {:?} for model {:?} as asked: check {} and [operator] model",
+                        self.settings.provider.version(),
+                        self.client.model(),
+                        self.settings.provider.version_key()
+                    ),
+                    ErrorKind::Fatal(Blame::Config),
+                )
+            }
             _ => (e.to_string(), kind),
         }
     }
@@ -293,6 +300,23 @@ impl OperatorAgent {
             Ok(ModelAction::Done { success, message }) => Some((*success, message.clone())),
             _ => None,
         };
+        if let Ok(ModelAction::AskUser { question }) = &planned.action {
+            // Nobody will answer in an unattended run: the model is told so, and goes on.
+            step.status = AgentStatus::Pending;
+            step.comment = Some(question.clone()).filter(|q| !q.trim().is_empty());
+            ctx.events.info(format!(
+                "step {}: the operator asked for the user; {}",
+                ctx.session_step + 1,
+                super::act::NOBODY
+            ));
+            self.outcomes.push(Outcome {
+                id: planned.id.clone(),
+                result: Ok(super::act::NOBODY.to_string()),
+                skipped: false,
+                picture: None,
+            });
+            return;
+        }
         if let Some((success, message)) = done {
             self.queue.clear();
             step.comment = Some(message.clone())
@@ -383,10 +407,13 @@ impl OperatorAgent {
                 if let Some(png) = &result.picture
                     && let Ok(image) = crate::desktop::screenshot::Image::from_png(png, 64 << 20)
                 {
+                    // A zoom scaled up; a fresh screenshot shown as the batch's was (the
+                    // same part of the screen, the same fit), so that its points are in
+                    // the space the batch's points are mapped from.
                     let fitted = if r.get("region").is_some() {
                         picture::zoomed(&image, &self.settings).ok()
                     } else {
-                        picture::png(&image).ok()
+                        picture::refit(&image, space.region, &self.settings).ok()
                     };
                     picture = fitted;
                 }
@@ -415,6 +442,25 @@ impl OperatorAgent {
             picture,
         }
     }
+}
+
+/// Whether a provider's refusal is of the tool or the model the configuration names
+/// (every task would be refused alike), not of this one request (a context too long, a
+/// conversation it lost).
+fn names_the_tool(detail: &str) -> bool {
+    let lower = detail.to_ascii_lowercase();
+    ["tool", "computer", "beta", "model"]
+        .iter()
+        .any(|w| lower.contains(w))
+        && ![
+            "context",
+            "too long",
+            "too large",
+            "previous_response",
+            "call_id",
+        ]
+        .iter()
+        .any(|w| lower.contains(w))
 }
 
 /// The system prompt of providers that take one (Anthropic's): where the model is.
@@ -498,13 +544,20 @@ impl Agent for OperatorAgent {
                 return step;
             }
             step.comment = turn.message.clone();
-            let window = (self.target == Target::Window).then_some(space.region);
+            // The window where it is (a maximized one reaches past the screen's edge:
+            // the picture shows its visible part, the replay follows the window).
+            let window = (self.target == Target::Window).then(|| {
+                view.window_rect
+                    .filter(|r| r.is_visible())
+                    .unwrap_or(space.region)
+            });
             self.space = Some((space, window));
             self.asked_at = ctx.session_step + 1;
-            let of = turn.calls.len();
-            self.queue = turn
-                .calls
-                .into_iter()
+            let of = turn.calls.len().min(MAX_ACTIONS);
+            let mut calls = turn.calls.into_iter();
+            self.queue = calls
+                .by_ref()
+                .take(MAX_ACTIONS)
                 .enumerate()
                 .map(|(i, c)| Planned {
                     id: c.id,
@@ -513,6 +566,17 @@ impl Agent for OperatorAgent {
                     place: (i + 1, of),
                 })
                 .collect();
+            // More than a reply may hold: the rest is refused, and the model told.
+            for extra in calls {
+                self.outcomes.push(Outcome {
+                    id: extra.id,
+                    result: Err(format!(
+                        "not run: a reply may hold at most {MAX_ACTIONS} actions"
+                    )),
+                    skipped: false,
+                    picture: None,
+                });
+            }
         }
         self.run_next(ctx, executor, &mut step).await;
         step

@@ -63,6 +63,18 @@ pub(super) fn picture(
     Ok((png(&image)?, space))
 }
 
+/// A screenshot of the whole screen (`screen`) shown as the region `region` of a
+/// batch's picture was, with the same fit.
+pub(super) fn refit(
+    screen: &Image,
+    region: Rect,
+    settings: &OperatorSettings,
+) -> Result<Png, ImageError> {
+    let (fit, units) = fit_of(settings);
+    let (image, _) = Space::picture(screen, region, fit, units);
+    png(&image)
+}
+
 /// `image` as PNG.
 pub(super) fn png(image: &Image) -> Result<Png, ImageError> {
     Ok(Png {

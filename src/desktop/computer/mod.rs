@@ -29,7 +29,7 @@ use super::keys::KeyAction;
 use crate::tool::{Blame, Blamed};
 
 /// The longest text one `type` types.
-pub(crate) const MAX_TYPED: usize = 20_000;
+pub(crate) const MAX_TYPED: usize = 10_000;
 /// The most points a drag's path has.
 const MAX_PATH: usize = 1000;
 /// The most wheel notches of one scroll, and repeats of one key press.
@@ -76,6 +76,8 @@ pub(crate) enum ComputerAction {
     Drag {
         /// The points, in order (at least two).
         path: Vec<(i32, i32)>,
+        /// The element a recording's drag started on, and the place on it.
+        element: Option<Recorded>,
         /// The window the recording acted in, where it was.
         window: Option<Rect>,
         /// Which button.
@@ -324,7 +326,7 @@ impl Args<'_> {
                 .int(key)
                 .ok_or(ComputerArgError::Count(key, -MAX_REPEAT))?,
         };
-        if n.abs() <= MAX_REPEAT {
+        if n.unsigned_abs() <= MAX_REPEAT as u64 {
             Ok(n as i32)
         } else {
             Err(ComputerArgError::Count(key, -MAX_REPEAT))
@@ -353,6 +355,7 @@ impl ComputerAction {
             },
             "drag" => Self::Drag {
                 path: path(args.get("path"))?,
+                element: a.element()?,
                 window: a.window()?,
                 button: a.button()?,
                 held: a.held()?,

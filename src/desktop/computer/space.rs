@@ -195,23 +195,53 @@ impl Space {
                 py / f64::from(self.content.1.max(1)) * f64::from(n),
             ),
         };
-        (x.round() as i64, y.round() as i64)
+        (x.floor() as i64, y.floor() as i64)
     }
 
-    /// The desktop rectangle of the model's region from `(x0, y0)` to `(x1, y1)`.
+    /// The desktop rectangle of the model's region from corner `(x0, y0)` to corner
+    /// `(x1, y1)`: corners are edges, not pixels (the picture's far edge is in it).
     pub(crate) fn rect_to_desktop(
         &self,
         (x0, y0): (f64, f64),
         (x1, y1): (f64, f64),
     ) -> Result<Rect, OffPicture> {
-        let a = self.to_desktop(x0.min(x1), y0.min(y1))?;
-        let b = self.to_desktop(x0.max(x1), y0.max(y1))?;
+        let a = self.edge_to_desktop(x0.min(x1), y0.min(y1))?;
+        let b = self.edge_to_desktop(x0.max(x1), y0.max(y1))?;
         Ok(Rect {
             x: a.0,
             y: a.1,
             width: (b.0 - a.0).max(1),
             height: (b.1 - a.1).max(1),
         })
+    }
+
+    /// The desktop place of the edge point `(x, y)` of the picture (from its top left
+    /// corner to its bottom right one, both in).
+    fn edge_to_desktop(&self, x: f64, y: f64) -> Result<(i32, i32), OffPicture> {
+        let off = || OffPicture {
+            x,
+            y,
+            what: self.describe(),
+        };
+        let (cw, ch) = (f64::from(self.content.0), f64::from(self.content.1));
+        let (px, py) = match self.units {
+            Units::Pixels => (x, y),
+            Units::Grid(n) => {
+                let n = f64::from(n.max(1));
+                (x / n * cw, y / n * ch)
+            }
+        };
+        if !px.is_finite()
+            || !py.is_finite()
+            || !(0.0..=cw).contains(&px)
+            || !(0.0..=ch).contains(&py)
+        {
+            return Err(off());
+        }
+        Ok((
+            (f64::from(self.region.x) + (px * self.scale.0).round()) as i32,
+            (f64::from(self.region.y) + (py * self.scale.1).round()) as i32,
+        ))
     }
 
     /// The space in words, for the model and the record: `pixels of the 1280x800
@@ -566,6 +596,19 @@ mod tests {
         assert_eq!(grid.to_desktop(1000.0, 1000.0).unwrap(), (1279, 799));
         assert!(grid.to_desktop(1001.0, 5.0).is_err());
         assert_eq!(grid.to_model((640, 400)), (500, 500));
+        // A zoom's corners are edges: the whole picture is a region of it.
+        let whole = space
+            .rect_to_desktop((640.0, 400.0), (1280.0, 800.0))
+            .unwrap();
+        assert_eq!(
+            whole,
+            Rect {
+                x: 640,
+                y: 400,
+                width: 640,
+                height: 400
+            }
+        );
     }
 
     #[test]

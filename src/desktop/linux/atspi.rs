@@ -20,7 +20,7 @@ use zbus::proxy::CacheProperties;
 use zbus::{Connection, DBusError as _};
 
 pub(crate) use actions::{do_click, grab_focus, set_text, texts};
-pub(crate) use hit::{element_at, find as find_element};
+pub(crate) use hit::{element_at, find as find_element, in_front};
 pub(crate) use walk::{Application, applications, focused, snapshot, walk};
 
 use crate::desktop::control::{ControlType, Rect};

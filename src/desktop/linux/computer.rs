@@ -110,8 +110,18 @@ impl LinuxDesktop {
     pub(super) async fn hit(&mut self, at: (i32, i32)) -> Result<Option<Element>, DesktopError> {
         self.settle_now().await;
         let windows = self.all_windows().await?;
-        let Some((id, title, _)) = windows.into_iter().find(|(_, _, rect)| rect.contains(at))
-        else {
+        // Of the windows that hold the point, the one in front: a dialog (it opens over
+        // its window), else the active one, else the selected one (there is no window
+        // manager to say which is on top).
+        let mut holding: Vec<(ObjectId, String, u8)> = Vec::new();
+        for (order, (id, title, rect)) in windows.into_iter().enumerate() {
+            if rect.contains(at) {
+                let front = atspi::in_front(self.bus(), &id).await;
+                holding.push((id, title, front * 100 + (99 - order.min(99) as u8)));
+            }
+        }
+        holding.sort_by_key(|(_, _, rank)| std::cmp::Reverse(*rank));
+        let Some((id, title, _)) = holding.into_iter().next() else {
             return Ok(None);
         };
         match atspi::element_at(self.bus(), &id, &title, at).await {

@@ -306,12 +306,15 @@ impl Backend for LinuxDesktop {
         // A run of plain characters goes at once; after a key that may act (move, open,
         // anything but insert a character), the app is given the time it takes to act
         // (see `idle`) before the next key can overtake it.
+        // A long run goes in parts, each well within the display's answer limit (a
+        // character not on the keymap takes a remap of tens of milliseconds).
+        const PART: usize = 200;
         let mut run = Vec::new();
         for key in keys {
             let acts =
                 !matches!(&key, KeyAction::Tap { key: Key::Char(_), held } if held.is_empty());
             run.push(key);
-            if acts {
+            if acts || run.len() >= PART {
                 self.display.keys(std::mem::take(&mut run)).await?;
                 self.settle().await;
             }

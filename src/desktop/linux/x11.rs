@@ -259,9 +259,19 @@ impl Display {
         button: Button,
     ) -> Result<(), X11Error> {
         const STEP: f64 = 8.0;
+        // The moves of the whole path, at most (a long path moves in longer steps).
+        const MOVES: f64 = 400.0;
         let Some(&first) = path.first() else {
             return Ok(());
         };
+        let length: f64 = path
+            .windows(2)
+            .map(|w| {
+                let (dx, dy) = (f64::from(w[1].0 - w[0].0), f64::from(w[1].1 - w[0].1));
+                dx.abs().max(dy.abs())
+            })
+            .sum();
+        let step_px = STEP.max(length / MOVES);
         let (fx, fy) = self.clamp(first.0, first.1);
         self.blocking(move |d| {
             d.fake(MOTION, 0, fx, fy)?;
@@ -273,7 +283,7 @@ impl Display {
         let mut last = first;
         'path: for &point in &path[1..] {
             let (dx, dy) = (f64::from(point.0 - last.0), f64::from(point.1 - last.1));
-            let steps = ((dx.abs().max(dy.abs()) / STEP).ceil() as i32).clamp(1, 200);
+            let steps = ((dx.abs().max(dy.abs()) / step_px).ceil() as i32).clamp(1, 200);
             for i in 1..=steps {
                 let t = f64::from(i) / f64::from(steps);
                 let x = last.0 + (dx * t).round() as i32;

@@ -132,9 +132,11 @@ pub(super) fn pointer(input: Pointer) -> Result<(), InputError> {
             move_to(first)?;
             send(&[button(b, true)])?;
             let mut moved = Ok(());
+            // Two seconds for the whole path, at most.
+            let per_point = (2000 / path.len().max(1) as u64).clamp(1, 100);
             for &point in &path[1..] {
                 moved = Mouse::new()
-                    .move_time(100)
+                    .move_time(per_point)
                     .move_to(&Point::new(point.0, point.1))
                     .map_err(|source| InputError::Failed {
                         what: "dragging",

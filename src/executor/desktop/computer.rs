@@ -84,17 +84,32 @@ async fn run(ex: &mut DesktopExecutor, action: &ComputerAction) -> Result<Done, 
         }
         A::Drag {
             path,
+            element,
             window,
             button,
             held,
         } => {
-            let shift = match window {
-                Some(old) => moved_by(ex, *old).await?,
-                None => (0, 0),
+            // The whole path moves as its start moved: with the element it started on
+            // (found again), else with its window.
+            let shift = match (element, window) {
+                (Some(_), _) => {
+                    let start = Aim {
+                        at: path[0],
+                        element: element.clone(),
+                        window: *window,
+                    };
+                    let placed = place(ex, &start).await?;
+                    (
+                        placed.at.0.saturating_sub(path[0].0),
+                        placed.at.1.saturating_sub(path[0].1),
+                    )
+                }
+                (None, Some(old)) => moved_by(ex, *old).await?,
+                (None, None) => (0, 0),
             };
             let path: Vec<(i32, i32)> = path
                 .iter()
-                .map(|p| (p.0 + shift.0, p.1 + shift.1))
+                .map(|p| (p.0.saturating_add(shift.0), p.1.saturating_add(shift.1)))
                 .collect();
             for p in &path {
                 on_screen(ex, *p)?;
@@ -203,7 +218,10 @@ async fn place(ex: &mut DesktopExecutor, aim: &Aim) -> Result<Placed, DesktopErr
     } else if let Some(old) = aim.window {
         let shift = moved_by(ex, old).await?;
         Placed {
-            at: (aim.at.0 + shift.0, aim.at.1 + shift.1),
+            at: (
+                aim.at.0.saturating_add(shift.0),
+                aim.at.1.saturating_add(shift.1),
+            ),
             how: (shift != (0, 0)).then(|| {
                 format!(
                     "at the recorded point moved with its window by ({}, {})",
@@ -224,7 +242,10 @@ async fn place(ex: &mut DesktopExecutor, aim: &Aim) -> Result<Placed, DesktopErr
 /// How far the target window moved since it was at `old`.
 async fn moved_by(ex: &mut DesktopExecutor, old: Rect) -> Result<(i32, i32), DesktopError> {
     Ok(match ex.backend()?.target_window().await? {
-        Some(now) => (now.rect.x - old.x, now.rect.y - old.y),
+        Some(now) => (
+            now.rect.x.saturating_sub(old.x),
+            now.rect.y.saturating_sub(old.y),
+        ),
         None => (0, 0),
     })
 }

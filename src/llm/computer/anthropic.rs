@@ -224,19 +224,32 @@ impl ComputerModel for AnthropicModel {
         self.messages.push(message);
         self.pending.clear();
         let body = self.body(ask.screen.width, ask.screen.height);
-        let images = body
-            .to_string()
-            .matches("\"media_type\":\"image/png\"")
-            .count() as u32;
+        let images = super::images_in(&body["messages"]);
         let (answer, answered) = client.post(&body, notify).await?;
         let content = answer
             .get("content")
             .and_then(Value::as_array)
             .ok_or_else(|| ModelError::Unusable("the message has no `content`".to_string()))?;
-        let blocks: Vec<Value> = content.iter().filter_map(as_param).collect();
+        let mut blocks: Vec<Value> = content.iter().filter_map(as_param).collect();
+        // The API refuses an empty message in the history: a reply with nothing in it
+        // stands as a note of that.
+        if blocks.is_empty() {
+            blocks.push(json!({"type": "text", "text": "(an empty reply)"}));
+        }
         self.messages
             .push(json!({"role": "assistant", "content": blocks}));
         let mut turn = read(content);
+        // A call with no id cannot be answered: the reply is not used (nothing of it
+        // runs), and stands in the history as a note, so that the next request holds
+        // no unanswered call.
+        if turn.calls.iter().any(|c| c.id.trim().is_empty()) {
+            if let Some(last) = self.messages.last_mut() {
+                *last = json!({"role": "assistant", "content": [{"type": "text", "text": "(a reply whose tool_use had no id)"}]});
+            }
+            return Err(ModelError::Unusable(
+                "a tool_use block has no id, so it cannot be answered".to_string(),
+            ));
+        }
         for call in &turn.calls {
             if !self.pending.contains(&call.id) {
                 self.pending.push(call.id.clone());
@@ -266,8 +279,10 @@ fn read(content: &[Value]) -> Turn {
                     .get("name")
                     .and_then(Value::as_str)
                     .unwrap_or_default();
-                // The older tool is named `computer` and says its member in `action`.
-                let member = if name == "computer" && block.get("toolset_name").is_none() {
+                // The older tool is named `computer` and says its member in `action`
+                // (its blocks carry no toolset, or a null one).
+                let toolset = block.get("toolset_name").filter(|v| !v.is_null());
+                let member = if name == "computer" && toolset.is_none() {
                     input
                         .get("action")
                         .and_then(Value::as_str)
@@ -329,13 +344,23 @@ pub(crate) fn chord_names(text: &str) -> Vec<String> {
 
 /// The actions a member's input asks for (a key text of several chords is several).
 fn actions(member: &str, input: &Value) -> Vec<Result<ModelAction, String>> {
-    let field = |k: &str| input.get(k);
+    let field = |k: &str| input.get(k).filter(|v| !v.is_null());
     let held = || {
         field("text")
             .and_then(Value::as_str)
             .map(chord_names)
             .unwrap_or_default()
     };
+    // A coordinate given that is no `[x, y]` of numbers is the action's mistake, not
+    // "where the pointer is".
+    if let Some(c) = field("coordinate")
+        && point(Some(c)).is_none()
+    {
+        return vec![Err(format!(
+            "`{member}` has a `coordinate` that is not [x, y] in pixels of the screenshot: {}",
+            crate::text::shorten(&c.to_string(), 80)
+        ))];
+    }
     let at = || point(field("coordinate"));
     let needs_at = |what: &str| -> Result<(f64, f64), String> {
         at().ok_or_else(|| {
@@ -472,11 +497,30 @@ mod tests {
             json!({"type": "tool_use", "id": "t3", "name": "computer",
                    "input": {"action": "scroll", "coordinate": [5, 5], "scroll_direction": "up", "scroll_amount": 2}}),
             json!({"type": "tool_use", "id": "t4", "name": "computer", "input": {"action": "warp"}}),
+            // The older tool as the SDK dumps it: a null toolset.
+            json!({"type": "tool_use", "id": "t5", "name": "computer", "toolset_name": null,
+                   "input": {"action": "left_click", "coordinate": [3, 4]}}),
+            json!({"type": "tool_use", "id": "t6", "name": "left_click", "toolset_name": "computer",
+                   "input": {"coordinate": ["100", "abc"]}}),
         ];
         let turn = read(&content);
         assert_eq!(turn.thought.as_deref(), Some("I will save."));
         let ids: Vec<&str> = turn.calls.iter().map(|c| c.id.as_str()).collect();
-        assert_eq!(ids, ["t1", "t2", "t2", "t3", "t4"]);
+        assert_eq!(ids, ["t1", "t2", "t2", "t3", "t4", "t5", "t6"]);
+        assert!(matches!(
+            turn.calls[5].action,
+            Ok(ModelAction::Click {
+                at: Some((3.0, 4.0)),
+                ..
+            })
+        ));
+        assert!(
+            turn.calls[6]
+                .action
+                .as_ref()
+                .unwrap_err()
+                .contains("has a `coordinate` that is not [x, y]")
+        );
         assert_eq!(
             turn.calls[0].action,
             Ok(ModelAction::Click {

@@ -36,9 +36,11 @@ pub(crate) struct ChatModel {
     messages: Vec<Message>,
     /// Turns so far (the calls' ids).
     turns: u32,
-    /// Where the last action left the pointer, in the model's space (a Qwen drag
-    /// starts there).
+    /// Where the last action that ran left the pointer, in the model's space (a Qwen
+    /// drag starts there).
     pointer: Option<Point>,
+    /// Where each action of the last reply would leave it, in order.
+    turn_points: Vec<Option<Point>>,
 }
 
 impl ChatModel {
@@ -52,6 +54,16 @@ impl ChatModel {
             messages: Vec::new(),
             turns: 0,
             pointer: None,
+            turn_points: Vec::new(),
+        }
+    }
+
+    /// The pointer where the last reply's actions that ran left it.
+    fn moved_by(&mut self, outcomes: &[super::Outcome]) {
+        for (outcome, point) in outcomes.iter().zip(std::mem::take(&mut self.turn_points)) {
+            if outcome.result.is_ok() && !outcome.skipped && point.is_some() {
+                self.pointer = point;
+            }
         }
     }
 
@@ -140,11 +152,14 @@ impl ChatModel {
             Syntax::QwenToolCall => {
                 let (thought, calls) = super::qwen::parse(text)?;
                 let mut out = Vec::new();
+                // Within the reply, each action starts where the one before left the
+                // pointer (a later one runs only if those before it did).
+                let mut pointer = self.pointer;
                 for args in calls {
-                    let action = super::qwen::action(&args, self.pointer);
-                    if let Ok(a) = &action {
-                        self.pointer = moved_to(a).or(self.pointer);
-                    }
+                    let action = super::qwen::action(&args, pointer);
+                    let moved = action.as_ref().ok().and_then(moved_to);
+                    pointer = moved.or(pointer);
+                    self.turn_points.push(moved);
                     out.push((action, args));
                 }
                 (thought, out)
@@ -179,6 +194,7 @@ impl ComputerModel for ChatModel {
     fn restart(&mut self) {
         self.messages.clear();
         self.pointer = None;
+        self.turn_points.clear();
     }
 
     async fn ask(
@@ -188,6 +204,8 @@ impl ComputerModel for ChatModel {
         notify: &(dyn Fn(String) + Send + Sync),
     ) -> Result<Turn, ModelError> {
         self.turns += 1;
+        self.moved_by(ask.outcomes);
+        self.turn_points.clear();
         let message = self.user_message(&ask);
         self.messages.push(message);
         let messages = self.to_send(self.system(ask.screen.width, ask.screen.height));

@@ -123,6 +123,11 @@ pub(crate) enum ModelAction {
     },
     /// Where the pointer is.
     CursorPosition,
+    /// The model asks the user (UI-TARS's `call_user`): nobody is there.
+    AskUser {
+        /// What it asked, if it said.
+        question: String,
+    },
     /// The model says it is done (UI-TARS's `finished`, Qwen's `terminate`), or that
     /// the task cannot be done (`success` false).
     Done {
@@ -154,6 +159,9 @@ pub(crate) struct SafetyCheck {
     pub(crate) code: Option<String>,
     /// Its words.
     pub(crate) message: Option<String>,
+    /// The call it was raised on (its output acknowledges it).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) call_id: Option<String>,
 }
 
 /// What a model's reply says.
@@ -276,6 +284,25 @@ pub(crate) trait ComputerModel: Send {
         ask: Ask<'_>,
         notify: &(dyn Fn(String) + Send + Sync),
     ) -> Result<Turn, ModelError>;
+}
+
+/// How many images a request's JSON carries: image blocks and parts, data URLs.
+pub(crate) fn images_in(value: &Value) -> u32 {
+    match value {
+        Value::Object(o) => {
+            let own = match o.get("type").and_then(Value::as_str) {
+                Some("image" | "input_image" | "computer_screenshot" | "image_url") => 1,
+                _ => 0,
+            };
+            own + o
+                .iter()
+                .filter(|(k, _)| k.as_str() != "image_url" || own == 0)
+                .map(|(_, v)| images_in(v))
+                .sum::<u32>()
+        }
+        Value::Array(a) => a.iter().map(images_in).sum(),
+        _ => 0,
+    }
 }
 
 /// The words an outcome is told back in.

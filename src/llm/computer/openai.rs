@@ -91,13 +91,15 @@ impl OpenAiModel {
                 "call_id": call_id,
                 "output": {"type": "computer_screenshot", "image_url": screen.data_url()},
             });
-            if !ask.acknowledged.is_empty() {
-                output["acknowledged_safety_checks"] = json!(
-                    ask.acknowledged
-                        .iter()
-                        .map(|c| json!({"id": c.id, "code": c.code, "message": c.message}))
-                        .collect::<Vec<_>>()
-                );
+            // Each call's own checks, acknowledged on its output.
+            let checks: Vec<Value> = ask
+                .acknowledged
+                .iter()
+                .filter(|c| c.call_id.as_deref().is_none_or(|id| id == call_id))
+                .map(|c| json!({"id": c.id, "code": c.code, "message": c.message}))
+                .collect();
+            if !checks.is_empty() {
+                output["acknowledged_safety_checks"] = json!(checks);
             }
             input.push(output);
         }
@@ -155,23 +157,15 @@ impl ComputerModel for OpenAiModel {
         notify: &(dyn Fn(String) + Send + Sync),
     ) -> Result<Turn, ModelError> {
         let body = self.body(&ask);
-        let images = body["input"]
-            .as_array()
-            .map(|items| {
-                items
-                    .iter()
-                    .filter(|i| i.to_string().contains("data:image/"))
-                    .count()
-            })
-            .unwrap_or(0) as u32;
+        let images = super::images_in(&body["input"]);
         let (answer, answered) = client.post(&body, notify).await?;
-        // Whatever the reply holds, it is answered from now on (its calls by the next
-        // request, or the conversation goes on from it).
+        // Whatever the reply holds, its calls are answered by the next request; the
+        // conversation goes on from it only when it is a response (a failed one is not).
         self.pending.clear();
+        let mut turn = read(&answer)?;
         if let Some(id) = answer.get("id").and_then(Value::as_str) {
             self.previous = Some(id.to_string());
         }
-        let mut turn = read(&answer)?;
         self.pending = unique_ids(&turn.calls);
         turn.answered = answered;
         turn.images = images;
@@ -237,6 +231,7 @@ fn read(answer: &Value) -> Result<Turn, ModelError> {
                         id: text_of(check.get("id")).unwrap_or_default(),
                         code: text_of(check.get("code")),
                         message: text_of(check.get("message")),
+                        call_id: Some(id.clone()),
                     });
                 }
                 // The GA tool batches `actions`; the preview tool sends one `action`.
@@ -258,6 +253,12 @@ fn read(answer: &Value) -> Result<Turn, ModelError> {
     }
     let thought = (!thoughts.is_empty()).then(|| thoughts.join("\n"));
     let message = (!texts.is_empty()).then(|| texts.join("\n"));
+    // A call with no id cannot be answered: the reply is not used.
+    if calls.iter().any(|c| c.id.trim().is_empty()) {
+        return Err(ModelError::Unusable(
+            "a computer_call has no call_id, so it cannot be answered".to_string(),
+        ));
+    }
     let mut turn = Turn::read(thought, calls, message);
     turn.safety_checks = safety_checks;
     Ok(turn)
@@ -431,6 +432,7 @@ mod tests {
             id: "sc_1".into(),
             code: Some("sensitive_domain".into()),
             message: None,
+            call_id: Some("call_1".into()),
         };
         let failed = Outcome {
             id: "call_1".into(),

@@ -255,9 +255,8 @@ pub(super) fn action(call: &Call) -> Result<ModelAction, String> {
             success: true,
             message: content(),
         }),
-        "call_user" => Ok(ModelAction::Done {
-            success: false,
-            message: "the model asked for the user's help (call_user): no one is there".to_string(),
+        "call_user" => Ok(ModelAction::AskUser {
+            question: content(),
         }),
         other => Err(format!(
             "unknown action `{other}` (click, left_double, right_single, drag, hotkey, type, scroll, wait, finished)"

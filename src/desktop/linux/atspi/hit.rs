@@ -25,6 +25,35 @@ fn id_of(r: &atspi::ObjectRefOwned) -> Option<ObjectId> {
     })
 }
 
+/// How far in front a top-level window is likely to be, with no window manager to say:
+/// 2 for a dialog (it opens over its window), 1 for the active one, else 0.
+pub(crate) async fn in_front(conn: &Connection, window: &ObjectId) -> u8 {
+    let Ok(proxy) = accessible(conn, window).await else {
+        return 0;
+    };
+    let role = proxy
+        .get_role()
+        .await
+        .map(|r| r.name().to_string())
+        .unwrap_or_default();
+    if [
+        "dialog",
+        "alert",
+        "file chooser",
+        "color chooser",
+        "font chooser",
+    ]
+    .contains(&role.as_str())
+    {
+        return 2;
+    }
+    let active = proxy
+        .get_state()
+        .await
+        .is_ok_and(|s| s.contains(State::Active));
+    u8::from(active)
+}
+
 /// A node's role and name.
 async fn role_and_name(conn: &Connection, id: &ObjectId) -> Result<(String, String), BusError> {
     let proxy = accessible(conn, id).await?;
@@ -68,6 +97,26 @@ pub(crate) async fn element_at(
     let mut path = vec![PathStep { role, name, index }];
     let mut node = window.clone();
     let mut rect = extents(conn, window).await?;
+    // An open menu is no window of its own: its items hang under the menu bar's menu,
+    // and the hit test answers for what lies beneath them. Open menus are asked first.
+    if let Some(chain) = open_menu_at(conn, window, at).await {
+        for child in chain {
+            let (role, name) = role_and_name(conn, &child).await?;
+            let index = accessible(conn, &child)
+                .await?
+                .get_index_in_parent()
+                .await
+                .unwrap_or(0)
+                .max(0) as u32;
+            if let Ok(r) = extents(conn, &child).await
+                && r.is_visible()
+            {
+                rect = r;
+            }
+            path.push(PathStep { role, name, index });
+            node = child;
+        }
+    }
     while path.len() < MAX_DEPTH {
         let Ok(c) = component(conn, &node).await else {
             break;
@@ -165,6 +214,79 @@ fn chain_at<'a>(
     })
 }
 
+/// How deep below a window its menu bar is looked for.
+const MENU_BAR_DEPTH: usize = 4;
+/// How many nodes are described looking for it (a window with none is not walked).
+const MENU_BAR_SEARCH: usize = 300;
+
+/// The way from `window` to the showing item of an open (selected) menu that holds
+/// `at`, through the menu bar; `None` when no open menu holds it.
+async fn open_menu_at(
+    conn: &Connection,
+    window: &ObjectId,
+    at: (i32, i32),
+) -> Option<Vec<ObjectId>> {
+    // The menu bar, breadth first, with the way to it.
+    let mut queue: VecDeque<Vec<ObjectId>> = VecDeque::from([vec![]]);
+    let mut bar = None;
+    let mut described = 0;
+    'search: while let Some(way) = queue.pop_front() {
+        let node = way.last().unwrap_or(window);
+        let kids = children(conn, node).await.ok()?;
+        described += kids.len();
+        if described > MENU_BAR_SEARCH {
+            return None;
+        }
+        for (child, (role, _)) in kids {
+            let mut longer = way.clone();
+            longer.push(child);
+            if role == "menu bar" {
+                bar = Some(longer);
+                break 'search;
+            }
+            if longer.len() < MENU_BAR_DEPTH {
+                queue.push_back(longer);
+            }
+        }
+    }
+    // The open menus, each the selected menu of the one before (a submenu of a menu).
+    let mut open = vec![bar?];
+    while open.len() < MAX_DEPTH {
+        let last = open.last()?;
+        let node = last.last()?;
+        let mut selected = None;
+        for (child, (role, _)) in children(conn, node).await.ok()? {
+            if role == "menu"
+                && let Ok(proxy) = accessible(conn, &child).await
+                && let Ok(states) = proxy.get_state().await
+                && states.contains(State::Selected)
+                && states.contains(State::Showing)
+            {
+                selected = Some(child);
+                break;
+            }
+        }
+        let Some(menu) = selected else { break };
+        let mut way = last.clone();
+        way.push(menu);
+        open.push(way);
+    }
+    // The deepest open menu whose item holds the point (a submenu covers its parent).
+    for way in open.iter().skip(1).rev() {
+        let menu = way.last()?;
+        for (item, _) in children(conn, menu).await.ok()? {
+            if let Some(Some(rect)) = showing_place(conn, &item).await
+                && rect.contains(at)
+            {
+                let mut found = way.clone();
+                found.push(item);
+                return Some(found);
+            }
+        }
+    }
+    None
+}
+
 /// A showing node's place (`None` inside: it shows but has no place of its own);
 /// `None` when it does not show.
 async fn showing_place(conn: &Connection, id: &ObjectId) -> Option<Option<Rect>> {
@@ -241,11 +363,12 @@ pub(crate) async fn find(
     let mut seen = 0;
     let mut fits = Vec::new();
     while let Some((id, depth)) = queue.pop_front() {
-        seen += 1;
         if seen > MAX_NODES || depth > MAX_DEPTH {
             break;
         }
-        for (child, (role, name)) in children(conn, &id).await? {
+        let kids = children(conn, &id).await?;
+        seen += kids.len();
+        for (child, (role, name)) in kids {
             if role == recorded.role && neutral(&name).trim() == recorded.name.trim() {
                 fits.push(child.clone());
             }

@@ -1,16 +1,14 @@
 //! The computer-use side of UI Automation: the target window's place, the element under
-//! a point (`ElementFromPoint`, kept to the target window's subtree: a desktop-wide hit
-//! test picks whatever window covers the point), and a recorded element found again
-//! down its path, else by its control type and name.
+//! a point (the smallest control-view element that holds it, down the window's own
+//! subtree: `ElementFromPoint` answers for whatever window covers the point), and a
+//! recorded element found again down its path, else by its control type and name.
 
 use std::collections::VecDeque;
 
 use uiautomation::UIElement;
-use uiautomation::types::Point;
 
 use super::{MAX_NODES, State, UiaError, failed, rect_of};
 use crate::desktop::backend::Window;
-use crate::desktop::control::Rect;
 use crate::desktop::element::{Element, MAX_DEPTH, Neutral, PathStep, pick_child};
 
 /// An element's role as a path names it: its control type.
@@ -99,21 +97,6 @@ impl State {
                 index: i as u32,
             });
         }
-        // What UI Automation itself says is there, when it is inside the window.
-        if let Ok(hit) = self.automation.element_from_point(Point::new(at.0, at.1))
-            && let Ok(same) = self.automation.compare_elements(&hit, &node)
-            && !same
-        {
-            let hit_rect = rect_of(&hit);
-            if rect.contains((hit_rect.x, hit_rect.y)) && hit_rect.contains(at) {
-                path.push(PathStep {
-                    role: role_of(&hit),
-                    name: name_of(&hit),
-                    index: 0,
-                });
-                rect = hit_rect;
-            }
-        }
         let last = path.last().cloned().expect("the window's own level");
         Ok(Some(Element {
             name: last.name,
@@ -185,11 +168,12 @@ impl State {
         let mut seen = 0;
         let mut fits = Vec::new();
         while let Some((e, depth)) = queue.pop_front() {
-            seen += 1;
             if seen > MAX_NODES || depth > MAX_DEPTH {
                 break;
             }
-            for kid in self.children_of(&e)? {
+            let kids = self.children_of(&e)?;
+            seen += kids.len();
+            for kid in kids {
                 if role_of(&kid) == recorded.role
                     && neutral(&name_of(&kid)).trim() == recorded.name.trim()
                     && rect_of(&kid).is_visible()
