@@ -721,6 +721,7 @@ for _ in range(400):
         if x.XFetchName(d, kids[i], ctypes.byref(name)) and name.value and b" - Mousepad" in name.value:
             x.XMoveResizeWindow(d, kids[i], 330, 210, 820, 520)
             x.XFlush(d)
+            open("moved", "w").close()
             raise SystemExit(0)
     time.sleep(0.05)
 "#;
@@ -745,14 +746,20 @@ fn a_recorded_operator_run_replays_by_element_after_its_window_moved() {
         click["parameters"]["y"].as_i64().unwrap(),
     );
     // The replay: Mousepad moved and resized as it shows (its old place is now bare
-    // desktop: a click there would type nowhere), a moment's wait for it first.
+    // desktop: a click there would type nowhere); the replay waits until it moved, and
+    // a moment more for the app to follow.
     plan["id"] = json!("replay");
     plan["app"] = json!({"command": ["sh", "-c", "python3 move.py & exec mousepad note.txt"]});
     plan["files"] = json!({"move.py": MOVE_WINDOW});
-    plan["actions"]
-        .as_array_mut()
-        .unwrap()
-        .insert(0, json!({"action": "wait", "parameters": {"seconds": 2}}));
+    plan["actions"].as_array_mut().unwrap().splice(
+        0..0,
+        [
+            json!({"action": "execute_command", "parameters": {
+                "command": "for i in $(seq 300); do [ -e moved ] && exit 0; sleep 0.1; done; exit 1"
+            }}),
+            json!({"action": "wait", "parameters": {"seconds": 1}}),
+        ],
+    );
     let replay = Project::new();
     note_project(&replay);
     replay.task("replay.json", plan.clone());
@@ -760,7 +767,7 @@ fn a_recorded_operator_run_replays_by_element_after_its_window_moved() {
     out.expect_code(0);
     assert_eq!(note(&out, "replay"), UNICODE);
     let steps = steps(&out, "replay");
-    let clicked = &steps[1]["action"][0]["result"]["result"];
+    let clicked = &steps[2]["action"][0]["result"]["result"];
     let at = (
         clicked["at"][0].as_i64().unwrap(),
         clicked["at"][1].as_i64().unwrap(),
@@ -780,9 +787,9 @@ fn a_recorded_operator_run_replays_by_element_after_its_window_moved() {
     // (replayed beside the recording, where its screenshots are).
     let mut gone = plan;
     gone["id"] = json!("gone");
-    gone["actions"][1]["parameters"]["element"]["role"] = json!("push button");
-    gone["actions"][1]["parameters"]["element"]["name"] = json!("No Such Button");
-    gone["actions"][1]["parameters"]["element"]["path"] = json!([]);
+    gone["actions"][2]["parameters"]["element"]["role"] = json!("push button");
+    gone["actions"][2]["parameters"]["element"]["name"] = json!("No Such Button");
+    gone["actions"][2]["parameters"]["element"]["path"] = json!([]);
     p.file(
         "results/proj/record-note/gone.json",
         &serde_json::to_string_pretty(&gone).unwrap(),
@@ -807,7 +814,7 @@ fn a_recorded_operator_run_replays_by_element_after_its_window_moved() {
     let recorded = p.path().join("results/proj/record-note/action_step1.png");
     assert!(
         why.contains(&format!(
-            "the screen now: action_step2.png; as recorded: {}",
+            "the screen now: action_step3.png; as recorded: {}",
             Path::new("results/proj/record-note/action_step1.png").display()
         )) && recorded.is_file(),
         "{why}"
