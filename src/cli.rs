@@ -148,6 +148,15 @@ pub(crate) struct RunArgs {
     /// the operator's model is [operator] in ufo-batch.toml (default: normal).
     #[arg(long, value_name = "MODE", value_parser = parse_mode, help_heading = TASKS)]
     pub(crate) mode: Option<crate::task::SessionMode>,
+    /// An OSWorld suite to run (evaluation_examples/test_all.json: {domain: [task
+    /// id, ...]}, the tasks in examples/ beside it) (repeatable).
+    #[arg(long, value_name = "FILE", help_heading = TASKS)]
+    pub(crate) suite: Vec<PathBuf>,
+    /// OSWorld's cache folder (CACHE/<task id>/<file>: the tasks' downloads and gold
+    /// files, as OSWorld keeps them); OSWorld tasks that need a file it lacks are
+    /// unsupported, never fetched.
+    #[arg(long, value_name = "DIR", help_heading = TASKS)]
+    pub(crate) osworld_cache: Option<PathBuf>,
 
     /// LLM model; LLM-driven tasks need one.
     #[arg(long, value_name = "MODEL", env = "UFO_BATCH_MODEL", help_heading = LLM)]
@@ -389,6 +398,7 @@ impl RunArgs {
     pub(crate) fn into_overrides(self) -> (RunOverrides, Option<PathBuf>, Progress, bool) {
         let overrides = RunOverrides {
             paths: self.paths,
+            suites: self.suite,
             out: self.out,
             name: self.name,
             jobs: self.jobs,
@@ -426,6 +436,7 @@ impl RunArgs {
                 top_k: self.experience_top_k,
             },
             mode: self.mode,
+            osworld_cache: self.osworld_cache,
         };
         (overrides, self.config, self.progress, self.summary_json)
     }

@@ -59,6 +59,7 @@ mod hash;
 mod jail;
 mod llm;
 mod mcp;
+mod osworld;
 mod parallel;
 mod pending;
 mod pool;

@@ -330,6 +330,7 @@ pub(crate) fn parse_verdict(text: &str) -> Result<Evaluation, String> {
         complete,
         evaluator: Evaluator::Llm,
         judge: None,
+        score: None,
     })
 }
 

@@ -69,7 +69,14 @@ pub(super) async fn body(
     let evaluation =
         match evaluate::evaluate(task, settings, &end, executor, &mut session.ctx).await {
             Ok(evaluation) => evaluation,
-            Err(failure) => {
+            Err(evaluate::Unjudged::Evaluator(failure)) => {
+                events.log(
+                    crate::event::Level::Error,
+                    format!("the evaluation failed: {}", failure.message),
+                );
+                return Ended::Unscored { end, failure };
+            }
+            Err(evaluate::Unjudged::Judge(failure)) => {
                 events.log(
                     crate::event::Level::Error,
                     format!("the LLM judge failed: {}", failure.reason),

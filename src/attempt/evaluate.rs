@@ -1,7 +1,8 @@
 //! Choosing and running a task's evaluation: its checks, the LLM judge, or none, as
 //! `--eval` says (auto: checks if the task has any, else the judge if an LLM is
 //! configured, else none; `both`: as auto, and the judge's verdict beside the checks'). The
-//! judge's tokens and cost count toward the task.
+//! judge's tokens and cost count toward the task. An OSWorld task is scored by OSWorld's
+//! own evaluator, whatever `--eval` says but `none` (with `both`, the judge beside it).
 
 use super::settings::AttemptSettings;
 use crate::agent::{EvaluationAgent, JudgeFailure, JudgeScreen};
@@ -21,6 +22,7 @@ pub(super) enum Judge {
     Llm,
     /// A replay without checks: the verdict its plan was recorded with.
     Recording,
+
     /// Nobody: finishing is passing.
     Nobody,
 }
@@ -76,7 +78,16 @@ fn recording_verdict(recorded: &RecordedVerdict) -> Evaluation {
         complete,
         evaluator: Evaluator::Recording,
         judge: None,
+        score: None,
     }
+}
+
+/// Why a session that got far enough has no verdict.
+pub(super) enum Unjudged {
+    /// The LLM judge could not give one.
+    Judge(JudgeFailure),
+    /// The task's evaluator (OSWorld's) failed, as the failure says whose fault.
+    Evaluator(crate::tool::Failure),
 }
 
 /// Evaluates a session that got far enough to judge; `Ok(None)` when nobody judges.
@@ -86,7 +97,7 @@ pub(super) async fn evaluate(
     end: &SessionEnd,
     executor: &mut dyn Executor,
     ctx: &mut Context,
-) -> Result<Option<Evaluation>, JudgeFailure> {
+) -> Result<Option<Evaluation>, Unjudged> {
     let judged = matches!(
         end,
         SessionEnd::Finished
@@ -96,6 +107,23 @@ pub(super) async fn evaluate(
     );
     if !judged {
         return Ok(None);
+    }
+    if task.osworld.is_some() && settings.eval != EvalMode::None {
+        let last = last_action(end, &ctx.trajectory);
+        let scored = match executor.osworld_evaluate(last).await {
+            Some(Ok(scored)) => scored,
+            Some(Err(failure)) => return Err(Unjudged::Evaluator(failure)),
+            None => {
+                return Err(Unjudged::Evaluator(crate::tool::Failure::environment(
+                    "OSWorld's evaluator is not running on this task's desktop",
+                )));
+            }
+        };
+        let mut evaluation = super::osworld_score::verdict(task, &scored, last);
+        if settings.eval == EvalMode::Both {
+            evaluation.judge = second_opinion(task, settings, end, ctx).await;
+        }
+        return Ok(Some(evaluation));
     }
     match choose(
         settings.eval,
@@ -130,6 +158,7 @@ pub(super) async fn evaluate(
             }
             Ok(Some(evaluation))
         }
+
         Judge::Recording => Ok(task.recorded.as_ref().map(recording_verdict)),
         Judge::Nobody => Ok(None),
         Judge::Llm => {
@@ -138,8 +167,27 @@ pub(super) async fn evaluate(
             if *end != SessionEnd::Finished {
                 return Ok(None);
             }
-            ask_judge(task, settings, ctx).await
+            ask_judge(task, settings, ctx).await.map_err(Unjudged::Judge)
         }
+    }
+}
+
+/// How the agent ended, as OSWorld's action history would have it: `FAIL` when its last
+/// step said so (not a replay that diverged, nor a step's error), `DONE` when it
+/// finished, nothing when a limit stopped it.
+fn last_action(end: &SessionEnd, steps: &[crate::record::StepRecord]) -> crate::osworld::LastAction {
+    use crate::osworld::LastAction;
+    match end {
+        SessionEnd::Finished => LastAction::Done,
+        SessionEnd::Failed(_) => match steps.last() {
+            Some(step)
+                if step.status == crate::record::AgentStatus::Fail && step.error.is_none() =>
+            {
+                LastAction::Fail
+            }
+            _ => LastAction::None,
+        },
+        _ => LastAction::None,
     }
 }
 

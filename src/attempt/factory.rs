@@ -5,7 +5,8 @@
 //! AppAgents take the LinuxAgent's place, and a step plan's round 0 is the HostAgent's.
 //! In UFO's `operator` mode an operator works alone on the whole desktop (UFO's
 //! OpenAIOperatorSession; a step plan's rounds are its steps); in `normal_operator`
-//! the HostAgent hands its subtasks to an operator instead of an AppAgent.
+//! the HostAgent hands its subtasks to an operator instead of an AppAgent. An OSWorld
+//! task whose apps are only `os` goes to the LinuxAgent, on its desktop's shell.
 
 use super::settings::AttemptSettings;
 use crate::agent::{DesktopAgents, LinuxAgent, OperatorAgent, ReplayAgent, Target};
@@ -61,7 +62,9 @@ pub(super) fn build(
             (agent, rounds, limits)
         }
         TaskShape::UfoRequest | TaskShape::SeedRequest => {
-            let what = if matches!(task.shape, TaskShape::UfoRequest) {
+            let what = if task.osworld.is_some() {
+                "OSWorld task"
+            } else if matches!(task.shape, TaskShape::UfoRequest) {
                 "UFO request file"
             } else {
                 "request"
@@ -144,7 +147,9 @@ fn llm_agent(
             ));
             Box::new(agents)
         }
-        SessionMode::Normal if task.is_desktop() => {
+        // An OSWorld task about the OS alone goes to UFO's Linux session, on the same
+        // desktop's files and commands.
+        SessionMode::Normal if task.is_desktop() && !task.shell_agent() => {
             Box::new(desktop_agents(task, settings, what, steps, offered)?)
         }
         SessionMode::Normal => Box::new(linux_agent(task, settings, what, steps, offered)?),

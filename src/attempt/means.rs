@@ -16,6 +16,7 @@ use crate::tool::Blamed;
 pub(super) async fn executor_for(
     task: &Task,
     settings: &AttemptSettings,
+    osworld: Option<crate::osworld::OsWorldPlan>,
     previous_attempts: u32,
     events: &TaskEvents,
     stop: &AttemptStop,
@@ -29,10 +30,34 @@ pub(super) async fn executor_for(
     } else {
         ShellExecutor::with_tmp(ws.clone(), Some(tmp), settings.shell.clone())
     };
+    let hidden: Vec<std::path::PathBuf> = [
+        Some(settings.layout.root().to_path_buf()),
+        std::env::var_os("HOME").map(Into::into),
+    ]
+    .into_iter()
+    .flatten()
+    .collect();
+    if let Some(plan) = &osworld {
+        // The commands see the desktop's world: its /tmp (the display's socket), the
+        // task's folder as /home/user.
+        let kept = plan.furniture().kept;
+        if let Err(failure) = shell.see_desktop(&dir.desktop(), hidden.clone(), kept) {
+            events.log(crate::event::Level::Error, failure.message.clone());
+            return Err(AttemptOutcome::failed(failure));
+        }
+    }
     if let Some(n) = task.repeat {
         shell.set_env("UFO_BATCH_REPEAT", &n.to_string());
     }
     let mut device = None;
+    if settings.devices.is_some() && task.osworld.is_some() {
+        let failure = crate::tool::Failure::new(
+            crate::tool::Blame::Config,
+            "an OSWorld task runs on a desktop of the runner's own (OSWorld's server and evaluator run beside its apps), not on a device: run it without --devices",
+        );
+        events.log(crate::event::Level::Error, failure.message.clone());
+        return Err(AttemptOutcome::failed(failure));
+    }
     if settings.devices.is_some() && task.mode.is_some_and(crate::task::SessionMode::operates) {
         let failure = crate::tool::Failure::new(
             crate::tool::Blame::TaskFile,
@@ -49,6 +74,11 @@ pub(super) async fn executor_for(
             }
             Err(outcome) => return Err(*outcome),
         }
+    } else if let Some(plan) = osworld {
+        Box::new(
+            DesktopExecutor::new(shell, dir.clone(), None, None, hidden, settings.desktop.clone())
+                .with_osworld(plan),
+        )
     } else if task.is_desktop() {
         let document = task
             .object_file
@@ -75,13 +105,7 @@ pub(super) async fn executor_for(
             app,
             document,
             // The run's folder (other tasks' desktops) and the user's home.
-            [
-                Some(settings.layout.root().to_path_buf()),
-                std::env::var_os("HOME").map(Into::into),
-            ]
-            .into_iter()
-            .flatten()
-            .collect(),
+            hidden,
             settings.desktop.clone(),
         ))
     } else {

@@ -5,6 +5,7 @@
 
 mod body;
 mod evaluate;
+mod osworld_score;
 mod experience;
 mod factory;
 mod means;
@@ -152,11 +153,29 @@ pub(crate) async fn run_attempt(
         }
         _ => task,
     };
+    // An OSWorld task runs only where what it needs is: nothing of it runs otherwise.
+    let osworld = match &task.osworld {
+        Some(osworld) => match settings.osworld.support(osworld, &task.source).await {
+            crate::osworld::Support::Runs(parts) => Some(crate::osworld::OsWorldPlan {
+                task: osworld.clone(),
+                parts,
+            }),
+            crate::osworld::Support::Unsupported(why) => {
+                events.warn(format!("unsupported: {why}"));
+                return AttemptOutcome::unsupported(why);
+            }
+            crate::osworld::Support::TaskFile(why) => {
+                events.log(crate::event::Level::Error, why.clone());
+                return AttemptOutcome::failed(Failure::new(Blame::TaskFile, why));
+            }
+        },
+        None => None,
+    };
     if let Err(outcome) = ready_workspace(task, settings, previous_attempts, &events, &stop).await {
         return outcome;
     }
     let (mut executor, device) =
-        match means::executor_for(task, settings, previous_attempts, &events, &stop).await {
+        match means::executor_for(task, settings, osworld, previous_attempts, &events, &stop).await {
             Ok(means) => means,
             Err(outcome) => return outcome,
         };

@@ -19,6 +19,9 @@ pub(super) enum Ended {
         end: SessionEnd,
         evaluation: Option<Evaluation>,
     },
+    /// The session ran but its evaluator (OSWorld's) failed: whose failure it was
+    /// decides the status.
+    Unscored { end: SessionEnd, failure: Failure },
     /// The session ran but the LLM judge could not give a verdict.
     JudgeFailed {
         end: SessionEnd,
@@ -139,6 +142,12 @@ impl AttemptOutcome {
         }
     }
 
+    /// A task this machine cannot run (an app, a cached file, a package it lacks), as
+    /// `reason` says: `unsupported`, not retried, never a failure.
+    pub(crate) fn unsupported(reason: String) -> Self {
+        Self::blank(TaskStatus::Unsupported, Some(reason))
+    }
+
     /// An attempt the runner itself could not carry out (a panic, a folder it cannot
     /// make): an `error`, retried.
     pub(crate) fn infrastructure_error(reason: String) -> Self {
@@ -173,6 +182,17 @@ impl AttemptOutcome {
                 }
                 let (status, reason) = session_status(&end, evaluation.as_ref());
                 (status, reason, evaluation)
+            }
+            Ended::Unscored { end, failure } => {
+                let rule = rule(failure.blame);
+                retryable = rule.retried;
+                blame = Some(failure.blame);
+                let why = format!(
+                    "the session {}, but its evaluation failed: {}",
+                    end.describe(),
+                    failure.message
+                );
+                (rule.status, Some(why), None)
             }
             Ended::JudgeFailed { end, reason, kind } => {
                 let session = end.describe();
@@ -369,6 +389,7 @@ mod tests {
             complete,
             evaluator: Evaluator::Checks,
             judge: None,
+            score: None,
         }
     }
 

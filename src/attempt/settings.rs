@@ -41,6 +41,8 @@ pub(crate) struct AttemptSettings {
     pub(crate) devices: Option<std::sync::Arc<crate::device::DeviceHub>>,
     /// The run's experience, when it saves or gives any.
     pub(crate) experience: Option<std::sync::Arc<crate::experience::Experience>>,
+    /// OSWorld's parts, for OSWorld tasks.
+    pub(crate) osworld: std::sync::Arc<crate::osworld::OsWorldRun>,
 }
 
 /// How the run tells a running attempt to stop: `kill` ends it at once (it becomes

@@ -159,6 +159,7 @@ fn attempt_settings(config: &RunSettings, batch: &Prepared) -> AttemptSettings {
         mcp: batch.mcp.clone(),
         devices: batch.devices.clone(),
         experience: batch.experience.clone(),
+        osworld: crate::osworld::OsWorldRun::new(config.osworld.clone()),
     }
 }
 

@@ -90,6 +90,9 @@ pub(crate) struct RunSettings {
     /// operator can run (shown in `run.json` by `to_json`).
     #[serde(skip)]
     pub(crate) operator: Option<(crate::agent::OperatorSettings, LlmConfig)>,
+    /// Where OSWorld's parts are, for OSWorld's task files.
+    #[serde(skip_serializing_if = "crate::osworld::OsWorldSettings::is_unset")]
+    pub(crate) osworld: crate::osworld::OsWorldSettings,
 }
 
 impl RunSettings {

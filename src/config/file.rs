@@ -45,6 +45,21 @@ pub(crate) struct ConfigFile {
     /// `[operator]`: the computer-use model of operator sessions.
     #[serde(default)]
     pub(crate) operator: Option<OperatorSection>,
+    /// `[osworld]`: OSWorld's parts, for OSWorld's task files.
+    #[serde(default)]
+    pub(crate) osworld: OsWorldSection,
+}
+
+/// `[osworld]` of the config file: where OSWorld's parts are.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct OsWorldSection {
+    /// OSWorld's cache folder (`<task id>/<file>`).
+    pub(crate) cache: Option<PathBuf>,
+    /// The Python of a venv with OSWorld's code (`desktop-env`) and its server's packages.
+    pub(crate) python: Option<PathBuf>,
+    /// OSWorld's server folder (`desktop_env/server`).
+    pub(crate) server: Option<PathBuf>,
 }
 
 /// `[operator]` of the config file: how operator sessions reach their model.

@@ -25,6 +25,8 @@ use crate::rundir::ResumeMode;
 pub(crate) struct RunOverrides {
     /// Task files and folders.
     pub(crate) paths: Vec<PathBuf>,
+    /// `--suite`: OSWorld suites, run as their tasks.
+    pub(crate) suites: Vec<PathBuf>,
     /// `--out`.
     pub(crate) out: Option<PathBuf>,
     /// `--name`.
@@ -79,6 +81,8 @@ pub(crate) struct RunOverrides {
     pub(crate) experience: super::ExperienceFlags,
     /// `--mode`.
     pub(crate) mode: Option<crate::task::SessionMode>,
+    /// `--osworld-cache`.
+    pub(crate) osworld_cache: Option<PathBuf>,
 }
 
 /// How the config file's `jobs` is named in messages.
@@ -90,6 +94,15 @@ pub(crate) fn resolve(
     mut file: ConfigFile,
     config_file: Option<PathBuf>,
 ) -> Result<RunSettings, ConfigError> {
+    for suite in std::mem::take(&mut o.suites) {
+        if !crate::task::osworld::suite::is_suite(&suite) {
+            return Err(ConfigError::Invalid(format!(
+                "--suite {} is not an OSWorld suite ({{\"<domain>\": [\"<task id>\", ...]}} beside an examples/ folder)",
+                suite.display()
+            )));
+        }
+        o.paths.push(suite);
+    }
     check_what_to_run(&o)?;
     let out_root = o
         .out
@@ -128,6 +141,19 @@ pub(crate) fn resolve(
         ));
     }
     let experience = experience_settings(o.experience, file.experience, &out_root)?;
+    let osworld = crate::osworld::OsWorldSettings {
+        cache: o.osworld_cache.take().or(file.osworld.cache),
+        python: file.osworld.python,
+        server: file.osworld.server,
+    };
+    if let Some(cache) = &osworld.cache
+        && !cache.is_dir()
+    {
+        return Err(ConfigError::Invalid(format!(
+            "OSWorld's cache folder {} (--osworld-cache, [osworld] cache) is not a folder",
+            cache.display()
+        )));
+    }
     check_llm_needs(
         eval,
         o.max_cost,
@@ -174,6 +200,7 @@ pub(crate) fn resolve(
         config_file,
         mode,
         operator,
+        osworld,
     })
 }
 

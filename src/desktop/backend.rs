@@ -216,6 +216,45 @@ pub(crate) trait Backend: Send {
         None
     }
 
+    /// Starts `argv` on the desktop as `what`, in `cwd` (a folder as the desktop's
+    /// programs see it), beside its apps until the desktop ends: a service the task's
+    /// desktop needs (OSWorld's server). Platforms whose desktop has no such room say so.
+    async fn start_program(
+        &mut self,
+        what: &str,
+        _argv: &[String],
+        _cwd: &std::path::Path,
+    ) -> Result<(), DesktopError> {
+        Err(DesktopError::desktop(format!(
+            "{what} runs only on a Linux desktop"
+        )))
+    }
+
+    /// Starts `argv` on the desktop as `what`, in `cwd`, with pipes to its standard
+    /// input and from its standard output (OSWorld's evaluator bridge).
+    async fn start_helper(
+        &mut self,
+        what: &str,
+        _argv: &[String],
+        _cwd: &std::path::Path,
+    ) -> Result<HelperPipes, DesktopError> {
+        Err(DesktopError::desktop(format!(
+            "{what} runs only on a Linux desktop"
+        )))
+    }
+
+    /// How a program started as `what` ended, with its log's last lines, once it has.
+    fn program_ended(&mut self, _what: &str) -> Option<String> {
+        None
+    }
+
     /// Ends the desktop and everything in it. Returns a note for the task log.
     async fn end(&mut self) -> Option<String>;
 }
+
+/// The runner's ends of a helper's pipes: to its standard input, from its standard
+/// output.
+pub(crate) type HelperPipes = (
+    Box<dyn tokio::io::AsyncWrite + Send + Sync + Unpin>,
+    Box<dyn tokio::io::AsyncRead + Send + Sync + Unpin>,
+);

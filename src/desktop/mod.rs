@@ -2,7 +2,8 @@
 //! holds what every platform shares, tested on Linux: the control list and its
 //! control types (`control`), finding the control an action names (`select`), and
 //! pywinauto's key syntax (`keys`), the computer-use tools and their coordinates
-//! (`computer`), the element under a point (`element`). The platform backends (AT-SPI under a private
+//! (`computer`), the element under a point (`element`), what a desktop is furnished with
+//! (`furniture`). The platform backends (AT-SPI under a private
 //! virtual display on Linux, UI Automation on Windows) build on it.
 
 pub(crate) mod action;
@@ -12,7 +13,9 @@ pub(crate) mod computer;
 pub(crate) mod control;
 pub(crate) mod element;
 pub(crate) mod error;
+pub(crate) mod furniture;
 pub(crate) mod info;
+pub(crate) mod json_lines;
 pub(crate) mod keys;
 #[cfg(target_os = "linux")]
 pub(crate) mod linux;

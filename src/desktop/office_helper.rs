@@ -1,15 +1,16 @@
 //! Talking to an Office API helper: a process that carries out UFO's Office API tools
 //! (`desktop::office`) on the live document, beside the app (`uno_helper.py` on Linux,
 //! `com_helper.ps1` on Windows). One JSON line each way: a request `{"id", "app",
-//! "tool", "args"}` gets the answer `{"id", "ok": RESULT}` or `{"id", "error": WHY}`.
-//! Each call is bounded in time, each answer in size.
+//! "tool", "args"}` gets the answer `{"id", "ok": RESULT}` or `{"id", "error": WHY}`
+//! (`json_lines`). Each call is bounded in time, each answer in size.
 
 use std::time::Duration;
 
 use serde_json::{Map, Value, json};
-use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt, BufReader};
+use tokio::io::{AsyncRead, AsyncWrite};
 
 use super::error::DesktopError;
+use super::json_lines::{JsonLines, LineError};
 use crate::tool::{Blame, Blamed};
 
 /// Why a call of an Office API helper failed.
@@ -19,37 +20,20 @@ pub(crate) enum HelperError {
     /// not one): the agent's.
     #[error("{0}")]
     Refused(String),
-    /// Its pipes broke.
-    #[error("the Office API helper is gone ({0})")]
-    Gone(#[source] std::io::Error),
-    /// Its output ended.
-    #[error("the Office API helper ended")]
-    Ended,
-    /// It wrote something that is not an answer.
-    #[error("the Office API helper answered garbage ({0})")]
-    Garbage(#[source] serde_json::Error),
+    /// The helper gave no answer (its pipes broke, it ended, it answered garbage or
+    /// not in time).
+    #[error("the Office API helper {0}")]
+    Line(#[from] LineError),
     /// Its answer has neither `ok` nor `error`.
     #[error("the Office API helper gave no answer")]
     NoAnswer,
-    /// It did not answer in time (the office hangs).
-    #[error("`{tool}` took longer than {secs}s")]
-    TimedOut {
-        /// The tool called.
-        tool: String,
-        /// The limit.
-        secs: u64,
-    },
 }
 
 impl Blamed for HelperError {
     fn blame(&self) -> Blame {
         match self {
             Self::Refused(_) => Blame::Agent,
-            Self::Gone(_)
-            | Self::Ended
-            | Self::Garbage(_)
-            | Self::NoAnswer
-            | Self::TimedOut { .. } => Blame::Environment,
+            Self::Line(_) | Self::NoAnswer => Blame::Environment,
         }
     }
 }
@@ -68,9 +52,7 @@ const MAX_ANSWER: u64 = 16 << 20;
 
 /// A running helper, through its standard input and output.
 pub(crate) struct OfficeHelper {
-    to: Box<dyn AsyncWrite + Send + Sync + Unpin>,
-    from: BufReader<Box<dyn AsyncRead + Send + Sync + Unpin>>,
-    next: u64,
+    lines: JsonLines,
 }
 
 impl OfficeHelper {
@@ -80,9 +62,7 @@ impl OfficeHelper {
         from: Box<dyn AsyncRead + Send + Sync + Unpin>,
     ) -> Self {
         Self {
-            to,
-            from: BufReader::new(from),
-            next: 0,
+            lines: JsonLines::new(to, from),
         }
     }
 
@@ -94,53 +74,26 @@ impl OfficeHelper {
         tool: &str,
         args: &Map<String, Value>,
     ) -> Result<Value, HelperError> {
-        self.next += 1;
-        let id = self.next;
-        let request = json!({"id": id, "app": app, "tool": tool, "args": args});
-        let exchange = async {
-            let mut line = request.to_string();
-            line.push('\n');
-            self.to
-                .write_all(line.as_bytes())
-                .await
-                .map_err(HelperError::Gone)?;
-            self.to.flush().await.map_err(HelperError::Gone)?;
-            loop {
-                let mut answer = String::new();
-                let read = (&mut self.from)
-                    .take(MAX_ANSWER)
-                    .read_line(&mut answer)
-                    .await
-                    .map_err(HelperError::Gone)?;
-                if read == 0 {
-                    return Err(HelperError::Ended);
-                }
-                let answer: Value =
-                    serde_json::from_str(answer.trim()).map_err(HelperError::Garbage)?;
-                if answer.get("id").and_then(Value::as_u64) != Some(id) {
-                    continue;
-                }
-                return match (answer.get("ok"), answer.get("error")) {
-                    (Some(ok), _) => Ok(ok.clone()),
-                    (_, Some(Value::String(why))) => Err(HelperError::Refused(why.clone())),
-                    _ => Err(HelperError::NoAnswer),
-                };
-            }
+        let request = json!({"app": app, "tool": tool, "args": args});
+        let Value::Object(request) = request else {
+            unreachable!("an object")
         };
-        tokio::time::timeout(CALL_LIMIT, exchange)
-            .await
-            .unwrap_or_else(|_| {
-                Err(HelperError::TimedOut {
-                    tool: tool.to_string(),
-                    secs: CALL_LIMIT.as_secs(),
-                })
-            })
+        let answer = self
+            .lines
+            .exchange(request, CALL_LIMIT, MAX_ANSWER)
+            .await?;
+        match (answer.get("ok"), answer.get("error")) {
+            (Some(ok), _) => Ok(ok.clone()),
+            (_, Some(Value::String(why))) => Err(HelperError::Refused(why.clone())),
+            _ => Err(HelperError::NoAnswer),
+        }
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 
     /// A helper that answers garbage, another call's id, then the call; and one that
     /// ends: each is read as what it is.

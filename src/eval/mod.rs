@@ -103,5 +103,6 @@ pub(crate) async fn run_checks(
         sub_scores,
         evaluator: Evaluator::Checks,
         judge: None,
+        score: None,
     }
 }

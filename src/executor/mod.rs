@@ -94,6 +94,16 @@ pub(crate) trait Executor: Send {
         ))
     }
 
+    /// Scores the session as OSWorld's own evaluator does, on the desktop that ran it
+    /// (its postconfig, getters and metric), `last` saying how the agent ended; `None`
+    /// where the task's desktop is not an OSWorld task's.
+    async fn osworld_evaluate(
+        &mut self,
+        _last: crate::osworld::LastAction,
+    ) -> Option<Result<crate::osworld::Scored, Failure>> {
+        None
+    }
+
     /// Ends whatever the commands left running (background processes). Returns a note
     /// for the task log when there was something to end.
     async fn shutdown(&mut self) -> Option<String>;

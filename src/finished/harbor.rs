@@ -197,6 +197,7 @@ fn exception_type(status: TaskStatus) -> Option<&'static str> {
         TaskStatus::Passed | TaskStatus::Failed => None,
         TaskStatus::Timeout => Some("TimeoutError"),
         TaskStatus::Cancelled => Some("CancelledError"),
+        TaskStatus::Unsupported => Some("UnsupportedError"),
         TaskStatus::Error => Some("InfrastructureError"),
         TaskStatus::Pending | TaskStatus::Running => Some("Unfinished"),
     }

@@ -65,6 +65,12 @@ pub(crate) struct JailOptions {
     pub(crate) writable: Vec<PathBuf>,
     /// A folder seen as `/tmp` inside the jail (writable).
     pub(crate) tmp: Option<PathBuf>,
+    /// A folder seen as `/home/user` inside (writable): OSWorld's tasks name their files
+    /// there.
+    pub(crate) home: Option<PathBuf>,
+    /// Folders kept in sight, read-only, even under a hidden one (the programs a desktop
+    /// runs from a venv in the user's home).
+    pub(crate) kept: Vec<PathBuf>,
     /// Folders seen empty inside (other tasks' folders, the user's home).
     pub(crate) hidden: Vec<PathBuf>,
     /// A desktop's jail: Unix sockets are allowed (a display server and message buses
@@ -84,6 +90,12 @@ impl JailOptions {
         }
         if let Some(tmp) = &self.tmp {
             args.extend(["--tmp".to_string(), path(tmp)]);
+        }
+        if let Some(home) = &self.home {
+            args.extend(["--home".to_string(), path(home)]);
+        }
+        for dir in &self.kept {
+            args.extend(["--ro".to_string(), path(dir)]);
         }
         for dir in &self.hidden {
             args.extend(["--hide".to_string(), path(dir)]);

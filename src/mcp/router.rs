@@ -192,6 +192,13 @@ impl Executor for McpRouter {
         self.inner.start_service(spec).await
     }
 
+    async fn osworld_evaluate(
+        &mut self,
+        last: crate::osworld::LastAction,
+    ) -> Option<Result<crate::osworld::Scored, Failure>> {
+        self.inner.osworld_evaluate(last).await
+    }
+
     async fn shutdown(&mut self) -> Option<String> {
         let started = self.running.len();
         for (_, server) in self.running.drain() {

@@ -38,6 +38,9 @@ pub(crate) enum Evaluator {
     Llm,
     /// A replay with no checks of its own: the verdict the plan was recorded with.
     Recording,
+    /// OSWorld's own evaluator (its getters and metric functions).
+    #[serde(rename = "osworld")]
+    OsWorld,
 }
 
 /// One criterion and its verdict.
@@ -66,6 +69,10 @@ pub(crate) struct Evaluation {
     /// With `--eval both`, the LLM judge's verdict on a task the checks decided.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) judge: Option<JudgeOpinion>,
+    /// The score from 0 to 1, where the evaluator gives one (OSWorld's): `complete` is
+    /// `yes` when it is 1.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) score: Option<f64>,
 }
 
 /// The LLM judge's verdict beside the checks' (`--eval both`): it decides nothing, it is

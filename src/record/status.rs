@@ -23,16 +23,20 @@ pub(crate) enum TaskStatus {
     Timeout,
     /// Stopped by the user or a run-level stop rule.
     Cancelled,
+    /// Not run: this machine lacks what it needs (an app, a cached file, a package), as
+    /// its reason says. Counted apart, never as a failure.
+    Unsupported,
 }
 
 impl TaskStatus {
-    /// The five final statuses, in report order.
-    pub(crate) const FINAL: [TaskStatus; 5] = [
+    /// The six final statuses, in report order.
+    pub(crate) const FINAL: [TaskStatus; 6] = [
         Self::Passed,
         Self::Failed,
         Self::Error,
         Self::Timeout,
         Self::Cancelled,
+        Self::Unsupported,
     ];
 
     /// True once the task will not run again in this run dir (unless asked).
@@ -41,10 +45,11 @@ impl TaskStatus {
     }
 
     /// True once the task needs no more running: a verdict (`passed`, `failed`,
-    /// `timeout`). A `cancelled` task and an infrastructure `error` run again when the
-    /// run is resumed; UFO's `tasks_status.json` says `true` of these alone.
+    /// `timeout`). A `cancelled` task, an infrastructure `error` and an `unsupported`
+    /// one (the machine may have what it needs by then) run again when the run is
+    /// resumed; UFO's `tasks_status.json` says `true` of the others alone.
     pub(crate) fn is_done(self) -> bool {
-        self.is_final() && !matches!(self, Self::Cancelled | Self::Error)
+        self.is_final() && !matches!(self, Self::Cancelled | Self::Error | Self::Unsupported)
     }
 
     /// The name used in files.
@@ -57,6 +62,7 @@ impl TaskStatus {
             Self::Error => "error",
             Self::Timeout => "timeout",
             Self::Cancelled => "cancelled",
+            Self::Unsupported => "unsupported",
         }
     }
 }
@@ -79,6 +85,8 @@ pub(crate) enum AttemptStatus {
     Timeout,
     /// As the task statuses.
     Cancelled,
+    /// As the task statuses.
+    Unsupported,
     /// The runner stopped during it.
     Interrupted,
 }
@@ -92,6 +100,7 @@ impl From<TaskStatus> for AttemptStatus {
             TaskStatus::Error => Self::Error,
             TaskStatus::Timeout => Self::Timeout,
             TaskStatus::Cancelled => Self::Cancelled,
+            TaskStatus::Unsupported => Self::Unsupported,
         }
     }
 }
@@ -105,6 +114,7 @@ impl fmt::Display for AttemptStatus {
             Self::Error => "error",
             Self::Timeout => "timeout",
             Self::Cancelled => "cancelled",
+            Self::Unsupported => "unsupported",
             Self::Interrupted => "interrupted",
         })
     }

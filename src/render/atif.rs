@@ -338,11 +338,11 @@ fn verdict(e: &Evaluation, model: Option<&str>) -> Step {
                 ..system(e.reason.clone(), extra)
             }
         }
-        Evaluator::Checks | Evaluator::Recording => {
-            let by = if e.evaluator == Evaluator::Checks {
-                "the checks"
-            } else {
-                "the recorded verdict"
+        Evaluator::Checks | Evaluator::Recording | Evaluator::OsWorld => {
+            let by = match e.evaluator {
+                Evaluator::Checks => "the checks",
+                Evaluator::OsWorld => "OSWorld's evaluator",
+                _ => "the recorded verdict",
             };
             system(
                 format!(

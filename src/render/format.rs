@@ -22,6 +22,7 @@ pub(super) fn mark(status: TaskStatus) -> &'static str {
         TaskStatus::Error => "💥",
         TaskStatus::Timeout => "⏱️",
         TaskStatus::Cancelled => "🚫",
+        TaskStatus::Unsupported => "➖",
         TaskStatus::Pending | TaskStatus::Running => "…",
     }
 }

@@ -110,7 +110,7 @@ fn outcome(status: TaskStatus) -> Outcome {
         TaskStatus::Error => Outcome::Error("error"),
         TaskStatus::Timeout => Outcome::Error("timeout"),
         TaskStatus::Pending | TaskStatus::Running => Outcome::Error("unfinished"),
-        TaskStatus::Cancelled => Outcome::Skipped,
+        TaskStatus::Cancelled | TaskStatus::Unsupported => Outcome::Skipped,
     }
 }
 

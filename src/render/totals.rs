@@ -25,7 +25,9 @@ pub(crate) struct Totals {
     pub(crate) cancelled: usize,
     /// Not final (interrupted before they ended).
     pub(crate) unfinished: usize,
-    /// passed / total.
+    /// Not run: the machine lacks what they need. Counted apart: not in the pass rate.
+    pub(crate) unsupported: usize,
+    /// passed / (total − unsupported).
     pub(crate) pass_rate: f64,
     /// The pass rate's 95% Wilson interval; absent with repetitions, which are not
     /// independent (see `repeats.totals.pass_at_1_ci`).
@@ -53,6 +55,9 @@ impl Totals {
         if self.unfinished > 0 {
             text.push_str(&format!(", {} unfinished", self.unfinished));
         }
+        if self.unsupported > 0 {
+            text.push_str(&format!(", {} unsupported", self.unsupported));
+        }
         text
     }
 }
@@ -67,6 +72,7 @@ pub(crate) fn totals(records: impl IntoIterator<Item = impl Borrow<TaskRow>>) ->
         timeout: 0,
         cancelled: 0,
         unfinished: 0,
+        unsupported: 0,
         pass_rate: 0.0,
         pass_rate_ci: None,
         task_seconds: 0.0,
@@ -84,6 +90,7 @@ pub(crate) fn totals(records: impl IntoIterator<Item = impl Borrow<TaskRow>>) ->
             TaskStatus::Timeout => t.timeout += 1,
             TaskStatus::Cancelled => t.cancelled += 1,
             TaskStatus::Pending | TaskStatus::Running => t.unfinished += 1,
+            TaskStatus::Unsupported => t.unsupported += 1,
         }
         t.task_seconds += r.duration_s;
         t.prompt_tokens += r.usage.prompt_tokens;
@@ -93,9 +100,10 @@ pub(crate) fn totals(records: impl IntoIterator<Item = impl Borrow<TaskRow>>) ->
             _ => None,
         };
     }
-    if t.total > 0 {
-        t.pass_rate = (t.passed as f64 / t.total as f64 * 10_000.0).round() / 10_000.0;
-        t.pass_rate_ci = wilson(t.passed as f64, t.total as f64).map(Interval::rounded);
+    let ran = t.total - t.unsupported;
+    if ran > 0 {
+        t.pass_rate = (t.passed as f64 / ran as f64 * 10_000.0).round() / 10_000.0;
+        t.pass_rate_ci = wilson(t.passed as f64, ran as f64).map(Interval::rounded);
     }
     t.task_seconds = (t.task_seconds * 1000.0).round() / 1000.0;
     t

@@ -272,6 +272,7 @@ fn task_line(r: &TaskRecord) -> String {
         TaskStatus::Error => "ERROR",
         TaskStatus::Timeout => "TIMEOUT",
         TaskStatus::Cancelled => "CANCEL",
+        TaskStatus::Unsupported => "UNSUPP",
         TaskStatus::Pending | TaskStatus::Running => "?",
     };
     let mut line = format!(

@@ -1,5 +1,5 @@
 //! Finding task files: every `*.json` under a folder given, recursively, sorted by path,
-//! or a file given by name. What a path that is a run dir of an earlier run holds is
+//! or a file given by name (an OSWorld suite standing for its tasks). What a path that is a run dir of an earlier run holds is
 //! decided by the caller (its recorded plans), not here.
 
 use std::path::{Path, PathBuf};
@@ -21,6 +21,9 @@ pub(crate) enum LoadError {
         #[source]
         source: walkdir::Error,
     },
+    /// An OSWorld suite that names what is not one of its tasks.
+    #[error("{0}")]
+    Suite(String),
     /// Nothing to run.
     #[error("no task files (*.json) found under {}", .0.iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(", "))]
     Empty(Vec<PathBuf>),
@@ -175,6 +178,19 @@ pub(crate) fn discover(root: &Path, exclude: Option<&Path>) -> Result<FoundFiles
     let meta = std::fs::metadata(root).map_err(|_| LoadError::Missing(root.to_path_buf()))?;
     if !meta.is_dir() {
         let mut found = FoundFiles::default();
+        // An OSWorld suite stands for its tasks, named as its `examples` folder names
+        // them (`os/<id>`); one that is missing is found with its problem.
+        if let Some((examples, files)) =
+            super::osworld::suite::tasks_of(root).map_err(LoadError::Suite)?
+        {
+            for file in files {
+                let problem = (!file.is_file()).then(|| {
+                    "the suite names this task, and its file is not there".to_string()
+                });
+                found.add(&examples, &file).with_problem(problem, false);
+            }
+            return Ok(found);
+        }
         found.add_given(root);
         return Ok(found);
     }

@@ -39,7 +39,12 @@ pub(crate) fn parse_task(
     if let Ok(raw) = serde_json::from_str::<RawTask>(text)
         && let Ok(unknown) = serde_json::from_str::<UnknownKeys>(text)
     {
-        let declared_id = raw.id.as_deref().and_then(|s| TaskId::parse(s).ok());
+        // An OSWorld task file's `id` is OSWorld's, not the task's.
+        let declared_id = raw
+            .id
+            .as_deref()
+            .filter(|_| raw.instruction.is_none())
+            .and_then(|s| TaskId::parse(s).ok());
         return check(file, raw, &unknown, declared_id, default_id, tools, text);
     }
     // A file with a problem is read step by step, so that each problem is said
@@ -67,6 +72,7 @@ pub(crate) fn parse_task(
     };
     let declared_id = object
         .get("id")
+        .filter(|_| !object.contains_key("instruction"))
         .and_then(Value::as_str)
         .and_then(|s| TaskId::parse(s).ok());
 

@@ -1,5 +1,6 @@
 //! Task files: their shapes (design.md §2), ids, recorded actions, checks, and loading a
-//! folder of them. This module owns reading and validating; it runs nothing.
+//! folder of them, OSWorld's task format among them (`osworld`). This module owns reading
+//! and validating; it runs nothing.
 
 mod action;
 mod check;
@@ -10,6 +11,7 @@ mod known;
 mod load;
 mod model;
 mod object;
+pub(crate) mod osworld;
 mod paths;
 mod problem;
 mod source;

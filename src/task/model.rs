@@ -33,6 +33,9 @@ pub(crate) struct Task {
     /// The session kind the task asks for (`mode`: UFO's `normal`, `operator`,
     /// `normal_operator`), over the run's `--mode`.
     pub(crate) mode: Option<SessionMode>,
+    /// The OSWorld task it is (an OSWorld task file, or a plan recorded from one): its
+    /// setup, the desktop it needs and OSWorld's evaluator.
+    pub(crate) osworld: Option<std::sync::Arc<super::osworld::OsWorldTask>>,
     /// Free-form labels, carried into results.
     pub(crate) tags: Vec<String>,
     /// Wall-clock limit for this task, overriding the run's `--timeout`.
@@ -71,6 +74,7 @@ impl Task {
             app: None,
             close: false,
             mode: None,
+            osworld: None,
             tags: Vec::new(),
             timeout: None,
             max_steps: None,
@@ -83,12 +87,15 @@ impl Task {
     }
 
     /// Whether the task needs a desktop (design.md §2): one for an operator; one that
-    /// names an `app`; a
+    /// names an `app`; an OSWorld task (its setup and evaluator work on one); a
     /// recorded plan that uses UFO's app tools; an LLM task whose `object` is an office
     /// document or names an application (UFO's FromFileSession and FollowerSession).
     /// Text files and tables as objects stay with the shell's tools.
     pub(crate) fn is_desktop(&self) -> bool {
-        if self.app.is_some() || self.mode.is_some_and(SessionMode::operates) {
+        if self.app.is_some()
+            || self.osworld.is_some()
+            || self.mode.is_some_and(SessionMode::operates)
+        {
             return true;
         }
         match &self.shape {
@@ -111,6 +118,13 @@ impl Task {
             None if self.object_file.is_none() => Known::from_name(object),
             None => None,
         }
+    }
+
+    /// Whether its LLM agent is the LinuxAgent with shell tools although it runs on a
+    /// desktop: an OSWorld task about the operating system alone (UFO's Linux session;
+    /// its commands act on the same desktop's files).
+    pub(crate) fn shell_agent(&self) -> bool {
+        self.osworld.as_ref().is_some_and(|o| o.os_only())
     }
 
     /// Repetition `n` of this task: id `ID/rep-n`.

@@ -8,5 +8,5 @@ mod timestamp;
 
 pub(crate) use cost::{Cost, Usage};
 pub(crate) use duration::{as_human, duration_from_seconds, parse_duration, seconds};
-pub(crate) use size::parse_size;
+pub(crate) use size::{format_size, parse_size};
 pub(crate) use timestamp::Timestamp;

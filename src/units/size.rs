@@ -69,3 +69,29 @@ mod tests {
         );
     }
 }
+
+/// A byte count in words: `512 B`, `4.0 KiB`, `12.3 MiB`, `1.2 GiB`.
+pub(crate) fn format_size(bytes: u64) -> String {
+    const UNITS: [&str; 3] = ["KiB", "MiB", "GiB"];
+    if bytes < 1024 {
+        return format!("{bytes} B");
+    }
+    let mut value = bytes as f64 / 1024.0;
+    let mut unit = 0;
+    while value >= 1024.0 && unit < UNITS.len() - 1 {
+        value /= 1024.0;
+        unit += 1;
+    }
+    format!("{value:.1} {}", UNITS[unit])
+}
+
+#[cfg(test)]
+mod format_tests {
+    #[test]
+    fn sizes_are_said_in_binary_units() {
+        assert_eq!(super::format_size(512), "512 B");
+        assert_eq!(super::format_size(4096), "4.0 KiB");
+        assert_eq!(super::format_size(13 << 20), "13.0 MiB");
+        assert_eq!(super::format_size(5 << 30), "5.0 GiB");
+    }
+}

@@ -54,12 +54,12 @@ pub(crate) enum SetupError {
         #[source]
         source: io::Error,
     },
-    /// `--rw`, `--tmp` or `--hide` came last, without its folder.
+    /// `--rw`, `--tmp`, `--home`, `--ro` or `--hide` came last, without its folder.
     #[error("{0} needs a folder")]
     NeedsFolder(String),
     /// An argument this binary does not know.
     #[error(
-        "unknown argument {0:?} (usage: ufo-batch-jail [--rw DIR]... [--tmp DIR] [--hide DIR]... [--desktop])"
+        "unknown argument {0:?} (usage: ufo-batch-jail [--rw DIR]... [--tmp DIR] [--home DIR] [--ro DIR]... [--hide DIR]... [--desktop])"
     )]
     UnknownArgument(String),
     /// A system call failed (namespaces, the init's fork, no new privileges, SIGCHLD).

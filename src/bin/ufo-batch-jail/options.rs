@@ -3,14 +3,20 @@
 use crate::error::SetupError;
 
 /// What the runner asked for: `--rw DIR` (a folder the task may write, any number),
-/// `--tmp DIR` (a folder seen as `/tmp`), `--hide DIR` (a folder seen empty, any
-/// number), `--desktop` (a desktop's jail: Unix sockets allowed, the machine's socket
-/// folders hidden, a network namespace of its own).
+/// `--tmp DIR` (a folder seen as `/tmp`), `--home DIR` (a folder seen as `/home/user`,
+/// writable), `--ro DIR` (a folder kept in sight, read-only, even under a hidden one; any
+/// number), `--hide DIR` (a folder seen empty, any number), `--desktop` (a desktop's
+/// jail: Unix sockets allowed, the machine's socket folders hidden, a network namespace
+/// of its own).
 pub(crate) struct Options {
     /// The writable folders, resolved (the `--tmp` folder among them).
     pub(crate) dirs: Vec<String>,
     /// The folder seen as `/tmp`.
     pub(crate) tmp: Option<String>,
+    /// The folder seen as `/home/user` (among the writable ones).
+    pub(crate) home: Option<String>,
+    /// Folders kept in sight, read-only, under a hidden folder.
+    pub(crate) kept: Vec<String>,
     /// A desktop's jail.
     pub(crate) desktop: bool,
     /// Folders covered by empty ones (`--hide DIR`).
@@ -31,6 +37,8 @@ impl Options {
         let mut options = Options {
             dirs: Vec::new(),
             tmp: None,
+            home: None,
+            kept: Vec::new(),
             desktop: false,
             hidden: Vec::new(),
         };
@@ -50,13 +58,19 @@ impl Options {
                         options.hidden.push(dir);
                     }
                 }
-                "--rw" | "--tmp" => {
+                "--rw" | "--tmp" | "--home" | "--ro" => {
                     let Some(dir) = args.next() else {
                         return Err(SetupError::NeedsFolder(arg));
                     };
                     let dir = real(&dir)?;
-                    if arg == "--tmp" {
-                        options.tmp = Some(dir.clone());
+                    match arg.as_str() {
+                        "--tmp" => options.tmp = Some(dir.clone()),
+                        "--home" => options.home = Some(dir.clone()),
+                        "--ro" => {
+                            options.kept.push(dir);
+                            continue;
+                        }
+                        _ => {}
                     }
                     options.dirs.push(dir);
                 }
@@ -93,7 +107,7 @@ mod tests {
         assert_eq!(refused(&["--hide"]), "--hide needs a folder");
         assert_eq!(
             refused(&["--net"]),
-            "unknown argument \"--net\" (usage: ufo-batch-jail [--rw DIR]... [--tmp DIR] [--hide DIR]... [--desktop])"
+            "unknown argument \"--net\" (usage: ufo-batch-jail [--rw DIR]... [--tmp DIR] [--home DIR] [--ro DIR]... [--hide DIR]... [--desktop])"
         );
         let missing = "/nonexistent/ufo-batch-jail-test";
         let e = std::fs::canonicalize(missing).unwrap_err();

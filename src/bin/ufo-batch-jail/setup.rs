@@ -55,7 +55,35 @@ fn enter_namespaces(options: &Options) -> Result<(), SetupError> {
     for (file, text) in maps {
         std::fs::write(file, text).map_err(|source| SetupError::Write { file, source })?;
     }
+    if options.desktop {
+        loopback_up()?;
+    }
     Ok(())
+}
+
+/// Brings up the new network namespace's loopback (it starts down): a desktop's
+/// programs talk over `127.0.0.1` among themselves (OSWorld's server and its
+/// evaluator), and nothing else is reachable from it.
+fn loopback_up() -> Result<(), SetupError> {
+    // SAFETY: a socket of our own, and ioctls on a zeroed `ifreq` naming "lo".
+    unsafe {
+        let socket = libc::socket(libc::AF_INET, libc::SOCK_DGRAM | libc::SOCK_CLOEXEC, 0);
+        SysError::check(socket as libc::c_long, "cannot open a socket to bring up loopback")?;
+        let mut request: libc::ifreq = std::mem::zeroed();
+        for (to, from) in request.ifr_name.iter_mut().zip(b"lo\0") {
+            *to = *from as libc::c_char;
+        }
+        let got = libc::ioctl(socket, libc::SIOCGIFFLAGS, &mut request);
+        let set = if got < 0 {
+            got
+        } else {
+            request.ifr_ifru.ifru_flags |= (libc::IFF_UP | libc::IFF_RUNNING) as libc::c_short;
+            libc::ioctl(socket, libc::SIOCSIFFLAGS, &request)
+        };
+        libc::close(socket);
+        SysError::check(set as libc::c_long, "cannot bring up loopback")?;
+        Ok(())
+    }
 }
 
 /// The process the runner started: waits for the init and ends with it. Signals a

@@ -1,7 +1,9 @@
 //! The task's view of the file system, built by its init: read-only everywhere but the
 //! writable folders (read-write, no devices, no setuid) and its own `/tmp`; its own
 //! `/dev` with only harmless devices; its own `/proc`; in a desktop's jail, empty
-//! folders over the machine's socket folders.
+//! folders over the machine's socket folders; with `--home`, the task's own folder as
+//! `/home/user` (the machine's other `/home` folders as they were, the machine's
+//! `/home` itself untouched).
 
 use std::ffi::CString;
 use std::os::fd::RawFd;
@@ -29,6 +31,9 @@ const MOUNT_ATTR_NOSUID: u64 = 0x2;
 const MOUNT_ATTR_NODEV: u64 = 0x4;
 const AT_RECURSIVE: libc::c_uint = 0x8000;
 
+/// Where `--home` puts the task's folder (OSWorld's tasks name their files there).
+const USER_HOME: &str = "/home/user";
+
 /// What covers a folder of the machine: a folder of the task's bound over it, or (none)
 /// an empty one.
 type Cover<'a> = (&'a str, Option<&'a str>);
@@ -40,6 +45,9 @@ pub(crate) fn build(options: &Options) -> Result<(), SetupError> {
         mount(Some(dir), dir, None, libc::MS_BIND | libc::MS_REC, None)?;
     }
     let mut writable: Vec<&str> = options.dirs.iter().map(String::as_str).collect();
+    if options.home.is_some() {
+        writable.push(USER_HOME);
+    }
     // What covers folders of the machine: the task's folder over /tmp, empty ones over
     // the hidden folders (and, for a desktop, over the folders that hold sockets).
     let mut covers: Vec<Cover<'_>> = Vec::new();
@@ -56,7 +64,8 @@ pub(crate) fn build(options: &Options) -> Result<(), SetupError> {
         );
     }
     covers.extend(options.hidden.iter().map(|h| (h.as_str(), None)));
-    let kept = keep_covered(&options.dirs, &covers)?;
+    let in_sight: Vec<String> = options.dirs.iter().chain(&options.kept).cloned().collect();
+    let kept = keep_covered(&in_sight, &covers)?;
     cover(covers)?;
     private_dev()?;
     for (dir, fd) in kept {
@@ -68,6 +77,9 @@ pub(crate) fn build(options: &Options) -> Result<(), SetupError> {
         mount(Some(&from), dir, None, libc::MS_BIND | libc::MS_REC, None)?;
         // SAFETY: the descriptor is ours and no longer needed.
         unsafe { libc::close(fd) };
+    }
+    if let Some(home) = &options.home {
+        user_home(home)?;
     }
     set_attributes("/", true, MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID, 0)?;
     for dir in writable.into_iter().chain(["/dev/shm"]) {
@@ -139,6 +151,79 @@ fn cover(covers: Vec<Cover<'_>>) -> Result<(), SetupError> {
         }
     }
     Ok(())
+}
+
+/// The task's folder `home` as `/home/user`: a fresh `/home` over the machine's (which is
+/// never written), holding the machine's other entries bound back as they were (a user's
+/// home, a link) and the task's folder as `user`.
+fn user_home(home: &str) -> Result<(), SetupError> {
+    let made = |path: &str| {
+        let path = path.to_string();
+        move |source| SetupError::Make { path, source }
+    };
+    let open = |path: &str| -> Result<RawFd, SetupError> {
+        let c = cstring(path)?;
+        // SAFETY: opens a path for reference only, closed below.
+        let fd = unsafe { libc::open(c.as_ptr(), libc::O_PATH | libc::O_NOFOLLOW | libc::O_CLOEXEC) };
+        check(fd as libc::c_long).map_err(|source| SetupError::Open {
+            dir: path.to_string(),
+            source,
+        })?;
+        Ok(fd)
+    };
+    enum Entry {
+        Folder(RawFd),
+        File(RawFd),
+        Link(std::path::PathBuf),
+    }
+    let mut entries = Vec::new();
+    let listing = std::fs::read_dir("/home").map_err(made("/home"))?;
+    for entry in listing.flatten() {
+        let name = entry.file_name().to_string_lossy().into_owned();
+        if name == "user" {
+            continue;
+        }
+        let path = format!("/home/{name}");
+        let Ok(kind) = entry.file_type() else { continue };
+        let kept = if kind.is_symlink() {
+            Entry::Link(std::fs::read_link(&path).map_err(made(&path))?)
+        } else if kind.is_dir() {
+            Entry::Folder(open(&path)?)
+        } else {
+            Entry::File(open(&path)?)
+        };
+        entries.push((path, kept));
+    }
+    let task = open(home)?;
+    mount(
+        Some("tmpfs"),
+        "/home",
+        Some("tmpfs"),
+        libc::MS_NOSUID | libc::MS_NODEV,
+        Some("mode=0755,size=1m"),
+    )?;
+    let bind = |fd: RawFd, target: &str| {
+        let from = format!("/proc/self/fd/{fd}");
+        let bound = mount(Some(&from), target, None, libc::MS_BIND | libc::MS_REC, None);
+        // SAFETY: the descriptor is ours and no longer needed.
+        unsafe { libc::close(fd) };
+        bound
+    };
+    for (path, entry) in entries {
+        match entry {
+            Entry::Folder(fd) => {
+                std::fs::create_dir(&path).map_err(made(&path))?;
+                bind(fd, &path)?;
+            }
+            Entry::File(fd) => {
+                std::fs::File::create(&path).map_err(made(&path))?;
+                bind(fd, &path)?;
+            }
+            Entry::Link(to) => std::os::unix::fs::symlink(to, &path).map_err(made(&path))?,
+        }
+    }
+    std::fs::create_dir(USER_HOME).map_err(made(USER_HOME))?;
+    bind(task, USER_HOME)
 }
 
 /// A fresh `/dev` holding only the devices of [`DEVICES`] (bound from the machine's),

@@ -406,9 +406,10 @@ impl Backend for LinuxDesktop {
             std::fs::write(self.processes.tmp.join(file), code)
                 .map_err(|e| DesktopError::io(format!("cannot prepare {HELPER}"), e))?;
             let document = document.map(|d| self.processes.workspace().join(d));
+            let cwd = self.processes.workspace().to_path_buf();
             let (to, from) = self
                 .processes
-                .spawn_piped(HELPER, &Uno::argv(document.as_deref()))
+                .spawn_piped(HELPER, &Uno::argv(document.as_deref()), &cwd)
                 .await?;
             self.uno = Some(Uno::over(to, from)?);
         }
@@ -451,6 +452,33 @@ impl Backend for LinuxDesktop {
 
     fn app_crash(&mut self) -> Option<String> {
         self.processes.failed(APP)
+    }
+
+    async fn start_program(
+        &mut self,
+        what: &str,
+        argv: &[String],
+        cwd: &std::path::Path,
+    ) -> Result<(), DesktopError> {
+        Ok(self.processes.spawn_in(what, argv, cwd).await?)
+    }
+
+    async fn start_helper(
+        &mut self,
+        what: &str,
+        argv: &[String],
+        cwd: &std::path::Path,
+    ) -> Result<crate::desktop::backend::HelperPipes, DesktopError> {
+        use tokio::net::unix::pipe;
+        let (to, from) = self.processes.spawn_piped(what, argv, cwd).await?;
+        let pipes = |e: std::io::Error| DesktopError::io(format!("cannot talk to {what}"), e);
+        let to = pipe::Sender::from_owned_fd(to).map_err(pipes)?;
+        let from = pipe::Receiver::from_owned_fd(from).map_err(pipes)?;
+        Ok((Box::new(to), Box::new(from)))
+    }
+
+    fn program_ended(&mut self, what: &str) -> Option<String> {
+        self.processes.ended(what)
     }
 
     async fn end(&mut self) -> Option<String> {

@@ -1,7 +1,8 @@
 //! The programs of one task's desktop, all in its jail: started by path (the jail does
 //! not search `PATH`) with the desktop's environment and a log file each, watched for an
 //! early end, and ended with the jail. The environment points every program at the
-//! desktop's own display, buses, HOME and runtime folder inside the jail's `/tmp`.
+//! desktop's own display, buses, HOME and runtime folder inside the jail's `/tmp` (the
+//! task's folder as `/home/user` when the desktop is furnished so).
 
 use std::os::fd::OwnedFd;
 use std::path::{Path, PathBuf};
@@ -10,6 +11,7 @@ use std::time::{Duration, Instant};
 use tokio::sync::oneshot;
 
 use crate::desktop::error::DesktopError;
+use crate::desktop::furniture::Furniture;
 use crate::jail::{Jail, JailExit, JailSpawn};
 
 mod logfile;
@@ -118,6 +120,8 @@ pub(super) struct Processes {
     workspace: PathBuf,
     /// Where every program of the desktop prints.
     log: PathBuf,
+    /// The programs' environment.
+    env: Vec<(String, String)>,
 }
 
 /// Where a program is (the jail starts programs by path, with no search), or why it
@@ -146,20 +150,43 @@ fn describe(exit: JailExit) -> String {
 }
 
 impl Processes {
-    pub(super) fn new(jail: Jail, tmp: PathBuf, workspace: PathBuf, log: PathBuf) -> Self {
+    pub(super) fn new(
+        jail: Jail,
+        tmp: PathBuf,
+        workspace: PathBuf,
+        log: PathBuf,
+        furniture: &Furniture,
+    ) -> Self {
         Self {
             jail: Some(jail),
             running: Vec::new(),
             tmp,
             workspace,
             log,
+            env: Self::env(furniture),
         }
     }
 
-    fn env() -> Vec<(String, String)> {
-        [
-            ("PATH", "/usr/local/bin:/usr/bin:/bin"),
-            ("HOME", "/tmp/home"),
+    /// The programs' environment: the desktop's display, buses and home; the
+    /// furniture's folders first on the PATH.
+    fn env(furniture: &Furniture) -> Vec<(String, String)> {
+        let mut path: Vec<String> = furniture
+            .path_first
+            .iter()
+            .map(|p| p.display().to_string())
+            .collect();
+        path.push("/usr/local/bin:/usr/bin:/bin".to_string());
+        let home = if furniture.user_home {
+            "/home/user"
+        } else {
+            "/tmp/home"
+        };
+        let mut env: Vec<(String, String)> = vec![
+            ("PATH".to_string(), path.join(":")),
+            ("HOME".to_string(), home.to_string()),
+        ];
+        env.extend(
+            [
             ("TMPDIR", "/tmp"),
             ("LANG", "C.UTF-8"),
             ("DISPLAY", DISPLAY),
@@ -171,9 +198,10 @@ impl Processes {
             ("SAL_USE_VCLPLUGIN", "gtk3"),
             ("ACCESSIBILITY_ENABLED", "1"),
         ]
-        .into_iter()
-        .map(|(k, v)| (k.to_string(), v.to_string()))
-        .collect()
+            .into_iter()
+            .map(|(k, v)| (k.to_string(), v.to_string())),
+        );
+        env
     }
 
     /// The log every program of the desktop writes to.
@@ -183,19 +211,29 @@ impl Processes {
 
     /// Starts `argv` as `what`, in the workspace.
     pub(super) async fn spawn(&mut self, what: &str, argv: &[String]) -> Result<(), ProcessError> {
+        let cwd = self.workspace.clone();
+        self.spawn_in(what, argv, &cwd).await
+    }
+
+    /// Starts `argv` as `what`, in `cwd` (a folder as the jail sees it).
+    pub(super) async fn spawn_in(
+        &mut self,
+        what: &str,
+        argv: &[String],
+        cwd: &Path,
+    ) -> Result<(), ProcessError> {
         let mut argv = argv.to_vec();
         let Some(first) = argv.first_mut() else {
             return Err(ProcessError::NoProgram(what.to_string()));
         };
         *first = find_program(first)?.display().to_string();
         let (stdout, stderr) = log_file(&self.log)?;
-        let env = Self::env();
         let jail = self.jail.as_mut().ok_or(ProcessError::Ended)?;
         let started = jail
             .spawn(JailSpawn {
                 argv: &argv,
-                env: &env,
-                cwd: &self.workspace,
+                env: &self.env,
+                cwd,
                 memory: None,
                 cpu: None,
                 stdin: None,
@@ -216,12 +254,14 @@ impl Processes {
         Ok(())
     }
 
-    /// Starts `argv` as `what`, in the workspace, with pipes to its standard input and
-    /// from its standard output (its errors go to the log): the ends this side keeps.
+    /// Starts `argv` as `what`, in `cwd` (as the jail sees it), with pipes to its
+    /// standard input and from its standard output (its errors go to the log): the ends
+    /// this side keeps.
     pub(super) async fn spawn_piped(
         &mut self,
         what: &str,
         argv: &[String],
+        cwd: &Path,
     ) -> Result<(OwnedFd, OwnedFd), ProcessError> {
         let failed = |e: std::io::Error| ProcessError::Start {
             what: what.to_string(),
@@ -230,13 +270,12 @@ impl Processes {
         let (stdin, to) = std::io::pipe().map_err(failed)?;
         let (from, stdout) = std::io::pipe().map_err(failed)?;
         let (_, stderr) = log_file(&self.log)?;
-        let env = Self::env();
         let jail = self.jail.as_mut().ok_or(ProcessError::Ended)?;
         let started = jail
             .spawn(JailSpawn {
                 argv,
-                env: &env,
-                cwd: &self.workspace,
+                env: &self.env,
+                cwd,
                 memory: None,
                 cpu: None,
                 stdin: Some(OwnedFd::from(stdin)),

@@ -12,11 +12,14 @@ use zbus::Connection;
 use super::processes::{DISPLAY, ProcessError, Processes, SESSION_BUS, find_program, tail};
 use super::x11::{Display, X11Error};
 use crate::desktop::error::DesktopError;
+use crate::desktop::furniture::Furniture;
 use crate::jail::{Jail, JailOptions};
 use crate::tool::{Blame, Blamed};
 
-/// The screen.
-const SCREEN: &str = "1280x800x24";
+/// The screen, unless the desktop's furniture says another size.
+const SCREEN: (u32, u32) = (1280, 800);
+/// The window manager a furnished desktop runs.
+const WINDOW_MANAGER: &str = "openbox";
 /// How long the display and the buses may take to come up.
 const UP_TIMEOUT: Duration = Duration::from_secs(20);
 /// How long one accessibility call may take (a wedged app must not hold the task).
@@ -39,6 +42,8 @@ pub(crate) struct StartOptions<'a> {
     pub(crate) hidden: Vec<std::path::PathBuf>,
     /// How long an app may take to show a window.
     pub(crate) app_timeout: Duration,
+    /// What it is furnished with.
+    pub(crate) furniture: &'a Furniture,
 }
 
 /// Why a desktop did not come up.
@@ -149,13 +154,12 @@ pub(super) async fn start(options: &StartOptions<'_>) -> Result<Started, StartEr
             source,
         })
     };
-    if options.tmp.exists() {
-        // An earlier attempt's (removing does not follow the links it may hold).
-        std::fs::remove_dir_all(options.tmp).map_err(|source| StartError::Clear {
-            path: options.tmp.to_path_buf(),
-            source,
-        })?;
-    }
+    // An earlier attempt's is emptied, not replaced: the task's shell jail may see this
+    // folder as its `/tmp` already (an OSWorld task's commands share the desktop's).
+    empty(options.tmp).map_err(|source| StartError::Clear {
+        path: options.tmp.to_path_buf(),
+        source,
+    })?;
     std::fs::create_dir_all(options.tmp).map_err(StartError::Folders)?;
     let tmp = real(options.tmp)?;
     let workspace = real(options.workspace)?;
@@ -167,17 +171,34 @@ pub(super) async fn start(options: &StartOptions<'_>) -> Result<Started, StartEr
         std::os::unix::fs::PermissionsExt::from_mode(0o700),
     )
     .map_err(StartError::Folders)?;
+    let furniture = options.furniture;
+    if furniture.window_manager {
+        find_program(WINDOW_MANAGER)?;
+    }
+    let kept = furniture
+        .kept
+        .iter()
+        .map(|p| real(p))
+        .collect::<Result<Vec<_>, _>>()?;
     let jail_options = JailOptions {
         writable: vec![workspace.clone(), tmp.clone()],
         tmp: Some(tmp.clone()),
+        home: furniture.user_home.then(|| workspace.clone()),
+        kept,
         hidden: options.hidden.clone(),
         desktop: true,
     };
     let jail = Jail::start_with(options.jail, &jail_options)
         .await
         .map_err(|e| StartError::Jail(e.into()))?;
-    let mut processes = Processes::new(jail, tmp, workspace, options.log.to_path_buf());
-    match bring_up(&mut processes).await {
+    let mut processes = Processes::new(
+        jail,
+        tmp,
+        workspace,
+        options.log.to_path_buf(),
+        furniture,
+    );
+    match bring_up(&mut processes, furniture).await {
         Ok((display, a11y)) => Ok(Started {
             processes,
             display,
@@ -190,10 +211,16 @@ pub(super) async fn start(options: &StartOptions<'_>) -> Result<Started, StartEr
     }
 }
 
-/// Starts the display and the buses; connects to the display and the accessibility bus.
-async fn bring_up(p: &mut Processes) -> Result<(Display, Connection), StartError> {
+/// Starts the display, the buses and (when furnished with one) the window manager;
+/// connects to the display and the accessibility bus.
+async fn bring_up(
+    p: &mut Processes,
+    furniture: &Furniture,
+) -> Result<(Display, Connection), StartError> {
     let argv = |a: &[&str]| a.iter().map(|s| s.to_string()).collect::<Vec<_>>();
     let xvfb = "the display (Xvfb)";
+    let (width, height) = furniture.screen.unwrap_or(SCREEN);
+    let screen = format!("{width}x{height}x24");
     p.spawn(
         xvfb,
         &argv(&[
@@ -201,7 +228,7 @@ async fn bring_up(p: &mut Processes) -> Result<(Display, Connection), StartError
             DISPLAY,
             "-screen",
             "0",
-            SCREEN,
+            &screen,
             "-nolisten",
             "tcp",
             "-nolisten",
@@ -239,6 +266,13 @@ async fn bring_up(p: &mut Processes) -> Result<(Display, Connection), StartError
             .build()
             .await
             .map_err(StartError::Session)?;
+    if furniture.window_manager {
+        p.spawn(
+            "the window manager (openbox)",
+            &argv(&[WINDOW_MANAGER, "--sm-disable"]),
+        )
+        .await?;
+    }
     let address = a11y_address(p, &session).await?;
     let a11y = zbus::connection::Builder::address(address.as_str())
         .map_err(|source| StartError::A11yAddress {
@@ -250,6 +284,25 @@ async fn bring_up(p: &mut Processes) -> Result<(Display, Connection), StartError
         .await
         .map_err(StartError::A11y)?;
     Ok((display, a11y))
+}
+
+/// Removes what `dir` holds, if it exists (removing does not follow the links it may
+/// hold).
+fn empty(dir: &Path) -> std::io::Result<()> {
+    let entries = match std::fs::read_dir(dir) {
+        Ok(entries) => entries,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
+        Err(e) => return Err(e),
+    };
+    for entry in entries {
+        let entry = entry?;
+        if entry.file_type()?.is_dir() {
+            std::fs::remove_dir_all(entry.path())?;
+        } else {
+            std::fs::remove_file(entry.path())?;
+        }
+    }
+    Ok(())
 }
 
 /// The accessibility bus's address, as this side reaches it.

@@ -19,7 +19,9 @@ use crate::desktop::app::Launch;
 use crate::desktop::backend::{AppWindow, Backend, Snapshot};
 use crate::desktop::control::Rect;
 use crate::desktop::error::DesktopError;
+use crate::desktop::furniture::Furniture;
 use crate::desktop::tools::is_desktop_tool;
+use crate::osworld::{OsWorldPlan, Room};
 use crate::rundir::layout::TaskDir;
 use crate::tool::{Blame, Blamed, Failure, ToolCall, ToolResult};
 
@@ -89,6 +91,12 @@ pub(crate) struct DesktopExecutor {
     /// The app the actions go to now (the one opened, or the window selected last), for
     /// its API tools.
     current: Option<crate::desktop::app::Known>,
+    /// What the desktop is furnished with.
+    furniture: Furniture,
+    /// An OSWorld task's part of the desktop, until the desktop is up.
+    osworld: Option<OsWorldPlan>,
+    /// The same, running.
+    room: Option<Room>,
 }
 
 impl DesktopExecutor {
@@ -123,7 +131,18 @@ impl DesktopExecutor {
             step_screenshot: None,
             current,
             names,
+            furniture: Furniture::default(),
+            osworld: None,
+            room: None,
         }
+    }
+
+    /// The desktop of an OSWorld task: furnished as OSWorld's VM, with OSWorld's server
+    /// and evaluator beside the apps, its setup run by OSWorld's own code.
+    pub(crate) fn with_osworld(mut self, plan: OsWorldPlan) -> Self {
+        self.furniture = plan.furniture();
+        self.osworld = Some(plan);
+        self
     }
 
     /// The API (`desktop::office`) of the app the actions go to, when it has one and
@@ -285,12 +304,14 @@ impl DesktopExecutor {
     }
 }
 
-/// Starts the desktop of the task folder `dir`, out of sight of `hidden`.
+/// Starts the desktop of the task folder `dir`, out of sight of `hidden`, furnished
+/// with `furniture`.
 #[cfg(target_os = "linux")]
 async fn start(
     dir: TaskDir,
     hidden: Vec<std::path::PathBuf>,
     app_timeout: Duration,
+    furniture: &Furniture,
 ) -> Result<Box<dyn Backend>, DesktopError> {
     use crate::desktop::linux::{LinuxDesktop, StartOptions};
     let jail = crate::jail::jail_binary().ok_or_else(|| DesktopError::desktop(
@@ -306,6 +327,7 @@ async fn start(
         log: &log,
         hidden,
         app_timeout,
+        furniture,
     };
     Ok(Box::new(LinuxDesktop::start(&options).await?))
 }
@@ -316,6 +338,7 @@ async fn start(
     dir: TaskDir,
     _hidden: Vec<std::path::PathBuf>,
     app_timeout: Duration,
+    _furniture: &Furniture,
 ) -> Result<Box<dyn Backend>, DesktopError> {
     let desktop =
         crate::desktop::windows::WindowsDesktop::start(&dir.workspace(), app_timeout).await?;
@@ -327,6 +350,7 @@ async fn start(
     _dir: TaskDir,
     _hidden: Vec<std::path::PathBuf>,
     _app_timeout: Duration,
+    _furniture: &Furniture,
 ) -> Result<Box<dyn Backend>, DesktopError> {
     Err(DesktopError::desktop(
         "desktop tasks run on Linux and Windows only",
@@ -375,6 +399,7 @@ impl Executor for DesktopExecutor {
             self.dir.clone(),
             self.hidden.clone(),
             self.settings.app_timeout,
+            &self.furniture,
         )
         .await;
         let backend = match started {
@@ -401,7 +426,36 @@ impl Executor for DesktopExecutor {
                 }
             }
         }
+        if let Some(plan) = self.osworld.take() {
+            let (tmp, home) = (self.dir.desktop(), self.dir.workspace());
+            let backend = self.backend.as_mut().expect("started above");
+            match Room::open(backend.as_mut(), plan, &tmp, &home).await {
+                Ok((room, how)) => {
+                    self.room = Some(room);
+                    note.push_str(&format!("; {how}"));
+                }
+                Err(failure) => {
+                    if failure.blame != Blame::Agent {
+                        self.fault = Some(failure.clone());
+                    }
+                    return Err(failure);
+                }
+            }
+        }
         Ok(Some(note))
+    }
+
+    async fn osworld_evaluate(
+        &mut self,
+        last: crate::osworld::LastAction,
+    ) -> Option<Result<crate::osworld::Scored, Failure>> {
+        let room = self.room.as_mut()?;
+        let Some(backend) = self.backend.as_mut() else {
+            return Some(Err(Failure::environment(
+                "the desktop ended before OSWorld's evaluation",
+            )));
+        };
+        Some(room.evaluate(backend.as_mut(), last).await)
     }
 
     async fn begin_step(&mut self, step: u32, scope: Scope) -> Option<StepScreens> {
@@ -438,6 +492,11 @@ impl Executor for DesktopExecutor {
                 )),
                 Err(e) => notes.push(format!("cannot take the final screenshot: {e}")),
             },
+        }
+        // OSWorld's evaluation works on the running apps (its postconfig saves the
+        // document): they end with the desktop, after it.
+        if self.room.is_some() {
+            return Some(notes.join("; "));
         }
         // Closed in every unattended run (UFO's `close` asks the same), so that the checks
         // read what the app saved and nothing is left half written.

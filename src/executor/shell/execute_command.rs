@@ -23,11 +23,11 @@ impl ShellExecutor {
         if let Confinement::Jail { binary } = &self.settings.sandbox.confinement
             && self.jail.is_none()
         {
-            self.jail = Some(
-                Jail::start(binary, &self.writable)
-                    .await
-                    .map_err(Failure::from)?,
-            );
+            let started = match &self.view {
+                Some(view) => Jail::start_with(binary, view).await,
+                None => Jail::start(binary, &self.writable).await,
+            };
+            self.jail = Some(started.map_err(Failure::from)?);
         }
         Ok(())
     }

@@ -67,6 +67,9 @@ pub(crate) struct ShellExecutor {
     /// The task's jail, once its first command started (with `--sandbox jail`).
     #[cfg(target_os = "linux")]
     jail: Option<crate::jail::Jail>,
+    /// What the jail shows, when it is not the workspace alone (a desktop's world).
+    #[cfg(target_os = "linux")]
+    view: Option<crate::jail::JailOptions>,
 }
 
 impl ShellExecutor {
@@ -108,7 +111,63 @@ impl ShellExecutor {
             fault: None,
             #[cfg(target_os = "linux")]
             jail: None,
+            #[cfg(target_os = "linux")]
+            view: None,
         }
+    }
+
+    /// Commands that see the task's desktop as its programs do (an OSWorld task's
+    /// LinuxAgent acts on its desktop's files): in a jail always, whose `/tmp` is the
+    /// desktop's `tmp` (the display's socket is there), whose `/home/user` is the
+    /// workspace, out of sight of `hidden` but for `kept`; with the desktop's
+    /// variables.
+    #[cfg(target_os = "linux")]
+    pub(crate) fn see_desktop(
+        &mut self,
+        tmp: &Path,
+        hidden: Vec<PathBuf>,
+        kept: Vec<PathBuf>,
+    ) -> Result<(), Failure> {
+        let binary = crate::jail::jail_binary().ok_or_else(|| {
+            Failure::environment(
+                "desktop tasks run in a jail, and ufo-batch-jail is not beside ufo-batch (cargo build --release builds both)",
+            )
+        })?;
+        std::fs::create_dir_all(tmp).map_err(|e| {
+            Failure::environment(format!("cannot make {}: {e}", tmp.display()))
+        })?;
+        self.settings.sandbox.confinement = super::sandbox::Confinement::Jail { binary };
+        let mut writable = vec![self.workspace.clone(), tmp.to_path_buf()];
+        writable.dedup();
+        self.view = Some(crate::jail::JailOptions {
+            writable,
+            tmp: Some(tmp.to_path_buf()),
+            home: Some(self.workspace.clone()),
+            kept,
+            hidden,
+            desktop: true,
+        });
+        for (key, value) in [
+            ("HOME", "/home/user"),
+            ("TMPDIR", "/tmp"),
+            ("DISPLAY", ":0"),
+            ("XDG_RUNTIME_DIR", "/tmp/xdg"),
+            ("DBUS_SESSION_BUS_ADDRESS", "unix:path=/tmp/session-bus"),
+        ] {
+            self.set_env(key, value);
+        }
+        Ok(())
+    }
+
+    /// The same, where there are no jails: OSWorld's desktops are Linux's.
+    #[cfg(not(target_os = "linux"))]
+    pub(crate) fn see_desktop(
+        &mut self,
+        _tmp: &Path,
+        _hidden: Vec<PathBuf>,
+        _kept: Vec<PathBuf>,
+    ) -> Result<(), Failure> {
+        Err(Failure::environment("OSWorld's desktops run on Linux only"))
     }
 
     /// Adds a variable to the commands' environment.

@@ -101,7 +101,7 @@ struct Page<'a> {
 /// not objects: the keys would be a third of a 10,000-task page.
 struct DataRows<'a> {
     records: &'a dyn RowSource,
-    present: [bool; 6],
+    present: [bool; 7],
     folders: &'a [String],
 }
 
@@ -156,6 +156,7 @@ pub(crate) fn write_report_html(
         t.timeout > 0,
         t.cancelled > 0,
         t.unfinished > 0,
+        t.unsupported > 0,
         t.passed > 0,
     ];
     let (statuses, folders, tags) = filters(records);
@@ -204,6 +205,7 @@ fn counts(t: &crate::render::Totals) -> Vec<(String, usize)> {
         ("timeout", t.timeout),
         ("cancelled", t.cancelled),
         ("unfinished", t.unfinished),
+        ("unsupported", t.unsupported),
     ]
     .into_iter()
     .filter(|(_, n)| *n > 0)
@@ -276,9 +278,9 @@ impl Write for ScriptSafe<'_> {
 /// there is (`present`, by order), rather than all of them sorted in memory.
 fn sorted(
     records: &dyn RowSource,
-    present: [bool; 6],
+    present: [bool; 7],
 ) -> impl Iterator<Item = Cow<'_, TaskRow>> + '_ {
-    (0..6u8)
+    (0..7u8)
         .filter(move |k| present[*k as usize])
         .flat_map(move |k| records.rows().filter(move |r| order(r.status) == k))
 }
@@ -291,7 +293,8 @@ fn order(status: TaskStatus) -> u8 {
         TaskStatus::Timeout => 2,
         TaskStatus::Cancelled => 3,
         TaskStatus::Pending | TaskStatus::Running => 4,
-        TaskStatus::Passed => 5,
+        TaskStatus::Unsupported => 5,
+        TaskStatus::Passed => 6,
     }
 }
 

@@ -30,7 +30,11 @@ impl Checker<'_> {
         text: &str,
     ) -> Option<Task> {
         let fallback = raw.unique_id.as_ref().map(UniqueId::text);
-        let id = self.id(raw.id.as_deref(), default_id, fallback.as_deref());
+        // An OSWorld task file's `id` is OSWorld's (its cache folder's name): the task's
+        // own is its path's (`libreoffice_calc/<id>`).
+        let declared = raw.id.as_deref().filter(|_| raw.instruction.is_none());
+        let id = self.id(declared, default_id, fallback.as_deref());
+        let osworld = self.osworld(&raw, text);
         // Without a request the file has no shape, but every other key is still
         // checked, so that one reading says every problem.
         let shaped = self.shape(&raw);
@@ -66,6 +70,7 @@ impl Checker<'_> {
             object: raw.object,
             close,
             mode: raw.mode,
+            osworld,
             tags: raw.tags.unwrap_or_default(),
             timeout,
             max_steps: raw.max_steps,
@@ -128,12 +133,21 @@ impl Checker<'_> {
         {
             self.warnings.push("both `task` and `request` are set; `request` is used for recorded plans, `task` otherwise".into());
         }
+        let instruction = raw
+            .instruction
+            .as_deref()
+            .map(str::trim)
+            .filter(|s| !s.is_empty());
         let text = if raw.actions.is_some() {
             request.or(task)
         } else {
-            task.or(request)
+            task.or(request).or(instruction)
         };
         let Some(text) = text else {
+            if raw.instruction.is_some() {
+                // OSWorld's reader says so, where it is.
+                return None;
+            }
             let empty = raw.task.is_some() || raw.request.is_some();
             let (message, fix) = if empty {
                 (
@@ -167,6 +181,35 @@ impl Checker<'_> {
             (None, None) => TaskShape::SeedRequest,
         };
         Some((shape, text.to_string()))
+    }
+
+    /// The OSWorld task: the file itself when it is one of OSWorld's (it has an
+    /// `instruction`), or the one a recorded plan carries (`osworld`); each flaw is a
+    /// problem where it is.
+    fn osworld(
+        &mut self,
+        raw: &RawTask,
+        text: &str,
+    ) -> Option<std::sync::Arc<crate::task::osworld::OsWorldTask>> {
+        let (value, prefix) = if raw.instruction.is_some() {
+            (serde_json::from_str(text).ok()?, "")
+        } else {
+            (raw.osworld.clone()?, "osworld")
+        };
+        match crate::task::osworld::OsWorldTask::read(&value) {
+            Ok(task) => Some(std::sync::Arc::new(task)),
+            Err(flaws) => {
+                for flaw in flaws {
+                    let at = match (prefix, flaw.at.as_str()) {
+                        ("", at) => at.to_string(),
+                        (p, "") => p.to_string(),
+                        (p, at) => format!("{p}.{at}"),
+                    };
+                    self.problem(&at, flaw.message, flaw.fix);
+                }
+                None
+            }
+        }
     }
 
     /// A UFO step plan (`steps`) or dataflow task (`refined_steps`); an empty list or

@@ -26,6 +26,18 @@ pub(super) const KNOWN_KEYS: &[&str] = &[
     "unique_id",
     "refined_steps",
     "mode",
+    // OSWorld's task files (and plans recorded from one: `osworld`).
+    "osworld",
+    "instruction",
+    "config",
+    "evaluator",
+    "related_apps",
+    "snapshot",
+    "source",
+    "trajectory",
+    "proxy",
+    "fixed_ip",
+    "possibility_of_env_change",
 ];
 /// Keys an action may have.
 pub(super) const ACTION_KEYS: &[&str] = &["agent", "action", "parameters", "expect", "comment"];
@@ -51,6 +63,10 @@ pub(super) struct RawTask {
     pub(super) unique_id: Option<UniqueId>,
     pub(super) refined_steps: Option<Vec<String>>,
     pub(super) mode: Option<crate::task::SessionMode>,
+    /// An OSWorld task file's instruction (its request).
+    pub(super) instruction: Option<String>,
+    /// The OSWorld task a recorded plan was recorded from.
+    pub(super) osworld: Option<serde_json::Value>,
 }
 
 /// UFO dataflow's `unique_id`: a string or a number.
