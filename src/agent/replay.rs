@@ -16,6 +16,9 @@ use crate::units::seconds;
 
 const AGENT_TYPE: &str = "ReplayAgent";
 
+/// What a replay says when its recording ended saying `FAIL`.
+const SAYS_FAIL: &str = "the recording ended here saying the task cannot be done (last_action FAIL)";
+
 /// The agent type a replayed step is logged under: the UFO agent that recorded it
 /// (`HostAgent`, `AppAgent`, `AppAgent/<app>` is an AppAgent), as UFO's trajectory
 /// reader looks for it (`ufo/trajectory/parser.py`, `host_agent_log` and
@@ -35,6 +38,8 @@ pub(crate) struct ReplayAgent {
     total: usize,
     /// The folder of the plan's file: where what the recording saw is.
     plan_dir: Option<std::path::PathBuf>,
+    /// The recording ended saying the task cannot be done.
+    says_fail: bool,
 }
 
 impl ReplayAgent {
@@ -44,7 +49,15 @@ impl ReplayAgent {
             total: actions.len(),
             actions: actions.into(),
             plan_dir,
+            says_fail: false,
         }
+    }
+
+    /// The replay ends as its recording did, saying the task cannot be done (`FAIL`),
+    /// once every action replayed.
+    pub(crate) fn saying_fail(mut self, says_fail: bool) -> Self {
+        self.says_fail = says_fail;
+        self
     }
 
     /// For a computer-use action that did not replay: the screen now and the one the
@@ -66,6 +79,11 @@ impl ReplayAgent {
 impl Agent for ReplayAgent {
     async fn handle(&mut self, ctx: &mut Context, executor: &mut dyn Executor) -> AgentStep {
         let Some(action) = self.actions.pop_front() else {
+            if self.says_fail {
+                let mut step = AgentStep::new(AGENT_TYPE, AGENT_TYPE, AgentStatus::Fail);
+                step.comment = Some(SAYS_FAIL.to_string());
+                return step;
+            }
             let mut step = AgentStep::new(AGENT_TYPE, AGENT_TYPE, AgentStatus::Finish);
             step.comment = Some("the plan has no actions".to_string());
             return step;
@@ -107,6 +125,7 @@ impl Agent for ReplayAgent {
         });
         let status = match (&error, self.actions.is_empty()) {
             (Some(_), _) => AgentStatus::Fail,
+            (None, true) if self.says_fail => AgentStatus::Fail,
             (None, true) => AgentStatus::Finish,
             (None, false) => AgentStatus::Continue,
         };
@@ -118,7 +137,10 @@ impl Agent for ReplayAgent {
             .clone()
             .unwrap_or_else(|| AGENT_TYPE.to_string());
         let mut step = AgentStep::new(recorded_type(&name), name, status);
-        step.comment = action.comment.clone();
+        step.comment = match (status, error.is_none()) {
+            (AgentStatus::Fail, true) => Some(SAYS_FAIL.to_string()),
+            _ => action.comment.clone(),
+        };
         step.error = error;
         step.actions.push(ActionRecord {
             function: command.tool_name.clone(),

@@ -43,7 +43,8 @@ pub(super) fn build(
             let agent = ReplayAgent::new(
                 actions.clone(),
                 task.source.parent().map(std::path::Path::to_path_buf),
-            );
+            )
+            .saying_fail(task.says_fail);
             (Box::new(agent), one_round(), limits)
         }
         TaskShape::UfoStepPlan { steps } | TaskShape::UfoDataflow { steps } => {

@@ -323,6 +323,20 @@ fn session_status(
     end: &SessionEnd,
     evaluation: Option<&Evaluation>,
 ) -> (TaskStatus, Option<String>) {
+    // A score (OSWorld's) is the verdict however the agent ended, as OSWorld counts:
+    // an infeasible task's pass is the agent's FAIL, a step limit scores what was done.
+    if let Some(e) = evaluation.filter(|e| e.score.is_some())
+        && !matches!(end, SessionEnd::Error(..))
+    {
+        return match (e.holds(), end) {
+            (true, _) => (TaskStatus::Passed, None),
+            (false, SessionEnd::Finished) => (TaskStatus::Failed, Some(e.reason.clone())),
+            (false, end) => (
+                TaskStatus::Failed,
+                Some(format!("{}; the session {}", e.reason, end.describe())),
+            ),
+        };
+    }
     match end {
         SessionEnd::Finished => match evaluation {
             Some(e) if !e.holds() => (TaskStatus::Failed, Some(e.reason.clone())),

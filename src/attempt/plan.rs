@@ -111,6 +111,12 @@ struct PlanFile<'a> {
     actions: Vec<Action>,
     #[serde(skip_serializing_if = "<[Check]>::is_empty")]
     evaluate: &'a [Check],
+    /// The OSWorld task, so that the replay is set up and scored the same.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    osworld: Option<&'a serde_json::Value>,
+    /// `FAIL` when the agent's last word was that the task cannot be done.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    last_action: Option<&'static str>,
     recorded: RecordedVerdict,
 }
 
@@ -159,6 +165,11 @@ pub(super) fn recorded_plan(
         setup: &task.setup,
         actions,
         evaluate: &task.checks,
+        osworld: task.osworld.as_ref().map(|o| o.json.as_ref()),
+        last_action: trajectory
+            .last()
+            .filter(|s| s.status == crate::record::AgentStatus::Fail && s.error.is_none())
+            .map(|_| "FAIL"),
         recorded,
     };
     serde_json::to_value(plan).unwrap_or_default()

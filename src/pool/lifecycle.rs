@@ -19,6 +19,7 @@ pub(crate) fn new_record(task: &Task) -> TaskRecord {
         task.request.clone(),
     );
     record.tags = task.tags.clone();
+    record.domain = task.domain();
     record.warnings = task.warnings.clone();
     record.repeat = task.repeat;
     record
@@ -49,6 +50,7 @@ pub(super) fn open_attempt(
     record.blame = None;
     record.complete = None;
     record.judge = None;
+    record.score = None;
     record.experience = None;
     record.started = Some(now);
     record.finished = None;
@@ -73,6 +75,7 @@ pub(super) fn close_attempt(record: &mut TaskRecord, outcome: &AttemptOutcome, n
         .filter(|_| outcome.status == crate::record::TaskStatus::Error);
     record.complete = outcome.evaluation.as_ref().map(|e| e.complete);
     record.judge = outcome.evaluation.as_ref().and_then(|e| e.judge.clone());
+    record.score = outcome.evaluation.as_ref().and_then(|e| e.score);
     record.experience = (!outcome.experience.is_empty()).then(|| outcome.experience.clone());
     record.finished = Some(now);
     record.duration_s = record
@@ -188,6 +191,7 @@ fn refresh_from_task(record: &mut TaskRecord, task: &Task, inputs: &Inputs) {
     record.session = SessionType::of(&task.shape);
     record.request = task.request.clone();
     record.tags = task.tags.clone();
+    record.domain = task.domain();
     record.warnings = task.warnings.clone();
     record.repeat = task.repeat;
 }

@@ -26,6 +26,10 @@ pub(crate) struct TaskRow {
     pub(crate) error: Option<String>,
     /// With `--eval both`: the LLM judge's verdict beside the checks'.
     pub(crate) judge: Option<JudgeOpinion>,
+    /// The evaluator's score from 0 to 1, where it gives one (OSWorld's).
+    pub(crate) score: Option<f64>,
+    /// The benchmark domain it belongs to (OSWorld's).
+    pub(crate) domain: Option<String>,
     /// Attempts so far.
     pub(crate) attempts: u32,
     /// Why each attempt before the latest did not pass, oldest first, but those the
@@ -64,6 +68,8 @@ impl TaskRow {
             complete: record.complete,
             error: record.error.clone(),
             judge: record.judge.clone(),
+            score: record.score,
+            domain: record.domain.clone(),
             attempts: record.attempt_count(),
             earlier_failures: record.attempts[..record.attempts.len().saturating_sub(1)]
                 .iter()

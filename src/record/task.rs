@@ -109,6 +109,12 @@ pub(crate) struct TaskRecord {
     /// With `--eval both`: the LLM judge's verdict beside the checks' that decided.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) judge: Option<JudgeOpinion>,
+    /// The evaluator's score from 0 to 1, where it gives one (OSWorld's).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) score: Option<f64>,
+    /// The benchmark domain it belongs to (an OSWorld task's folder: `os`, ...).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) domain: Option<String>,
     /// Experience given to its agents and saved from it (`--experience`,
     /// `--demonstrations`, `--save-experience`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -170,6 +176,8 @@ impl TaskRecord {
             status: TaskStatus::Pending,
             complete: None,
             judge: None,
+            score: None,
+            domain: None,
             error: None,
             blame: None,
             experience: None,

@@ -7,6 +7,7 @@
 pub(crate) mod agreement;
 pub(crate) mod atif;
 mod compare_md;
+pub(crate) mod domains;
 mod comparison;
 mod computer;
 mod experience;

@@ -19,6 +19,8 @@ pub(crate) struct Overview {
     pub(crate) agreement: Option<Agreement>,
     /// Experience given and saved, when the run used any.
     pub(crate) experience: Option<ExperienceCount>,
+    /// An OSWorld run's counts by domain.
+    pub(crate) domains: Option<Vec<super::domains::DomainCount>>,
 }
 
 impl Overview {
@@ -27,10 +29,12 @@ impl Overview {
         let mut repeated = false;
         let mut agreement = AgreementCount::default();
         let mut experience = ExperienceCount::default();
+        let mut domains = super::domains::DomainCounts::default();
         let mut totals = totals(records.rows().inspect(|r| {
             repeated |= r.repeat.is_some();
             agreement.add(r);
             experience.add(r);
+            domains.add(r);
         }));
         if repeated {
             // Repetitions of one task are not independent: the interval is pass@1's,
@@ -42,6 +46,7 @@ impl Overview {
             rates: repeated.then(|| rates(records.rows())),
             agreement: agreement.finish(),
             experience: experience.finish(),
+            domains: domains.finish(),
         }
     }
 }

@@ -28,6 +28,9 @@ pub(crate) fn write_report_md(
     if t.passed < t.total {
         write_not_passed(md, records, t)?;
     }
+    if let Some(domains) = &overview.domains {
+        write_domains(md, domains)?;
+    }
     if let Some(rates) = &overview.rates {
         write_repeats(md, rates)?;
     }
@@ -55,6 +58,7 @@ fn write_headline(md: &mut dyn Write, name: &str, t: &Totals) -> io::Result<()> 
         (t.timeout, "timeout"),
         (t.cancelled, "cancelled"),
         (t.unfinished, "unfinished"),
+        (t.unsupported, "unsupported (not run, not counted)"),
     ] {
         if n > 0 {
             write!(md, " · {n} {label}")?;
@@ -69,6 +73,30 @@ fn write_headline(md: &mut dyn Write, name: &str, t: &Totals) -> io::Result<()> 
         write!(md, " · {tokens} tokens · {shown}")?;
     }
     md.write_all(b"\n\n")
+}
+
+/// The "By domain" section of an OSWorld run: per domain, the tasks that ran, passed,
+/// failed and were unsupported here, and the mean score.
+fn write_domains(
+    md: &mut dyn Write,
+    domains: &[crate::render::domains::DomainCount],
+) -> io::Result<()> {
+    md.write_all(b"## By domain\n\n| domain | tasks | ran | passed | failed | error/timeout | unsupported | mean score |\n|---|---:|---:|---:|---:|---:|---:|---:|\n")?;
+    for d in domains {
+        writeln!(
+            md,
+            "| {} | {} | {} | {} | {} | {} | {} | {} |",
+            crate::render::markdown::cell(&d.domain, 80),
+            d.tasks,
+            d.ran,
+            d.passed,
+            d.failed,
+            d.other,
+            d.unsupported,
+            d.mean_score.map_or("—".to_string(), |s| format!("{s:.3}"))
+        )?;
+    }
+    md.write_all(b"\n")
 }
 
 /// The "Not passed" section: each task that did not pass, with its status and reason.

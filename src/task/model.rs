@@ -36,6 +36,9 @@ pub(crate) struct Task {
     /// The OSWorld task it is (an OSWorld task file, or a plan recorded from one): its
     /// setup, the desktop it needs and OSWorld's evaluator.
     pub(crate) osworld: Option<std::sync::Arc<super::osworld::OsWorldTask>>,
+    /// A recorded plan whose agent said, after its actions, that the task cannot be
+    /// done (`last_action: FAIL`): its replay ends saying the same.
+    pub(crate) says_fail: bool,
     /// Free-form labels, carried into results.
     pub(crate) tags: Vec<String>,
     /// Wall-clock limit for this task, overriding the run's `--timeout`.
@@ -75,6 +78,7 @@ impl Task {
             close: false,
             mode: None,
             osworld: None,
+            says_fail: false,
             tags: Vec::new(),
             timeout: None,
             max_steps: None,
@@ -125,6 +129,25 @@ impl Task {
     /// its commands act on the same desktop's files).
     pub(crate) fn shell_agent(&self) -> bool {
         self.osworld.as_ref().is_some_and(|o| o.os_only())
+    }
+
+    /// An OSWorld task's domain: the folder of its file (`examples/<domain>/<id>.json`),
+    /// or for a recorded plan of one, its first related app.
+    pub(crate) fn domain(&self) -> Option<String> {
+        let osworld = self.osworld.as_ref()?;
+        let folder = self
+            .source
+            .parent()
+            .and_then(std::path::Path::file_name)
+            .map(|n| n.to_string_lossy().into_owned());
+        match (self.shape_is_plan(), folder) {
+            (false, Some(folder)) => Some(folder),
+            _ => Some(osworld.domain()),
+        }
+    }
+
+    fn shape_is_plan(&self) -> bool {
+        matches!(self.shape, TaskShape::RecordedPlan { .. })
     }
 
     /// Repetition `n` of this task: id `ID/rep-n`.

@@ -35,6 +35,7 @@ impl Checker<'_> {
         let declared = raw.id.as_deref().filter(|_| raw.instruction.is_none());
         let id = self.id(declared, default_id, fallback.as_deref());
         let osworld = self.osworld(&raw, text);
+        let says_fail = self.last_action(raw.last_action.as_deref());
         // Without a request the file has no shape, but every other key is still
         // checked, so that one reading says every problem.
         let shaped = self.shape(&raw);
@@ -71,6 +72,7 @@ impl Checker<'_> {
             close,
             mode: raw.mode,
             osworld,
+            says_fail,
             tags: raw.tags.unwrap_or_default(),
             timeout,
             max_steps: raw.max_steps,
@@ -181,6 +183,23 @@ impl Checker<'_> {
             (None, None) => TaskShape::SeedRequest,
         };
         Some((shape, text.to_string()))
+    }
+
+    /// A recorded plan's `last_action`: `FAIL`, the recorded agent's word that the task
+    /// cannot be done (OSWorld's answer to an infeasible task), or nothing.
+    fn last_action(&mut self, word: Option<&str>) -> bool {
+        match word {
+            None => false,
+            Some("FAIL") => true,
+            Some(other) => {
+                self.problem(
+                    "last_action",
+                    format!("`last_action` is {other:?}; the only last action a plan records is \"FAIL\""),
+                    "write \"last_action\": \"FAIL\" for a recording whose agent said the task cannot be done, or leave it out",
+                );
+                false
+            }
+        }
     }
 
     /// The OSWorld task: the file itself when it is one of OSWorld's (it has an

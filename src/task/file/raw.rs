@@ -22,6 +22,7 @@ pub(super) const KNOWN_KEYS: &[&str] = &[
     "setup",
     "evaluate",
     "recorded",
+    "last_action",
     "app",
     "unique_id",
     "refined_steps",
@@ -67,6 +68,8 @@ pub(super) struct RawTask {
     pub(super) instruction: Option<String>,
     /// The OSWorld task a recorded plan was recorded from.
     pub(super) osworld: Option<serde_json::Value>,
+    /// A recorded plan's last word after its actions: `FAIL` (the task cannot be done).
+    pub(super) last_action: Option<String>,
 }
 
 /// UFO dataflow's `unique_id`: a string or a number.

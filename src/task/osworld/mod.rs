@@ -80,6 +80,16 @@ impl OsWorldTask {
         self.evaluator.funcs.iter().any(|f| f == "infeasible")
     }
 
+    /// Its domain as OSWorld names its folders, from its apps where its file's folder
+    /// does not say (a recorded plan of it): the one app (`libreoffice calc` is
+    /// `libreoffice_calc`), else `multi_apps`.
+    pub(crate) fn domain(&self) -> String {
+        match self.related_apps.as_slice() {
+            [one] => one.trim().to_ascii_lowercase().replace([' ', '-'], "_"),
+            _ => "multi_apps".to_string(),
+        }
+    }
+
     /// Whether it is about the operating system alone (`related_apps` only `os`): the
     /// LinuxAgent's, with shell tools, as in UFO's Linux session.
     pub(crate) fn os_only(&self) -> bool {
