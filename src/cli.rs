@@ -84,7 +84,7 @@ pub(crate) enum Subcommand {
 pub(crate) struct RunArgs {
     /// Task files or folders (searched recursively for *.json). A run folder of an
     /// earlier run replays its tasks' plan.json files.
-    #[arg(value_name = "PATH", required_unless_present = "request")]
+    #[arg(value_name = "PATH", required_unless_present_any = ["request", "suite"])]
     pub(crate) paths: Vec<PathBuf>,
 
     /// Results root; the run dir is OUT/NAME (default: results).

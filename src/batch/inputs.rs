@@ -37,12 +37,17 @@ pub(super) fn needs_agent(task: &Task, config: &RunSettings) -> bool {
 /// True when `task` will talk to the LLM under `config`: an agent, or the judge.
 fn uses_llm(task: &Task, config: &RunSettings) -> bool {
     let agent = needs_agent(task, config);
+    // OSWorld's evaluator scores an OSWorld task: the judge only gives a second opinion.
+    let scored = task.osworld.is_some();
     let judged = match config.eval {
-        EvalMode::Llm => true,
-        EvalMode::Auto => task.checks.is_empty() && task.recorded.is_none() && config.llm.is_some(),
+        EvalMode::Llm => !scored,
+        EvalMode::Auto => {
+            !scored && task.checks.is_empty() && task.recorded.is_none() && config.llm.is_some()
+        }
         // The judge also judges the tasks the checks decide.
         EvalMode::Both => {
-            config.llm.is_some() && (!task.checks.is_empty() || task.recorded.is_none())
+            config.llm.is_some()
+                && (scored || !task.checks.is_empty() || task.recorded.is_none())
         }
         EvalMode::Checks | EvalMode::None => false,
     };
@@ -122,6 +127,8 @@ pub(super) struct Held {
     pub(super) agent: bool,
     /// An operator works on it.
     pub(super) operator: bool,
+    /// It is OSWorld's: whether it runs here at all is decided when it starts.
+    pub(super) osworld: bool,
 }
 
 impl SharedSettings {
@@ -149,6 +156,7 @@ impl SharedSettings {
             uses_llm: uses_llm(task, config),
             agent: needs_agent(task, config),
             operator: operates(task, config),
+            osworld: task.osworld.is_some(),
         };
         if held.inputs.has_object() {
             return Arc::new(held);
