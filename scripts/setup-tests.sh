@@ -2,7 +2,7 @@
 # Installs every stack the tests use (as root, or with sudo for the apt parts), each with
 # its own script: bubblewrap and util-linux's `script`, the desktop stack, a headless
 # browser, the MCP test servers and AIP test client, UFO's own code's venv. A stack named
-# in UFO_BATCH_SKIP_TESTS (a comma list: desktop, browser, mcp, ufo, stats, harbor, operator, bwrap; or `all`) is
+# in UFO_BATCH_SKIP_TESTS (a comma list: desktop, osworld, browser, mcp, ufo, stats, harbor, operator, bwrap; or `all`) is
 # not installed: its tests are skipped on request (tests/integration/helpers.rs).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -28,7 +28,8 @@ if ! command -v script >/dev/null 2>&1; then
   apt_install bsdutils || { echo "script could not be installed (apt-get install bsdutils)" >&2; exit 2; }
 fi
 # Each stack with its own script, unless its tests are to be skipped.
-for stack in "desktop:the desktop stack" "browser:a headless browser" \
+for stack in "desktop:the desktop stack" "osworld:OSWorld's server and evaluator venv" \
+             "browser:a headless browser" \
              "mcp:the MCP test servers and the AIP test client" "ufo:UFO's own code's venv" \
              "stats:SciPy and statsmodels" "harbor:Harbor (ATIF and its viewer)" \
              "operator:the computer-use providers' SDKs"; do

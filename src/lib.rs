@@ -1,5 +1,5 @@
 //! ufo-batch runs batches of computer-use agent tasks: a folder of task files (UFO
-//! request files, step plans, recorded plans) becomes one session per file, run many at
+//! request files, step plans, recorded plans, OSWorld's tasks) becomes one session per file, run many at
 //! once, each in its own workspace, each ending in a definite status and a readable
 //! trajectory.
 //!
@@ -19,7 +19,8 @@
 //! session, eval, mcp, Session, Round, Context, the Agent trait; deterministic checks;
 //!   finished, reporter   MCP servers; commands over finished run dirs; live reporters
 //! executor, experience, what carries out tool calls (the Executor trait); experience;
-//!   render               the text of every derived file
+//!   osworld, render      OSWorld's server and evaluator on a task's desktop; the text
+//!                        of every derived file
 //! event, rundir       the one interface between the core and the reporters; the on-disk
 //!                     layout: paths, atomic writes, the group commit, records, resume
 //! desktop, record,    a task's own desktop (the Backend trait); the persisted schema;

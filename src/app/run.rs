@@ -63,7 +63,7 @@ pub(super) fn run(args: RunArgs) -> Result<u8, Error> {
 
 /// The one-line machine-readable summary of `--summary-json`.
 fn summary_line_json(s: &RunStats) -> serde_json::Value {
-    use TaskStatus::{Cancelled, Error as Err, Failed, Passed, Timeout};
+    use TaskStatus::{Cancelled, Error as Err, Failed, Passed, Timeout, Unsupported};
     let count = |st| s.count(st);
     serde_json::json!({
         "run_dir": s.run_dir,
@@ -76,6 +76,7 @@ fn summary_line_json(s: &RunStats) -> serde_json::Value {
         "error": count(Err),
         "timeout": count(Timeout),
         "cancelled": count(Cancelled),
+        "unsupported": count(Unsupported),
         "pass_rate": (s.pass_rate() * 10_000.0).round() / 10_000.0,
         "tokens": s.usage.total(),
         "cost_usd": s.cost.usd(),

@@ -191,6 +191,16 @@ fn uuid_of(text: &str) -> String {
     )
 }
 
+/// A verdict's reward: the evaluator's score where it gives one (OSWorld's), else 1.0
+/// passed and 0.0 failed; none without a verdict.
+fn reward_of(record: &TaskRecord) -> Option<f64> {
+    match record.status {
+        TaskStatus::Passed => Some(record.score.unwrap_or(1.0)),
+        TaskStatus::Failed => Some(record.score.unwrap_or(0.0)),
+        _ => None,
+    }
+}
+
 /// Harbor's exception type for a task that has no verdict.
 fn exception_type(status: TaskStatus) -> Option<&'static str> {
     match status {
@@ -237,11 +247,7 @@ fn write_trial(
         "agent": {"name": "ufo-batch", "model_name": model},
     });
     write(&dir.join("config.json"), &config)?;
-    let reward = match record.status {
-        TaskStatus::Passed => Some(1.0),
-        TaskStatus::Failed => Some(0.0),
-        _ => None,
-    };
+    let reward = reward_of(record);
     if let Some(reward) = reward {
         write(
             &dir.join("verifier/reward.json"),
@@ -356,12 +362,8 @@ fn job_result(
             push(&mut exceptions, kind, trial);
         } else {
             rewarded += 1;
-            let reward = if record.status == TaskStatus::Passed {
-                "1.0"
-            } else {
-                "0.0"
-            };
-            push(&mut rewards, reward, trial);
+            let reward = format!("{:?}", reward_of(record).unwrap_or_default());
+            push(&mut rewards, &reward, trial);
         }
     }
     let cost: Option<f64> = trials

@@ -150,8 +150,8 @@ fn garbage(e: &serde_json::Error) -> Failure {
 }
 
 /// The failure an error answer tells, by its `kind`: the machine's (a server that does
-/// not answer, a package that is missing), the task file's (a step, getter or metric
-/// OSWorld's code does not have, or that raised), or the evaluator's own crash.
+/// not answer, a package that is missing), or the task file's (a step, getter or metric
+/// OSWorld's code does not have, a step that fails, an evaluator that raised).
 pub(crate) fn refusal(answer: &Map<String, Value>) -> Failure {
     let text = |k: &str| answer.get(k).and_then(Value::as_str).unwrap_or_default();
     let (error, kind, detail) = (text("error"), text("kind"), text("detail"));
@@ -159,7 +159,9 @@ pub(crate) fn refusal(answer: &Map<String, Value>) -> Failure {
         return Failure::environment(format!("{BRIDGE} gave no answer"));
     }
     let blame = match kind {
-        "task" | "evaluator" => Blame::TaskFile,
+        // A step as the task file writes it that fails on a desktop that answers (a file
+        // it opens that nothing downloaded) fails the same way on the next try.
+        "task" | "setup" | "evaluator" => Blame::TaskFile,
         _ => Blame::Environment,
     };
     let detail = crate::text::shorten(detail.trim(), 600);

@@ -36,6 +36,8 @@ pub(crate) struct SummaryRow {
     pub(crate) cost_usd: Option<f64>,
     /// Why it did not pass.
     pub(crate) error: Option<String>,
+    /// The evaluator's score from 0 to 1, where it gives one (OSWorld's).
+    pub(crate) score: Option<f64>,
 }
 
 impl SummaryRow {
@@ -54,6 +56,7 @@ impl SummaryRow {
             completion_tokens: r.usage.completion_tokens,
             cost_usd: r.cost_usd,
             error: r.error.clone(),
+            score: r.score,
         }
     }
 }
@@ -115,7 +118,7 @@ pub(crate) fn write_summary_csv(
 ) -> Result<(), csv::Error> {
     let mut records = records.into_iter().peekable();
     if records.peek().is_none() {
-        out.write_all(b"id,session,status,complete,attempts,rounds,steps,duration_s,prompt_tokens,completion_tokens,cost_usd,error\n")?;
+        out.write_all(b"id,session,status,complete,attempts,rounds,steps,duration_s,prompt_tokens,completion_tokens,cost_usd,error,score\n")?;
         return Ok(());
     }
     let mut writer = csv::Writer::from_writer(out);

@@ -53,21 +53,26 @@ impl RunStats {
         self.counts.values().sum()
     }
 
-    /// Passed tasks over all selected tasks.
+    /// The selected tasks but those this machine cannot run (counted apart).
+    fn supported(&self) -> usize {
+        self.total.saturating_sub(self.count(TaskStatus::Unsupported))
+    }
+
+    /// Passed tasks over the selected tasks this machine can run.
     pub(crate) fn pass_rate(&self) -> f64 {
-        if self.total == 0 {
-            0.0
-        } else {
-            self.count(TaskStatus::Passed) as f64 / self.total as f64
+        match self.supported() {
+            0 => 0.0,
+            n => self.count(TaskStatus::Passed) as f64 / n as f64,
         }
     }
 
-    /// 0 when every task passed, 1 when some did not, 130 when interrupted.
+    /// 0 when every task passed (those this machine cannot run aside, as long as some
+    /// ran), 1 when some did not, 130 when interrupted.
     pub(crate) fn exit_code(&self) -> u8 {
         if self.interrupted {
             130
-        } else if self.total > 0
-            && self.count(TaskStatus::Passed) == self.total
+        } else if self.supported() > 0
+            && self.count(TaskStatus::Passed) == self.supported()
             && self.write_errors.is_empty()
         {
             0

@@ -206,6 +206,9 @@ pub(crate) fn discover(root: &Path, exclude: Option<&Path>) -> Result<FoundFiles
             !hidden && !excluded
         });
     let mut found = FoundFiles::default();
+    // Whether the folder last seen holds an OSWorld `examples` folder: its suite files
+    // (`test_all.json`) list tasks the walk finds there anyway, and are no tasks.
+    let mut suites_beside: Option<(PathBuf, bool)> = None;
     for entry in walker {
         let entry = match entry {
             Ok(entry) => entry,
@@ -236,6 +239,18 @@ pub(crate) fn discover(root: &Path, exclude: Option<&Path>) -> Result<FoundFiles
                 _ => continue,
             }
         } else if is_json && !kind.is_dir() {
+            let parent = entry.path().parent().unwrap_or(root);
+            let beside = match &suites_beside {
+                Some((folder, beside)) if folder == parent => *beside,
+                _ => {
+                    let beside = parent.join(super::osworld::suite::EXAMPLES).is_dir();
+                    suites_beside = Some((parent.to_path_buf(), beside));
+                    beside
+                }
+            };
+            if beside && super::osworld::suite::is_suite(entry.path()) {
+                continue;
+            }
             None
         } else {
             continue;

@@ -25,6 +25,7 @@ mod llm_faults;
 mod mcp;
 mod office_api;
 mod operator;
+mod osworld;
 mod outcomes;
 mod priorities;
 mod rate_limits;
