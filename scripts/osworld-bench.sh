@@ -28,7 +28,8 @@ python3 - "$task" "$work/plans" "$n" <<'EOF'
 import json, sys
 task, out, n = json.load(open(sys.argv[1])), sys.argv[2], int(sys.argv[3])
 k = lambda *keys, **kw: {"action": "keypress", "parameters": dict({"keys": list(keys)}, **kw)}
-actions = [{"action": "wait", "parameters": {"seconds": 2}}, k("ctrl", "Home"), k("Down", repeat=5), k("Right"),
+ready = "xdotool search --sync --onlyvisible --name 'Quarterly_Totals.xlsx - LibreOffice Calc' windowactivate --sync && sleep 1"
+actions = [{"action": "execute_command", "parameters": {"command": ready}}, k("ctrl", "Home"), k("Down", repeat=5), k("Right"),
            {"action": "type", "parameters": {"text": "=SUM(B2:B5)"}}, k("Return"),
            {"action": "wait", "parameters": {"seconds": 0.5}}]
 for i in range(n):

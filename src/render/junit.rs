@@ -291,7 +291,7 @@ mod tests {
                 TaskStatus::Pending | TaskStatus::Running => {
                     non_success(NonSuccessKind::Error, "unfinished")
                 }
-                TaskStatus::Cancelled => {
+                TaskStatus::Cancelled | TaskStatus::Unsupported => {
                     let mut s = TestCaseStatus::skipped();
                     s.set_message(reason.clone());
                     s

@@ -168,7 +168,7 @@ fn result_files_parse_and_agree() {
     let mut lines = csv.lines();
     assert_eq!(
         lines.next().unwrap(),
-        "id,session,status,complete,attempts,rounds,steps,duration_s,prompt_tokens,completion_tokens,cost_usd,error"
+        "id,session,status,complete,attempts,rounds,steps,duration_s,prompt_tokens,completion_tokens,cost_usd,error,score"
     );
     assert_eq!(lines.count(), 4);
     // `true` is a verdict, as UFO reads it (done: skip it); an error is not one, and a

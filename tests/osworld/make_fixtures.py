@@ -329,7 +329,7 @@ def good_tasks():
         "In cell B6 of the open sheet, enter a formula that adds up the sales in B2:B5.",
         download_and_open(CALC, "Quarterly_Totals.xlsx", calc_path),
         {
-            "postconfig": save_postconfig("Quarterly_Totals.xlsx - LibreOffice Calc"),
+            "postconfig": save_postconfig("Quarterly_Totals.xlsx - LibreOffice Calc", pause_after=3),
             "func": "compare_table",
             "expected": {"type": "cloud_file", "path": url(CALC, "Quarterly_Totals_gold.xlsx"),
                          "dest": "Quarterly_Totals_gold.xlsx"},
@@ -343,7 +343,7 @@ def good_tasks():
         "Add a new last paragraph to the document that says exactly: Next meeting on Friday.",
         download_and_open(WRITER, "Meeting_Notes.docx", writer_path),
         {
-            "postconfig": save_postconfig("Meeting_Notes.docx - LibreOffice Writer", pause_after=0, inner_sleep=True),
+            "postconfig": save_postconfig("Meeting_Notes.docx - LibreOffice Writer", pause_after=3, inner_sleep=True),
             "func": "compare_docx_files",
             "expected": {"type": "cloud_file", "path": url(WRITER, "Meeting_Notes_Gold.docx"),
                          "dest": "Meeting_Notes_Gold.docx"},

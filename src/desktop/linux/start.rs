@@ -237,9 +237,25 @@ async fn bring_up(
         ]),
     )
     .await?;
+    // A task's folder may be deep, and a socket's address holds at most 107 bytes: the
+    // desktop's sockets are reached through a descriptor of its `/tmp`, held while they
+    // are connected (`/proc/self/fd/N/...`).
+    let tmp = rustix::fs::open(
+        &p.tmp,
+        rustix::fs::OFlags::PATH | rustix::fs::OFlags::DIRECTORY | rustix::fs::OFlags::CLOEXEC,
+        rustix::fs::Mode::empty(),
+    )
+    .map_err(|e| StartError::Folder {
+        path: p.tmp.clone(),
+        source: e.into(),
+    })?;
+    let near = PathBuf::from(format!(
+        "/proc/self/fd/{}",
+        std::os::fd::AsRawFd::as_raw_fd(&tmp)
+    ));
     let x_socket = p.tmp.join(".X11-unix/X0");
     p.wait_for_socket(&x_socket, xvfb, UP_TIMEOUT).await?;
-    let display = Display::connect(&x_socket)?;
+    let display = Display::connect(&near.join(".X11-unix/X0"))?;
     let bus = "the session bus (dbus-daemon)";
     let address = format!("--address=unix:path={SESSION_BUS}");
     p.spawn(
@@ -261,7 +277,7 @@ async fn bring_up(
     )
     .await?;
     let session =
-        zbus::connection::Builder::address(format!("unix:path={}", bus_socket.display()).as_str())
+        zbus::connection::Builder::address(format!("unix:path={}", near.join("session-bus").display()).as_str())
             .map_err(StartError::SessionAddress)?
             .build()
             .await
@@ -273,7 +289,7 @@ async fn bring_up(
         )
         .await?;
     }
-    let address = a11y_address(p, &session).await?;
+    let address = a11y_address(p, &near, &session).await?;
     let a11y = zbus::connection::Builder::address(address.as_str())
         .map_err(|source| StartError::A11yAddress {
             address: address.clone(),
@@ -283,6 +299,7 @@ async fn bring_up(
         .build()
         .await
         .map_err(StartError::A11y)?;
+    drop(tmp);
     Ok((display, a11y))
 }
 
@@ -306,7 +323,11 @@ fn empty(dir: &Path) -> std::io::Result<()> {
 }
 
 /// The accessibility bus's address, as this side reaches it.
-async fn a11y_address(p: &mut Processes, session: &Connection) -> Result<String, StartError> {
+async fn a11y_address(
+    p: &mut Processes,
+    near: &Path,
+    session: &Connection,
+) -> Result<String, StartError> {
     let clock = Instant::now();
     loop {
         let proxy = ::atspi::proxy::bus::BusProxy::new(session)
@@ -315,7 +336,7 @@ async fn a11y_address(p: &mut Processes, session: &Connection) -> Result<String,
         match proxy.get_address().await {
             Ok(address) => {
                 // Paths inside the jail's /tmp are the task's temporary folder here.
-                let here = format!("unix:path={}/", p.tmp.display());
+                let here = format!("unix:path={}/", near.display());
                 return Ok(address.replace("unix:path=/tmp/", &here));
             }
             Err(source) if clock.elapsed() > UP_TIMEOUT => {
