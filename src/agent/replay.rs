@@ -17,7 +17,8 @@ use crate::units::seconds;
 const AGENT_TYPE: &str = "ReplayAgent";
 
 /// What a replay says when its recording ended saying `FAIL`.
-const SAYS_FAIL: &str = "the recording ended here saying the task cannot be done (last_action FAIL)";
+const SAYS_FAIL: &str =
+    "the recording ended here saying the task cannot be done (last_action FAIL)";
 
 /// The agent type a replayed step is logged under: the UFO agent that recorded it
 /// (`HostAgent`, `AppAgent`, `AppAgent/<app>` is an AppAgent), as UFO's trajectory

@@ -167,7 +167,9 @@ pub(super) async fn evaluate(
             if *end != SessionEnd::Finished {
                 return Ok(None);
             }
-            ask_judge(task, settings, ctx).await.map_err(Unjudged::Judge)
+            ask_judge(task, settings, ctx)
+                .await
+                .map_err(Unjudged::Judge)
         }
     }
 }
@@ -175,7 +177,10 @@ pub(super) async fn evaluate(
 /// How the agent ended, as OSWorld's action history would have it: `FAIL` when its last
 /// step said so (not a replay that diverged, nor a step's error), `DONE` when it
 /// finished, nothing when a limit stopped it.
-fn last_action(end: &SessionEnd, steps: &[crate::record::StepRecord]) -> crate::osworld::LastAction {
+fn last_action(
+    end: &SessionEnd,
+    steps: &[crate::record::StepRecord],
+) -> crate::osworld::LastAction {
     use crate::osworld::LastAction;
     match end {
         SessionEnd::Finished => LastAction::Done,

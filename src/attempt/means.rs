@@ -76,8 +76,15 @@ pub(super) async fn executor_for(
         }
     } else if let Some(plan) = osworld {
         Box::new(
-            DesktopExecutor::new(shell, dir.clone(), None, None, hidden, settings.desktop.clone())
-                .with_osworld(plan),
+            DesktopExecutor::new(
+                shell,
+                dir.clone(),
+                None,
+                None,
+                hidden,
+                settings.desktop.clone(),
+            )
+            .with_osworld(plan),
         )
     } else if task.is_desktop() {
         let document = task

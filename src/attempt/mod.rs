@@ -5,10 +5,10 @@
 
 mod body;
 mod evaluate;
-mod osworld_score;
 mod experience;
 mod factory;
 mod means;
+mod osworld_score;
 mod outcome;
 mod plan;
 mod preparers;
@@ -175,7 +175,8 @@ pub(crate) async fn run_attempt(
         return outcome;
     }
     let (mut executor, device) =
-        match means::executor_for(task, settings, osworld, previous_attempts, &events, &stop).await {
+        match means::executor_for(task, settings, osworld, previous_attempts, &events, &stop).await
+        {
             Ok(means) => means,
             Err(outcome) => return outcome,
         };

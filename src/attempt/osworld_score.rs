@@ -36,7 +36,10 @@ pub(super) fn verdict(task: &Task, scored: &Scored, last: LastAction) -> Evaluat
                     Some(v) => format!("gave {v}"),
                     None => format!(
                         "gave {}",
-                        crate::text::shorten(&d.get("value").map(Value::to_string).unwrap_or_default(), 200)
+                        crate::text::shorten(
+                            &d.get("value").map(Value::to_string).unwrap_or_default(),
+                            200
+                        )
                     ),
                 }),
             })
@@ -72,7 +75,10 @@ pub(super) fn verdict(task: &Task, scored: &Scored, last: LastAction) -> Evaluat
             LastAction::None => ": the agent never said the task cannot be done",
         });
     } else if complete != Complete::Yes && !missing.is_empty() {
-        reason.push_str(&format!("; the result was not found: {}", missing.join(", ")));
+        reason.push_str(&format!(
+            "; the result was not found: {}",
+            missing.join(", ")
+        ));
     } else if complete != Complete::Yes && last == LastAction::Fail {
         reason.push_str(": the agent said FAIL, which OSWorld scores 0 on a feasible task");
     }

@@ -46,8 +46,7 @@ fn uses_llm(task: &Task, config: &RunSettings) -> bool {
         }
         // The judge also judges the tasks the checks decide.
         EvalMode::Both => {
-            config.llm.is_some()
-                && (scored || !task.checks.is_empty() || task.recorded.is_none())
+            config.llm.is_some() && (scored || !task.checks.is_empty() || task.recorded.is_none())
         }
         EvalMode::Checks | EvalMode::None => false,
     };

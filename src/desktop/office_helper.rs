@@ -78,10 +78,7 @@ impl OfficeHelper {
         let Value::Object(request) = request else {
             unreachable!("an object")
         };
-        let answer = self
-            .lines
-            .exchange(request, CALL_LIMIT, MAX_ANSWER)
-            .await?;
+        let answer = self.lines.exchange(request, CALL_LIMIT, MAX_ANSWER).await?;
         match (answer.get("ok"), answer.get("error")) {
             (Some(ok), _) => Ok(ok.clone()),
             (_, Some(Value::String(why))) => Err(HelperError::Refused(why.clone())),

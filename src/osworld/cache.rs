@@ -42,9 +42,8 @@ pub(crate) fn copy_phase(
 ) -> Result<u64, Failure> {
     let wanted: Vec<&CacheFile> = files.iter().filter(|f| f.phase == phase).collect();
     let target = copy.join(task_id);
-    std::fs::create_dir_all(&target).map_err(|e| {
-        Failure::environment(format!("cannot make {}: {e}", target.display()))
-    })?;
+    std::fs::create_dir_all(&target)
+        .map_err(|e| Failure::environment(format!("cannot make {}: {e}", target.display())))?;
     if wanted.is_empty() {
         return Ok(0);
     }
@@ -60,7 +59,10 @@ pub(crate) fn copy_phase(
     let mut bytes = 0;
     for file in wanted {
         let rel = RelPath::parse(&file.name, false).map_err(|e| {
-            Failure::new(Blame::TaskFile, format!("{} cannot be in the cache: {e}", file.what))
+            Failure::new(
+                Blame::TaskFile,
+                format!("{} cannot be in the cache: {e}", file.what),
+            )
         })?;
         let (source, _) = from.open_file(&rel).map_err(|e| {
             machine(format!(
@@ -70,7 +72,10 @@ pub(crate) fn copy_phase(
             ))
         })?;
         bytes += to.write_from(&rel, source, MAX_FILE).map_err(|e| {
-            machine(format!("cannot copy {} into the attempt's cache: {e}", file.what))
+            machine(format!(
+                "cannot copy {} into the attempt's cache: {e}",
+                file.what
+            ))
         })?;
     }
     Ok(bytes)

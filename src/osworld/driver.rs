@@ -113,7 +113,9 @@ impl Driver {
             LastAction::Fail => json!("FAIL"),
             LastAction::None => Value::Null,
         };
-        let ok = self.ask(json!({"op": "evaluate", "last_action": last})).await?;
+        let ok = self
+            .ask(json!({"op": "evaluate", "last_action": last}))
+            .await?;
         let scored: Scored = serde_json::from_value(ok).map_err(|e| garbage(&e))?;
         if !(0.0..=1.0).contains(&scored.score) {
             return Err(Failure::new(
@@ -179,14 +181,32 @@ mod tests {
     #[test]
     fn an_error_answer_is_whoevers_its_kind_says() {
         let answer = |v: Value| v.as_object().cloned().unwrap();
-        let machine = refusal(&answer(json!({"error": "the OSWorld server did not answer within 60s", "kind": "machine"})));
+        let machine = refusal(&answer(
+            json!({"error": "the OSWorld server did not answer within 60s", "kind": "machine"}),
+        ));
         assert_eq!(machine.blame, Blame::Environment);
-        assert_eq!(machine.message, "the OSWorld server did not answer within 60s");
-        let metric = refusal(&answer(json!({"error": "the metric compare_table raised KeyError: 'Sheet2'", "kind": "evaluator", "detail": "Traceback ...\nKeyError: 'Sheet2'\n"})));
+        assert_eq!(
+            machine.message,
+            "the OSWorld server did not answer within 60s"
+        );
+        let metric = refusal(&answer(
+            json!({"error": "the metric compare_table raised KeyError: 'Sheet2'", "kind": "evaluator", "detail": "Traceback ...\nKeyError: 'Sheet2'\n"}),
+        ));
         assert_eq!(metric.blame, Blame::TaskFile);
-        assert!(metric.message.ends_with("(Traceback ...\nKeyError: 'Sheet2')"), "{}", metric.message);
-        let missing = refusal(&answer(json!({"error": "the metric compare_images needs skimage, which is not installed", "kind": "missing"})));
+        assert!(
+            metric
+                .message
+                .ends_with("(Traceback ...\nKeyError: 'Sheet2')"),
+            "{}",
+            metric.message
+        );
+        let missing = refusal(&answer(
+            json!({"error": "the metric compare_images needs skimage, which is not installed", "kind": "missing"}),
+        ));
         assert_eq!(missing.blame, Blame::Environment);
-        assert_eq!(refusal(&answer(json!({"ok2": 1}))).message, "OSWorld's evaluator bridge gave no answer");
+        assert_eq!(
+            refusal(&answer(json!({"ok2": 1}))).message,
+            "OSWorld's evaluator bridge gave no answer"
+        );
     }
 }

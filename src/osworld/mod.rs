@@ -67,6 +67,11 @@ impl OsWorldRun {
                 probe::probe(&python, scratch.path()).await
             })
             .await;
-        support::support(task, file, &self.settings, code.as_ref().map_err(String::as_str))
+        support::support(
+            task,
+            file,
+            &self.settings,
+            code.as_ref().map_err(String::as_str),
+        )
     }
 }

@@ -60,7 +60,12 @@ pub(crate) async fn probe(python: &Path, scratch: &Path) -> Result<Capabilities,
     let driver = scratch.join(super::DRIVER_FILE);
     std::fs::create_dir_all(scratch)
         .and_then(|()| std::fs::write(&driver, super::DRIVER))
-        .map_err(|e| format!("cannot write OSWorld's evaluator bridge to {}: {e}", driver.display()))?;
+        .map_err(|e| {
+            format!(
+                "cannot write OSWorld's evaluator bridge to {}: {e}",
+                driver.display()
+            )
+        })?;
     // The runner's own variables (API keys among them) are not passed on.
     let mut child = tokio::process::Command::new(python)
         .arg(&driver)
@@ -82,9 +87,15 @@ pub(crate) async fn probe(python: &Path, scratch: &Path) -> Result<Capabilities,
     }
     let output = tokio::time::timeout(PROBE_LIMIT, child.wait_with_output())
         .await
-        .map_err(|_| format!("OSWorld's code did not answer within {}s", PROBE_LIMIT.as_secs()))?
+        .map_err(|_| {
+            format!(
+                "OSWorld's code did not answer within {}s",
+                PROBE_LIMIT.as_secs()
+            )
+        })?
         .map_err(|e| format!("cannot run {}: {e}", python.display()))?;
-    let said = String::from_utf8_lossy(&output.stdout[..output.stdout.len().min(MAX_ANSWER)]).into_owned();
+    let said =
+        String::from_utf8_lossy(&output.stdout[..output.stdout.len().min(MAX_ANSWER)]).into_owned();
     if !output.status.success() {
         let err = String::from_utf8_lossy(&output.stderr);
         let last: Vec<&str> = err.lines().rev().take(3).collect();
@@ -96,7 +107,11 @@ pub(crate) async fn probe(python: &Path, scratch: &Path) -> Result<Capabilities,
             crate::text::shorten(&last.join(" / "), 400)
         ));
     }
-    let line = said.lines().rev().find(|l| !l.trim().is_empty()).unwrap_or_default();
+    let line = said
+        .lines()
+        .rev()
+        .find(|l| !l.trim().is_empty())
+        .unwrap_or_default();
     serde_json::from_str(line).map_err(|e| {
         format!(
             "OSWorld's evaluator bridge answered the probe with garbage ({e}): {}",

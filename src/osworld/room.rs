@@ -50,7 +50,10 @@ impl OsWorldPlan {
     /// installed (PyScreeze takes screenshots with Pillow only when that program exists).
     pub(crate) fn furniture(&self) -> Furniture {
         let venv_bin = self.parts.python.parent().map(Path::to_path_buf);
-        let venv = venv_bin.as_deref().and_then(Path::parent).map(Path::to_path_buf);
+        let venv = venv_bin
+            .as_deref()
+            .and_then(Path::parent)
+            .map(Path::to_path_buf);
         Furniture {
             screen: Some(SCREEN),
             user_home: true,
@@ -90,7 +93,8 @@ impl Room {
             .map_err(|e| machine("cannot copy OSWorld's server", e))?;
         std::fs::write(dir.join(super::DRIVER_FILE), super::DRIVER)
             .map_err(|e| machine("cannot write OSWorld's evaluator bridge", e))?;
-        stand_in_screenshot(&dir).map_err(|e| machine("cannot prepare the desktop's programs", e))?;
+        stand_in_screenshot(&dir)
+            .map_err(|e| machine("cannot prepare the desktop's programs", e))?;
         let copied = match &plan.parts.cache {
             Some(from) => cache::copy_phase(
                 from,
@@ -103,13 +107,28 @@ impl Room {
         };
         let python = plan.parts.python.display().to_string();
         let argv = |a: &[&str]| a.iter().map(|s| s.to_string()).collect::<Vec<_>>();
-        let server = argv(&[&python, "-m", "flask", "--app", "main", "run", "--host", "127.0.0.1", "--port", super::SERVER_PORT]);
+        let server = argv(&[
+            &python,
+            "-m",
+            "flask",
+            "--app",
+            "main",
+            "run",
+            "--host",
+            "127.0.0.1",
+            "--port",
+            super::SERVER_PORT,
+        ]);
         let inside = PathBuf::from(ROOM_INSIDE);
         backend
             .start_program(SERVER, &server, &inside.join("server"))
             .await
             .map_err(|e| e.failure())?;
-        let bridge = argv(&[&python, &format!("{ROOM_INSIDE}/{}", super::DRIVER_FILE), "serve"]);
+        let bridge = argv(&[
+            &python,
+            &format!("{ROOM_INSIDE}/{}", super::DRIVER_FILE),
+            "serve",
+        ]);
         let pipes = backend
             .start_helper(BRIDGE, &bridge, &inside)
             .await
@@ -166,7 +185,10 @@ impl Room {
 
 /// `failure`, with how the server or the bridge ended when one has (the likelier cause).
 fn with_ended(backend: &mut dyn Backend, failure: Failure) -> Failure {
-    match backend.program_ended(SERVER).or_else(|| backend.program_ended(BRIDGE)) {
+    match backend
+        .program_ended(SERVER)
+        .or_else(|| backend.program_ended(BRIDGE))
+    {
         Some(ended) => Failure::environment(format!("{ended}; {}", failure.message)),
         None => failure,
     }
@@ -176,9 +198,12 @@ fn with_ended(backend: &mut dyn Backend, failure: Failure) -> Failure {
 /// PyScreeze, which OSWorld's server uses, takes screenshots with Pillow only when a
 /// program of that name exists.
 fn stand_in_screenshot(dir: &Path) -> std::io::Result<()> {
-    let installed = ["/usr/bin/gnome-screenshot", "/usr/local/bin/gnome-screenshot"]
-        .iter()
-        .any(|p| Path::new(p).is_file());
+    let installed = [
+        "/usr/bin/gnome-screenshot",
+        "/usr/local/bin/gnome-screenshot",
+    ]
+    .iter()
+    .any(|p| Path::new(p).is_file());
     let bin = dir.join("bin");
     std::fs::create_dir_all(&bin)?;
     if installed {
@@ -187,7 +212,10 @@ fn stand_in_screenshot(dir: &Path) -> std::io::Result<()> {
     let stand_in = bin.join("gnome-screenshot");
     std::fs::write(&stand_in, "#!/bin/sh\nexit 0\n")?;
     #[cfg(unix)]
-    std::fs::set_permissions(&stand_in, std::os::unix::fs::PermissionsExt::from_mode(0o755))?;
+    std::fs::set_permissions(
+        &stand_in,
+        std::os::unix::fs::PermissionsExt::from_mode(0o755),
+    )?;
     Ok(())
 }
 

@@ -48,7 +48,9 @@ pub(crate) fn support(
 ) -> Support {
     let needs = task.needs();
     if let Some(absent) = needs.absent.first() {
-        return Support::Unsupported(format!("it needs {absent}, which ufo-batch's desktops do not provide"));
+        return Support::Unsupported(format!(
+            "it needs {absent}, which ufo-batch's desktops do not provide"
+        ));
     }
     let python = match settings.python() {
         Ok(p) => p,

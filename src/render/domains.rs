@@ -108,8 +108,19 @@ mod tests {
         let counts = counts.finish().unwrap();
         assert_eq!(counts.len(), 2);
         let (chrome, os) = (&counts[0], &counts[1]);
-        assert_eq!((chrome.tasks, chrome.ran, chrome.unsupported, chrome.mean_score), (1, 0, 1, None));
-        assert_eq!((os.tasks, os.ran, os.passed, os.failed, os.unsupported), (3, 2, 1, 1, 1));
+        assert_eq!(
+            (
+                chrome.tasks,
+                chrome.ran,
+                chrome.unsupported,
+                chrome.mean_score
+            ),
+            (1, 0, 1, None)
+        );
+        assert_eq!(
+            (os.tasks, os.ran, os.passed, os.failed, os.unsupported),
+            (3, 2, 1, 1, 1)
+        );
         assert_eq!(os.mean_score, Some(0.75));
         assert!(DomainCounts::default().finish().is_none());
     }

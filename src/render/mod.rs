@@ -7,9 +7,9 @@
 pub(crate) mod agreement;
 pub(crate) mod atif;
 mod compare_md;
-pub(crate) mod domains;
 mod comparison;
 mod computer;
+pub(crate) mod domains;
 mod experience;
 mod format;
 mod html;

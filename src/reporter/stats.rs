@@ -55,7 +55,8 @@ impl RunStats {
 
     /// The selected tasks but those this machine cannot run (counted apart).
     fn supported(&self) -> usize {
-        self.total.saturating_sub(self.count(TaskStatus::Unsupported))
+        self.total
+            .saturating_sub(self.count(TaskStatus::Unsupported))
     }
 
     /// Passed tasks over the selected tasks this machine can run.

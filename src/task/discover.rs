@@ -184,9 +184,8 @@ pub(crate) fn discover(root: &Path, exclude: Option<&Path>) -> Result<FoundFiles
             super::osworld::suite::tasks_of(root).map_err(LoadError::Suite)?
         {
             for file in files {
-                let problem = (!file.is_file()).then(|| {
-                    "the suite names this task, and its file is not there".to_string()
-                });
+                let problem = (!file.is_file())
+                    .then(|| "the suite names this task, and its file is not there".to_string());
                 found.add(&examples, &file).with_problem(problem, false);
             }
             return Ok(found);

@@ -36,7 +36,11 @@ fn cache() -> String {
 
 /// The OSWorld task `domain/id` of the fixtures (`bad` ones with `bad`).
 fn osworld_task(bad: bool, domain: &str, id: &str) -> Value {
-    let base = if bad { fixtures().join("bad") } else { fixtures() };
+    let base = if bad {
+        fixtures().join("bad")
+    } else {
+        fixtures()
+    };
     read_json(&base.join(format!("evaluation_examples/examples/{domain}/{id}.json")))
 }
 
@@ -188,7 +192,11 @@ fn plans() -> Vec<(String, Value)> {
     solved
         .into_iter()
         .map(|(n, p)| (format!("{n}_solved"), p))
-        .chain(unsolved.into_iter().map(|(n, p)| (format!("{n}_unsolved"), p)))
+        .chain(
+            unsolved
+                .into_iter()
+                .map(|(n, p)| (format!("{n}_unsolved"), p)),
+        )
         .collect()
 }
 
@@ -208,7 +216,16 @@ fn osworlds_own_evaluator_scores_each_task_solved_and_not_several_at_once() {
     }
     let out = run_binary(
         dir.path(),
-        &["run", ".", "--out", "runs", "--osworld-cache", &cache(), "-j", "4"],
+        &[
+            "run",
+            ".",
+            "--out",
+            "runs",
+            "--osworld-cache",
+            &cache(),
+            "-j",
+            "4",
+        ],
         &[],
     );
     let stderr = &out.stderr;
@@ -218,7 +235,11 @@ fn osworlds_own_evaluator_scores_each_task_solved_and_not_several_at_once() {
     for (name, _) in &plans {
         let status = read_json(&run.join(name).join("status.json"));
         let solved = name.ends_with("_solved");
-        let (want, score) = if solved { ("passed", 1.0) } else { ("failed", 0.0) };
+        let (want, score) = if solved {
+            ("passed", 1.0)
+        } else {
+            ("failed", 0.0)
+        };
         assert_eq!(status["status"], want, "{name}: {status:#}\n{stderr}");
         assert_eq!(status["score"], json!(score), "{name}: {status:#}");
         let log = std::fs::read_to_string(run.join(name).join("task.log")).unwrap();
@@ -251,7 +272,10 @@ fn osworlds_own_evaluator_scores_each_task_solved_and_not_several_at_once() {
         report.contains("| libreoffice_calc | 2 | 2 | 1 | 1 | 0 | 0 | 0.500 |"),
         "{report}"
     );
-    assert!(report.contains("| os | 4 | 4 | 2 | 2 | 0 | 0 | 0.500 |"), "{report}");
+    assert!(
+        report.contains("| os | 4 | 4 | 2 | 2 | 0 | 0 | 0.500 |"),
+        "{report}"
+    );
     let summary = read_json(&run.join("summary.json"));
     assert_eq!(summary["totals"]["passed"], 5, "{summary:#}");
     assert_eq!(summary["totals"]["failed"], 5, "{summary:#}");
@@ -265,7 +289,14 @@ fn osworlds_own_evaluator_scores_each_task_solved_and_not_several_at_once() {
     std::fs::copy(&recorded, replay.path().join("calc_again.json")).unwrap();
     let out = run_binary(
         replay.path(),
-        &["run", "calc_again.json", "--out", "runs", "--osworld-cache", &cache()],
+        &[
+            "run",
+            "calc_again.json",
+            "--out",
+            "runs",
+            "--osworld-cache",
+            &cache(),
+        ],
         &[],
     );
     let stderr = &out.stderr;
@@ -316,7 +347,12 @@ fn osworlds_own_suite_runs_as_far_as_this_machine_allows_the_rest_unsupported() 
         let why = row["error"].as_str().unwrap_or_default().to_string();
         match row["status"].as_str().unwrap() {
             "unsupported" => {
-                assert!(why.starts_with("it needs") || why.starts_with("OSWorld's metric") || why.starts_with("no cached file"), "{row:#}");
+                assert!(
+                    why.starts_with("it needs")
+                        || why.starts_with("OSWorld's metric")
+                        || why.starts_with("no cached file"),
+                    "{row:#}"
+                );
                 let kind: String = why.split(['(', ':']).next().unwrap().to_string();
                 *reasons.entry(kind).or_default() += 1;
             }
@@ -332,9 +368,16 @@ fn osworlds_own_suite_runs_as_far_as_this_machine_allows_the_rest_unsupported() 
         .sum::<usize>();
     assert!(downloads >= 100, "{reasons:#?}");
     let report = std::fs::read_to_string(run.join("report.md")).unwrap();
-    assert!(report.contains("| chrome | 46 | 0 | 0 | 0 | 0 | 46 | — |"), "{report}");
+    assert!(
+        report.contains("| chrome | 46 | 0 | 0 | 0 | 0 | 46 | — |"),
+        "{report}"
+    );
     // Unsupported is not a failure of the run.
-    assert_eq!(Some(out.code), Some(1), "the errors (no model) fail the run: {stderr}");
+    assert_eq!(
+        Some(out.code),
+        Some(1),
+        "the errors (no model) fail the run: {stderr}"
+    );
 }
 
 #[test]
@@ -345,11 +388,27 @@ fn bad_osworld_tasks_end_in_clear_errors_and_touch_nothing_outside_their_desktop
     let dir = tempfile::tempdir().unwrap();
     // Those that run get a plan each; the rest are refused before anything of them runs.
     let runs = [
-        ("missing_result", "libreoffice_calc", "3e31fd34-6e67-5ae1-ac2e-62f7c36ad62d"),
-        ("failing_setup", "libreoffice_calc", "ae92c651-5fd6-53d1-aae8-745f6e5a8f5f"),
-        ("needs_skimage", "gimp", "4ab29abc-e9bf-5906-954c-3c4c4ee4a889"),
+        (
+            "missing_result",
+            "libreoffice_calc",
+            "3e31fd34-6e67-5ae1-ac2e-62f7c36ad62d",
+        ),
+        (
+            "failing_setup",
+            "libreoffice_calc",
+            "ae92c651-5fd6-53d1-aae8-745f6e5a8f5f",
+        ),
+        (
+            "needs_skimage",
+            "gimp",
+            "4ab29abc-e9bf-5906-954c-3c4c4ee4a889",
+        ),
         ("unknown_step", "os", "10405e79-1dc3-599c-8919-5b20431fb309"),
-        ("unknown_metric", "os", "b76dd096-80fa-5361-9fa0-b922eb524841"),
+        (
+            "unknown_metric",
+            "os",
+            "b76dd096-80fa-5361-9fa0-b922eb524841",
+        ),
         ("climbs_out", "os", "e41fdaea-9dd7-5a29-a001-980ff3dd4e30"),
         ("outside_home", "os", "68036914-717c-5d6e-8040-592d8392c98a"),
     ];
@@ -360,13 +419,27 @@ fn bad_osworld_tasks_end_in_clear_errors_and_touch_nothing_outside_their_desktop
     }
     let out = run_binary(
         dir.path(),
-        &["run", ".", "--out", "runs", "--osworld-cache", &cache(), "-j", "4"],
+        &[
+            "run",
+            ".",
+            "--out",
+            "runs",
+            "--osworld-cache",
+            &cache(),
+            "-j",
+            "4",
+        ],
         &[],
     );
     let stderr = &out.stderr;
     let run = run_folder(&dir.path().join("runs"));
     let status = |name: &str| read_json(&run.join(name).join("status.json"));
-    let said = |name: &str| status(name)["error"].as_str().unwrap_or_default().to_string();
+    let said = |name: &str| {
+        status(name)["error"]
+            .as_str()
+            .unwrap_or_default()
+            .to_string()
+    };
     assert_eq!(status("missing_result")["status"], "failed", "{stderr}");
     assert!(
         said("missing_result")
@@ -392,7 +465,11 @@ fn bad_osworld_tasks_end_in_clear_errors_and_touch_nothing_outside_their_desktop
     assert!(said("unknown_metric").contains("has no metric \"compare_spreadsheets_magically\""));
     for name in ["climbs_out", "outside_home"] {
         assert_eq!(status(name)["status"], "error", "{name}");
-        assert!(said(name).starts_with("invalid task file"), "{name}: {}", said(name));
+        assert!(
+            said(name).starts_with("invalid task file"),
+            "{name}: {}",
+            said(name)
+        );
         let log = std::fs::read_to_string(run.join(name).join("task.log")).unwrap();
         assert!(log.contains("the task's desktop"), "{name}: {log}");
     }

@@ -68,7 +68,10 @@ fn loopback_up() -> Result<(), SetupError> {
     // SAFETY: a socket of our own, and ioctls on a zeroed `ifreq` naming "lo".
     unsafe {
         let socket = libc::socket(libc::AF_INET, libc::SOCK_DGRAM | libc::SOCK_CLOEXEC, 0);
-        SysError::check(socket as libc::c_long, "cannot open a socket to bring up loopback")?;
+        SysError::check(
+            socket as libc::c_long,
+            "cannot open a socket to bring up loopback",
+        )?;
         let mut request: libc::ifreq = std::mem::zeroed();
         for (to, from) in request.ifr_name.iter_mut().zip(b"lo\0") {
             *to = *from as libc::c_char;

@@ -164,7 +164,12 @@ fn user_home(home: &str) -> Result<(), SetupError> {
     let open = |path: &str| -> Result<RawFd, SetupError> {
         let c = cstring(path)?;
         // SAFETY: opens a path for reference only, closed below.
-        let fd = unsafe { libc::open(c.as_ptr(), libc::O_PATH | libc::O_NOFOLLOW | libc::O_CLOEXEC) };
+        let fd = unsafe {
+            libc::open(
+                c.as_ptr(),
+                libc::O_PATH | libc::O_NOFOLLOW | libc::O_CLOEXEC,
+            )
+        };
         check(fd as libc::c_long).map_err(|source| SetupError::Open {
             dir: path.to_string(),
             source,
@@ -184,7 +189,9 @@ fn user_home(home: &str) -> Result<(), SetupError> {
             continue;
         }
         let path = format!("/home/{name}");
-        let Ok(kind) = entry.file_type() else { continue };
+        let Ok(kind) = entry.file_type() else {
+            continue;
+        };
         let kept = if kind.is_symlink() {
             Entry::Link(std::fs::read_link(&path).map_err(made(&path))?)
         } else if kind.is_dir() {
@@ -204,7 +211,13 @@ fn user_home(home: &str) -> Result<(), SetupError> {
     )?;
     let bind = |fd: RawFd, target: &str| {
         let from = format!("/proc/self/fd/{fd}");
-        let bound = mount(Some(&from), target, None, libc::MS_BIND | libc::MS_REC, None);
+        let bound = mount(
+            Some(&from),
+            target,
+            None,
+            libc::MS_BIND | libc::MS_REC,
+            None,
+        );
         // SAFETY: the descriptor is ours and no longer needed.
         unsafe { libc::close(fd) };
         bound

@@ -187,17 +187,17 @@ impl Processes {
         ];
         env.extend(
             [
-            ("TMPDIR", "/tmp"),
-            ("LANG", "C.UTF-8"),
-            ("DISPLAY", DISPLAY),
-            ("XDG_RUNTIME_DIR", "/tmp/xdg"),
-            ("DBUS_SESSION_BUS_ADDRESS", "unix:path=/tmp/session-bus"),
-            ("GSETTINGS_BACKEND", "memory"),
-            ("GTK_USE_PORTAL", "0"),
-            ("NO_AT_BRIDGE", "0"),
-            ("SAL_USE_VCLPLUGIN", "gtk3"),
-            ("ACCESSIBILITY_ENABLED", "1"),
-        ]
+                ("TMPDIR", "/tmp"),
+                ("LANG", "C.UTF-8"),
+                ("DISPLAY", DISPLAY),
+                ("XDG_RUNTIME_DIR", "/tmp/xdg"),
+                ("DBUS_SESSION_BUS_ADDRESS", "unix:path=/tmp/session-bus"),
+                ("GSETTINGS_BACKEND", "memory"),
+                ("GTK_USE_PORTAL", "0"),
+                ("NO_AT_BRIDGE", "0"),
+                ("SAL_USE_VCLPLUGIN", "gtk3"),
+                ("ACCESSIBILITY_ENABLED", "1"),
+            ]
             .into_iter()
             .map(|(k, v)| (k.to_string(), v.to_string())),
         );

@@ -191,13 +191,7 @@ pub(super) async fn start(options: &StartOptions<'_>) -> Result<Started, StartEr
     let jail = Jail::start_with(options.jail, &jail_options)
         .await
         .map_err(|e| StartError::Jail(e.into()))?;
-    let mut processes = Processes::new(
-        jail,
-        tmp,
-        workspace,
-        options.log.to_path_buf(),
-        furniture,
-    );
+    let mut processes = Processes::new(jail, tmp, workspace, options.log.to_path_buf(), furniture);
     match bring_up(&mut processes, furniture).await {
         Ok((display, a11y)) => Ok(Started {
             processes,
@@ -276,12 +270,13 @@ async fn bring_up(
         &argv(&[AT_SPI_LAUNCHER, "--launch-immediately", "--a11y=1"]),
     )
     .await?;
-    let session =
-        zbus::connection::Builder::address(format!("unix:path={}", near.join("session-bus").display()).as_str())
-            .map_err(StartError::SessionAddress)?
-            .build()
-            .await
-            .map_err(StartError::Session)?;
+    let session = zbus::connection::Builder::address(
+        format!("unix:path={}", near.join("session-bus").display()).as_str(),
+    )
+    .map_err(StartError::SessionAddress)?
+    .build()
+    .await
+    .map_err(StartError::Session)?;
     if furniture.window_manager {
         p.spawn(
             "the window manager (openbox)",

@@ -133,9 +133,8 @@ impl ShellExecutor {
                 "desktop tasks run in a jail, and ufo-batch-jail is not beside ufo-batch (cargo build --release builds both)",
             )
         })?;
-        std::fs::create_dir_all(tmp).map_err(|e| {
-            Failure::environment(format!("cannot make {}: {e}", tmp.display()))
-        })?;
+        std::fs::create_dir_all(tmp)
+            .map_err(|e| Failure::environment(format!("cannot make {}: {e}", tmp.display())))?;
         self.settings.sandbox.confinement = super::sandbox::Confinement::Jail { binary };
         let mut writable = vec![self.workspace.clone(), tmp.to_path_buf()];
         writable.dedup();

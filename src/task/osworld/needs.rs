@@ -65,11 +65,23 @@ const APPS: &[(&str, &str)] = &[
 /// Steps that need a Google account or Chrome's debugging port, which OSWorld's VM images
 /// have and an unattended run here has not.
 const ABSENT_STEPS: &[(&str, &str)] = &[
-    ("googledrive", "a Google Drive account (OSWorld's googledrive step)"),
+    (
+        "googledrive",
+        "a Google Drive account (OSWorld's googledrive step)",
+    ),
     ("login", "a web login (OSWorld's login step)"),
-    ("chrome_open_tabs", "Chrome with its debugging port (OSWorld's chrome_open_tabs step)"),
-    ("chrome_close_tabs", "Chrome with its debugging port (OSWorld's chrome_close_tabs step)"),
-    ("update_browse_history", "Chrome's history (OSWorld's update_browse_history step)"),
+    (
+        "chrome_open_tabs",
+        "Chrome with its debugging port (OSWorld's chrome_open_tabs step)",
+    ),
+    (
+        "chrome_close_tabs",
+        "Chrome with its debugging port (OSWorld's chrome_close_tabs step)",
+    ),
+    (
+        "update_browse_history",
+        "Chrome's history (OSWorld's update_browse_history step)",
+    ),
 ];
 
 /// What `task` needs.
@@ -89,7 +101,12 @@ pub(super) fn of(task: &OsWorldTask) -> Needs {
             needs.step(step, phase);
         }
     }
-    for getter in task.evaluator.result.iter().chain(task.evaluator.expected.iter().flatten()) {
+    for getter in task
+        .evaluator
+        .result
+        .iter()
+        .chain(task.evaluator.expected.iter().flatten())
+    {
         if getter.kind == "cloud_file" {
             let urls = texts(getter.config.get("path"));
             for (i, dest) in texts(getter.config.get("dest")).into_iter().enumerate() {
@@ -128,7 +145,13 @@ impl Needs {
         }
         match step.kind.as_str() {
             "download" => {
-                for file in step.parameters.get("files").and_then(Value::as_array).into_iter().flatten() {
+                for file in step
+                    .parameters
+                    .get("files")
+                    .and_then(Value::as_array)
+                    .into_iter()
+                    .flatten()
+                {
                     let url = file.get("url").and_then(Value::as_str).unwrap_or_default();
                     let path = file.get("path").and_then(Value::as_str).unwrap_or_default();
                     self.cache.push(CacheFile {
@@ -139,7 +162,13 @@ impl Needs {
                 }
             }
             "upload_file" => {
-                for file in step.parameters.get("files").and_then(Value::as_array).into_iter().flatten() {
+                for file in step
+                    .parameters
+                    .get("files")
+                    .and_then(Value::as_array)
+                    .into_iter()
+                    .flatten()
+                {
                     if let Some(local) = file.get("local_path").and_then(Value::as_str) {
                         self.cache.push(CacheFile {
                             name: local.to_string(),
@@ -150,7 +179,11 @@ impl Needs {
                 }
             }
             "launch" | "execute" | "command" => {
-                let shell = step.parameters.get("shell").and_then(Value::as_bool).unwrap_or(false);
+                let shell = step
+                    .parameters
+                    .get("shell")
+                    .and_then(Value::as_bool)
+                    .unwrap_or(false);
                 if let Some(program) = program_of(step.parameters.get("command"), shell) {
                     let why = format!("a {} step", step.kind);
                     self.program(&program, &why);
@@ -178,7 +211,11 @@ fn program_of(command: Option<&Value>, shell: bool) -> Option<String> {
 fn texts(value: Option<&Value>) -> Vec<String> {
     match value {
         Some(Value::String(s)) => vec![s.clone()],
-        Some(Value::Array(items)) => items.iter().filter_map(Value::as_str).map(str::to_string).collect(),
+        Some(Value::Array(items)) => items
+            .iter()
+            .filter_map(Value::as_str)
+            .map(str::to_string)
+            .collect(),
         _ => Vec::new(),
     }
 }

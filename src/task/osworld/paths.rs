@@ -51,7 +51,9 @@ pub(super) fn of_getter(getter: &Getter) -> Vec<(String, String)> {
         let place = format!(".{key}");
         // `cache_file` reads a file of the cache by its name.
         if getter.kind == "cache_file" && key == "path" {
-            strings(&place, value, &mut |at, s| check(at, s, Kind::Cache, &mut flaws));
+            strings(&place, value, &mut |at, s| {
+                check(at, s, Kind::Cache, &mut flaws)
+            });
             continue;
         }
         walk(&place, key, value, &mut flaws);
@@ -79,7 +81,9 @@ fn walk(place: &str, key: &str, value: &Value, flaws: &mut Vec<(String, String)>
     };
     match (value, kind) {
         (Value::String(_) | Value::Array(_), Some(kind))
-            if value.as_array().is_none_or(|a| a.iter().all(Value::is_string)) =>
+            if value
+                .as_array()
+                .is_none_or(|a| a.iter().all(Value::is_string)) =>
         {
             strings(place, value, &mut |at, s| check(at, s, kind, flaws));
         }
@@ -140,7 +144,11 @@ fn leads(path: &str, kind: Kind) -> Result<(), String> {
         }
         Kind::Cache => Ok(()),
         Kind::Desktop => {
-            let named: Vec<&str> = parts.iter().copied().filter(|p| !p.is_empty() && *p != ".").collect();
+            let named: Vec<&str> = parts
+                .iter()
+                .copied()
+                .filter(|p| !p.is_empty() && *p != ".")
+                .collect();
             if path.starts_with('~') {
                 return match parts[0] {
                     "~" => Ok(()),
@@ -170,7 +178,15 @@ mod tests {
 
     #[test]
     fn only_the_desktops_folders_and_plain_cache_names_are_taken() {
-        for ok in ["/home/user/a.xlsx", "/home/user", "/tmp/test_files/x", "~/Desktop/x", "~", "eval.sh", "https://example.invalid/a/../b"] {
+        for ok in [
+            "/home/user/a.xlsx",
+            "/home/user",
+            "/tmp/test_files/x",
+            "~/Desktop/x",
+            "~",
+            "eval.sh",
+            "https://example.invalid/a/../b",
+        ] {
             assert_eq!(leads(ok, Kind::Desktop), Ok(()), "{ok}");
         }
         for (bad, why) in [

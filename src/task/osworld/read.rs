@@ -92,7 +92,8 @@ impl Reader {
             let Some(object) = self.object(&at, item) else {
                 continue;
             };
-            let Some(kind) = self.text(&format!("{at}.type"), object.get("type"), "the step's type")
+            let Some(kind) =
+                self.text(&format!("{at}.type"), object.get("type"), "the step's type")
             else {
                 continue;
             };
@@ -120,7 +121,11 @@ impl Reader {
     /// A getter's configuration, or a flaw.
     fn getter(&mut self, at: &str, value: &Value) -> Option<Getter> {
         let object = self.object(at, value)?;
-        let kind = self.text(&format!("{at}.type"), object.get("type"), "the getter's type")?;
+        let kind = self.text(
+            &format!("{at}.type"),
+            object.get("type"),
+            "the getter's type",
+        )?;
         let mut config = object.clone();
         config.remove("type");
         let getter = Getter { kind, config };
@@ -147,7 +152,11 @@ impl Reader {
                     .iter()
                     .enumerate()
                     .filter_map(|(i, f)| {
-                        self.text(&format!("evaluator.func[{i}]"), Some(f), "the metric's name")
+                        self.text(
+                            &format!("evaluator.func[{i}]"),
+                            Some(f),
+                            "the metric's name",
+                        )
                     })
                     .collect();
                 if list.is_empty() {
@@ -233,7 +242,10 @@ impl Reader {
             (item, Some(n)) => {
                 self.flaw(
                     at,
-                    format!("must be a list of {n} getters, as `func` lists {n} metrics, not {}", json_type(item)),
+                    format!(
+                        "must be a list of {n} getters, as `func` lists {n} metrics, not {}",
+                        json_type(item)
+                    ),
                     "give one getter per metric, in the order of `func`",
                 );
                 Vec::new()

@@ -29,15 +29,21 @@ pub(crate) fn tasks_of(file: &Path) -> Result<Option<(PathBuf, Vec<PathBuf>)>, S
         return Ok(None);
     };
     let is_suite = !domains.is_empty()
-        && domains
-            .values()
-            .all(|v| v.as_array().is_some_and(|ids| ids.iter().all(Value::is_string)));
+        && domains.values().all(|v| {
+            v.as_array()
+                .is_some_and(|ids| ids.iter().all(Value::is_string))
+        });
     if !is_suite {
         return Ok(None);
     }
     let mut files = Vec::new();
     for (domain, ids) in &domains {
-        for id in ids.as_array().into_iter().flatten().filter_map(Value::as_str) {
+        for id in ids
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(Value::as_str)
+        {
             for part in [domain.as_str(), id] {
                 if part.is_empty() || part.starts_with('.') || part.contains(['/', '\\', '\0']) {
                     return Err(format!(
@@ -75,6 +81,9 @@ mod tests {
         assert_eq!(tasks_of(&task).unwrap(), None);
         std::fs::write(&suite, r#"{"os": ["../../etc/passwd"]}"#).unwrap();
         let e = tasks_of(&suite).unwrap_err();
-        assert!(e.contains("which is not a task of its examples folder"), "{e}");
+        assert!(
+            e.contains("which is not a task of its examples folder"),
+            "{e}"
+        );
     }
 }

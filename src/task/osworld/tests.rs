@@ -39,18 +39,33 @@ fn a_calc_task_is_read_with_what_it_needs() {
     assert_eq!(task.config.len(), 2);
     assert_eq!(task.evaluator.funcs, ["compare_table"]);
     assert_eq!(task.evaluator.result[0].kind, "vm_file");
-    assert_eq!(task.evaluator.expected[0].as_ref().unwrap().kind, "cloud_file");
+    assert_eq!(
+        task.evaluator.expected[0].as_ref().unwrap().kind,
+        "cloud_file"
+    );
     assert!(!task.infeasible() && !task.os_only());
     let names = task.names();
     assert_eq!(
         names.steps.into_iter().collect::<Vec<_>>(),
         ["activate_window", "download", "execute", "open"]
     );
-    assert_eq!(names.getters.into_iter().collect::<Vec<_>>(), ["cloud_file", "vm_file"]);
+    assert_eq!(
+        names.getters.into_iter().collect::<Vec<_>>(),
+        ["cloud_file", "vm_file"]
+    );
     let needs = task.needs();
-    assert_eq!(needs.programs, [("soffice".to_string(), "the app libreoffice_calc".to_string())]);
+    assert_eq!(
+        needs.programs,
+        [(
+            "soffice".to_string(),
+            "the app libreoffice_calc".to_string()
+        )]
+    );
     // Named as OSWorld's SetupController names it (checked with Python's uuid.uuid5).
-    assert_eq!(needs.cache[0].name, "e66e3f39-326a-5ff6-8d79-f66499369895_Probe.xlsx");
+    assert_eq!(
+        needs.cache[0].name,
+        "e66e3f39-326a-5ff6-8d79-f66499369895_Probe.xlsx"
+    );
     assert_eq!(needs.cache[0].phase, Phase::Setup);
     assert_eq!(needs.cache[1].name, "gold.xlsx");
     assert_eq!(needs.cache[1].phase, Phase::Evaluation);
@@ -75,7 +90,9 @@ fn lists_of_metrics_need_as_many_getters() {
     task["evaluator"]["func"] = json!(["compare_table", "exact_match"]);
     let found = flaws(task);
     assert!(
-        found.iter().any(|f| f.at == "evaluator.result" && f.message.contains("must be a list of 2 getters")),
+        found.iter().any(
+            |f| f.at == "evaluator.result" && f.message.contains("must be a list of 2 getters")
+        ),
         "{found:?}"
     );
     let mut task = calc();
@@ -86,7 +103,11 @@ fn lists_of_metrics_need_as_many_getters() {
     let found = flaws(task);
     assert_eq!(found.len(), 1, "{found:?}");
     assert_eq!(found[0].at, "evaluator.options");
-    assert!(found[0].message.contains("lists 1 items, but `func` lists 2 metrics"));
+    assert!(
+        found[0]
+            .message
+            .contains("lists 1 items, but `func` lists 2 metrics")
+    );
 }
 
 #[test]
@@ -107,7 +128,11 @@ fn paths_out_of_the_desktop_are_flaws_where_they_are() {
             "evaluator.expected.dest"
         ]
     );
-    assert!(found[0].message.contains("outside /home/user and /tmp"), "{}", found[0].message);
+    assert!(
+        found[0].message.contains("outside /home/user and /tmp"),
+        "{}",
+        found[0].message
+    );
     assert!(found[1].message.contains("`..`"), "{}", found[1].message);
     // A rule's data is not a path.
     let mut task = calc();
@@ -117,10 +142,31 @@ fn paths_out_of_the_desktop_are_flaws_where_they_are() {
 
 #[test]
 fn a_task_without_its_parts_says_each() {
-    let found = flaws(json!({"id": "../x", "instruction": "", "config": {"type": "sleep"}, "evaluator": {"func": "exact_match", "conj": "xor"}}));
-    let said: Vec<String> = found.iter().map(|f| format!("{}: {}", f.at, f.message)).collect();
-    assert!(said.iter().any(|s| s.starts_with("id: OSWorld's task id \"../x\" cannot name a cache folder")), "{said:?}");
-    assert!(said.iter().any(|s| s == "instruction: the instruction is empty"), "{said:?}");
-    assert!(said.iter().any(|s| s.starts_with("config: must be a list of steps, not an object")), "{said:?}");
-    assert!(said.iter().any(|s| s.starts_with("evaluator.conj: must be \"and\" or \"or\"")), "{said:?}");
+    let found = flaws(
+        json!({"id": "../x", "instruction": "", "config": {"type": "sleep"}, "evaluator": {"func": "exact_match", "conj": "xor"}}),
+    );
+    let said: Vec<String> = found
+        .iter()
+        .map(|f| format!("{}: {}", f.at, f.message))
+        .collect();
+    assert!(
+        said.iter()
+            .any(|s| s.starts_with("id: OSWorld's task id \"../x\" cannot name a cache folder")),
+        "{said:?}"
+    );
+    assert!(
+        said.iter()
+            .any(|s| s == "instruction: the instruction is empty"),
+        "{said:?}"
+    );
+    assert!(
+        said.iter()
+            .any(|s| s.starts_with("config: must be a list of steps, not an object")),
+        "{said:?}"
+    );
+    assert!(
+        said.iter()
+            .any(|s| s.starts_with("evaluator.conj: must be \"and\" or \"or\"")),
+        "{said:?}"
+    );
 }
