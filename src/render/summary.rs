@@ -76,6 +76,7 @@ pub(crate) fn summary_json<'a>(
         repeats,
         judge_agreement: overview.agreement.as_ref(),
         experience: overview.experience.as_ref(),
+        domains: overview.domains.as_deref(),
     }
 }
 
@@ -92,6 +93,9 @@ pub(crate) struct SummaryJson<'a> {
     judge_agreement: Option<&'a super::agreement::Agreement>,
     #[serde(skip_serializing_if = "Option::is_none")]
     experience: Option<&'a super::experience::ExperienceCount>,
+    /// An OSWorld run's counts by domain.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    domains: Option<&'a [super::domains::DomainCount]>,
 }
 
 /// The `tasks` of `summary.json`: a row per record, made while serializing.

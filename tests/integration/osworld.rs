@@ -278,6 +278,18 @@ fn osworlds_own_evaluator_scores_each_task_solved_and_not_several_at_once() {
     );
     let summary = read_json(&run.join("summary.json"));
     assert_eq!(summary["totals"]["passed"], 5, "{summary:#}");
+    let os = summary["domains"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|d| d["domain"] == "os")
+        .cloned()
+        .unwrap();
+    assert_eq!(
+        (os["tasks"].as_u64(), os["passed"].as_u64()),
+        (Some(4), Some(2)),
+        "{os:#}"
+    );
     assert_eq!(summary["totals"]["failed"], 5, "{summary:#}");
     let csv = std::fs::read_to_string(run.join("summary.csv")).unwrap();
     assert!(csv.lines().next().unwrap().ends_with(",score"), "{csv}");

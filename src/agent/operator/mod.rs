@@ -325,9 +325,12 @@ impl OperatorAgent {
             if success {
                 step.status = AgentStatus::Finish;
             } else {
+                // The agent's answer, not an error of its step: OSWorld's FAIL, the pass
+                // of an infeasible task.
                 step.status = AgentStatus::Fail;
-                step.error = Some(format!(
-                    "the operator said the task cannot be done: {message}"
+                step.comment = Some(format!(
+                    "the operator said the task cannot be done: {}",
+                    message.trim()
                 ));
             }
             return;
