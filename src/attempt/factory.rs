@@ -87,6 +87,32 @@ pub(super) fn build(
     Ok(Session::new(session_type, rounds, agent, limits, ctx))
 }
 
+/// Why no agent can take `task` under `settings` (no LLM, no operator configured), said
+/// before its means are made; `None` when one can (a recorded plan needs none).
+pub(super) fn missing_agent(task: &Task, settings: &AttemptSettings) -> Option<Failure> {
+    if matches!(task.shape, TaskShape::RecordedPlan { .. }) {
+        return None;
+    }
+    let what = what_of(task);
+    let llm = || settings.llm.is_none().then(|| needs_llm(what));
+    match mode_of(task) {
+        SessionMode::Operator => operator_of(settings, what).err(),
+        SessionMode::NormalOperator => operator_of(settings, what).err().or_else(llm),
+        SessionMode::Normal => llm(),
+    }
+}
+
+/// The task's shape in words, for what the run lacks to run it.
+fn what_of(task: &Task) -> &'static str {
+    match task.shape {
+        _ if task.osworld.is_some() => "OSWorld task",
+        TaskShape::UfoRequest => "UFO request file",
+        TaskShape::UfoStepPlan { .. } => "UFO step plan",
+        TaskShape::UfoDataflow { .. } => "UFO dataflow task",
+        _ => "request",
+    }
+}
+
 /// The task's session mode (the run's is folded in when its attempt starts).
 fn mode_of(task: &Task) -> SessionMode {
     task.mode.unwrap_or(SessionMode::Normal)

@@ -30,13 +30,28 @@ pub(super) async fn executor_for(
     } else {
         ShellExecutor::with_tmp(ws.clone(), Some(tmp), settings.shell.clone())
     };
-    let hidden: Vec<std::path::PathBuf> = [
+    let mut hidden: Vec<std::path::PathBuf> = [
         Some(settings.layout.root().to_path_buf()),
         std::env::var_os("HOME").map(Into::into),
     ]
     .into_iter()
     .flatten()
     .collect();
+    if let Some(plan) = &osworld {
+        // Out of the agent's sight: OSWorld's cache (the gold files) and the task files
+        // (the expected answers of their `rule` getters).
+        hidden.extend(plan.parts.cache.clone());
+        hidden.extend(
+            task.source
+                .ancestors()
+                .find(|a| {
+                    a.file_name()
+                        .is_some_and(|n| n == crate::task::osworld::suite::EXAMPLES)
+                })
+                .and_then(std::path::Path::parent)
+                .and_then(|p| p.canonicalize().ok()),
+        );
+    }
     if let Some(plan) = &osworld {
         // The commands see the desktop's world: its /tmp (the display's socket), the
         // task's folder as /home/user.

@@ -130,6 +130,43 @@ async fn within_limit(
     }
 }
 
+/// The OSWorld part of `task`'s attempt, when it is one of OSWorld's: it runs only where
+/// what it needs is, and an agent can take it; nothing of it runs otherwise (`Err` is
+/// the attempt's outcome).
+async fn osworld_plan(
+    task: &Task,
+    settings: &AttemptSettings,
+    events: &TaskEvents,
+) -> Result<Option<crate::osworld::OsWorldPlan>, AttemptOutcome> {
+    use crate::osworld::Support;
+    let Some(osworld) = &task.osworld else {
+        return Ok(None);
+    };
+    let failed = |failure: Failure| {
+        events.log(crate::event::Level::Error, failure.message.clone());
+        AttemptOutcome::failed(failure)
+    };
+    match settings.osworld.support(osworld, &task.source).await {
+        Support::Runs(parts) => {
+            // Nothing of it starts when no agent can take it.
+            if let Some(failure) = factory::missing_agent(task, settings) {
+                return Err(failed(failure));
+            }
+            let room = settings.layout.task(&task.id).file("osworld");
+            match crate::osworld::OsWorldPlan::new(osworld.clone(), parts, &room) {
+                Ok(plan) => Ok(Some(plan)),
+                Err(failure) => Err(setup_failed(events, failure.message)),
+            }
+        }
+        Support::Unsupported(why) => {
+            events.warn(format!("unsupported: {why}"));
+            Err(AttemptOutcome::unsupported(why))
+        }
+        Support::Broken(failure) => Err(failed(failure)),
+        Support::TaskFile(why) => Err(failed(Failure::new(Blame::TaskFile, why))),
+    }
+}
+
 /// Runs one attempt. `previous_attempts` is how many attempts came before (their
 /// workspaces are kept under `attempts/`). `stop` ends it, or says the run is stopping.
 pub(crate) async fn run_attempt(
@@ -153,23 +190,9 @@ pub(crate) async fn run_attempt(
         }
         _ => task,
     };
-    // An OSWorld task runs only where what it needs is: nothing of it runs otherwise.
-    let osworld = match &task.osworld {
-        Some(osworld) => match settings.osworld.support(osworld, &task.source).await {
-            crate::osworld::Support::Runs(parts) => Some(crate::osworld::OsWorldPlan {
-                task: osworld.clone(),
-                parts,
-            }),
-            crate::osworld::Support::Unsupported(why) => {
-                events.warn(format!("unsupported: {why}"));
-                return AttemptOutcome::unsupported(why);
-            }
-            crate::osworld::Support::TaskFile(why) => {
-                events.log(crate::event::Level::Error, why.clone());
-                return AttemptOutcome::failed(Failure::new(Blame::TaskFile, why));
-            }
-        },
-        None => None,
+    let osworld = match osworld_plan(task, settings, &events).await {
+        Ok(plan) => plan,
+        Err(outcome) => return outcome,
     };
     if let Err(outcome) = ready_workspace(task, settings, previous_attempts, &events, &stop).await {
         return outcome;

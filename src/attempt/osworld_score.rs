@@ -27,7 +27,10 @@ pub(super) fn verdict(task: &Task, scored: &Scored, last: LastAction) -> Evaluat
         .iter()
         .filter_map(|d| {
             let name = d.get("metric")?.as_str()?;
-            let value = d.get("value").and_then(Value::as_f64);
+            let value = match d.get("value") {
+                Some(Value::Bool(b)) => Some(f64::from(u8::from(*b))),
+                other => other.and_then(Value::as_f64),
+            };
             let holds = value.is_some_and(|v| v >= 1.0);
             Some(SubScore {
                 name: format!("OSWorld metric {name}"),

@@ -23,4 +23,7 @@ pub(crate) struct Furniture {
     /// Folders the programs read, kept in sight even when they lie in a hidden folder
     /// (a venv in the user's home).
     pub(crate) kept: Vec<PathBuf>,
+    /// Folders of the runner's the programs write besides the task's (an OSWorld
+    /// attempt's server, bridge and cache copy), at the same path.
+    pub(crate) writable: Vec<PathBuf>,
 }

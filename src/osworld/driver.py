@@ -736,6 +736,10 @@ class Session:
         except OSError as e:
             raise Failure("machine", f"the task's cache folder cannot be made: {_one_line(e)}", e) from e
         env.setup_controller.reset_cache_dir(env.cache_dir)
+        # OSWorld's upload_file step opens its local_path relative to where it runs: the
+        # task's cache folder, where the runner copied it.
+        os.makedirs(env.cache_dir, exist_ok=True)
+        os.chdir(env.cache_dir)
 
         steps = []
         for i, step in enumerate(env.config):

@@ -37,7 +37,7 @@ const SERVER_URL: &str = "http://127.0.0.1:5000";
 pub(crate) struct OsWorldRun {
     /// The settings.
     pub(crate) settings: OsWorldSettings,
-    code: tokio::sync::OnceCell<Result<Capabilities, String>>,
+    code: tokio::sync::OnceCell<Capabilities>,
 }
 
 impl OsWorldRun {
@@ -58,7 +58,7 @@ impl OsWorldRun {
     ) -> Support {
         let code = self
             .code
-            .get_or_init(|| async {
+            .get_or_try_init(|| async {
                 let python = self.settings.python()?;
                 let scratch = tempfile::Builder::new()
                     .prefix("ufo-batch-osworld-")
@@ -67,11 +67,10 @@ impl OsWorldRun {
                 probe::probe(&python, scratch.path()).await
             })
             .await;
-        support::support(
-            task,
-            file,
-            &self.settings,
-            code.as_ref().map_err(String::as_str),
-        )
+        // A probe that failed is asked again by the next task.
+        match code {
+            Ok(code) => support::support(task, file, &self.settings, Ok(code)),
+            Err(why) => support::support(task, file, &self.settings, Err(&why)),
+        }
     }
 }

@@ -7,6 +7,9 @@
 
 use std::path::Path;
 
+use crate::confined::Confined;
+use crate::relpath::RelPath;
+
 /// The profile's settings file, under the home.
 const REGISTRY: &str = ".config/libreoffice/4/user/registrymodifications.xcu";
 
@@ -19,18 +22,18 @@ const SETTINGS: &str = r#"<?xml version="1.0" encoding="UTF-8"?>
 </oor:items>
 "#;
 
-/// Writes the home's profile into `home` (the task's folder), leaving what is there.
-pub(super) fn furnish(home: &Path) -> std::io::Result<()> {
-    let registry = home.join(REGISTRY);
-    if !registry.exists() {
-        if let Some(dir) = registry.parent() {
-            std::fs::create_dir_all(dir)?;
+/// Writes the home's profile into `home` (the task's folder), leaving what is there;
+/// beneath it, no link is followed (the task's own setup commands ran there first).
+pub(super) fn furnish(home: &Path) -> Result<(), crate::regular_file::FileAccessError> {
+    let home = Confined::open(home)?;
+    for (file, content) in [
+        (REGISTRY, SETTINGS.as_bytes()),
+        (".Xauthority", b"".as_slice()),
+    ] {
+        let rel = RelPath::parse(file, false).expect("a plain relative path");
+        if home.kind(&rel)?.is_none() {
+            home.write(&rel, content, false)?;
         }
-        std::fs::write(&registry, SETTINGS)?;
-    }
-    let xauthority = home.join(".Xauthority");
-    if !xauthority.exists() {
-        std::fs::write(xauthority, b"")?;
     }
     Ok(())
 }

@@ -3,9 +3,12 @@
 //! unmodified beside the apps (`python -m flask --app main run` on the desktop's own
 //! loopback: its jail has a network of its own), and OSWorld's evaluator bridge
 //! (`driver`) beside it, which runs the task's setup through OSWorld's
-//! `SetupController` and, once the agent has finished, OSWorld's own evaluation. The
-//! files live in the desktop's private `/tmp`, under `.osworld`; the cache's gold files
-//! come only when the evaluation does.
+//! `SetupController` and, once the agent has finished, OSWorld's own evaluation. Their
+//! files live in the attempt's OSWorld folder in the task's folder (`osworld/`): the
+//! desktop's programs may write there, the agent's commands do not see it (they run in
+//! the task's shell jail, which hides the run's folders), so no agent can plant a gold
+//! file or a program OSWorld's steps run. The cache's gold files come only when the
+//! evaluation does.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -21,10 +24,6 @@ use crate::tool::{Blamed, Failure};
 
 /// OSWorld's VM screen.
 pub(crate) const SCREEN: (u32, u32) = (1920, 1080);
-/// OSWorld's folder in the desktop's `/tmp`.
-const ROOM: &str = ".osworld";
-/// The same, as the desktop's programs see it.
-const ROOM_INSIDE: &str = "/tmp/.osworld";
 /// The server, as the desktop calls it.
 const SERVER: &str = "OSWorld's server";
 /// The bridge, as the desktop calls it.
@@ -41,9 +40,29 @@ pub(crate) struct OsWorldPlan {
     pub(crate) task: Arc<OsWorldTask>,
     /// OSWorld's parts on this machine.
     pub(crate) parts: Parts,
+    /// The attempt's OSWorld folder (absolute; the same path on its desktop).
+    pub(crate) room: PathBuf,
 }
 
 impl OsWorldPlan {
+    /// The plan of `task` with `parts`, its OSWorld folder made afresh at `room` (an
+    /// earlier attempt's is removed, its links with it, none followed).
+    pub(crate) fn new(task: Arc<OsWorldTask>, parts: Parts, room: &Path) -> Result<Self, Failure> {
+        let machine = |e: std::io::Error| {
+            Failure::environment(format!(
+                "cannot make the attempt's OSWorld folder {}: {e}",
+                room.display()
+            ))
+        };
+        match std::fs::remove_dir_all(room) {
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(machine(e)),
+            _ => {}
+        }
+        std::fs::create_dir_all(room).map_err(machine)?;
+        let room = room.canonicalize().map_err(machine)?;
+        Ok(Self { task, parts, room })
+    }
+
     /// The desktop OSWorld's VM is: its screen, the task's folder as `/home/user`, a
     /// window manager, the venv first on the PATH (OSWorld's steps run `python -c
     /// "import pyautogui; ..."`), and a stand-in `gnome-screenshot` where none is
@@ -60,9 +79,10 @@ impl OsWorldPlan {
             window_manager: true,
             path_first: venv_bin
                 .into_iter()
-                .chain([PathBuf::from(format!("{ROOM_INSIDE}/bin"))])
+                .chain([self.room.join("bin")])
                 .collect(),
             kept: venv.into_iter().collect(),
+            writable: vec![self.room.clone()],
         }
     }
 }
@@ -71,24 +91,21 @@ impl OsWorldPlan {
 pub(crate) struct Room {
     plan: OsWorldPlan,
     driver: Driver,
-    /// OSWorld's folder, as the runner sees it.
-    dir: PathBuf,
 }
 
 impl Room {
-    /// Brings OSWorld's part up on the desktop of `backend` (whose `/tmp` is `tmp` and
-    /// whose home is `home`, as the runner sees them) and runs the task's setup; with a
-    /// note for the task log.
+    /// Brings OSWorld's part up on the desktop of `backend` (whose home is `home`, as
+    /// the runner sees it) and runs the task's setup; with a note for the task log.
     pub(crate) async fn open(
         backend: &mut dyn Backend,
         plan: OsWorldPlan,
-        tmp: &Path,
         home: &Path,
     ) -> Result<(Room, String), Failure> {
         let clock = Instant::now();
         let machine = |what: &str, e: std::io::Error| Failure::environment(format!("{what}: {e}"));
-        super::profile::furnish(home).map_err(|e| machine("cannot furnish the task's home", e))?;
-        let dir = tmp.join(ROOM);
+        super::profile::furnish(home)
+            .map_err(|e| Failure::environment(format!("cannot furnish the task's home: {e}")))?;
+        let dir = plan.room.clone();
         copy_folder(&plan.parts.server, &dir.join("server"), MAX_SERVER)
             .map_err(|e| machine("cannot copy OSWorld's server", e))?;
         std::fs::write(dir.join(super::DRIVER_FILE), super::DRIVER)
@@ -96,13 +113,16 @@ impl Room {
         stand_in_screenshot(&dir)
             .map_err(|e| machine("cannot prepare the desktop's programs", e))?;
         let copied = match &plan.parts.cache {
-            Some(from) => cache::copy_phase(
-                from,
-                &dir.join("cache"),
-                &plan.task.id,
-                &plan.task.needs().cache,
-                Phase::Setup,
-            )?,
+            Some(from) => {
+                cache::copy_phase_apart(
+                    from,
+                    &dir,
+                    &plan.task.id,
+                    &plan.task.needs().cache,
+                    Phase::Setup,
+                )
+                .await?
+            }
             None => 0,
         };
         let python = plan.parts.python.display().to_string();
@@ -119,22 +139,18 @@ impl Room {
             "--port",
             super::SERVER_PORT,
         ]);
-        let inside = PathBuf::from(ROOM_INSIDE);
         backend
-            .start_program(SERVER, &server, &inside.join("server"))
+            .start_program(SERVER, &server, &dir.join("server"))
             .await
             .map_err(|e| e.failure())?;
-        let bridge = argv(&[
-            &python,
-            &format!("{ROOM_INSIDE}/{}", super::DRIVER_FILE),
-            "serve",
-        ]);
+        let driver_file = dir.join(super::DRIVER_FILE).display().to_string();
+        let bridge = argv(&[&python, &driver_file, "serve"]);
         let pipes = backend
-            .start_helper(BRIDGE, &bridge, &inside)
+            .start_helper(BRIDGE, &bridge, &dir)
             .await
             .map_err(|e| e.failure())?;
         let mut driver = Driver::over(pipes);
-        let cache_inside = format!("{ROOM_INSIDE}/cache");
+        let cache_inside = dir.join(cache::COPY).display().to_string();
         let done = match driver
             .setup(&plan.task.json, &cache_inside, SCREEN, SERVER_WAIT)
             .await
@@ -158,7 +174,7 @@ impl Room {
                 false => format!(" ({})", steps.join(", ")),
             }
         );
-        Ok((Room { plan, driver, dir }, note))
+        Ok((Room { plan, driver }, note))
     }
 
     /// Scores the session as OSWorld does, the evaluator's cache files copied in first.
@@ -168,13 +184,14 @@ impl Room {
         last: LastAction,
     ) -> Result<Scored, Failure> {
         if let Some(from) = &self.plan.parts.cache {
-            cache::copy_phase(
+            cache::copy_phase_apart(
                 from,
-                &self.dir.join("cache"),
+                &self.plan.room,
                 &self.plan.task.id,
                 &self.plan.task.needs().cache,
                 Phase::Evaluation,
-            )?;
+            )
+            .await?;
         }
         self.driver
             .evaluate(last)
@@ -222,14 +239,33 @@ fn stand_in_screenshot(dir: &Path) -> std::io::Result<()> {
 /// Copies the regular files and folders of `from` into `to`, at most `limit` bytes in
 /// all; links are not followed.
 fn copy_folder(from: &Path, to: &Path, limit: u64) -> std::io::Result<u64> {
+    let mut entries = MAX_SERVER_ENTRIES;
+    copy_within(from, to, limit, &mut entries)
+}
+
+/// The most files and folders of OSWorld's server folder copied (it has a handful).
+const MAX_SERVER_ENTRIES: usize = 10_000;
+
+fn copy_within(from: &Path, to: &Path, limit: u64, entries: &mut usize) -> std::io::Result<u64> {
     std::fs::create_dir_all(to)?;
     let mut copied = 0;
     for entry in std::fs::read_dir(from)? {
         let entry = entry?;
+        *entries = entries.checked_sub(1).ok_or_else(|| {
+            std::io::Error::other(format!(
+                "{} holds more than {MAX_SERVER_ENTRIES} files and folders",
+                from.display()
+            ))
+        })?;
         let kind = entry.file_type()?;
         let target = to.join(entry.file_name());
         if kind.is_dir() {
-            copied += copy_folder(&entry.path(), &target, limit.saturating_sub(copied))?;
+            copied += copy_within(
+                &entry.path(),
+                &target,
+                limit.saturating_sub(copied),
+                entries,
+            )?;
         } else if kind.is_file() {
             copied += entry.metadata()?.len();
             if copied > limit {

@@ -10,6 +10,7 @@ use std::path::{Path, PathBuf};
 use super::probe::{Capabilities, Verdict};
 use super::settings::OsWorldSettings;
 use crate::task::osworld::OsWorldTask;
+use crate::tool::{Blame, Failure};
 
 /// What the machine makes of a task.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -21,6 +22,9 @@ pub(crate) enum Support {
     /// Its file is wrong in a way only OSWorld's code can tell (a step type, getter or
     /// metric it does not have): why.
     TaskFile(String),
+    /// OSWorld's parts are not usable as configured (no Python with its code, no
+    /// server, a probe that failed): the run's failure, not the task's capability.
+    Broken(Failure),
 }
 
 /// OSWorld's parts a task runs with.
@@ -54,7 +58,7 @@ pub(crate) fn support(
     }
     let python = match settings.python() {
         Ok(p) => p,
-        Err(why) => return Support::Unsupported(why),
+        Err(why) => return Support::Broken(Failure::new(Blame::Config, why)),
     };
     let venv_bin = python.parent().map(Path::to_path_buf);
     for (program, why) in &needs.programs {
@@ -66,11 +70,11 @@ pub(crate) fn support(
     }
     let server = match settings.server(file) {
         Ok(s) => s,
-        Err(why) => return Support::Unsupported(why),
+        Err(why) => return Support::Broken(Failure::new(Blame::Config, why)),
     };
     let code = match code {
         Ok(code) => code,
-        Err(why) => return Support::Unsupported(why.to_string()),
+        Err(why) => return Support::Broken(Failure::environment(why)),
     };
     let names = task.names();
     let kinds = [

@@ -56,6 +56,28 @@ pub(crate) fn compare_md(c: &Comparison) -> String {
     for (label, x, y, change) in rows {
         let _ = writeln!(md, "| {label} | {x} | {y} | {change} |");
     }
+    if a.mean_score.is_some() || b.mean_score.is_some() {
+        let shown = |s: Option<f64>| s.map_or("—".to_string(), |s| format!("{s:.3}"));
+        let change = match (a.mean_score, b.mean_score) {
+            (Some(x), Some(y)) => format!("{:+.3}", y - x),
+            _ => "—".to_string(),
+        };
+        let _ = writeln!(
+            md,
+            "| mean score | {} | {} | {change} |",
+            shown(a.mean_score),
+            shown(b.mean_score)
+        );
+    }
+    if a.unsupported + b.unsupported > 0 {
+        let _ = writeln!(
+            md,
+            "| unsupported (not run, not in the pass rate) | {} | {} | {:+} |",
+            a.unsupported,
+            b.unsupported,
+            b.unsupported as i64 - a.unsupported as i64
+        );
+    }
     md.push('\n');
     if c.regressed() {
         let _ = writeln!(

@@ -35,6 +35,16 @@ pub(crate) struct Side {
     /// The judge's agreement with the checks, when the run had `--eval both`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub(crate) judge_agreement: Option<Agreement>,
+    /// The mean score of the tasks an evaluator scored (OSWorld's), when some were.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) mean_score: Option<f64>,
+    /// Tasks this machine could not run (counted apart: not in the pass rate).
+    #[serde(skip_serializing_if = "is_zero")]
+    pub(crate) unsupported: usize,
+}
+
+fn is_zero(n: &usize) -> bool {
+    *n == 0
 }
 
 /// One task that changed.
@@ -230,7 +240,19 @@ fn rate(r: &TaskRate) -> Rate {
 }
 
 fn side(dir: &Path, records: &[&TaskRow]) -> (Vec<TaskRate>, Side) {
-    let rates = rates(records.iter().copied());
+    let unsupported = records
+        .iter()
+        .filter(|r| r.status == crate::record::TaskStatus::Unsupported)
+        .count();
+    let rates = rates(
+        records
+            .iter()
+            .copied()
+            .filter(|r| r.status != crate::record::TaskStatus::Unsupported),
+    );
+    let scores: Vec<f64> = records.iter().filter_map(|r| r.score).collect();
+    let mean_score = (!scores.is_empty())
+        .then(|| (scores.iter().sum::<f64>() / scores.len() as f64 * 1000.0).round() / 1000.0);
     let n = rates.len().max(1) as f64;
     let side = Side {
         dir: dir.display().to_string(),
@@ -245,6 +267,8 @@ fn side(dir: &Path, records: &[&TaskRow]) -> (Vec<TaskRate>, Side) {
             records.iter().for_each(|r| count.add(r));
             count.finish()
         },
+        mean_score,
+        unsupported,
     };
     (rates, side)
 }

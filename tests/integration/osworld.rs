@@ -294,6 +294,17 @@ fn osworlds_own_evaluator_scores_each_task_solved_and_not_several_at_once() {
     let csv = std::fs::read_to_string(run.join("summary.csv")).unwrap();
     assert!(csv.lines().next().unwrap().ends_with(",score"), "{csv}");
 
+    // `compare` sets the mean scores side by side.
+    let runs = run.display().to_string();
+    let cmp = run_binary(dir.path(), &["compare", &runs, &runs], &[]);
+    assert_eq!(cmp.code, 0, "{}{}", cmp.stdout, cmp.stderr);
+    assert!(
+        cmp.stdout
+            .contains("| mean score | 0.500 | 0.500 | +0.000 |"),
+        "{}",
+        cmp.stdout
+    );
+
     // The plan the solved Calc run recorded replays as a regression test: set up and
     // scored the same.
     let recorded = run.join("calc_solved/plan.json");

@@ -180,8 +180,12 @@ pub(super) async fn start(options: &StartOptions<'_>) -> Result<Started, StartEr
         .iter()
         .map(|p| real(p))
         .collect::<Result<Vec<_>, _>>()?;
+    let mut writable = vec![workspace.clone(), tmp.clone()];
+    for dir in &furniture.writable {
+        writable.push(real(dir)?);
+    }
     let jail_options = JailOptions {
-        writable: vec![workspace.clone(), tmp.clone()],
+        writable,
         tmp: Some(tmp.clone()),
         home: furniture.user_home.then(|| workspace.clone()),
         kept,

@@ -427,9 +427,9 @@ impl Executor for DesktopExecutor {
             }
         }
         if let Some(plan) = self.osworld.take() {
-            let (tmp, home) = (self.dir.desktop(), self.dir.workspace());
+            let home = self.dir.workspace();
             let backend = self.backend.as_mut().expect("started above");
-            match Room::open(backend.as_mut(), plan, &tmp, &home).await {
+            match Room::open(backend.as_mut(), plan, &home).await {
                 Ok((room, how)) => {
                     self.room = Some(room);
                     note.push_str(&format!("; {how}"));

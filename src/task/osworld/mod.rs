@@ -85,7 +85,15 @@ impl OsWorldTask {
     /// `libreoffice_calc`), else `multi_apps`.
     pub(crate) fn domain(&self) -> String {
         match self.related_apps.as_slice() {
-            [one] => one.trim().to_ascii_lowercase().replace([' ', '-'], "_"),
+            [one] => match one
+                .trim()
+                .to_ascii_lowercase()
+                .replace([' ', '-'], "_")
+                .as_str()
+            {
+                "vscode" => "vs_code".to_string(),
+                other => other.to_string(),
+            },
             _ => "multi_apps".to_string(),
         }
     }
