@@ -526,3 +526,64 @@ fn validate_reads_osworld_task_files_and_their_suites_are_no_tasks() {
     let text = format!("{}{}", out.stderr, out.stdout);
     assert!(text.contains("5 task files checked: 5 valid"), "{text}");
 }
+
+#[test]
+fn the_linux_agent_takes_osworlds_os_tasks_on_the_desktops_shell() {
+    use crate::mock_llm::{MockLlm, Reply, action, finish};
+    if !osworld_stack() {
+        return;
+    }
+    let mock = MockLlm::start();
+    mock.script_key(
+        "a folder named reports",
+        vec![
+            action(
+                "execute_command",
+                json!({"command": "mkdir -p ~/reports && echo done > /home/user/reports/summary.txt"}),
+                "CONTINUE",
+            ),
+            finish("the folder and its file are there"),
+        ],
+    );
+    mock.script_key(
+        "refresh rate to 1000 Hz",
+        vec![Reply::Content(
+            json!({"observation": "no display offers 1000 Hz", "thought": "it cannot be done",
+                   "action": {"function": "", "arguments": {}, "status": "FAIL"}, "plan": [],
+                   "comment": "no display here can refresh at 1000 Hz"})
+            .to_string(),
+        )],
+    );
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("ufo-batch.toml"),
+        "[llm]\nmodel = \"test-model\"\ntimeout = \"5s\"\n",
+    )
+    .unwrap();
+    let tasks = fixtures().join("evaluation_examples/examples/os");
+    let url = mock.url();
+    let out = run_binary(
+        dir.path(),
+        &[
+            "run",
+            &tasks.display().to_string(),
+            "--out",
+            "runs",
+            "--llm-base-url",
+            &url,
+            "--osworld-cache",
+            &cache(),
+        ],
+        &[],
+    );
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let run = run_folder(&dir.path().join("runs"));
+    for id in [OS, INFEASIBLE] {
+        let status = read_json(&run.join(id).join("status.json"));
+        assert_eq!(status["status"], "passed", "{status:#}");
+        assert_eq!(status["score"], json!(1.0), "{status:#}");
+        assert_eq!(status["domain"], "os", "{status:#}");
+        let log = std::fs::read_to_string(run.join(id).join("response.log")).unwrap();
+        assert!(log.contains("\"agent_type\":\"LinuxAgent\""), "{log}");
+    }
+}

@@ -39,6 +39,8 @@ pub(super) const KNOWN_KEYS: &[&str] = &[
     "proxy",
     "fixed_ip",
     "possibility_of_env_change",
+    "env_may_change",
+    "hint",
 ];
 /// Keys an action may have.
 pub(super) const ACTION_KEYS: &[&str] = &["agent", "action", "parameters", "expect", "comment"];
