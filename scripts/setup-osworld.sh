@@ -129,14 +129,14 @@ if [ -f "$source_dir/desktop_env/server/main.py" ] && [ -d "$source_dir/evaluati
   rm -rf "$dest.new/desktop_env/server/screenshots" "$dest.new/desktop_env/server/__pycache__"
   rm -rf "$dest" && mv "$dest.new" "$dest"
 elif ! files_ready; then
-  command -v git >/dev/null || fail "OSWorld's files are not at $source_dir and git is missing: set UFO_BATCH_OSWORLD to an OSWorld checkout (with desktop_env/server and evaluation_examples)"
+  command -v git >/dev/null || fail "OSWorld's files are not at $source_dir and git is missing: set UFO_BATCH_OSWORLD to an OSWorld checkout (with desktop_env/server and evaluation_examples), or skip its tests with UFO_BATCH_SKIP_TESTS=osworld"
   say "OSWorld's files are not at $source_dir: cloning $osworld_repo${OSWORLD_COMMIT:+ at $OSWORLD_COMMIT}"
   clone=target/osworld/clone
   rm -rf "$clone"
   if ! { git clone -q --filter=blob:none --no-checkout "$osworld_repo" "$clone" >>"$log" 2>&1 \
          && git -C "$clone" checkout -q "${OSWORLD_COMMIT:-HEAD}" -- desktop_env/server evaluation_examples LICENSE >>"$log" 2>&1; }; then
     rm -rf "$clone"
-    fail "cannot get OSWorld's files: $source_dir has none and cloning $osworld_repo failed (no network?). Set UFO_BATCH_OSWORLD to a copy of OSWorld (a checkout, or ../shared/osworld from another machine) that has desktop_env/server and evaluation_examples, then run this again (log: $log)"
+    fail "cannot get OSWorld's files: $source_dir has none and cloning $osworld_repo failed (no network?). Set UFO_BATCH_OSWORLD to a copy of OSWorld (a checkout with desktop_env/server and evaluation_examples) and run this again, or skip its tests with UFO_BATCH_SKIP_TESTS=osworld (log: $log)"
   fi
   commit=$(git -C "$clone" rev-parse "${OSWORLD_COMMIT:-HEAD}")
   rm -rf "$dest" && mkdir -p "$dest/desktop_env"
