@@ -145,13 +145,7 @@ impl Needs {
         }
         match step.kind.as_str() {
             "download" => {
-                for file in step
-                    .parameters
-                    .get("files")
-                    .and_then(Value::as_array)
-                    .into_iter()
-                    .flatten()
-                {
+                for file in files_of(step) {
                     let url = file.get("url").and_then(Value::as_str).unwrap_or_default();
                     let path = file.get("path").and_then(Value::as_str).unwrap_or_default();
                     self.cache.push(CacheFile {
@@ -162,13 +156,7 @@ impl Needs {
                 }
             }
             "upload_file" => {
-                for file in step
-                    .parameters
-                    .get("files")
-                    .and_then(Value::as_array)
-                    .into_iter()
-                    .flatten()
-                {
+                for file in files_of(step) {
                     if let Some(local) = file.get("local_path").and_then(Value::as_str) {
                         self.cache.push(CacheFile {
                             name: local.to_string(),
@@ -227,4 +215,13 @@ pub(crate) fn download_name(url: &str, path: &str) -> String {
     let id = uuid::Uuid::new_v5(&uuid::Uuid::NAMESPACE_URL, url.as_bytes());
     let base = path.rsplit('/').next().unwrap_or(path);
     format!("{id}_{base}")
+}
+
+/// The `files` a `download` or `upload_file` step lists.
+fn files_of(step: &Step) -> impl Iterator<Item = &Value> {
+    step.parameters
+        .get("files")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
 }
