@@ -25,7 +25,11 @@ impl Cli {
     /// the value really came from.
     pub fn env_note(message: &str) -> Option<String> {
         use clap::CommandFactory;
-        let given: Vec<String> = std::env::args().skip(1).collect();
+        // Not `args()`: an argument that is not UTF-8 (the error being explained) panics it.
+        let given: Vec<String> = std::env::args_os()
+            .skip(1)
+            .map(|a| a.to_string_lossy().into_owned())
+            .collect();
         let command = Self::command();
         command
             .get_subcommands()
@@ -84,11 +88,11 @@ pub(crate) enum Subcommand {
 pub(crate) struct RunArgs {
     /// Task files or folders (searched recursively for *.json). A run folder of an
     /// earlier run replays its tasks' plan.json files.
-    #[arg(value_name = "PATH", required_unless_present_any = ["request", "suite"])]
+    #[arg(value_name = "PATH", required_unless_present_any = ["request", "suite"], value_parser = utf8_path)]
     pub(crate) paths: Vec<PathBuf>,
 
     /// Results root; the run dir is OUT/NAME (default: results).
-    #[arg(long, value_name = "DIR", env = "UFO_BATCH_OUT", help_heading = RESULTS)]
+    #[arg(long, value_name = "DIR", env = "UFO_BATCH_OUT", help_heading = RESULTS, value_parser = utf8_path)]
     pub(crate) out: Option<PathBuf>,
     /// Run name (default: the first PATH's folder name). The same name resumes the run.
     #[arg(long, help_heading = RESULTS)]
@@ -110,7 +114,7 @@ pub(crate) struct RunArgs {
     #[arg(long, help_heading = RESULTS)]
     pub(crate) summary_json: bool,
     /// Config file (default: ufo-batch.toml if present).
-    #[arg(long, value_name = "FILE", env = "UFO_BATCH_CONFIG", help_heading = RESULTS)]
+    #[arg(long, value_name = "FILE", env = "UFO_BATCH_CONFIG", help_heading = RESULTS, value_parser = utf8_path)]
     pub(crate) config: Option<PathBuf>,
 
     /// Run this request without a task file (repeatable).
@@ -150,12 +154,12 @@ pub(crate) struct RunArgs {
     pub(crate) mode: Option<crate::task::SessionMode>,
     /// An OSWorld suite to run (evaluation_examples/test_all.json: {domain: [task
     /// id, ...]}, the tasks in examples/ beside it) (repeatable).
-    #[arg(long, value_name = "FILE", help_heading = TASKS)]
+    #[arg(long, value_name = "FILE", help_heading = TASKS, value_parser = utf8_path)]
     pub(crate) suite: Vec<PathBuf>,
     /// OSWorld's cache folder (CACHE/<task id>/<file>: the tasks' downloads and gold
     /// files, as OSWorld keeps them); OSWorld tasks that need a file it lacks are
     /// unsupported, never fetched.
-    #[arg(long, value_name = "DIR", help_heading = TASKS)]
+    #[arg(long, value_name = "DIR", help_heading = TASKS, value_parser = utf8_path)]
     pub(crate) osworld_cache: Option<PathBuf>,
 
     /// LLM model; LLM-driven tasks need one.
@@ -179,15 +183,15 @@ pub(crate) struct RunArgs {
     #[arg(long, value_name = "WHEN", value_parser = parse_save_experience, help_heading = EXPERIENCE)]
     pub(crate) save_experience: Option<crate::experience::SaveExperience>,
     /// Where saved records go: DIR/experience.yaml (default: OUT/experience).
-    #[arg(long, value_name = "DIR", help_heading = EXPERIENCE)]
+    #[arg(long, value_name = "DIR", help_heading = EXPERIENCE, value_parser = utf8_path)]
     pub(crate) experience_dir: Option<PathBuf>,
     /// Give the agents the records of DIR/experience.yaml most like their task, for
     /// their app, as examples and tips (UFO's RAG_EXPERIENCE; BM25, no network).
-    #[arg(long, value_name = "DIR", help_heading = EXPERIENCE)]
+    #[arg(long, value_name = "DIR", help_heading = EXPERIENCE, value_parser = utf8_path)]
     pub(crate) experience: Option<PathBuf>,
     /// Give the agents the recorded plans under DIR (task files, or an earlier run's
     /// folder) most like their task, as worked examples (UFO's RAG_DEMONSTRATION).
-    #[arg(long, value_name = "DIR", help_heading = EXPERIENCE)]
+    #[arg(long, value_name = "DIR", help_heading = EXPERIENCE, value_parser = utf8_path)]
     pub(crate) demonstrations: Option<PathBuf>,
     /// Records given per source and agent (UFO's RAG_EXPERIENCE_RETRIEVED_TOPK;
     /// default: 5).
@@ -244,7 +248,7 @@ const SCALE_OUT: &str = "Scale-out";
 #[derive(Debug, Args)]
 pub(crate) struct ReportArgs {
     /// The run dir.
-    #[arg(value_name = "RUN_DIR")]
+    #[arg(value_name = "RUN_DIR", value_parser = utf8_path)]
     pub(crate) run_dir: PathBuf,
 }
 
@@ -252,29 +256,40 @@ pub(crate) struct ReportArgs {
 #[derive(Debug, Args)]
 pub(crate) struct CompareArgs {
     /// The baseline run dir.
-    #[arg(value_name = "RUN_A")]
+    #[arg(value_name = "RUN_A", value_parser = utf8_path)]
     pub(crate) a: PathBuf,
     /// The run dir to compare with it.
-    #[arg(value_name = "RUN_B")]
+    #[arg(value_name = "RUN_B", value_parser = utf8_path)]
     pub(crate) b: PathBuf,
     /// Also write the comparison to FILE.
-    #[arg(long, value_name = "FILE")]
+    #[arg(long, value_name = "FILE", value_parser = utf8_path)]
     pub(crate) out: Option<PathBuf>,
     /// JSON instead of markdown.
     #[arg(long)]
     pub(crate) json: bool,
     /// Also write the comparison as a page to FILE (its task links lead to RUN_B's
     /// task pages).
-    #[arg(long, value_name = "FILE")]
+    #[arg(long, value_name = "FILE", value_parser = utf8_path)]
     pub(crate) html: Option<PathBuf>,
     /// When to exit 1: any (a task's pass rate dropped), significant (a regression
     /// beyond noise at --alpha: exact McNemar, or a sign-flip permutation test with
     /// repetitions), never.
     #[arg(long, value_name = "WHEN", default_value = "any", value_parser = parse_fail_on)]
     pub(crate) fail_on: FailOn,
+    /// Tasks of RUN_A that RUN_B lacks do not fail the gate (by default they do: a
+    /// partial B, such as one shard, is no evidence that they still pass).
+    #[arg(long)]
+    pub(crate) allow_missing: bool,
     /// The significance level of the tests.
     #[arg(long, value_name = "P", default_value_t = 0.05, value_parser = parse_alpha)]
     pub(crate) alpha: f64,
+}
+
+/// A path argument: UTF-8 (clap says so as a usage error otherwise), for every path the
+/// runner is given ends up in a file it writes (`run.json`, a task's status) and in a
+/// jail's command line.
+fn utf8_path(s: &str) -> Result<PathBuf, std::convert::Infallible> {
+    Ok(PathBuf::from(s))
 }
 
 fn parse_fail_on(s: &str) -> Result<FailOn, crate::render::UnknownFailOn> {
@@ -295,10 +310,10 @@ fn parse_alpha(s: &str) -> Result<f64, String> {
 pub(crate) struct ExportArgs {
     /// Write the run as a Harbor job (ATIF trajectories, rewards, totals) under OUT, as
     /// OUT/RUN_NAME; open it with `harbor view OUT`.
-    #[arg(long, value_name = "OUT", required = true)]
+    #[arg(long, value_name = "OUT", required = true, value_parser = utf8_path)]
     pub(crate) harbor: PathBuf,
     /// The run dir.
-    #[arg(value_name = "RUN_DIR")]
+    #[arg(value_name = "RUN_DIR", value_parser = utf8_path)]
     pub(crate) run_dir: PathBuf,
 }
 
@@ -306,10 +321,10 @@ pub(crate) struct ExportArgs {
 #[derive(Debug, Args)]
 pub(crate) struct MergeArgs {
     /// The new run dir to create.
-    #[arg(value_name = "OUT")]
+    #[arg(value_name = "OUT", value_parser = utf8_path)]
     pub(crate) out: PathBuf,
     /// The run dirs to merge.
-    #[arg(value_name = "RUN_DIR", required = true)]
+    #[arg(value_name = "RUN_DIR", required = true, value_parser = utf8_path)]
     pub(crate) inputs: Vec<PathBuf>,
 }
 
@@ -317,7 +332,7 @@ pub(crate) struct MergeArgs {
 #[derive(Debug, Args)]
 pub(crate) struct SandboxExecArgs {
     /// A folder the command may write (repeatable).
-    #[arg(long = "rw", value_name = "DIR")]
+    #[arg(long = "rw", value_name = "DIR", value_parser = utf8_path)]
     pub(crate) writable: Vec<PathBuf>,
     /// Apply only the limits, no Landlock (bubblewrap or no sandbox).
     #[arg(long)]
@@ -361,11 +376,11 @@ pub(crate) struct ReadDocumentArgs {
 #[derive(Debug, Args)]
 pub(crate) struct ValidateArgs {
     /// Task files or folders.
-    #[arg(required = true, value_name = "PATH")]
+    #[arg(required = true, value_name = "PATH", value_parser = utf8_path)]
     pub(crate) paths: Vec<PathBuf>,
     /// Config file (default: ufo-batch.toml if present): its MCP servers are started and
     /// their tools checked against the plans.
-    #[arg(long, value_name = "FILE", env = "UFO_BATCH_CONFIG")]
+    #[arg(long, value_name = "FILE", env = "UFO_BATCH_CONFIG", value_parser = utf8_path)]
     pub(crate) config: Option<PathBuf>,
 }
 
@@ -373,7 +388,7 @@ pub(crate) struct ValidateArgs {
 #[derive(Debug, Args)]
 pub(crate) struct ToolsArgs {
     /// Config file (default: ufo-batch.toml if present).
-    #[arg(long, value_name = "FILE", env = "UFO_BATCH_CONFIG")]
+    #[arg(long, value_name = "FILE", env = "UFO_BATCH_CONFIG", value_parser = utf8_path)]
     pub(crate) config: Option<PathBuf>,
     /// Print the tools as JSON.
     #[arg(long)]

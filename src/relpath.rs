@@ -10,6 +10,13 @@ use std::path::{Component, Path, PathBuf};
 /// in bytes; NTFS's 255 UTF-16 units are at least as many).
 const NAME_MAX: usize = 255;
 
+/// The longest relative path taken, in bytes: with the workspace's own path before it, a
+/// longer one would pass the system's `PATH_MAX` (4096) for some tools and calls.
+pub(crate) const PATH_LIMIT: usize = 2048;
+
+/// How much of a refused path its error quotes.
+const QUOTED: usize = 120;
+
 /// Why a path was refused.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub(crate) enum PathError {
@@ -29,6 +36,14 @@ pub(crate) enum PathError {
     #[cfg_attr(not(windows), allow(dead_code))]
     #[error("`{0}` names a device on Windows (CON, PRN, AUX, NUL, COM1-9, LPT1-9)")]
     Reserved(String),
+    /// Longer, whole, than [`PATH_LIMIT`].
+    #[error("`{path}` is {len} bytes long; a path may be at most {PATH_LIMIT}")]
+    TooLong {
+        /// The path, shortened.
+        path: String,
+        /// Its length in bytes.
+        len: usize,
+    },
     /// A name in it is longer than file systems take.
     #[error("`{path}` has a name of {len} bytes; file systems take at most {NAME_MAX}")]
     NameTooLong {
@@ -105,8 +120,15 @@ pub(crate) fn normalize_relative(text: &str, allow_root: bool) -> Result<PathBuf
     if text.is_empty() && !allow_root {
         return Err(PathError::Empty);
     }
+    let quoted = || crate::text::shorten(text, QUOTED);
     if text.contains('\0') {
-        return Err(PathError::Nul(text.escape_debug().to_string()));
+        return Err(PathError::Nul(quoted().escape_debug().to_string()));
+    }
+    if text.len() > PATH_LIMIT {
+        return Err(PathError::TooLong {
+            path: quoted(),
+            len: text.len(),
+        });
     }
     let path = Path::new(text);
     let looks_windows_absolute = text.len() >= 2 && text.as_bytes()[1] == b':';
@@ -115,7 +137,7 @@ pub(crate) fn normalize_relative(text: &str, allow_root: bool) -> Result<PathBuf
         || text.starts_with('\\')
         || looks_windows_absolute
     {
-        return Err(PathError::Absolute(text.to_string()));
+        return Err(PathError::Absolute(quoted()));
     }
     let mut out = PathBuf::new();
     for component in path.components() {
@@ -130,18 +152,18 @@ pub(crate) fn normalize_relative(text: &str, allow_root: bool) -> Result<PathBuf
                 }
                 #[cfg(windows)]
                 if windows_device(part) {
-                    return Err(PathError::Reserved(text.to_string()));
+                    return Err(PathError::Reserved(quoted()));
                 }
                 out.push(part)
             }
             Component::CurDir => {}
             Component::ParentDir => {
                 if !out.pop() {
-                    return Err(PathError::Escapes(text.to_string()));
+                    return Err(PathError::Escapes(quoted()));
                 }
             }
             Component::RootDir | Component::Prefix(_) => {
-                return Err(PathError::Absolute(text.to_string()));
+                return Err(PathError::Absolute(quoted()));
             }
         }
     }

@@ -68,6 +68,7 @@ pub(crate) fn json_type(v: &Value) -> &'static str {
         Value::Null => "null",
         Value::Bool(_) => "a boolean",
         Value::Number(n) if n.is_f64() => "a number",
+        Value::Number(n) if n.as_i64().is_some_and(|i| i < 0) => "a negative integer",
         Value::Number(_) => "an integer",
         Value::String(_) => "a string",
         Value::Array(_) => "an array",

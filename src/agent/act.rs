@@ -82,7 +82,7 @@ impl Acted {
             .map(|(command, e)| ActionRecord {
                 function: command.tool_name.clone(),
                 action_string: command.action_string(),
-                arguments: command.parameters,
+                arguments: crate::tool::call::recorded_arguments(command.parameters),
                 status: self.status,
                 result: e.result.clone(),
                 divergence: None,

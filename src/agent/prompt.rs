@@ -287,6 +287,7 @@ pub(super) fn json_type(kind: &ParamKind) -> String {
     match kind {
         ParamKind::String => "string".into(),
         ParamKind::Integer => "integer".into(),
+        ParamKind::Count => "integer (0 or more)".into(),
         ParamKind::Boolean => "boolean".into(),
         ParamKind::Number => "number".into(),
         ParamKind::Schema(schema) => crate::text::shorten(&schema.to_string(), 400),

@@ -146,7 +146,7 @@ impl Agent for ReplayAgent {
         step.actions.push(ActionRecord {
             function: command.tool_name.clone(),
             action_string: command.action_string(),
-            arguments: command.parameters,
+            arguments: crate::tool::call::recorded_arguments(command.parameters),
             status,
             result,
             divergence,

@@ -1,6 +1,6 @@
 //! `ufo-batch compare RUN_A RUN_B`: the comparison as markdown or JSON, on stdout and
 //! optionally in a file, and as a page with `--html`; exit 1 as `--fail-on` says (by
-//! default when a task regressed).
+//! default when a task regressed), or when B lacks tasks of A (unless `--allow-missing`).
 
 use std::path::{Component, Path, PathBuf};
 
@@ -16,7 +16,8 @@ pub(super) fn compare(args: &CompareArgs) -> Result<u8, Error> {
     for path in [&args.out, &args.html].into_iter().flatten() {
         only_a_regular_file(path)?;
     }
-    let c = compare_runs(&args.a, &args.b, args.alpha)?;
+    let mut c = compare_runs(&args.a, &args.b, args.alpha)?;
+    c.allow_missing = args.allow_missing;
     let text = if args.json {
         serde_json::to_string_pretty(&c).map_err(|e| Error::internal(e.to_string()))? + "\n"
     } else {

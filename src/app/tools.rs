@@ -126,8 +126,24 @@ pub(super) fn start_mcp(
         .enable_all()
         .build()
         .map_err(|e| Error::internal(format!("cannot start the async runtime: {e}")))?;
+    // A stdio server is started confined as a run's tasks would start it: in the
+    // config's sandbox (`[sandbox] mode`, else the best there is), with its limits.
+    let mode = match file.sandbox.mode.as_deref() {
+        Some(text) => text
+            .parse()
+            .map_err(|e| ConfigError::Invalid(format!("[sandbox] mode: {e}")))?,
+        None => crate::executor::sandbox::SandboxMode::Auto,
+    };
+    let shim = std::env::current_exe().ok();
+    let (sandbox, _) = crate::executor::sandbox::resolve(mode, shim.as_deref())
+        .map_err(|e| BatchError::Refused(e.to_string()))?;
+    let listing = crate::executor::ShellSettings {
+        sandbox,
+        limits: crate::config::resource_limits_of(&file.sandbox)?,
+        ..Default::default()
+    };
     let hub = runtime
-        .block_on(McpHub::start(&configured, 1))
+        .block_on(McpHub::start(&configured, 1, &listing))
         .map_err(|e| BatchError::Refused(e.to_string()))?;
     Ok(Some((hub, runtime)))
 }

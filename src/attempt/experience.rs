@@ -5,6 +5,8 @@
 //! go to the run's experience file; a failure to save is a warning that leaves the
 //! task's status as it is.
 
+use std::time::{Duration, Instant};
+
 use tokio_util::sync::CancellationToken;
 
 use super::outcome::AttemptOutcome;
@@ -19,15 +21,21 @@ use crate::record::{StepRecord, TaskStatus};
 use crate::task::{Task, TaskShape};
 use crate::tool::ToolSpec;
 
+/// The least a save waits for another writer's lock, even for a task whose time is up
+/// (a task that timed out is saved under `--save-experience always`).
+const LEAST_WAIT: Duration = Duration::from_secs(2);
+
 /// Saves the session `trajectory` of `task` when the run's policy saves a task that
 /// ended as `outcome` did; what it did (keys saved, or why none) goes on `outcome`.
+/// It stops when `kill` is cancelled, and waits for another writer of the experience
+/// file until `until` (the end of the task's time; at least [`LEAST_WAIT`]).
 pub(super) async fn save(
     task: &Task,
     settings: &AttemptSettings,
     trajectory: &[StepRecord],
     outcome: &mut AttemptOutcome,
     events: &TaskEvents,
-    kill: &CancellationToken,
+    (kill, until): (&CancellationToken, Instant),
 ) {
     let Some(experience) = &settings.experience else {
         return;
@@ -56,7 +64,10 @@ pub(super) async fn save(
             return;
         }
     };
-    match experience.save(&origin, records).await {
+    let wait = until
+        .saturating_duration_since(Instant::now())
+        .max(LEAST_WAIT);
+    match experience.save(&origin, records, wait).await {
         Ok(Appended::Saved(keys)) => {
             events.info(format!("saved as experience: {}", keys.join(", ")));
             outcome.experience.saved = keys;

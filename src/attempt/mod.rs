@@ -206,6 +206,7 @@ pub(crate) async fn run_attempt(
     let mut progress = Progress::default();
     // The wall-clock limit leaves out the time spent waiting for the LLM provider.
     let waits = std::sync::Arc::new(WaitClock::default());
+    let begun = std::time::Instant::now();
     let ended = within_limit(
         task,
         settings,
@@ -236,13 +237,16 @@ pub(crate) async fn run_attempt(
         outcome.plan = Some(plan::recorded_plan(task, &session.ctx.trajectory, &outcome));
         outcome.experience.given = session.ctx.given.clone();
         let trajectory = &session.ctx.trajectory;
+        // Saving waits for other writers no longer than the task's own time allows.
+        let limit = task.timeout.unwrap_or(settings.timeout);
+        let until = begun + limit + waits.waited();
         experience::save(
             task,
             settings,
             trajectory,
             &mut outcome,
             &events,
-            &stop.kill,
+            (&stop.kill, until),
         )
         .await;
     }

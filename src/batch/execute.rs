@@ -120,6 +120,13 @@ fn run_started(config: &RunSettings, batch: &mut Prepared) -> RunStarted {
             .into_iter()
             .chain(batch.sandbox_warning.take())
             .chain(std::mem::take(&mut batch.experience_notes))
+            .chain(
+                batch
+                    .mcp
+                    .iter()
+                    .flat_map(|m| m.notes().map(str::to_string))
+                    .collect::<Vec<_>>(),
+            )
             .chain(batch.devices.as_deref().map(device_hint))
             .collect(),
         shard: config.shard,

@@ -14,8 +14,8 @@ use super::inputs::{Held, SharedSettings};
 use super::sources::load_tasks_as;
 use super::{BatchError, RunSettings};
 use crate::device::DeviceHub;
-use crate::executor::all_tools;
 use crate::executor::sandbox::{self, Sandbox};
+use crate::executor::{ShellSettings, all_tools};
 use crate::experience::Experience;
 use crate::llm::{ApiKey, LlmClient, LlmConfig, Spend};
 use crate::mcp::McpHub;
@@ -218,8 +218,20 @@ async fn start_hubs(
     let mcp = if config.mcp.is_empty() {
         None
     } else {
+        // A stdio server started to list its tools is confined as the tasks' are.
+        let listing = if config.mcp.iter().any(|s| s.kind() == "stdio") {
+            let shim = std::env::current_exe().ok();
+            let (sandbox, _) =
+                sandbox::resolve(config.sandbox, shim.as_deref()).map_err(|e| refused(&e))?;
+            ShellSettings {
+                sandbox,
+                ..config.shell.clone()
+            }
+        } else {
+            config.shell.clone()
+        };
         Some(Arc::new(
-            McpHub::start(&config.mcp, config.jobs.get())
+            McpHub::start(&config.mcp, config.jobs.get(), &listing)
                 .await
                 .map_err(|e| refused(&e))?,
         ))

@@ -17,3 +17,4 @@ pub(crate) use error::ConfigError;
 pub(crate) use experience::ExperienceFlags;
 pub(crate) use file::read_config;
 pub(crate) use resolve::{RunOverrides, resolve};
+pub(crate) use sections::resource_limits as resource_limits_of;

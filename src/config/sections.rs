@@ -199,7 +199,7 @@ pub(super) fn check_llm_needs(
 const MIN_MEMORY: u64 = 64 << 20;
 
 /// Per-process limits: 8 GiB of address space and 10 minutes of CPU unless set.
-pub(super) fn resource_limits(f: &SandboxSection) -> Result<ResourceLimits, ConfigError> {
+pub(crate) fn resource_limits(f: &SandboxSection) -> Result<ResourceLimits, ConfigError> {
     let memory_bytes = match f.memory.as_deref() {
         None => Some(8 << 30),
         Some(text) => {

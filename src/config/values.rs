@@ -141,16 +141,12 @@ pub(super) fn default_run_name(path: &Path) -> Result<String, ConfigError> {
 }
 
 pub(super) fn check_run_name(name: &str) -> Result<(), ConfigError> {
-    let ok = !name.is_empty()
-        && !name.starts_with('.')
-        && name
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || "._-".contains(c));
-    if ok {
+    if crate::rundir::layout::is_run_name(name) {
         Ok(())
     } else {
         Err(ConfigError::Invalid(format!(
-            "--name {name:?}: use letters, digits, '.', '_' and '-' (it names a folder)"
+            "--name {:?}: use letters, digits, '.', '_' and '-', at most 200 (it names a folder)",
+            crate::text::shorten(name, 80)
         )))
     }
 }

@@ -11,7 +11,24 @@ use std::sync::LazyLock;
 use serde_json::{Value, json};
 
 use super::app::Known;
-use crate::tool::{ParamKind, ParamSpec, ToolSpec};
+use crate::tool::{Bound, Limit, ParamKind, ParamSpec, ToolSpec};
+
+/// The bounds of the arguments that size an Office call's work (docs/desktop.md's
+/// table says them): a call beyond one is the agent's failure, told to it before the
+/// app is asked. A sheet's rows and columns are Excel's (and Calc's).
+pub(crate) const SHEET_ROWS: i64 = 1_048_576;
+/// The columns of a sheet (XFD).
+pub(crate) const SHEET_COLUMNS: i64 = 16_384;
+/// The most cells one call reads or writes (`get_range_values`, `insert_excel_table`,
+/// `insert_table`, the block `reorder_columns` rewrites): 100,000 cells of values are
+/// megabytes for a model to read, and LibreOffice holds each cell many times over.
+pub(crate) const MAX_CELLS: u64 = 100_000;
+/// The longest text searched for (`select_text`), a name (a font's, a sheet's) or a
+/// file name part (`save_as`).
+const MAX_TEXT: usize = 10_000;
+const MAX_NAME: usize = 255;
+/// The most tables and paragraphs a call may count to, and slides it may name.
+const MAX_INDEX: i64 = 100_000;
 
 /// The apps that have API tools, by the key their tools are grouped under.
 pub(crate) fn api_of(app: Known) -> Option<&'static str> {
@@ -140,14 +157,41 @@ fn array() -> ParamKind {
 
 /// A sheet's range of cells, its end as `verb` says.
 fn range(verb: &'static str) -> Vec<ParamSpec> {
-    use ParamKind::{Integer, String as Text};
+    use ParamKind::Integer;
     vec![
-        p("sheet_name", Text, true, "the sheet"),
-        p("start_row", Integer, true, "the first row (from 1)"),
-        p("start_col", Integer, true, "the first column (from 1)"),
-        p("end_row", Integer, true, verb),
-        p("end_col", Integer, true, verb),
+        sheet_name(),
+        first_row(),
+        first_col(),
+        p("end_row", Integer, true, verb).within(Bound::Range(-1, SHEET_ROWS)),
+        p("end_col", Integer, true, verb).within(Bound::Range(-1, SHEET_COLUMNS)),
     ]
+}
+
+/// The sheet a call is on.
+fn sheet_name() -> ParamSpec {
+    p("sheet_name", ParamKind::String, true, "the sheet").within(Bound::Length(MAX_NAME))
+}
+
+/// The first row of a range or table.
+fn first_row() -> ParamSpec {
+    p(
+        "start_row",
+        ParamKind::Integer,
+        true,
+        "the first row (from 1)",
+    )
+    .within(Bound::Range(1, SHEET_ROWS))
+}
+
+/// The first column of a range or table.
+fn first_col() -> ParamSpec {
+    p(
+        "start_col",
+        ParamKind::Integer,
+        true,
+        "the first column (from 1)",
+    )
+    .within(Bound::Range(1, SHEET_COLUMNS))
 }
 
 fn specs() -> Vec<ToolSpec> {
@@ -166,29 +210,38 @@ fn word_specs() -> Vec<ToolSpec> {
             "insert_table",
             "Insert a table at the end of the Word document.",
             vec![
-                p("rows", Integer, true, "the number of rows in the table"),
+                p("rows", Integer, true, "the number of rows in the table")
+                    .within(Bound::Range(1, 10_000)),
                 p(
                     "columns",
                     Integer,
                     true,
                     "the number of columns in the table",
-                ),
+                )
+                .within(Bound::Range(1, 1_000)),
             ],
-        ),
+        )
+        .limited(Limit::GridCells(MAX_CELLS)),
         tool(
             "select_text",
             "Select the text in the Word document for further operations, such as changing the font size or color.",
-            vec![p("text", Text, true, "the exact text to be selected")],
+            vec![
+                p("text", Text, true, "the exact text to be selected")
+                    .within(Bound::Length(MAX_TEXT)),
+            ],
         ),
         tool(
             "select_table",
             "Select a table in the Word document (the first is 1).",
-            vec![p(
-                "number",
-                Integer,
-                true,
-                "the index number of the table to be selected",
-            )],
+            vec![
+                p(
+                    "number",
+                    Integer,
+                    true,
+                    "the index number of the table to be selected",
+                )
+                .within(Bound::Range(1, MAX_INDEX)),
+            ],
         ),
         tool(
             "select_paragraph",
@@ -199,13 +252,15 @@ fn word_specs() -> Vec<ToolSpec> {
                     Integer,
                     true,
                     "the start index of the paragraph to be selected",
-                ),
+                )
+                .within(Bound::Range(0, MAX_INDEX)),
                 p(
                     "end_index",
                     Integer,
                     true,
                     "the end index of the paragraph; -1 selects to the end of the document",
-                ),
+                )
+                .within(Bound::Range(-1, MAX_INDEX)),
                 p(
                     "non_empty",
                     Boolean,
@@ -223,13 +278,15 @@ fn word_specs() -> Vec<ToolSpec> {
                     Text,
                     false,
                     "the name of the font (e.g. 'Arial'); not changed when absent",
-                ),
+                )
+                .within(Bound::Length(MAX_NAME)),
                 p(
                     "font_size",
                     Integer,
                     false,
                     "the font size (e.g. 12); not changed when absent",
-                ),
+                )
+                .within(Bound::Range(1, 999)),
             ],
         ),
     ]
@@ -247,19 +304,22 @@ fn save_as_spec() -> ToolSpec {
                 Text,
                 false,
                 "the folder, relative to the document's (default: the document's folder)",
-            ),
+            )
+            .within(Bound::Length(crate::relpath::PATH_LIMIT)),
             p(
                 "file_name",
                 Text,
                 false,
                 "the file name without extension (default: the document's)",
-            ),
+            )
+            .within(Bound::Name(MAX_NAME)),
             p(
                 "file_ext",
                 Text,
                 false,
                 "the extension, such as .pdf, .docx, .xlsx, .csv, .pptx, .png",
-            ),
+            )
+            .within(Bound::Name(16)),
             p(
                 "current_slide_only",
                 Boolean,
@@ -272,28 +332,19 @@ fn save_as_spec() -> ToolSpec {
 
 /// Excel's (excel_wincom_mcp_server.py), but `save_as`.
 fn excel_specs() -> Vec<ToolSpec> {
-    use ParamKind::{Integer, String as Text};
     vec![
         tool(
             "insert_excel_table",
             "Insert a table (a list of rows) into a sheet at a start cell; texts that are numbers or formulas become them.",
             vec![
-                p("table", array(), true, "the rows, each a list of values"),
-                p("sheet_name", Text, true, "the sheet"),
-                p(
-                    "start_row",
-                    Integer,
-                    true,
-                    "the row of the table's first cell (from 1)",
-                ),
-                p(
-                    "start_col",
-                    Integer,
-                    true,
-                    "the column of the table's first cell (from 1)",
-                ),
+                p("table", array(), true, "the rows, each a list of values")
+                    .within(Bound::Length(MAX_CELLS as usize)),
+                sheet_name(),
+                first_row(),
+                first_col(),
             ],
-        ),
+        )
+        .limited(Limit::TableCells(MAX_CELLS)),
         tool(
             "select_table_range",
             "Select a range of cells of a sheet.",
@@ -303,20 +354,22 @@ fn excel_specs() -> Vec<ToolSpec> {
             "reorder_columns",
             "Reorder a sheet's columns by their header names; columns not named are dropped.",
             vec![
-                p("sheet_name", Text, true, "the sheet"),
+                sheet_name(),
                 p(
                     "desired_order",
                     array(),
                     true,
                     "the header names, in the order wanted",
-                ),
+                )
+                .within(Bound::Length(SHEET_COLUMNS as usize)),
             ],
         ),
         tool(
             "get_range_values",
             "Get the values of a range of cells as rows (an empty cell is null).",
             range("the last row or column; -1 goes to the last one used"),
-        ),
+        )
+        .limited(Limit::RangeCells(MAX_CELLS)),
     ]
 }
 
@@ -327,13 +380,15 @@ fn powerpoint_specs() -> Vec<ToolSpec> {
         "set_background_color",
         "Set the background color of slides.",
         vec![
-            p("color", Text, true, "the color as hex RGB, such as FF0000"),
+            p("color", Text, true, "the color as hex RGB, such as FF0000")
+                .within(Bound::Length(16)),
             p(
                 "slide_index",
                 array(),
                 false,
                 "the slides (from 1); all when absent",
-            ),
+            )
+            .within(Bound::Length(MAX_INDEX as usize)),
         ],
     )]
 }
@@ -376,5 +431,99 @@ mod tests {
             result(json!([["a", 1.0]])),
             json!({"text": "[[\"a\",1.0]]", "values": [["a", 1.0]]})
         );
+    }
+
+    #[test]
+    fn arguments_that_size_work_are_bounded_before_any_call() {
+        let spec = |name: &str| office_tools().iter().find(|t| t.name == name).unwrap();
+        let check = |name: &str, args: Value| {
+            spec(name)
+                .check_arguments(args.as_object().unwrap())
+                .map_err(|e| e.to_string())
+        };
+        // The attack: every row of the sheet by 200 columns.
+        let e = check(
+            "get_range_values",
+            json!({"sheet_name": "Budget", "start_row": 1, "start_col": 1, "end_row": 1_048_576, "end_col": 200}),
+        )
+        .unwrap_err();
+        assert!(
+            e.contains("the range holds 209715200 cells; a call may take at most 100000"),
+            "{e}"
+        );
+        // Its variants: past the sheet, a table too large, a text too long, a save that
+        // names a folder in its file name or extension.
+        for (tool, args, said) in [
+            (
+                "get_range_values",
+                json!({"sheet_name": "S", "start_row": 1, "start_col": 1, "end_row": 2_000_000, "end_col": 1}),
+                "is not from -1 to 1048576",
+            ),
+            (
+                "select_table_range",
+                json!({"sheet_name": "S", "start_row": 0, "start_col": 1, "end_row": 1, "end_col": 1}),
+                "is not from 1 to 1048576",
+            ),
+            (
+                "insert_table",
+                json!({"rows": 1000, "columns": 1000}),
+                "the table would have 1000000 cells",
+            ),
+            (
+                "insert_excel_table",
+                json!({"sheet_name": "S", "start_row": 1, "start_col": 1, "table": vec![vec![1; 1000]; 101]}),
+                "the table has 101000 cells",
+            ),
+            (
+                "select_text",
+                json!({"text": "x".repeat(10_001)}),
+                "it is 10001 characters long",
+            ),
+            (
+                "set_font",
+                json!({"font_size": 100_000}),
+                "is not from 1 to 999",
+            ),
+            (
+                "save_as",
+                json!({"file_name": "../../outside"}),
+                "is not a file name",
+            ),
+            (
+                "save_as",
+                json!({"file_ext": "/../../etc/x"}),
+                "is not a file name",
+            ),
+            ("save_as", json!({"file_name": ".."}), "is not a file name"),
+        ] {
+            let e = check(tool, args).unwrap_err();
+            assert!(e.contains(said), "{tool}: {e}");
+            assert!(e.len() < 300, "{tool}: the error is short: {e}");
+        }
+        // Within the bounds, and -1 ends (the app's to find, and its helper checks them).
+        for (tool, args) in [
+            (
+                "get_range_values",
+                json!({"sheet_name": "S", "start_row": 1, "start_col": 1, "end_row": -1, "end_col": -1}),
+            ),
+            (
+                "get_range_values",
+                json!({"sheet_name": "S", "start_row": 1, "start_col": 1, "end_row": 1000, "end_col": 100}),
+            ),
+            (
+                "select_table_range",
+                json!({"sheet_name": "S", "start_row": 1, "start_col": 1, "end_row": -1, "end_col": -1}),
+            ),
+            (
+                "save_as",
+                json!({"file_dir": "out", "file_name": "report", "file_ext": ".pdf"}),
+            ),
+        ] {
+            assert_eq!(check(tool, args.clone()), Ok(()), "{tool} {args}");
+        }
+        // The helper checks the ranges the office finds against the same bound.
+        let helper = include_str!("linux/uno_helper.py");
+        assert!(helper.contains(&format!("MAX_CELLS = {}", "100_000")));
+        assert_eq!(MAX_CELLS, 100_000);
     }
 }

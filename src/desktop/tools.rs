@@ -305,7 +305,7 @@ mod tests {
                 let v = match p.kind {
                     ParamKind::Number => json!(0.5),
                     ParamKind::Boolean => json!(true),
-                    ParamKind::Integer => json!(1),
+                    ParamKind::Integer | ParamKind::Count => json!(1),
                     ParamKind::String => json!("a"),
                     ParamKind::Schema(_) => json!(["control_text"]),
                 };

@@ -125,7 +125,7 @@ fn fits(kind: &str, value: &Value) -> bool {
 fn sample(kind: &ParamKind) -> Value {
     match kind {
         ParamKind::String => json!("x"),
-        ParamKind::Integer => json!(3),
+        ParamKind::Integer | ParamKind::Count => json!(3),
         ParamKind::Boolean => json!(true),
         ParamKind::Number => json!(0.5),
         ParamKind::Schema(s) => match s.get("type").and_then(Value::as_str) {

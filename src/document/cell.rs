@@ -1,12 +1,70 @@
 //! Spreadsheet cells, read with `calamine`: `A1` references, a cell's value as text (the
 //! value a formula last computed, as the office program saved it), and a workbook's text.
+//! An `.xlsx` sheet is read a cell at a time, sized by the cells it holds: a grid as large
+//! as its extent (or as its `dimension` header says) is never made, so a valid sheet with
+//! two cells at A1 and XFD1048576 reads in a moment rather than asking for gigabytes.
 
 use std::fmt;
 use std::io::Cursor;
 
-use calamine::{Data, Reader, open_workbook_auto_from_rs};
+use calamine::{Data, Reader, Sheets, Xlsx, open_workbook_auto_from_rs};
 
-use super::DocumentError;
+use super::{DocumentError, TEXT_LIMIT};
+
+/// The cells an `.xlsx` sheet holds, in the order the file has them (by row), with their
+/// values; none that are empty.
+fn xlsx_cells(
+    book: &mut Xlsx<Cursor<&[u8]>>,
+    name: &str,
+) -> Result<Vec<((u32, u32), Data)>, DocumentError> {
+    let invalid = |e| DocumentError::invalid("spreadsheet", e);
+    let mut reader = book.worksheet_cells_reader(name).map_err(invalid)?;
+    let mut cells = Vec::new();
+    while let Some(cell) = reader.next_cell().map_err(invalid)? {
+        let value = Data::from(cell.get_value().clone());
+        if value != Data::Empty {
+            cells.push((cell.get_position(), value));
+        }
+    }
+    Ok(cells)
+}
+
+/// `cells` as the rows of the block from the first row and column that hold a cell to
+/// the last (as calamine's grid of the sheet has them): tab-separated values, each row
+/// ending in a line feed, the rows between them empty lines; more than a check reads is
+/// refused as soon as it is.
+fn rows_text(out: &mut String, mut cells: Vec<((u32, u32), Data)>) -> Result<(), DocumentError> {
+    cells.sort_by_key(|(at, _)| *at);
+    let (Some(first), Some(left)) = (
+        cells.first().map(|(at, _)| at.0),
+        cells.iter().map(|(at, _)| at.1).min(),
+    ) else {
+        return Ok(());
+    };
+    let too_long = |out: &String| {
+        (out.len() > TEXT_LIMIT).then_some(DocumentError::TooLong { bytes: out.len() })
+    };
+    let (mut row, mut col) = (first, left);
+    for ((r, c), value) in cells {
+        while row < r {
+            out.push('\n');
+            (row, col) = (row + 1, left);
+            if let Some(e) = too_long(out) {
+                return Err(e);
+            }
+        }
+        while col < c {
+            out.push('\t');
+            col += 1;
+        }
+        out.push_str(&show(&value));
+        if let Some(e) = too_long(out) {
+            return Err(e);
+        }
+    }
+    out.push('\n');
+    Ok(())
+}
 
 /// A cell by its `A1` reference, counted from 0.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -95,6 +153,14 @@ pub(crate) fn cell_value(
                 have: names.clone(),
             })?,
     };
+    if let Sheets::Xlsx(xlsx) = &mut book {
+        let cells = xlsx_cells(xlsx, &name)?;
+        return Ok(cells
+            .into_iter()
+            .find(|(at, _)| *at == (cell.row, cell.col))
+            .map(|(_, v)| show(&v))
+            .unwrap_or_default());
+    }
     let range = book
         .worksheet_range(&name)
         .map_err(|e| DocumentError::invalid("spreadsheet", e))?;
@@ -110,6 +176,12 @@ pub(super) fn workbook_text(bytes: &[u8]) -> Result<String, DocumentError> {
         .map_err(|e| DocumentError::invalid("spreadsheet", e))?;
     let mut out = String::new();
     for name in book.sheet_names() {
+        if let Sheets::Xlsx(xlsx) = &mut book {
+            out.push_str(&name);
+            out.push('\n');
+            rows_text(&mut out, xlsx_cells(xlsx, &name)?)?;
+            continue;
+        }
         let range = book
             .worksheet_range(&name)
             .map_err(|e| DocumentError::invalid("spreadsheet", e))?;
@@ -172,5 +244,68 @@ mod tests {
         assert_eq!(number(3.0), "3");
         assert_eq!(number(0.1 + 0.2), "0.30000000000000004");
         assert_eq!(number(-12.5), "-12.5");
+    }
+
+    /// A valid `.xlsx` of one sheet whose `dimension` says `dimension` and whose cells
+    /// are `cells` (reference, inline text).
+    fn xlsx(dimension: &str, cells: &[(&str, &str)]) -> Vec<u8> {
+        use std::io::Write;
+        let mut zip = zip::ZipWriter::new(Cursor::new(Vec::new()));
+        let mut put = |name: &str, text: &str| {
+            zip.start_file(name, zip::write::SimpleFileOptions::default())
+                .unwrap();
+            zip.write_all(text.as_bytes()).unwrap();
+        };
+        put(
+            "[Content_Types].xml",
+            r#"<?xml version="1.0" encoding="UTF-8"?><Types xmlns="http://schemas.openxmlformats.org/package/2006/content-types"><Default Extension="rels" ContentType="application/vnd.openxmlformats-package.relationships+xml"/><Default Extension="xml" ContentType="application/xml"/><Override PartName="/xl/workbook.xml" ContentType="application/vnd.openxmlformats-officedocument.spreadsheetml.sheet.main+xml"/><Override PartName="/xl/worksheets/sheet1.xml" ContentType="application/vnd.openxmlformats-officedocument.spreadsheetml.worksheet+xml"/></Types>"#,
+        );
+        put(
+            "_rels/.rels",
+            r#"<?xml version="1.0" encoding="UTF-8"?><Relationships xmlns="http://schemas.openxmlformats.org/package/2006/relationships"><Relationship Id="rId1" Type="http://schemas.openxmlformats.org/officeDocument/2006/relationships/officeDocument" Target="xl/workbook.xml"/></Relationships>"#,
+        );
+        put(
+            "xl/workbook.xml",
+            r#"<?xml version="1.0" encoding="UTF-8"?><workbook xmlns="http://schemas.openxmlformats.org/spreadsheetml/2006/main" xmlns:r="http://schemas.openxmlformats.org/officeDocument/2006/relationships"><sheets><sheet name="Budget" sheetId="1" r:id="rId1"/></sheets></workbook>"#,
+        );
+        put(
+            "xl/_rels/workbook.xml.rels",
+            r#"<?xml version="1.0" encoding="UTF-8"?><Relationships xmlns="http://schemas.openxmlformats.org/package/2006/relationships"><Relationship Id="rId1" Type="http://schemas.openxmlformats.org/officeDocument/2006/relationships/worksheet" Target="worksheets/sheet1.xml"/></Relationships>"#,
+        );
+        let mut rows = String::new();
+        for (at, text) in cells {
+            let row: String = at.chars().filter(char::is_ascii_digit).collect();
+            rows.push_str(&format!(
+                r#"<row r="{row}"><c r="{at}" t="inlineStr"><is><t>{text}</t></is></c></row>"#
+            ));
+        }
+        put(
+            "xl/worksheets/sheet1.xml",
+            &format!(
+                r#"<?xml version="1.0" encoding="UTF-8"?><worksheet xmlns="http://schemas.openxmlformats.org/spreadsheetml/2006/main"><dimension ref="{dimension}"/><sheetData>{rows}</sheetData></worksheet>"#
+            ),
+        );
+        zip.finish().unwrap().into_inner()
+    }
+
+    #[test]
+    fn a_sheet_is_sized_by_its_cells_not_by_its_extent_or_its_header() {
+        // Two cells at the sheet's two corners, and a header that says so: 1.4 KB.
+        let corners = xlsx("A1:XFD1048576", &[("A1", "first"), ("XFD1048576", "last")]);
+        assert!(corners.len() < 4096, "{}", corners.len());
+        let at = |r| CellRef::parse(r).unwrap();
+        assert_eq!(cell_value(&corners, None, at("A1")).unwrap(), "first");
+        assert_eq!(
+            cell_value(&corners, Some("Budget"), at("XFD1048576")).unwrap(),
+            "last"
+        );
+        assert_eq!(cell_value(&corners, None, at("B2")).unwrap(), "");
+        let text = workbook_text(&corners).unwrap();
+        assert!(text.starts_with("Budget\nfirst\n\n"), "{}", &text[..40]);
+        assert!(text.ends_with(&format!("{}last\n", "\t".repeat(16_383))));
+        assert_eq!(text.lines().count(), 1 + 1_048_576);
+        // A header that lies the other way changes nothing either.
+        let small = xlsx("A1", &[("B2", "x"), ("C4", "y")]);
+        assert_eq!(workbook_text(&small).unwrap(), "Budget\nx\n\n\ty\n");
     }
 }

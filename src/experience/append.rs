@@ -96,7 +96,8 @@ pub(crate) fn check_writable(path: &Path) -> Result<(), ExperienceError> {
 }
 
 /// Replaces `path` with `text` (secrets masked): written to a temporary file of ours
-/// beside it, synced, renamed over it, the folder synced.
+/// beside it, synced, renamed over it, the folder synced. The file keeps its mode (a
+/// 0600 file stays private); a new one is readable as UFO's own file is.
 fn replace(path: &Path, text: &str) -> std::io::Result<()> {
     let folder = folder_of(path);
     let mut temp = tempfile::Builder::new()
@@ -107,9 +108,13 @@ fn replace(path: &Path, text: &str) -> std::io::Result<()> {
     #[cfg(unix)]
     {
         use std::os::unix::fs::PermissionsExt;
-        // Readable as UFO's own file is, not the temporary file's owner-only mode.
+        // Not the temporary file's owner-only mode: the file's own, or UFO's 0644.
+        let mode = std::fs::symlink_metadata(path)
+            .ok()
+            .filter(std::fs::Metadata::is_file)
+            .map_or(0o644, |m| m.permissions().mode() & 0o7777);
         temp.as_file()
-            .set_permissions(std::fs::Permissions::from_mode(0o644))?;
+            .set_permissions(std::fs::Permissions::from_mode(mode))?;
     }
     temp.persist(path).map_err(|e| e.error)?;
     #[cfg(unix)]
@@ -162,20 +167,41 @@ fn takes_a_block_after(text: &str) -> bool {
     })
 }
 
+/// Takes the lock `file`, waiting for another task or runner that holds it until
+/// `until`.
+fn lock_until(file: &File, until: std::time::Instant) -> std::io::Result<()> {
+    loop {
+        match file.try_lock() {
+            Ok(()) => return Ok(()),
+            Err(std::fs::TryLockError::Error(e)) => return Err(e),
+            Err(std::fs::TryLockError::WouldBlock) => {}
+        }
+        let now = std::time::Instant::now();
+        if now >= until {
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::TimedOut,
+                "its lock stayed held by another writer for as long as the task could wait; nothing was added",
+            ));
+        }
+        std::thread::sleep((until - now).min(std::time::Duration::from_millis(25)));
+    }
+}
+
 /// Adds `records`, all of the task `origin` names, to the experience file at `path`,
-/// unless it already holds that task from a run of the same name. Blocking: it waits for
-/// the file's lock, held by another task or runner saving.
+/// unless it already holds that task from a run of the same name. Blocking: it waits
+/// for the file's lock, held by another task or runner saving, until `until`.
 pub(crate) fn append(
     path: &Path,
     origin: &Origin,
     records: &[ExperienceRecord],
+    until: std::time::Instant,
 ) -> Result<Appended, ExperienceError> {
     let write_error = |source| ExperienceError::Write {
         path: path.to_path_buf(),
         source,
     };
     let lock = open_lock(path).map_err(write_error)?;
-    lock.lock().map_err(write_error)?;
+    lock_until(&lock, until).map_err(write_error)?;
     // A writer killed half-way left its temporary file; the lock says none is at work.
     remove_stale_temps(path);
     let text = read_text(path)?;
@@ -249,6 +275,40 @@ mod tests {
         }
     }
 
+    /// A lock wait no test reaches.
+    fn soon() -> std::time::Instant {
+        std::time::Instant::now() + std::time::Duration::from_secs(30)
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_private_file_stays_private_and_a_held_lock_is_waited_for_only_until_the_bound() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join(FILE_NAME);
+        std::fs::write(&path, "").unwrap();
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600)).unwrap();
+        let origin = record("x").origin.unwrap();
+        append(&path, &origin, &[record("a")], soon()).unwrap();
+        let mode = std::fs::metadata(&path).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode, 0o600);
+        // Another writer holds the lock: the wait ends at the bound, as a write error
+        // that says why, and the file is as it was.
+        let before = std::fs::read_to_string(&path).unwrap();
+        let held = open_lock(&path).unwrap();
+        held.lock().unwrap();
+        let until = std::time::Instant::now() + std::time::Duration::from_millis(50);
+        let e = append(&path, &origin, &[record("b")], until).unwrap_err();
+        assert!(
+            matches!(&e, ExperienceError::Write { source, .. } if source.kind() == std::io::ErrorKind::TimedOut),
+            "{e}"
+        );
+        assert!(e.to_string().contains("held by another writer"), "{e}");
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), before);
+        drop(held);
+        append(&path, &origin, &[record("b")], soon()).unwrap();
+    }
+
     #[test]
     fn appends_after_ufo_records_keeping_their_bytes() {
         let dir = tempfile::tempdir().unwrap();
@@ -262,7 +322,7 @@ mod tests {
         )
         .unwrap();
         let origin = record("x").origin.unwrap();
-        let added = append(&path, &origin, &[record("Sum a column")]).unwrap();
+        let added = append(&path, &origin, &[record("Sum a column")], soon()).unwrap();
         assert_eq!(added, Appended::Saved(vec!["example1".into()]));
         let text = std::fs::read_to_string(&path).unwrap();
         assert!(text.starts_with(ufo), "{text}");
@@ -270,12 +330,12 @@ mod tests {
         assert_eq!(loaded.records.len(), 2);
         assert_eq!(loaded.records[1].1, record("Sum a column"));
         assert_eq!(
-            append(&path, &origin, &[record("Sum a column")]).unwrap(),
+            append(&path, &origin, &[record("Sum a column")], soon()).unwrap(),
             Appended::AlreadySaved
         );
         // Another task of the same run name and id, with another request, is saved.
         assert_eq!(
-            append(&path, &origin, &[record("Another request")]).unwrap(),
+            append(&path, &origin, &[record("Another request")], soon()).unwrap(),
             Appended::Saved(vec!["example2".into()])
         );
         // The user's own hidden file stays; our stale temporary file is gone.
@@ -304,7 +364,7 @@ mod tests {
         )
         .unwrap();
         let origin = record("x").origin.unwrap();
-        append(&path, &origin, &[record("b"), record("c")]).unwrap();
+        append(&path, &origin, &[record("b"), record("c")], soon()).unwrap();
         let loaded = read(&path).unwrap();
         let keys: Vec<&str> = loaded.records.iter().map(|(k, _)| k.as_str()).collect();
         assert_eq!(keys, ["example0", "example1", "example2"]);
@@ -316,7 +376,7 @@ mod tests {
         let path = dir.path().join(FILE_NAME);
         std::fs::write(&path, "- a\n- b\n").unwrap();
         let origin = record("x").origin.unwrap();
-        let e = append(&path, &origin, &[record("b")])
+        let e = append(&path, &origin, &[record("b")], soon())
             .unwrap_err()
             .to_string();
         assert!(e.contains("nothing was added"), "{e}");

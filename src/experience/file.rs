@@ -18,6 +18,10 @@ pub(crate) const MAX_FILE: u64 = 32 << 20;
 const MAX_RECORDS: usize = 100_000;
 /// The deepest nesting of flow collections (`[`, `{`) read; UFO's records nest 3 deep.
 const MAX_DEPTH: usize = 64;
+/// The most lines and flow items read: the nodes a parse may build (a file of 100,000
+/// records of UFO's shape has about 2 million lines; a parse holds each node's event
+/// and value, some hundreds of bytes).
+const MAX_ITEMS: usize = 2_000_000;
 /// Characters of a key quoted in a reason.
 const KEY_SHOWN: usize = 40;
 
@@ -64,13 +68,26 @@ pub(crate) fn shown_key(key: &str) -> String {
     crate::text::shorten(key, KEY_SHOWN)
 }
 
-/// The deepest nesting of flow collections in `text`, outside quotes and comments (a
-/// bracket in a plain scalar counts too: a little more than the truth, never less).
-fn flow_depth(text: &str) -> usize {
-    let (mut depth, mut deepest) = (0usize, 0usize);
+/// What a parse of a text would build, counted before it is parsed: the deepest
+/// nesting of its flow collections and the nodes it can hold at most.
+#[derive(Debug, PartialEq, Eq)]
+struct Shape {
+    /// The deepest nesting of `[` and `{`.
+    depth: usize,
+    /// Lines, and items of flow collections: no more nodes than these.
+    items: usize,
+}
+
+/// The shape of `text`, outside quotes and comments (a bracket or a comma in a plain
+/// scalar counts too: a little more than the truth, never less).
+fn shape(text: &str) -> Shape {
+    let (mut depth, mut deepest, mut items) = (0usize, 0usize, 0usize);
     let (mut single, mut double, mut comment, mut escaped) = (false, false, false, false);
     let mut previous = '\n';
     for c in text.chars() {
+        if c == '\n' {
+            items += 1;
+        }
         if comment {
             comment = c != '\n';
         } else if double {
@@ -93,12 +110,16 @@ fn flow_depth(text: &str) -> usize {
                     deepest = deepest.max(depth);
                 }
                 ']' | '}' => depth = depth.saturating_sub(1),
+                ',' if depth > 0 => items += 1,
                 _ => {}
             }
         }
         previous = c;
     }
-    deepest
+    Shape {
+        depth: deepest,
+        items,
+    }
 }
 
 /// Why a text is not an experience file.
@@ -107,6 +128,10 @@ pub(crate) enum NotExperience {
     /// Flow collections nested deeper than [`MAX_DEPTH`] (the parser is slow there).
     #[error("it nests {0} levels of [ and {{, more than the {MAX_DEPTH} read")]
     TooDeep(usize),
+    /// More lines and flow items than [`MAX_ITEMS`] (parsed, each takes many times its
+    /// bytes).
+    #[error("it holds {0} lines and list items, more than the {MAX_ITEMS} read")]
+    TooLarge(usize),
     /// Not YAML.
     #[error("{0}")]
     Yaml(serde_norway::Error),
@@ -124,9 +149,12 @@ pub(crate) enum NotExperience {
 /// The entries of the YAML text `text`: its top-level mapping's keys and values (none
 /// for an empty file), or why it is not one.
 pub(crate) fn entries(text: &str) -> Result<Vec<(String, serde_norway::Value)>, NotExperience> {
-    let depth = flow_depth(text);
-    if depth > MAX_DEPTH {
-        return Err(NotExperience::TooDeep(depth));
+    let shape = shape(text);
+    if shape.depth > MAX_DEPTH {
+        return Err(NotExperience::TooDeep(shape.depth));
+    }
+    if shape.items > MAX_ITEMS {
+        return Err(NotExperience::TooLarge(shape.items));
     }
     let value: serde_norway::Value = serde_norway::from_str(text).map_err(NotExperience::Yaml)?;
     let map = match value {
@@ -199,8 +227,34 @@ mod tests {
     #[test]
     fn brackets_in_quotes_and_comments_are_not_nesting() {
         assert_eq!(
-            flow_depth("a: '[[[[' # {{{{\nb: \"]]\\\"[[\"\nc: [1, {d: 2}]"),
-            2
+            shape("a: '[[[[' # {{{{\nb: \"]]\\\"[[\"\nc: [1, {d: 2}]"),
+            Shape { depth: 2, items: 3 }
+        );
+    }
+
+    #[test]
+    fn a_file_of_millions_of_items_is_refused_before_it_is_parsed() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join(FILE_NAME);
+        // One flow list of 3 million items, 6 MB: refused, not parsed.
+        let items = vec!["1"; 3_000_000].join(",");
+        std::fs::write(
+            &path,
+            format!("example0: {{request: a, example: {{}}, list: [{items}]}}\n"),
+        )
+        .unwrap();
+        let e = read(&path).unwrap_err().to_string();
+        assert!(
+            e.contains("holds 3000002 lines and list items, more than the 2000000 read"),
+            "{e}"
+        );
+        // And the same as block lines.
+        let lines = "- 1\n".repeat(2_100_000);
+        std::fs::write(&path, format!("example0:\n  request: a\n  list:\n{lines}")).unwrap();
+        let e = read(&path).unwrap_err().to_string();
+        assert!(
+            e.contains("lines and list items, more than the 2000000 read"),
+            "{e}"
         );
     }
 }

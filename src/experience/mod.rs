@@ -153,10 +153,22 @@ impl Experience {
         let (saves_to, mut read_already) = if settings.save == SaveExperience::Never {
             (None, None)
         } else {
-            let path = saving_folder(&settings.dir, run_dir)?;
-            append::check_writable(&path)?;
-            let loaded = file::read(&path)?;
-            (Some(path), Some(loaded))
+            // Folders made for it are removed again when the run is refused.
+            let made = missing_folders(&settings.dir);
+            let opened = saving_folder(&settings.dir, run_dir).and_then(|path| {
+                append::check_writable(&path)?;
+                let loaded = file::read(&path)?;
+                Ok((path, loaded))
+            });
+            match opened {
+                Ok((path, loaded)) => (Some(path), Some(loaded)),
+                Err(e) => {
+                    for dir in made {
+                        let _ = std::fs::remove_dir(dir);
+                    }
+                    return Err(e);
+                }
+            }
         };
         let mut grows = false;
         let recall = match &settings.retrieve {
@@ -225,19 +237,30 @@ impl Experience {
 
     /// Saves `records`, all of the task `origin` names (unless that task was saved
     /// by this run already); records saved join what later tasks retrieve when the run
-    /// retrieves from the same file.
+    /// retrieves from the same file. It waits for another writer (a task of this run,
+    /// another runner) at most `wait`.
     pub(crate) async fn save(
         &self,
         origin: &Origin,
         records: Vec<ExperienceRecord>,
+        wait: std::time::Duration,
     ) -> Result<Appended, ExperienceError> {
         let Some(path) = self.saves_to.clone() else {
             return Ok(Appended::Saved(Vec::new()));
         };
-        let _one = self.saving.lock().await;
+        let until = std::time::Instant::now() + wait;
+        let Ok(_one) = tokio::time::timeout(wait, self.saving.lock()).await else {
+            return Err(ExperienceError::Write {
+                path,
+                source: std::io::Error::new(
+                    std::io::ErrorKind::TimedOut,
+                    "other tasks of this run were saving to it for as long as the task could wait; nothing was added",
+                ),
+            });
+        };
         let appended = {
             let (origin, records) = (origin.clone(), records.clone());
-            tokio::task::spawn_blocking(move || append::append(&path, &origin, &records))
+            tokio::task::spawn_blocking(move || append::append(&path, &origin, &records, until))
                 .await
                 .map_err(|e| ExperienceError::Write {
                     path: self.saves_to.clone().unwrap_or_default(),
@@ -252,6 +275,15 @@ impl Experience {
         }
         Ok(appended)
     }
+}
+
+/// The folders of `dir` (itself first, then its parents) that do not exist yet.
+fn missing_folders(dir: &Path) -> Vec<PathBuf> {
+    dir.ancestors()
+        .filter(|a| !a.as_os_str().is_empty())
+        .take_while(|a| std::fs::symlink_metadata(a).is_err())
+        .map(Path::to_path_buf)
+        .collect()
 }
 
 /// The experience file in `dir`, the folder saved to, made: never a run folder or in
@@ -351,9 +383,9 @@ impl Recall {
                 chosen.push((ExampleSource::Demonstration, found.entry, found.score));
             }
         }
-        let shown: Vec<(ExampleSource, &ExperienceRecord)> = chosen
+        let shown: Vec<(ExampleSource, &str, &ExperienceRecord)> = chosen
             .iter()
-            .map(|(source, entry, _)| (*source, entry.record.as_ref()))
+            .map(|(source, entry, _)| (*source, entry.key.as_str(), entry.record.as_ref()))
             .collect();
         let block = examples::prompt_block(&shown);
         tracing::debug!(

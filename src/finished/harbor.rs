@@ -63,15 +63,18 @@ pub(crate) fn export_harbor(run_dir: &Path, out: &Path) -> Result<Exported, Fini
             first: first.to_string(),
         });
     }
+    // The job's folder: the run's name as `--name` takes one, else the run folder's,
+    // else a fixed one (run.json is read back, not trusted).
     let name = run["name"]
         .as_str()
-        .filter(|n| !n.is_empty() && !n.contains(['/', '\\']) && *n != "." && *n != "..")
         .map(str::to_string)
-        .or_else(|| {
+        .into_iter()
+        .chain(
             run_dir
                 .file_name()
-                .map(|n| n.to_string_lossy().into_owned())
-        })
+                .map(|n| n.to_string_lossy().into_owned()),
+        )
+        .find(|n| crate::rundir::layout::is_run_name(n))
         .unwrap_or_else(|| "ufo-batch-run".to_string());
     let job = out.join(&name);
     clear_earlier_export(&job)?;

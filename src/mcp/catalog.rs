@@ -1,12 +1,67 @@
 //! What agents see of a server's tools: each tool as `SERVER.TOOL`, its parameters from
 //! its JSON schema without the arguments the runner injects, only the tools the config
-//! allows.
+//! allows, and no more of them than a prompt holds: every agent's system prompt (and
+//! reply schema) lists them on every call, so a server's tools add at most
+//! [`SERVER_TEXT`] to it, each description shortened, and the tools past that are left
+//! out, said before the run (`Catalog::left_out`).
 
 use serde_json::{Map, Value};
 
 use super::config::McpServer;
 use super::error::{McpError, UnfilledCredential};
 use crate::tool::{ParamKind, ParamSpec, ToolSpec};
+
+/// The most a server's tools add to a prompt, in bytes of names, descriptions and
+/// parameters.
+pub(crate) const SERVER_TEXT: usize = 32 * 1024;
+/// The most tools of one server an agent is offered.
+pub(crate) const SERVER_TOOLS: usize = 128;
+/// Characters kept of a tool's description, and of a parameter's.
+const TOOL_DESCRIPTION: usize = 1000;
+const PARAM_DESCRIPTION: usize = 300;
+
+/// The tools of a server that agents see, and those it listed that were left out.
+#[derive(Debug, Default)]
+pub(crate) struct Catalog {
+    /// The tools offered.
+    pub(crate) tools: Vec<McpTool>,
+    /// The names of the tools left out past the bounds, in the server's order.
+    pub(crate) left_out: Vec<String>,
+}
+
+impl Catalog {
+    /// What to say of the tools left out of `server`'s, if any were.
+    pub(crate) fn note(&self, server: &str) -> Option<String> {
+        if self.left_out.is_empty() {
+            return None;
+        }
+        let shown: Vec<&str> = self.left_out.iter().take(10).map(String::as_str).collect();
+        let more = self.left_out.len().saturating_sub(shown.len());
+        Some(format!(
+            "MCP server `{server}`: {} of its tools offered to agents and {} left out (a server's tools may add at most {} KiB and {SERVER_TOOLS} tools to a prompt; name the ones wanted with `tools = [...]` in its [[mcp.servers]] entry): {}{}",
+            self.tools.len(),
+            self.left_out.len(),
+            SERVER_TEXT / 1024,
+            shown.join(", "),
+            if more > 0 {
+                format!(", and {more} more")
+            } else {
+                String::new()
+            }
+        ))
+    }
+}
+
+/// What `spec` adds to a prompt, in bytes.
+fn prompt_size(spec: &ToolSpec) -> usize {
+    spec.name.len()
+        + spec.description.len()
+        + spec
+            .params
+            .iter()
+            .map(|p| p.name.len() + p.description.len() + 40)
+            .sum::<usize>()
+}
 
 /// One tool of one server.
 #[derive(Clone, Debug)]
@@ -27,7 +82,7 @@ pub(crate) struct McpTool {
 pub(crate) fn catalog(
     server: &McpServer,
     listed: &[rmcp::model::Tool],
-) -> Result<Vec<McpTool>, McpError> {
+) -> Result<Catalog, McpError> {
     if let Some(allowed) = &server.tools {
         let missing: Vec<String> = allowed
             .iter()
@@ -60,7 +115,18 @@ pub(crate) fn catalog(
         )
         .into());
     }
-    Ok(tools.into_iter().map(|(t, _)| t).collect())
+    let mut catalog = Catalog::default();
+    let mut text = 0;
+    for (tool, _) in tools {
+        let size = prompt_size(&tool.spec);
+        if catalog.tools.len() < SERVER_TOOLS && text + size <= SERVER_TEXT {
+            text += size;
+            catalog.tools.push(tool);
+        } else {
+            catalog.left_out.push(tool.tool);
+        }
+    }
+    Ok(catalog)
 }
 
 /// Why a tool that requires the credential `argument` cannot be called: nothing fills it
@@ -82,9 +148,15 @@ fn tool(server: &McpServer, t: &rmcp::model::Tool) -> (McpTool, Vec<String>) {
         &Value::Object(t.input_schema.as_ref().clone()),
         injected,
     );
+    let mut spec = shown.spec;
+    // A description is for the model to choose by: its start says what the tool is.
+    spec.description = crate::text::shorten(&spec.description, TOOL_DESCRIPTION).into();
+    for p in &mut spec.params {
+        p.description = crate::text::shorten(&p.description, PARAM_DESCRIPTION).into();
+    }
     let tool = McpTool {
         tool: t.name.to_string(),
-        spec: shown.spec,
+        spec,
         schema: shown.schema,
         injected: shown.injected,
     };
@@ -163,10 +235,13 @@ pub(crate) fn shown_tool(
                 .unwrap_or_default()
                 .to_string()
                 .into(),
+            // The server checks its own schema's bounds.
+            bound: None,
         })
         .collect();
     ShownTool {
         spec: ToolSpec {
+            limit: None,
             name: name.into(),
             description: description.trim().to_string().into(),
             params,
@@ -274,8 +349,41 @@ mod tests {
     }
 
     #[test]
+    fn a_server_listing_thousands_of_tools_adds_a_bounded_text_and_names_what_it_left_out() {
+        let schema = json!({"type": "object", "properties": {"q": {"type": "string", "description": "d".repeat(2000)}}});
+        let many: Vec<rmcp::model::Tool> = (0..3000)
+            .map(|i| {
+                rmcp::model::Tool::new(
+                    format!("tool{i}"),
+                    "x".repeat(1024),
+                    schema.as_object().unwrap().clone(),
+                )
+            })
+            .collect();
+        let mut bare = server(None);
+        bare.inject.clear();
+        let c = catalog(&bare, &many).unwrap();
+        let text: usize = c.tools.iter().map(|t| prompt_size(&t.spec)).sum();
+        assert!(text <= SERVER_TEXT, "{text}");
+        assert!(!c.tools.is_empty() && c.tools.len() <= SERVER_TOOLS);
+        assert_eq!(c.tools.len() + c.left_out.len(), 3000);
+        assert!(c.tools[0].spec.params[0].description.chars().count() <= PARAM_DESCRIPTION);
+        let note = c.note("big").unwrap();
+        assert!(
+            note.contains(&format!(
+                "{} of its tools offered to agents and {} left out",
+                c.tools.len(),
+                c.left_out.len()
+            )),
+            "{note}"
+        );
+        assert!(note.contains(&format!("tool{}, ", c.tools.len())), "{note}");
+        assert!(note.len() < 1000, "{note}");
+    }
+
+    #[test]
     fn injected_arguments_are_hidden_and_names_carry_the_server() {
-        let tools = catalog(&server(None), &listed()).unwrap();
+        let tools = catalog(&server(None), &listed()).unwrap().tools;
         let exec = &tools[0];
         assert_eq!(exec.spec.name, "linux.execute_command");
         assert_eq!(exec.tool, "execute_command");
@@ -298,7 +406,9 @@ mod tests {
 
     #[test]
     fn the_allow_list_keeps_only_what_it_names_and_names_what_is_missing() {
-        let tools = catalog(&server(Some(vec!["get_system_info".into()])), &listed()).unwrap();
+        let tools = catalog(&server(Some(vec!["get_system_info".into()])), &listed())
+            .unwrap()
+            .tools;
         assert_eq!(tools.len(), 1);
         let e = catalog(&server(Some(vec!["nope".into()])), &listed())
             .unwrap_err()
@@ -337,7 +447,7 @@ mod tests {
             "Go.",
             schema.as_object().unwrap().clone(),
         )];
-        let tools = catalog(&server(None), &go).unwrap();
+        let tools = catalog(&server(None), &go).unwrap().tools;
         let ParamKind::Schema(at) = &tools[0].spec.params[0].kind else {
             panic!("{:?}", tools[0].spec.params[0].kind);
         };
@@ -355,7 +465,7 @@ mod tests {
             tools[0].injected.is_empty(),
             "the tool takes no api_key: none is sent"
         );
-        let exec = catalog(&server(None), &listed()).unwrap();
+        let exec = catalog(&server(None), &listed()).unwrap().tools;
         assert_eq!(exec[0].injected, ["api_key"]);
     }
 }

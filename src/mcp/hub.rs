@@ -1,5 +1,5 @@
 //! The run's MCP servers, made ready before any task starts: each stdio server is
-//! started once (in a scratch folder) to list its tools, each HTTP server is connected
+//! started once (in a scratch folder, confined as a task's commands are) to list its tools, each HTTP server is connected
 //! to and kept for the run. A server that cannot be started or reached stops the run
 //! here, with why, rather than failing every task later.
 
@@ -10,6 +10,7 @@ use super::config::{McpServer, Transport};
 use super::connection::Connection;
 use super::error::McpError;
 use super::stdio::StdioServer;
+use crate::executor::ShellSettings;
 use crate::tool::ToolSpec;
 
 /// How long an HTTP server may refuse connections at the start (it may still be coming up).
@@ -19,6 +20,8 @@ const HTTP_WAIT: Duration = Duration::from_secs(10);
 struct Hosted {
     config: McpServer,
     tools: Vec<McpTool>,
+    /// What to say of the tools it listed that agents are not offered.
+    note: Option<String>,
     /// The run's session with an HTTP server.
     shared: Option<Connection>,
 }
@@ -29,29 +32,36 @@ pub(crate) struct McpHub {
 }
 
 impl McpHub {
-    /// Readies `servers` (in order) for up to `jobs` tasks at once; the first that fails
-    /// is the error.
-    pub(crate) async fn start(servers: &[McpServer], jobs: usize) -> Result<Self, McpError> {
+    /// Readies `servers` (in order) for up to `jobs` tasks at once, a stdio server
+    /// started to list its tools under `listing` (the run's sandbox and limits); the
+    /// first that fails is the error.
+    pub(crate) async fn start(
+        servers: &[McpServer],
+        jobs: usize,
+        listing: &ShellSettings,
+    ) -> Result<Self, McpError> {
         let mut hosted = Vec::new();
         for server in servers {
-            hosted.push(
-                Self::ready(server, jobs)
-                    .await
-                    .map_err(|e| McpError::Server {
-                        name: server.name.clone(),
-                        transport: describe(server),
-                        source: Box::new(e),
-                    })?,
-            );
+            hosted.push(Self::ready(server, jobs, listing).await.map_err(|e| {
+                McpError::Server {
+                    name: server.name.clone(),
+                    transport: describe(server),
+                    source: Box::new(e),
+                }
+            })?);
         }
         Ok(Self { servers: hosted })
     }
 
-    async fn ready(server: &McpServer, jobs: usize) -> Result<Hosted, McpError> {
+    async fn ready(
+        server: &McpServer,
+        jobs: usize,
+        listing: &ShellSettings,
+    ) -> Result<Hosted, McpError> {
         let (listed, shared) = match &server.transport {
             Transport::Stdio { .. } => {
                 let scratch = Scratch::new(&server.name)?;
-                let running = StdioServer::start_alone(server, &scratch.0)
+                let running = StdioServer::start_alone(server, &scratch.0, listing.clone())
                     .await
                     .map_err(McpError::Start)?;
                 let listed = running.connection().tools().await;
@@ -63,11 +73,18 @@ impl McpHub {
                 (connection.tools().await?, Some(connection))
             }
         };
+        let catalog = catalog(server, &listed)?;
         Ok(Hosted {
-            tools: catalog(server, &listed)?,
+            note: catalog.note(&server.name),
+            tools: catalog.tools,
             config: server.clone(),
             shared,
         })
+    }
+
+    /// What to say before the run: the tools servers listed and agents are not offered.
+    pub(crate) fn notes(&self) -> impl Iterator<Item = &str> {
+        self.servers.iter().filter_map(|h| h.note.as_deref())
     }
 
     /// Every tool agents see, as specs.

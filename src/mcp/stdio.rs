@@ -76,9 +76,15 @@ impl StdioServer {
         }
     }
 
-    /// Starts `server` on its own in `dir`, unconfined (to list its tools before tasks run).
-    pub(crate) async fn start_alone(server: &McpServer, dir: &Path) -> Result<Self, Failure> {
-        let mut shell = ShellExecutor::with_tmp(dir.to_path_buf(), None, ShellSettings::default());
+    /// Starts `server` on its own in `dir` (to list its tools before tasks run),
+    /// confined and limited by `settings` as a task's commands are: a server that writes
+    /// as it starts writes in `dir` only.
+    pub(crate) async fn start_alone(
+        server: &McpServer,
+        dir: &Path,
+        settings: ShellSettings,
+    ) -> Result<Self, Failure> {
+        let mut shell = ShellExecutor::with_tmp(dir.to_path_buf(), None, settings);
         Self::start(server, &mut shell, dir).await
     }
 

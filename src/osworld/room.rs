@@ -83,6 +83,8 @@ impl OsWorldPlan {
                 .collect(),
             kept: venv.into_iter().collect(),
             writable: vec![self.room.clone()],
+            // The executor sets the task's.
+            memory: None,
         }
     }
 }

@@ -71,7 +71,11 @@ pub(crate) struct Evaluation {
     pub(crate) judge: Option<JudgeOpinion>,
     /// The score from 0 to 1, where the evaluator gives one (OSWorld's): `complete` is
     /// `yes` when it is 1.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "super::checked::score"
+    )]
     pub(crate) score: Option<f64>,
 }
 

@@ -3,6 +3,7 @@
 //! reporters write and read them. Nothing here does I/O.
 
 mod agent_status;
+pub(crate) mod checked;
 mod encoded;
 mod evaluation;
 mod experience;

@@ -27,6 +27,7 @@ pub(crate) struct TaskRow {
     /// With `--eval both`: the LLM judge's verdict beside the checks'.
     pub(crate) judge: Option<JudgeOpinion>,
     /// The evaluator's score from 0 to 1, where it gives one (OSWorld's).
+    #[serde(deserialize_with = "super::checked::score")]
     pub(crate) score: Option<f64>,
     /// The benchmark domain it belongs to (OSWorld's).
     pub(crate) domain: Option<String>,
@@ -37,6 +38,7 @@ pub(crate) struct TaskRow {
     /// task: a task that passed in the end was flaky in these.
     pub(crate) earlier_failures: Box<[Box<str>]>,
     /// Wall-clock seconds of the latest attempt.
+    #[serde(deserialize_with = "super::checked::seconds")]
     pub(crate) duration_s: f64,
     /// Rounds run.
     pub(crate) rounds: u32,
@@ -45,6 +47,7 @@ pub(crate) struct TaskRow {
     /// Tokens used.
     pub(crate) usage: Usage,
     /// Cost in USD; absent when unknown.
+    #[serde(deserialize_with = "super::checked::cost")]
     pub(crate) cost_usd: Option<f64>,
     /// Tags from the task file.
     pub(crate) tags: Vec<String>,

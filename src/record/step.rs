@@ -25,6 +25,7 @@ pub(crate) struct ActionRecord {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) divergence: Option<String>,
     /// How long the command took, in seconds.
+    #[serde(deserialize_with = "super::checked::seconds")]
     pub(crate) duration_s: f64,
 }
 
@@ -76,7 +77,7 @@ pub(crate) struct StepRecord {
     /// The actions taken, in order.
     pub(crate) action: Vec<ActionRecord>,
     /// Cost of the LLM calls of this step, when priced.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "super::checked::cost")]
     pub(crate) llm_cost: Option<f64>,
     /// Tokens used by this step's LLM calls.
     #[serde(default)]
@@ -96,6 +97,7 @@ pub(crate) struct StepRecord {
     /// When the step started.
     pub(crate) started: crate::units::Timestamp,
     /// How long it took, in seconds.
+    #[serde(deserialize_with = "super::checked::seconds")]
     pub(crate) duration_s: f64,
     /// The agent's own keys (UFO's HostAgent keys such as `current_subtask` and
     /// `application`, its AppAgent keys such as `app_root` and `action_success`).

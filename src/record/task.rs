@@ -23,7 +23,7 @@ pub(crate) struct LlmStats {
     pub(crate) rate_limited: u32,
     /// Seconds spent waiting for the provider (a call slot, a pause it asked for, a
     /// backoff after a rate limit); not counted against the task's timeout.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "super::checked::seconds")]
     pub(crate) waited_s: f64,
     /// Images sent (desktop steps' screenshots), over every call.
     #[serde(default, skip_serializing_if = "crate::record::is_zero")]
@@ -110,7 +110,11 @@ pub(crate) struct TaskRecord {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) judge: Option<JudgeOpinion>,
     /// The evaluator's score from 0 to 1, where it gives one (OSWorld's).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "super::checked::score"
+    )]
     pub(crate) score: Option<f64>,
     /// The benchmark domain it belongs to (an OSWorld task's folder: `os`, ...).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -128,7 +132,7 @@ pub(crate) struct TaskRecord {
     #[serde(default)]
     pub(crate) finished: Option<Timestamp>,
     /// Wall-clock seconds of the latest attempt.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "super::checked::seconds")]
     pub(crate) duration_s: f64,
     /// Rounds run.
     #[serde(default)]
@@ -143,7 +147,7 @@ pub(crate) struct TaskRecord {
     #[serde(default)]
     pub(crate) usage: Usage,
     /// Cost in USD; absent when the model has no configured price.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "super::checked::cost")]
     pub(crate) cost_usd: Option<f64>,
     /// LLM calls, retries and unusable replies, all attempts and the evaluator included.
     #[serde(default)]

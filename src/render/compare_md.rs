@@ -11,6 +11,9 @@ use super::repeats::Rate;
 /// The comparison in markdown: totals, then regressions first.
 pub(crate) fn compare_md(c: &Comparison) -> String {
     let mut md = String::from("# ufo-batch compare\n\n");
+    if let Some(line) = c.missing_line() {
+        let _ = writeln!(md, "**{line}**\n");
+    }
     let _ = writeln!(md, "**{}**\n", c.verdict);
     let _ = writeln!(
         md,

@@ -111,6 +111,8 @@ pub(crate) struct Comparison {
     pub(crate) missing: Vec<Change>,
     /// Tasks in both with the same pass rate.
     pub(crate) unchanged: usize,
+    /// True when tasks missing from B do not fail the gate (`--allow-missing`).
+    pub(crate) allow_missing: bool,
 }
 
 impl Comparison {
@@ -119,13 +121,41 @@ impl Comparison {
         !self.regressions.is_empty()
     }
 
-    /// True when the comparison fails under `on`.
+    /// True when the comparison fails under `on`: a regression as `on` says, or (unless
+    /// `--allow-missing`) a task of A that B does not have, for a B that lost tasks (an
+    /// unmerged shard, a run that stopped) is no evidence that they still pass.
     pub(crate) fn fails(&self, on: FailOn) -> bool {
+        let missing = !self.allow_missing && !self.missing.is_empty();
         match on {
-            FailOn::Any => self.regressed(),
-            FailOn::Significant => self.statistics.verdict == Verdict::SignificantRegression,
+            FailOn::Any => self.regressed() || missing,
+            FailOn::Significant => {
+                self.statistics.verdict == Verdict::SignificantRegression || missing
+            }
             FailOn::Never => false,
         }
+    }
+
+    /// The line said before anything else when B lacks tasks of A: how many, how many of
+    /// them passed in A, and what the gate does with them.
+    pub(crate) fn missing_line(&self) -> Option<String> {
+        if self.missing.is_empty() {
+            return None;
+        }
+        let n = self.missing.len();
+        let passed = self
+            .missing
+            .iter()
+            .filter(|c| c.a.as_ref().is_some_and(|r| r.passed > 0))
+            .count();
+        let tasks = if n == 1 { "task" } else { "tasks" };
+        let gate = if self.allow_missing {
+            "accepted with --allow-missing"
+        } else {
+            "the gate fails on them (--allow-missing accepts a partial B)"
+        };
+        Some(format!(
+            "{n} {tasks} of A missing from B ({passed} passed in A): {gate}."
+        ))
     }
 }
 
@@ -152,6 +182,7 @@ pub(crate) fn comparison(
         new: new_tasks(&ma, &mb),
         missing: vec![],
         unchanged: 0,
+        allow_missing: false,
     };
     for (id, x) in &ma {
         match mb.get(id) {

@@ -39,7 +39,8 @@ pub(super) fn readable_time(stamp: &str) -> String {
     }
 }
 
-/// `text` escaped for HTML as the templates escape it (`&<>"'/`).
+/// `text` escaped for HTML as the templates escape it (`&<>"'/`), its control
+/// characters (ESC, BEL, a lone CR) shown as escapes first (`text::printable`).
 pub(crate) fn escaped(text: &str) -> Escaped<'_> {
     Escaped(text)
 }
@@ -49,7 +50,8 @@ pub(crate) struct Escaped<'a>(&'a str);
 
 impl std::fmt::Display for Escaped<'_> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let mut rest = self.0;
+        let shown = crate::text::printable(self.0);
+        let mut rest: &str = &shown;
         while let Some(at) = rest.find(['&', '<', '>', '"', '\'', '/']) {
             f.write_str(&rest[..at])?;
             f.write_str(match rest.as_bytes()[at] {

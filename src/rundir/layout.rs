@@ -5,6 +5,19 @@ use std::path::{Path, PathBuf};
 
 use crate::task::{ReservedNames, TaskId};
 
+/// True when `name` can name a run's folder (and an export's): letters, digits, `.`,
+/// `_` and `-`, not starting with `.`, at most 200 bytes. A run's name read back from
+/// `run.json` is held to it too (a newline or an ESC there reaches no folder name and
+/// no terminal).
+pub(crate) fn is_run_name(name: &str) -> bool {
+    !name.is_empty()
+        && name.len() <= 200
+        && !name.starts_with('.')
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "._-".contains(c))
+}
+
 /// Tool version, times, resolved config, counts.
 pub(crate) const RUN_JSON: &str = "run.json";
 /// Totals and one row per task.

@@ -48,6 +48,68 @@ impl ToolCall {
     }
 }
 
+/// The most bytes a call's arguments may have as JSON: a call with more is refused
+/// before it runs (`ToolSpec::check_arguments`), and recorded shortened.
+pub(crate) const ARGUMENTS_LIMIT: usize = 1024 * 1024;
+
+/// How much of each string a call over [`ARGUMENTS_LIMIT`] keeps in the records.
+const RECORDED_STRING: usize = 1000;
+/// How many items of each list the same keeps.
+const RECORDED_ITEMS: usize = 100;
+
+/// The size of `arguments` as JSON, in bytes, counted without making the text.
+pub(crate) fn arguments_size(arguments: &Map<String, Value>) -> usize {
+    struct Count(usize);
+    impl std::io::Write for Count {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            self.0 += buf.len();
+            Ok(buf.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let mut count = Count(0);
+    match serde_json::to_writer(&mut count, arguments) {
+        Ok(()) => count.0,
+        Err(_) => usize::MAX,
+    }
+}
+
+/// `arguments` as the records keep them (the trajectory, `response.log`, `plan.json`,
+/// the pages): whole when a call may have them, else with every long string cut to
+/// its first characters and its size, so that a refused 10 MB argument is not written
+/// six times over.
+pub(crate) fn recorded_arguments(arguments: Map<String, Value>) -> Map<String, Value> {
+    fn cut(value: Value) -> Value {
+        match value {
+            Value::String(s) if s.len() > RECORDED_STRING => Value::String(format!(
+                "{}… ({} bytes in all, not recorded)",
+                crate::text::shorten(&s, RECORDED_STRING),
+                s.len()
+            )),
+            Value::Array(items) if items.len() > RECORDED_ITEMS => {
+                let all = items.len();
+                let mut kept: Vec<Value> =
+                    items.into_iter().take(RECORDED_ITEMS).map(cut).collect();
+                kept.push(Value::String(format!(
+                    "… ({all} items in all, not recorded)"
+                )));
+                Value::Array(kept)
+            }
+            Value::Array(items) => Value::Array(items.into_iter().map(cut).collect()),
+            Value::Object(map) => {
+                Value::Object(map.into_iter().map(|(k, v)| (k, cut(v))).collect())
+            }
+            other => other,
+        }
+    }
+    if arguments_size(&arguments) <= ARGUMENTS_LIMIT {
+        return arguments;
+    }
+    arguments.into_iter().map(|(k, v)| (k, cut(v))).collect()
+}
+
 /// The parameters of a computer-use call that are for the record (the model's own
 /// point, the window, the element a recording hit, its screenshot), left out of its
 /// action string.
@@ -178,6 +240,22 @@ impl ToolResult {
             blame: None,
             picture: None,
         }
+    }
+
+    /// The same within the bounds of a result from outside (`tool::kept`): what a
+    /// device or a server answers is cut as a local command's output is.
+    pub(crate) fn kept(mut self) -> Self {
+        if let Some(error) = self.error.take() {
+            self.error = Some(super::kept::kept_text(error));
+        }
+        let (result, omitted) = super::kept::kept(std::mem::take(&mut self.result));
+        self.result = result;
+        if omitted > 0
+            && let Value::Object(map) = &mut self.result
+        {
+            map.insert("omitted".into(), Value::from(omitted));
+        }
+        self
     }
 
     /// The result with every registered secret masked (a tool that echoed an injected

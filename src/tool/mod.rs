@@ -3,13 +3,14 @@
 //! `agent`; what UFO's own servers mean by a result is `ufo_shape`.
 
 mod blame;
-mod call;
+pub(crate) mod call;
 pub(crate) mod desktop_names;
+pub(crate) mod kept;
 mod spec;
 mod ufo_shape;
 
 pub(crate) use blame::{Blame, Blamed, Failure};
 pub(crate) use call::{ResultStatus, ToolCall, ToolResult, ToolType};
 pub(crate) use desktop_names::is_desktop_tool;
-pub(crate) use spec::{ParamKind, ParamSpec, ToolSpec};
+pub(crate) use spec::{Bound, Limit, ParamKind, ParamSpec, ToolSpec};
 pub(crate) use ufo_shape::{is_credential, refused_injection, settle as settle_ufo_shape};

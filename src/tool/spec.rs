@@ -16,6 +16,8 @@ pub(crate) enum ParamKind {
     String,
     /// A JSON integer.
     Integer,
+    /// A JSON integer, 0 or more (a count, a number of seconds).
+    Count,
     /// A JSON boolean.
     Boolean,
     /// A JSON number (integer or fraction).
@@ -30,6 +32,7 @@ impl ParamKind {
         match self {
             Self::String => value.is_string(),
             Self::Integer => value.is_i64() || value.is_u64(),
+            Self::Count => value.is_u64(),
             Self::Boolean => value.is_boolean(),
             Self::Number => value.is_number(),
             Self::Schema(schema) => match schema.get("type") {
@@ -48,6 +51,7 @@ impl ParamKind {
         match self {
             Self::String => serde_json::json!({"type": "string"}),
             Self::Integer => serde_json::json!({"type": "integer"}),
+            Self::Count => serde_json::json!({"type": "integer", "minimum": 0}),
             Self::Boolean => serde_json::json!({"type": "boolean"}),
             Self::Number => serde_json::json!({"type": "number"}),
             Self::Schema(schema) => schema.clone(),
@@ -81,6 +85,67 @@ pub(crate) struct ParamSpec {
     pub(crate) required: bool,
     /// What it means, for the LLM's tool list.
     pub(crate) description: Cow<'static, str>,
+    /// The values it takes beyond its type, checked before any call.
+    #[serde(skip)]
+    pub(crate) bound: Option<Bound>,
+}
+
+/// The values a parameter takes beyond its JSON type, checked before a call (in a task
+/// file by `validate` and `run` alike, in a model's call before it is carried out) and
+/// said in the parameter's description: a call outside it is the caller's failure, told
+/// to it, and never reaches the app, so that no argument sizes work past it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Bound {
+    /// An integer from the first to the second, both included.
+    Range(i64, i64),
+    /// A string of at most this many characters, or an array of at most this many items.
+    Length(usize),
+    /// One file name of at most this many characters: no `/` or `\\`, no NUL, not `.`
+    /// or `..` (a folder is another parameter's).
+    Name(usize),
+}
+
+impl Bound {
+    /// Why `value` is outside it, if it is.
+    fn refuses(self, value: &Value) -> Option<String> {
+        match (self, value) {
+            (Self::Range(low, high), Value::Number(n)) => {
+                let inside = n.as_i64().is_some_and(|i| (low..=high).contains(&i));
+                (!inside).then(|| format!("{} is not from {low} to {high}", shortened(value)))
+            }
+            (Self::Length(max), Value::String(s)) => {
+                let len = s.chars().count();
+                (len > max).then(|| format!("it is {len} characters long; it may be at most {max}"))
+            }
+            (Self::Length(max), Value::Array(items)) => (items.len() > max)
+                .then(|| format!("it has {} items; it may have at most {max}", items.len())),
+            (Self::Name(max), Value::String(s)) => {
+                if s.contains(['/', '\\', '\0']) || s == "." || s == ".." {
+                    Some(format!(
+                        "{} is not a file name (no / or \\, not . or ..): give the folder on its own",
+                        shortened(value)
+                    ))
+                } else {
+                    Self::Length(max).refuses(value)
+                }
+            }
+            _ => None,
+        }
+    }
+
+    /// The bound in words, as a description ends with it.
+    fn said(self) -> String {
+        match self {
+            Self::Range(low, high) => format!("from {low} to {high}"),
+            Self::Length(max) => format!("at most {max} long"),
+            Self::Name(max) => format!("a name of at most {max} characters, no folder"),
+        }
+    }
+}
+
+/// A value as an error quotes it: never more than 80 characters of it.
+fn shortened(value: &Value) -> String {
+    crate::text::shorten(&value.to_string(), 80)
 }
 
 /// A tool an executor offers: used to validate recorded actions at load time and to
@@ -93,6 +158,56 @@ pub(crate) struct ToolSpec {
     pub(crate) description: Cow<'static, str>,
     /// Its parameters.
     pub(crate) params: Vec<ParamSpec>,
+    /// A bound over several of its parameters, checked with theirs.
+    #[serde(skip)]
+    pub(crate) limit: Option<Limit>,
+}
+
+/// A bound over several parameters of a call (Office's cells), checked before the call
+/// like each parameter's [`Bound`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Limit {
+    /// At most this many cells from (`start_row`, `start_col`) to (`end_row`,
+    /// `end_col`) when both ends are given (an end of -1 is the app's to find, and the
+    /// app checks the range it finds).
+    RangeCells(u64),
+    /// At most this many cells of `rows` × `columns`.
+    GridCells(u64),
+    /// At most this many values over the rows of `table`.
+    TableCells(u64),
+}
+
+impl Limit {
+    /// Why `arguments` go beyond it, if they do.
+    fn refuses(self, arguments: &Map<String, Value>) -> Option<String> {
+        let int = |key: &str| arguments.get(key).and_then(Value::as_i64);
+        let over = |cells: u64, max: u64, what: &str| {
+            (cells > max).then(|| format!("{what} {cells} cells; a call may take at most {max}"))
+        };
+        match self {
+            Self::RangeCells(max) => {
+                let span = |from: &str, to: &str| match (int(from), int(to)) {
+                    (Some(a), Some(b)) if b >= a => Some((b - a + 1) as u64),
+                    _ => None,
+                };
+                let (rows, cols) = (span("start_row", "end_row")?, span("start_col", "end_col")?);
+                over(rows.saturating_mul(cols), max, "the range holds")
+            }
+            Self::GridCells(max) => {
+                let cells =
+                    (int("rows")?.max(0) as u64).saturating_mul(int("columns")?.max(0) as u64);
+                over(cells, max, "the table would have")
+            }
+            Self::TableCells(max) => {
+                let rows = arguments.get("table")?.as_array()?;
+                let cells = rows
+                    .iter()
+                    .map(|r| r.as_array().map_or(1, Vec::len) as u64)
+                    .sum::<u64>();
+                over(cells, max, "the table has")
+            }
+        }
+    }
 }
 
 impl ParamSpec {
@@ -108,7 +223,15 @@ impl ParamSpec {
             kind,
             required,
             description: description.into(),
+            bound: None,
         }
+    }
+
+    /// The same, taking only the values `bound` allows (said in its description).
+    pub(crate) fn within(mut self, bound: Bound) -> Self {
+        self.description = format!("{} ({})", self.description, bound.said()).into();
+        self.bound = Some(bound);
+        self
     }
 }
 
@@ -123,7 +246,14 @@ impl ToolSpec {
             name: name.into(),
             description: description.into(),
             params,
+            limit: None,
         }
+    }
+
+    /// The same, with a bound over several of its parameters.
+    pub(crate) fn limited(mut self, limit: Limit) -> Self {
+        self.limit = Some(limit);
+        self
     }
 
     /// Stands for tools not known before the run (a remote device's): in a tool list,
@@ -133,6 +263,7 @@ impl ToolSpec {
             name: "*".into(),
             description: "any tool a device offers".into(),
             params: Vec::new(),
+            limit: None,
         }
     }
 
@@ -147,6 +278,13 @@ impl ToolSpec {
         &self,
         arguments: &Map<String, Value>,
     ) -> Result<(), ArgumentError> {
+        let size = super::call::arguments_size(arguments);
+        if size > super::call::ARGUMENTS_LIMIT {
+            return Err(ArgumentError::TooLarge {
+                tool: self.name.to_string(),
+                size,
+            });
+        }
         for p in &self.params {
             match arguments.get(p.name.as_ref()) {
                 None | Some(Value::Null) if p.required => {
@@ -164,8 +302,23 @@ impl ToolSpec {
                         given: crate::text::json_type(v),
                     });
                 }
-                _ => {}
+                Some(v) => {
+                    if let Some(why) = p.bound.and_then(|b| b.refuses(v)) {
+                        return Err(ArgumentError::OutOfBounds {
+                            tool: self.name.to_string(),
+                            parameter: p.name.to_string(),
+                            why,
+                        });
+                    }
+                }
+                None => {}
             }
+        }
+        if let Some(why) = self.limit.and_then(|l| l.refuses(arguments)) {
+            return Err(ArgumentError::TooMuch {
+                tool: self.name.to_string(),
+                why,
+            });
         }
         if let Some(unknown) = arguments
             .keys()
@@ -207,6 +360,35 @@ pub(crate) enum ArgumentError {
         /// The JSON type given.
         given: &'static str,
     },
+    /// Arguments larger, as JSON, than any call may have.
+    #[error(
+        "the arguments of `{tool}` are {size} bytes as JSON; a call's may be at most {} (1 MiB)",
+        super::call::ARGUMENTS_LIMIT
+    )]
+    TooLarge {
+        /// The tool.
+        tool: String,
+        /// Their size.
+        size: usize,
+    },
+    /// Arguments that together ask more than a call may ([`Limit`]).
+    #[error("`{tool}`: {why}")]
+    TooMuch {
+        /// The tool.
+        tool: String,
+        /// What is too much, in words.
+        why: String,
+    },
+    /// A value beyond its parameter's bound.
+    #[error("parameter `{parameter}` of `{tool}`: {why}")]
+    OutOfBounds {
+        /// The tool.
+        tool: String,
+        /// The parameter.
+        parameter: String,
+        /// What is wrong with it, in words.
+        why: String,
+    },
     /// A parameter the tool does not have.
     #[error("`{tool}` has no parameter `{parameter}` (it takes: {known})")]
     Unknown {
@@ -223,6 +405,7 @@ fn type_name(kind: &ParamKind) -> String {
     match kind {
         ParamKind::String => "a string".into(),
         ParamKind::Integer => "an integer".into(),
+        ParamKind::Count => "a whole number, 0 or more".into(),
         ParamKind::Boolean => "true or false".into(),
         ParamKind::Number => "a number".into(),
         ParamKind::Schema(schema) => match schema.get("type") {
@@ -239,6 +422,7 @@ mod tests {
 
     fn spec() -> ToolSpec {
         ToolSpec {
+            limit: None,
             name: "execute_command".into(),
             description: "run".into(),
             params: vec![
@@ -247,12 +431,14 @@ mod tests {
                     kind: ParamKind::String,
                     required: true,
                     description: "".into(),
+                    bound: None,
                 },
                 ParamSpec {
                     name: "timeout".into(),
-                    kind: ParamKind::Integer,
+                    kind: ParamKind::Count,
                     required: false,
                     description: "".into(),
+                    bound: None,
                 },
             ],
         }
@@ -278,9 +464,18 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(
-            wrong.contains("must be an integer, not a string"),
+            wrong.contains("must be a whole number, 0 or more, not a string"),
             "{wrong}"
         );
+        // A count below 0 (a negative timeout) is refused like a wrong type, for
+        // `validate` and the runner alike.
+        for bad in [json!(-5), json!(1.5)] {
+            let e = s
+                .check_arguments(&args(json!({"command": "ls", "timeout": bad})))
+                .unwrap_err()
+                .to_string();
+            assert!(e.contains("must be a whole number, 0 or more"), "{e}");
+        }
         let unknown = s
             .check_arguments(&args(json!({"command": "ls", "cwdir": "x"})))
             .unwrap_err()

@@ -611,3 +611,71 @@ fn desktop_tasks_run_on_a_windows_device_replayed_and_by_the_two_tier_agents() {
     );
     assert!(out.stderr.contains("(windows, 9 tools)"), "{}", out.stderr);
 }
+
+/// What a device answers is held to a local command's bounds (90 MB of output is cut
+/// to 64 KiB before it is held or written), its control characters are escaped on the
+/// pages, and a command's `cwd` follows the local rule: relative to the task's folder,
+/// never out of it.
+#[test]
+fn a_devices_answers_are_bounded_and_escaped_and_its_paths_are_the_tasks() {
+    let Some(python) = python() else { return };
+    let p = Project::new();
+    p.file(
+        "ufo-batch.toml",
+        "[devices]\ninject = { api_key = \"UFO_MCP_API_KEY\" }\ncommand_timeout = \"60s\"\n",
+    );
+    let run_in = |cwd: &str, cmd: &str| json!({"action": "execute_command", "parameters": {"command": cmd, "cwd": cwd}});
+    p.task(
+        "huge.json",
+        json!({"request": "r", "actions": [{"action": "execute_command", "parameters": {"command": "head -c 90000000 /dev/zero | tr '\\0' x; printf '\\033]0;owned\\007 end'"}}]}),
+    );
+    p.task(
+        "sub.json",
+        json!({"request": "r", "files": {"sub/x.txt": "in the task's folder"}, "actions": [
+            {"action": "execute_command", "parameters": {"command": "cat x.txt", "cwd": "sub"}, "expect": {"stdout": "in the task's folder"}}]}),
+    );
+    for (name, cwd) in [
+        ("absolute", "/etc"),
+        ("climbs", "../../.."),
+        ("climbs_late", "sub/../../x"),
+    ] {
+        p.task(
+            &format!("{name}.json"),
+            json!({"request": "r", "files": {"sub/x.txt": "x"}, "actions": [run_in(cwd, "pwd")]}),
+        );
+    }
+    let (port, run) = start(&p, &["--devices-wait", "1", "--jobs", "2"], &env());
+    let _device = Device::start(&python, port, "d1", &[]);
+    let (out, peak_kib) = run.wait_measuring(Duration::from_secs(180));
+    eprintln!("the runner's peak resident memory: {} MiB", peak_kib / 1024);
+    let huge = out.status("huge");
+    assert_eq!(huge["status"], "passed", "{huge}\n{}", out.stderr);
+    let log = p.path().join("results/proj/huge/response.log");
+    let logged = std::fs::metadata(&log).unwrap().len();
+    assert!(logged < 1 << 20, "response.log is {logged} bytes");
+    let text = std::fs::read_to_string(&log).unwrap();
+    assert!(
+        text.contains("bytes left out"),
+        "{}",
+        &text[..2000.min(text.len())]
+    );
+    let page = std::fs::read_to_string(p.path().join("results/proj/huge/task.html")).unwrap();
+    assert!(
+        !page.contains('\u{1b}') && !page.contains('\u{7}'),
+        "raw control characters on the page"
+    );
+    assert!(peak_kib < 400 * 1024, "the runner held {peak_kib} KiB");
+    assert_eq!(out.status_of("sub"), "passed", "{}", out.status("sub"));
+    for (name, said) in [
+        ("absolute", "is an absolute path"),
+        ("climbs", "leaves the workspace"),
+        ("climbs_late", "leaves the workspace"),
+    ] {
+        let status = out.status(name);
+        assert_eq!(status["status"], "failed", "{name}: {status}");
+        assert!(
+            status["error"].as_str().unwrap().contains(said),
+            "{name}: {status}"
+        );
+    }
+}

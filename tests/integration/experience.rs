@@ -264,18 +264,26 @@ fn a_run_saves_ufo_records_and_the_next_run_gives_them_to_similar_tasks_only() {
     assert!(system.contains("<## Response Examples:>"), "{system}");
     assert!(
         system.contains(
-            "[User Request]:\n    Sum the amount column of sales.csv into total.txt kxsumq"
+            "| [User Request]:\n|     Sum the amount column of sales.csv into total.txt kxsumq"
         ),
         "{system}"
     );
     assert!(
-        system.contains("- skip the header row\n    - the amount is the second column"),
+        system.contains("- skip the header row\n|     - the amount is the second column"),
         "{system}"
     );
     assert!(
         !system.contains("AutoSum"),
         "UFO's Excel record went to a shell task: {system}"
     );
+    // The record is quoted as data, with where it came from, as the model read it.
+    assert!(
+        system.contains(
+            "[Example 1:] (experience: record `example0`, saved by run `proj` from its task `sum`)\n| "
+        ),
+        "{system}"
+    );
+    assert!(system.contains("\n[End of Example 1]\n"), "{system}");
     let rename = &mock.received_key("kxrenameq")[0].body;
     assert!(!system_prompt(rename).contains("Response Examples"));
     // Every later step keeps the examples in its system prompt.
@@ -410,7 +418,10 @@ fn recorded_plans_save_without_a_model_once_and_serve_as_demonstrations() {
     ])
     .expect_code(0);
     let system = system_prompt(&mock.received_key("kxwriteq")[0].body);
-    assert!(system.contains("[Example 1:] (demonstration)"), "{system}");
+    assert!(
+        system.contains("[Example 1:] (demonstration: the recorded plan `"),
+        "{system}"
+    );
     assert!(!system.contains("[Example 2:]"), "top-k is 1: {system}");
     assert!(system.contains("Write the number"), "{system}");
     let given = crate::helpers::read_json(&q.path().join("results/proj/seven/status.json"));
@@ -707,7 +718,7 @@ fn a_task_is_never_given_its_own_record_and_later_tasks_get_what_this_run_saved(
                 .into_iter()
                 .filter(|k| {
                     system.contains(&format!(
-                        "[User Request]:\n    Sum the amount column of {}",
+                        "| [User Request]:\n|     Sum the amount column of {}",
                         if *k == "kxalphaq" { "alpha" } else { "beta" }
                     ))
                 })
@@ -829,7 +840,7 @@ fn experience_is_never_saved_in_a_run_folder_nor_through_a_link() {
             "--save-experience",
             "passed",
             "--experience-dir",
-            "results/proj/exp",
+            "results/proj/exp/deeper",
         ],
         // The run's own folder is the default experience folder's name.
         vec!["--save-experience", "passed", "--name", "experience"],
@@ -842,6 +853,10 @@ fn experience_is_never_saved_in_a_run_folder_nor_through_a_link() {
             "{args:?}: {}",
             out.stderr
         );
+    }
+    // A refused run leaves no folder it made behind.
+    for made in ["results/proj/exp", "results/experience"] {
+        assert!(!p.path().join(made).exists(), "{made} was left behind");
     }
     std::fs::create_dir_all(p.path().join("linked")).unwrap();
     std::os::unix::fs::symlink("/etc/hostname", p.path().join("linked/experience.yaml")).unwrap();

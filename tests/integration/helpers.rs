@@ -330,6 +330,31 @@ impl Started {
         self.wait_within(WATCHDOG)
     }
 
+    /// Waits at most `limit` and collects the output, with the runner's peak resident
+    /// memory in KiB (its `VmHWM`, read until it ends).
+    pub(crate) fn wait_measuring(self, limit: Duration) -> (Output, u64) {
+        let status = format!("/proc/{}/status", self.pid());
+        let peak = std::sync::Arc::new(std::sync::atomic::AtomicU64::new(0));
+        let watching = {
+            let peak = std::sync::Arc::clone(&peak);
+            std::thread::spawn(move || {
+                while let Ok(text) = std::fs::read_to_string(&status) {
+                    if let Some(kib) = text
+                        .lines()
+                        .find_map(|l| l.strip_prefix("VmHWM:"))
+                        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
+                    {
+                        peak.fetch_max(kib, std::sync::atomic::Ordering::Relaxed);
+                    }
+                    std::thread::sleep(Duration::from_millis(20));
+                }
+            })
+        };
+        let out = self.wait_within(limit);
+        let _ = watching.join();
+        (out, peak.load(std::sync::atomic::Ordering::Relaxed))
+    }
+
     /// Waits at most `limit` (a hang fails the test) and collects the output.
     pub(crate) fn wait_within(mut self, limit: Duration) -> Output {
         let started = Instant::now();

@@ -268,3 +268,31 @@ fn an_unreadable_folder_is_one_error_and_the_rest_runs() {
     );
     assert!(stderr.contains("cannot search this folder"), "{stderr}");
 }
+
+#[test]
+fn arguments_that_are_not_utf8_are_usage_errors_not_panics() {
+    use std::os::unix::ffi::OsStrExt;
+    let p = Project::new();
+    good(&p, "tasks/a.json");
+    let bad = std::ffi::OsStr::from_bytes(b"res\xffults");
+    let cases: [Vec<&std::ffi::OsStr>; 4] = [
+        vec!["run".as_ref(), "tasks".as_ref(), "--out".as_ref(), bad],
+        vec!["run".as_ref(), bad],
+        vec!["run".as_ref(), "tasks".as_ref(), "--name".as_ref(), bad],
+        vec!["validate".as_ref(), bad],
+    ];
+    for args in cases {
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_ufo-batch"))
+            .args(&args)
+            .current_dir(p.path())
+            .env_remove("UFO_BATCH_OUT")
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
+        assert!(stderr.contains("invalid UTF-8"), "{args:?}: {stderr}");
+        assert!(!stderr.contains("panicked"), "{args:?}: {stderr}");
+    }
+    // Nothing was made for the refused runs.
+    assert!(!p.path().join("results").exists());
+}

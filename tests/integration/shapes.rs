@@ -192,3 +192,63 @@ fn a_single_file_can_be_run() {
     let status = crate::helpers::read_json(&out.run_dir("one").join("one/status.json"));
     assert_eq!(status["status"], "passed");
 }
+
+/// Edge inputs `validate` and `run` must judge alike: each bad for both (an `error`
+/// result blamed on the task file at run), each good for both.
+#[test]
+fn validate_and_run_share_one_set_of_rules_on_edge_inputs() {
+    let long = "d/".repeat(3100) + "f.txt";
+    let bad = [
+        (
+            "negative_timeout",
+            json!({"request": "x", "actions": [{"action": "execute_command", "parameters": {"command": "true", "timeout": -5}}]}),
+        ),
+        (
+            "fraction_timeout",
+            json!({"request": "x", "actions": [{"action": "execute_command", "parameters": {"command": "true", "timeout": 1.5}}]}),
+        ),
+        (
+            "long_files_path",
+            json!({"request": "x", "files": {long.clone(): "x"}, "actions": []}),
+        ),
+        (
+            "long_write_path",
+            json!({"request": "x", "actions": [{"action": "write_file", "parameters": {"path": long, "content": "x"}}]}),
+        ),
+    ];
+    let p = Project::new();
+    p.task("good.json", json!({"request": "x", "actions": [{"action": "execute_command", "parameters": {"command": "true", "timeout": 0}}]}));
+    for (name, task) in &bad {
+        p.task(&format!("{name}.json"), task.clone());
+    }
+    let out = p.cmd(&["validate", "tasks"]);
+    out.expect_code(2);
+    for (name, _) in &bad {
+        assert!(
+            out.stdout.contains(&format!("tasks/{name}.json:")),
+            "validate passed {name}:\n{}",
+            out.stdout
+        );
+    }
+    assert!(!out.stdout.contains("tasks/good.json:"), "{}", out.stdout);
+    assert!(
+        out.stdout
+            .contains("must be a whole number, 0 or more, not a negative integer"),
+        "{}",
+        out.stdout
+    );
+    assert!(
+        out.stdout.contains("a path may be at most 2048"),
+        "{}",
+        out.stdout
+    );
+    // The echoed path is shortened, not 6,000 characters.
+    assert!(out.stdout.lines().all(|l| l.len() < 600), "{}", out.stdout);
+    let run = p.run(&[]);
+    assert_eq!(run.status_of("good"), "passed");
+    for (name, _) in &bad {
+        let status = run.status(name);
+        assert_eq!(status["status"], "error", "{name}: {status}");
+        assert_eq!(status["blame"], "task_file", "{name}: {status}");
+    }
+}

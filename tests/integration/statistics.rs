@@ -595,3 +595,39 @@ fn a_repetition_in_error_leaves_the_tasks_other_repetitions_in() {
         "4 of 4 judged repetitions passed: {st}"
     );
 }
+
+#[test]
+fn tasks_missing_from_b_fail_the_gate_unless_allowed_and_are_said_first() {
+    let p = Project::new();
+    // A full baseline against one shard of it: the half B has is unchanged.
+    run_dir(&p.path().join("a"), &single(20, |i| i % 4 != 0));
+    let shard: Vec<_> = single(20, |i| i % 4 != 0).into_iter().take(8).collect();
+    run_dir(&p.path().join("b"), &shard);
+    let (code, md) = compare(&p, &[]);
+    assert_eq!(code, 1, "{md}");
+    assert_eq!(
+        md.lines().nth(2).unwrap(),
+        "**12 tasks of A missing from B (9 passed in A): the gate fails on them \
+         (--allow-missing accepts a partial B).**"
+    );
+    assert_eq!(exit_codes(&p), [1, 1, 0]);
+    let (code, md) = compare(&p, &["--allow-missing"]);
+    assert_eq!(code, 0, "{md}");
+    assert!(md.contains("accepted with --allow-missing"), "{md}");
+    assert_eq!(
+        compare(&p, &["--allow-missing", "--fail-on", "significant"]).0,
+        0
+    );
+    let page = p.path().join("cmp.html");
+    compare(&p, &["--html", page.to_str().unwrap()]);
+    let html = std::fs::read_to_string(&page).unwrap();
+    let line = html.find("12 tasks of A missing from B").unwrap();
+    assert!(
+        line < html.find("<table>").unwrap(),
+        "said before the totals"
+    );
+    // A B with no tasks at all fails the gate too.
+    std::fs::remove_dir_all(p.path().join("b")).unwrap();
+    run_dir(&p.path().join("b"), &[]);
+    assert_eq!(exit_codes(&p), [1, 1, 0]);
+}

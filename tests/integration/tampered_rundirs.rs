@@ -289,3 +289,64 @@ fn a_selection_that_cannot_be_read_is_told_and_compare_refuses() {
         compare.stderr
     );
 }
+
+/// Numbers and names read back from a run dir are input like any other: a duration,
+/// a cost or a score out of its range makes that record unreadable (said, counted as
+/// an error), never `inf s` or a negative cost; a run name that is no folder name
+/// never names the export's folder.
+#[test]
+fn numbers_and_names_read_back_are_checked_like_any_input() {
+    let p = Project::new();
+    p.task("a.json", shell_plan("a", &["true"]));
+    p.task("b.json", shell_plan("b", &["true"]));
+    p.task("c.json", shell_plan("c", &["true"]));
+    p.run(&[]).expect_code(0);
+    let run = p.path().join("results/proj");
+    let tamper = |id: &str, key: &str, value: serde_json::Value| {
+        let path = run.join(id).join("status.json");
+        let mut v = read_json(&path);
+        v[key] = value;
+        std::fs::write(&path, v.to_string()).unwrap();
+    };
+    tamper("a", "duration_s", serde_json::json!(1e308));
+    tamper("b", "cost_usd", serde_json::json!(-1e308));
+    let report = p.cmd(&["report", "results/proj"]);
+    let text = format!("{}{}", report.stdout, report.stderr);
+    assert!(
+        text.contains("a duration of 1e308 is not a number from 0 to"),
+        "{text}"
+    );
+    assert!(
+        text.contains("a cost of -1e308 is not a number from 0 to"),
+        "{text}"
+    );
+    let md = std::fs::read_to_string(run.join("report.md")).unwrap();
+    assert!(!md.contains("inf") && !md.contains("-$"), "{md}");
+    let summary = read_json(&run.join("summary.json"));
+    assert_eq!(summary["totals"]["passed"], 1, "{summary}");
+    assert_eq!(summary["totals"]["error"], 2, "{summary}");
+
+    // The name run.json gives is not trusted as a folder name.
+    let p = Project::new();
+    p.task("a.json", shell_plan("a", &["true"]));
+    p.run(&[]).expect_code(0);
+    let run_json = p.path().join("results/proj/run.json");
+    let mut v = read_json(&run_json);
+    v["name"] = serde_json::json!("evil\n\u{1b}]0;owned\u{7}../x");
+    std::fs::write(&run_json, v.to_string()).unwrap();
+    let out = p.cmd(&["export", "--harbor", "exported", "results/proj"]);
+    out.expect_code(0);
+    let names: Vec<String> = std::fs::read_dir(p.path().join("exported"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(names, ["proj"], "the run folder's own name");
+    for c in ['\u{1b}', '\u{7}'] {
+        assert!(
+            !out.stdout.contains(c) && !out.stderr.contains(c),
+            "{}{}",
+            out.stdout,
+            out.stderr
+        );
+    }
+}

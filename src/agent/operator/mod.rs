@@ -393,7 +393,7 @@ impl OperatorAgent {
         step.actions.push(ActionRecord {
             function: command.tool_name.clone(),
             action_string: command.action_string(),
-            arguments: command.parameters,
+            arguments: crate::tool::call::recorded_arguments(command.parameters),
             status: step.status,
             result,
             divergence: None,

@@ -55,7 +55,21 @@ mod zygote;
 
 #[cfg(target_os = "linux")]
 fn main() -> std::process::ExitCode {
-    let args: Vec<String> = std::env::args().skip(1).collect();
+    // Not `args()`, which panics on an argument that is not UTF-8: refused in words.
+    let args: Vec<String> = match std::env::args_os()
+        .skip(1)
+        .map(std::ffi::OsString::into_string)
+        .collect()
+    {
+        Ok(args) => args,
+        Err(bad) => {
+            eprintln!(
+                "ufo-batch-jail: an argument is not UTF-8: {}",
+                bad.to_string_lossy()
+            );
+            return std::process::ExitCode::from(2);
+        }
+    };
     if args.first().map(String::as_str) == Some("--zygote") {
         zygote::main()
     } else {

@@ -85,6 +85,7 @@ fn pointer(
     }
     params.extend(recorded());
     ToolSpec {
+        limit: None,
         name: name.into(),
         description: description.into(),
         params,

@@ -122,6 +122,8 @@ pub(super) struct Processes {
     log: PathBuf,
     /// The programs' environment.
     env: Vec<(String, String)>,
+    /// Each program's address-space limit.
+    memory: Option<u64>,
 }
 
 /// Where a program is (the jail starts programs by path, with no search), or why it
@@ -164,6 +166,7 @@ impl Processes {
             workspace,
             log,
             env: Self::env(furniture),
+            memory: furniture.memory,
         }
     }
 
@@ -234,7 +237,7 @@ impl Processes {
                 argv: &argv,
                 env: &self.env,
                 cwd,
-                memory: None,
+                memory: self.memory,
                 cpu: None,
                 stdin: None,
                 stdout,
@@ -276,7 +279,7 @@ impl Processes {
                 argv,
                 env: &self.env,
                 cwd,
-                memory: None,
+                memory: self.memory,
                 cpu: None,
                 stdin: Some(OwnedFd::from(stdin)),
                 stdout: OwnedFd::from(stdout),

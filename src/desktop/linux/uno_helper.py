@@ -36,6 +36,12 @@ SERVICES = {
     "powerpoint": "com.sun.star.presentation.PresentationDocument",
 }
 NAMES = {"word": "Writer (Word)", "excel": "Calc (Excel)", "powerpoint": "Impress (PowerPoint)"}
+# The most cells one call reads or rewrites, as src/desktop/office.rs's MAX_CELLS (the
+# runner checks the ranges it is given before the call; this checks the ones the office
+# finds, a -1 end or a used block).
+MAX_CELLS = 100_000
+# How much of a text an answer quotes.
+QUOTED = 200
 
 
 class ToolError(Exception):
@@ -116,6 +122,19 @@ def document_stem(doc):
     return os.path.splitext(os.path.basename(uno.fileUrlToSystemPath(url)))[0]
 
 
+def quoted(text):
+    """`text` as an answer quotes it: whole when short (UFO's exact words), else cut."""
+    text = str(text)
+    return text if len(text) <= QUOTED else text[: QUOTED - 1] + "…"
+
+
+def within_cells(rows, columns, what):
+    """Refuses a block of more cells than a call may take, before the office is asked."""
+    cells = max(rows, 0) * max(columns, 0)
+    if cells > MAX_CELLS:
+        raise ToolError(f"{what} holds {cells} cells ({rows} rows × {columns} columns); a call may take at most {MAX_CELLS}")
+
+
 def shown(path):
     """A saved file's path as results show it: relative to the workspace when it is in it
     (so that a recorded result replays wherever the run folder is)."""
@@ -123,22 +142,35 @@ def shown(path):
     return path if rel.startswith("..") else rel
 
 
+def inside_workspace(path):
+    workspace = os.path.realpath(WORKSPACE)
+    return os.path.commonpath([os.path.realpath(path), workspace]) == workspace
+
+
 def save_path(doc, file_dir, file_name, file_ext, default_ext):
     """UFO's defaults (the document's folder and name; its default extension), refused as
-    its `validate_save_path` refuses (`..`), and kept in the task's workspace."""
+    its `validate_save_path` refuses (`..`), and kept in the task's workspace: the folder,
+    and the whole joined path (a name or an extension with a separator, `..` or an
+    absolute part is refused, and so is a path that resolves outside)."""
     if ".." in file_dir.replace("\\", "/").split("/"):
-        raise ToolError(f"Path '{file_dir}' contains directory traversal sequences")
+        raise ToolError(f"Path '{quoted(file_dir)}' contains directory traversal sequences")
+    for what, part in (("file_name", file_name), ("file_ext", file_ext)):
+        if any(c in part for c in "/\\\0") or part in (".", ".."):
+            raise ToolError(f"{what} '{quoted(part)}' is not a name: it may not hold a / or \\ (give the folder as file_dir)")
     folder = file_dir or document_dir(doc)
     if not os.path.isabs(folder):
         folder = os.path.join(document_dir(doc), folder)
     folder = os.path.realpath(folder)
-    if os.path.commonpath([folder, os.path.realpath(WORKSPACE)]) != os.path.realpath(WORKSPACE):
-        raise ToolError(f"'{file_dir}' is outside the task's workspace, where files are saved")
-    os.makedirs(folder, exist_ok=True)
+    if not inside_workspace(folder):
+        raise ToolError(f"'{quoted(file_dir)}' is outside the task's workspace, where files are saved")
     ext = file_ext or default_ext
     if not ext.startswith("."):
         ext = "." + ext
-    return os.path.join(folder, (file_name or document_stem(doc)) + ext), ext.lower()
+    path = os.path.join(folder, (file_name or document_stem(doc)) + ext)
+    if os.path.dirname(path) != folder or not inside_workspace(path):
+        raise ToolError(f"'{quoted(path)}' is outside the task's workspace, where files are saved")
+    os.makedirs(folder, exist_ok=True)
+    return path, ext.lower()
 
 
 def store(doc, path, filter_name, rebind, options=None):
@@ -180,9 +212,9 @@ def select_text(doc, text):
     if found is None:
         # UFO answers this as a result; a selection that did not happen is a failure
         # here (nothing reports success without acting), with UFO's words.
-        raise ToolError(f"Text {text} is not found.")
+        raise ToolError(f"Text {quoted(text)} is not found.")
     doc.CurrentController.select(found)
-    return f"Text {text} is selected."
+    return f"Text {quoted(text)} is selected."
 
 
 def select_table(doc, number):
@@ -325,6 +357,7 @@ def reorder_columns(doc, sheet_name, desired_order):
         raise ToolError(f"Error occurred while reordering columns: no sheet named {sheet_name!r}")
     sheet = doc.Sheets.getByName(sheet_name)
     area = used_area(sheet)
+    within_cells(area.EndRow - area.StartRow + 1, area.EndColumn - area.StartColumn + 1, "the sheet's used block")
     block = sheet.getCellRangeByPosition(area.StartColumn, area.StartRow, area.EndColumn, area.EndRow)
     rows = [list(r) for r in block.getFormulaArray()]
     # The headers are the used block's first row (UFO reads row 1 only, so a table that
@@ -333,10 +366,10 @@ def reorder_columns(doc, sheet_name, desired_order):
     order = [headers.index(name) for name in desired_order if name in headers]
     if not order:
         raise ToolError(
-            f"Error occurred while reordering columns: none of {desired_order} is a column header ({headers})")
+            f"Error occurred while reordering columns: none of {quoted(desired_order)} is a column header ({quoted(headers)})")
     reordered = [[row[i] for i in order] + [""] * (len(headers) - len(order)) for row in rows]
     block.setFormulaArray(tuple(tuple(r) for r in reordered))
-    return f"Columns reordered successfully into: {desired_order}"
+    return f"Columns reordered successfully into: {quoted(desired_order)}"
 
 
 def get_range_values(doc, sheet_name, start_row, start_col, end_row=-1, end_col=-1):
@@ -347,6 +380,7 @@ def get_range_values(doc, sheet_name, start_row, start_col, end_row=-1, end_col=
     if end_col == -1:
         end_col = area.EndColumn + 1
     start_col, end_col = column_number(start_col), column_number(end_col)
+    within_cells(end_row - start_row + 1, end_col - start_col + 1, f"the range {start_row}:{start_col} to {end_row}:{end_col}")
     block = sheet.getCellRangeByPosition(start_col - 1, start_row - 1, end_col - 1, end_row - 1)
     values = []
     for r, row in enumerate(block.getDataArray()):

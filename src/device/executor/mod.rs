@@ -168,7 +168,17 @@ impl Executor for DeviceExecutor {
             }
         }
         let parameters = self.labelled(&tool, command.parameters.clone());
-        let parameters = self.arguments(&tool, parameters);
+        let parameters = match self.task_paths(&tool, parameters) {
+            Ok(parameters) => self.arguments(&tool, parameters),
+            Err(why) => {
+                return ToolResult::failure(
+                    command,
+                    protocol::NAMESPACE,
+                    Failure::agent(why),
+                    Value::Null,
+                );
+            }
+        };
         let capped = parameters
             .get("timeout")
             .filter(|t| command.parameters.get("timeout") != Some(*t))

@@ -36,6 +36,7 @@ impl DeviceExecutor {
                 .clone();
             Some(DeviceTool {
                 spec: ToolSpec {
+                    limit: None,
                     name: "list_tools".into(),
                     description: "".into(),
                     params: Vec::new(),

@@ -49,7 +49,16 @@ impl DeviceExecutor {
         self.pending = false;
         let fault = match answer {
             Ok(results) => {
-                let result = protocol::result_of(&call, &results).scrubbed();
+                // Cut first: a device's answer is held, logged and shown to a model
+                // only within the bounds of a local command's output.
+                let result = protocol::result_of(&call, &results);
+                let result = match call.tool_type {
+                    ToolType::Action => result.kept(),
+                    // The runner's own observations (screenshots, control trees) are
+                    // bounded where they are decoded.
+                    ToolType::DataCollection => result,
+                }
+                .scrubbed();
                 let Some(argument) = crate::tool::refused_injection(&result, &tool.injected) else {
                     return result;
                 };

@@ -3,13 +3,22 @@
 //! when the task ends (`Executor::shutdown`). UFO's own Linux tool refuses to make
 //! folders (it runs only allow-listed read-only commands): then the task runs in the
 //! device's own working folder, and a task with files to write cannot run there.
+//!
+//! A call's paths follow the rule the local shell does (`relpath`): a `cwd` is relative
+//! to the task's folder and stays in it (sent as the absolute path UFO's server takes),
+//! and the bounds the runner's own tools of the same name have (an Office call's sizes,
+//! `save_as`'s names) hold whatever machine carries the call out.
 
 use std::collections::BTreeMap;
 use std::path::Path;
 
+use serde_json::{Map, Value};
+
 use super::{DeviceExecutor, SHELL, quoted};
 use crate::device::error::DeviceError;
 use crate::device::fleet::Platform;
+use crate::device::tools::DeviceTool;
+use crate::relpath::RelPath;
 use crate::tool::{Blamed, Failure, ResultStatus};
 
 impl DeviceExecutor {
@@ -78,6 +87,57 @@ impl DeviceExecutor {
             "device {} refused to make the task's folder ({why}): the task runs in the device's own working folder",
             self.device()
         )))
+    }
+
+    /// `given` with its paths as the task's: why the call is refused, when it is (the
+    /// agent's failure, as the same call is locally).
+    pub(super) fn task_paths(
+        &self,
+        tool: &DeviceTool,
+        mut given: Map<String, Value>,
+    ) -> Result<Map<String, Value>, String> {
+        if let Some(ours) = crate::desktop::office::office_tools()
+            .iter()
+            .find(|t| t.name == tool.spec.name)
+        {
+            ours.check_arguments(&given).map_err(|e| e.to_string())?;
+        }
+        if tool.spec.name != SHELL {
+            return Ok(given);
+        }
+        let Some(cwd) = given.get("cwd") else {
+            return Ok(given);
+        };
+        let Some(text) = cwd.as_str() else {
+            return Err(format!(
+                "cwd must be a string, not {}",
+                crate::text::json_type(cwd)
+            ));
+        };
+        let rel = RelPath::parse(text, true).map_err(|e| format!("cwd: {e}"))?;
+        match &self.workspace {
+            Some(folder) => {
+                let mut path = folder.clone();
+                for name in rel.names() {
+                    path.push('/');
+                    path.push_str(&name.to_string_lossy());
+                }
+                given.insert("cwd".into(), Value::String(path));
+            }
+            // The task runs in the device's own working folder, the one a call without a
+            // cwd gets.
+            None if rel.is_root() => {
+                given.remove("cwd");
+            }
+            None => {
+                return Err(format!(
+                    "cwd `{}`: device {} runs this task in its own working folder (it made no folder for the task), so a command runs there, with no cwd",
+                    crate::text::shorten(text, 120),
+                    self.device()
+                ));
+            }
+        }
+        Ok(given)
     }
 
     /// Writes the task's file `path` (relative to its folder) with `content`.

@@ -395,6 +395,8 @@ impl Executor for DesktopExecutor {
 
     async fn prepare(&mut self) -> Result<Option<String>, Failure> {
         let clock = std::time::Instant::now();
+        // The desktop's programs are held to the task's memory limit, as its commands.
+        self.furniture.memory = self.shell.limits().memory_bytes;
         let started = start(
             self.dir.clone(),
             self.hidden.clone(),

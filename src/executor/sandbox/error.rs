@@ -17,9 +17,10 @@ pub(crate) enum SandboxError {
     /// `--sandbox landlock`, and the kernel does not enforce it.
     #[error("--sandbox landlock: this kernel does not enforce Landlock (try --sandbox bwrap)")]
     NoLandlock,
-    /// `--sandbox bwrap`, and bubblewrap does not work here.
-    #[error("--sandbox bwrap: bubblewrap is not installed or cannot create namespaces here")]
-    NoBwrap,
+    /// `--sandbox bwrap`, and bubblewrap does not start a command here (not installed,
+    /// no namespaces, or the command cannot be confined in it), with why.
+    #[error("--sandbox bwrap: bubblewrap cannot start a confined command here: {0}")]
+    NoBwrap(String),
 }
 
 impl Blamed for SandboxError {
@@ -138,7 +139,7 @@ mod tests {
     fn a_mode_the_machine_cannot_give_is_the_configurations() {
         for e in [
             SandboxError::NoLandlock,
-            SandboxError::NoBwrap,
+            SandboxError::NoBwrap("no namespaces".into()),
             SandboxError::UnknownMode("box".into()),
         ] {
             assert_eq!(e.blame(), Blame::Config, "{e}");

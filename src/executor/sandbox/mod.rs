@@ -157,7 +157,12 @@ pub(crate) fn resolve(
         shim.as_deref()
             .and_then(|s| probe::landlock(s).then(|| with(Confinement::Landlock)))
     };
-    let bwrap = || probe::bwrap(BWRAP_BASE).map(|b| with(Confinement::Bwrap { bwrap: b }));
+    let bwrap = || -> Result<Sandbox, String> {
+        let binary = probe::bwrap_binary().ok_or("it is not installed")?;
+        let sandbox = with(Confinement::Bwrap { bwrap: binary });
+        probe::bwrap_works(&sandbox)?;
+        Ok(sandbox)
+    };
     let jail = || probe::jail().map(|binary| with(Confinement::Jail { binary }));
     match mode {
         SandboxMode::None => Ok((with(Confinement::None), Some(UNCONFINED.to_string()))),
@@ -165,10 +170,10 @@ pub(crate) fn resolve(
         SandboxMode::Landlock => landlock()
             .map(|s| (s, Some(LANDLOCK_GAPS.to_string())))
             .ok_or(SandboxError::NoLandlock),
-        SandboxMode::Bwrap => bwrap().map(|s| (s, None)).ok_or(SandboxError::NoBwrap),
+        SandboxMode::Bwrap => bwrap().map(|s| (s, None)).map_err(SandboxError::NoBwrap),
         SandboxMode::Auto => Ok(match jail() {
             Ok(s) => (s, None),
-            Err(why) => match landlock().or_else(bwrap) {
+            Err(why) => match landlock().or_else(|| bwrap().ok()) {
                 // Weaker confinement than a jail: say why there is no jail.
                 Some(s) => {
                     let mut warning =

@@ -73,6 +73,11 @@ pub(crate) struct ShellExecutor {
 }
 
 impl ShellExecutor {
+    /// The limits each of the task's processes has.
+    pub(crate) fn limits(&self) -> ResourceLimits {
+        self.settings.limits
+    }
+
     /// An executor for `workspace` (which must exist).
     #[cfg(all(test, unix))]
     pub(crate) fn new(workspace: PathBuf, settings: ShellSettings) -> Self {

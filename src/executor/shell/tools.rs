@@ -12,21 +12,17 @@ pub(crate) fn shell_tools() -> &'static [ToolSpec] {
 }
 
 fn specs() -> Vec<ToolSpec> {
-    let p = |name: &'static str, kind, required, description: &'static str| ParamSpec {
-        name: name.into(),
-        kind,
-        required,
-        description: description.into(),
-    };
+    let p = ParamSpec::new;
     vec![
         ToolSpec {
+            limit: None,
             name: "execute_command".into(),
             description: "Run a shell command (sh -c) in the workspace. Returns exit_code, stdout and stderr.".into(),
             params: vec![
                 p("command", ParamKind::String, true, "the command line"),
                 p(
                     "timeout",
-                    ParamKind::Integer,
+                    ParamKind::Count,
                     false,
                     "seconds before the command and everything it started are killed",
                 ),
@@ -39,6 +35,7 @@ fn specs() -> Vec<ToolSpec> {
             ],
         },
         ToolSpec {
+            limit: None,
             name: "write_file".into(),
             description: "Write text to a file in the workspace, creating folders as needed.".into(),
             params: vec![
@@ -58,6 +55,7 @@ fn specs() -> Vec<ToolSpec> {
             ],
         },
         ToolSpec {
+            limit: None,
             name: "read_file".into(),
             description: "Read a text file from the workspace.".into(),
             params: vec![p(
@@ -68,6 +66,7 @@ fn specs() -> Vec<ToolSpec> {
             )],
         },
         ToolSpec {
+            limit: None,
             name: "list_dir".into(),
             description: "List a folder of the workspace (names, types, sizes).".into(),
             params: vec![p(

@@ -49,7 +49,9 @@ struct BeyondView {
 
 #[derive(Serialize)]
 struct Page<'a> {
-    /// The statistics' conclusion, first.
+    /// Tasks of A missing from B, said first.
+    missing_line: Option<String>,
+    /// The statistics' conclusion.
     verdict: String,
     /// How it was found.
     method: String,
@@ -75,6 +77,7 @@ pub(crate) fn compare_html(c: &Comparison, b_href: Option<&str>) -> Result<Strin
     };
     let st = &c.statistics;
     let page = Page {
+        missing_line: c.missing_line(),
         verdict: c.verdict.clone(),
         method: format!("{}.", st.method()),
         table: st.table.as_ref(),

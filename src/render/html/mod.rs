@@ -29,6 +29,17 @@ fn environment() -> &'static Environment<'static> {
     static ENV: OnceLock<Environment<'static>> = OnceLock::new();
     ENV.get_or_init(|| {
         let mut env = Environment::new();
+        // Text shows its control characters (ESC, BEL, a lone CR) as escapes, as the
+        // Markdown does, then is escaped for HTML; markup the pages made is left alone.
+        env.set_formatter(|out, state, value| {
+            if !value.is_safe()
+                && let Some(text) = value.as_str()
+                && let std::borrow::Cow::Owned(shown) = crate::text::printable(text)
+            {
+                return minijinja::escape_formatter(out, state, &Value::from(shown));
+            }
+            minijinja::escape_formatter(out, state, value)
+        });
         // The tool's version, which the base template shows: a global, so that each
         // page's values are looked up in its view alone.
         env.add_global("version", env!("CARGO_PKG_VERSION"));

@@ -221,3 +221,20 @@ fn a_task_page_shows_its_evaluation_attempts_and_problems_escaped() {
     }
     assert!(!page.contains("ufo-batch-hole"), "{page}");
 }
+
+#[test]
+fn control_characters_are_shown_as_escapes_on_every_page() {
+    let hostile = "\u{1b}[2J\u{1b}]0;owned\u{7} bell\rover";
+    let bad = record("ctl/x", TaskStatus::Failed, Some(hostile));
+    let steps = [step(&format!("out {hostile}\r\nnext"))];
+    let run = report_html(hostile, None, &vec![TaskRow::of(&bad)]).unwrap();
+    let task = task_html(&bad, &steps, None, &[]).unwrap();
+    for (name, page) in [("report.html", &run), ("task.html", &task)] {
+        for c in ['\u{1b}', '\u{7}'] {
+            assert!(!page.contains(c), "{name} keeps {c:?}");
+        }
+        assert!(!page.contains("\rover"), "{name} keeps a lone CR");
+        assert!(page.contains("\\x1b[2J"), "{name}: {page}");
+    }
+    assert!(task.contains("\\x07 bell\\x0dover"), "{task}");
+}
