@@ -206,8 +206,12 @@ fn check_action(
             ));
         }
     };
-    spec.check_arguments(&arguments)
-        .map_err(|e| e.to_string())?;
+    // A call beyond a bound is carried out, and fails there as an action the agent
+    // sees; only a malformed one is asked again.
+    match spec.check_arguments(&arguments) {
+        Err(e) if !e.is_bound() => return Err(e.to_string()),
+        _ => {}
+    }
     Ok(Some(ReplyAction {
         function,
         arguments,

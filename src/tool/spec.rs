@@ -103,6 +103,9 @@ pub(crate) enum Bound {
     /// One file name of at most this many characters: no `/` or `\\`, no NUL, not `.`
     /// or `..` (a folder is another parameter's).
     Name(usize),
+    /// A path relative to the workspace that stays in it (`relpath`'s rule: not absolute,
+    /// no `..` above it, not too long); the workspace itself (`.`) only when `true`.
+    Path(bool),
 }
 
 impl Bound {
@@ -119,6 +122,9 @@ impl Bound {
             }
             (Self::Length(max), Value::Array(items)) => (items.len() > max)
                 .then(|| format!("it has {} items; it may have at most {max}", items.len())),
+            (Self::Path(root), Value::String(s)) => crate::relpath::normalize_relative(s, root)
+                .err()
+                .map(|e| e.to_string()),
             (Self::Name(max), Value::String(s)) => {
                 if s.contains(['/', '\\', '\0']) || s == "." || s == ".." {
                     Some(format!(
@@ -133,12 +139,14 @@ impl Bound {
         }
     }
 
-    /// The bound in words, as a description ends with it.
-    fn said(self) -> String {
+    /// The bound in words, as a description ends with it (a path's description says
+    /// its rule already).
+    fn said(self) -> Option<String> {
         match self {
-            Self::Range(low, high) => format!("from {low} to {high}"),
-            Self::Length(max) => format!("at most {max} long"),
-            Self::Name(max) => format!("a name of at most {max} characters, no folder"),
+            Self::Range(low, high) => Some(format!("from {low} to {high}")),
+            Self::Length(max) => Some(format!("at most {max} long")),
+            Self::Name(max) => Some(format!("a name of at most {max} characters, no folder")),
+            Self::Path(_) => None,
         }
     }
 }
@@ -229,7 +237,9 @@ impl ParamSpec {
 
     /// The same, taking only the values `bound` allows (said in its description).
     pub(crate) fn within(mut self, bound: Bound) -> Self {
-        self.description = format!("{} ({})", self.description, bound.said()).into();
+        if let Some(said) = bound.said() {
+            self.description = format!("{} ({said})", self.description).into();
+        }
         self.bound = Some(bound);
         self
     }
@@ -332,6 +342,18 @@ impl ToolSpec {
             });
         }
         Ok(())
+    }
+}
+
+impl ArgumentError {
+    /// True when the call is well formed and asks more than a call may (a bound, a
+    /// size): a model's reply with it is used, and the call fails when carried out, as
+    /// an action failure the agent sees, rather than being asked again.
+    pub(crate) fn is_bound(&self) -> bool {
+        matches!(
+            self,
+            Self::TooLarge { .. } | Self::OutOfBounds { .. } | Self::TooMuch { .. }
+        )
     }
 }
 

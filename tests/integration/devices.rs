@@ -614,37 +614,47 @@ fn desktop_tasks_run_on_a_windows_device_replayed_and_by_the_two_tier_agents() {
 
 /// What a device answers is held to a local command's bounds (90 MB of output is cut
 /// to 64 KiB before it is held or written), its control characters are escaped on the
-/// pages, and a command's `cwd` follows the local rule: relative to the task's folder,
-/// never out of it.
+/// pages, and a command's `cwd` follows the local rule whoever gives it: a recorded
+/// plan's is checked as its task file is, a model's on the device (relative to the
+/// task's folder, never out of it).
 #[test]
 fn a_devices_answers_are_bounded_and_escaped_and_its_paths_are_the_tasks() {
+    use crate::mock_llm::{MockLlm, action, finish, marker};
     let Some(python) = python() else { return };
+    let mock = MockLlm::start();
     let p = Project::new();
     p.file(
         "ufo-batch.toml",
-        "[devices]\ninject = { api_key = \"UFO_MCP_API_KEY\" }\ncommand_timeout = \"60s\"\n",
+        "[devices]\ninject = { api_key = \"UFO_MCP_API_KEY\" }\ncommand_timeout = \"60s\"\n\
+         [llm]\nmodel = \"test-model\"\ntimeout = \"5s\"\n",
     );
-    let run_in = |cwd: &str, cmd: &str| json!({"action": "execute_command", "parameters": {"command": cmd, "cwd": cwd}});
     p.task(
         "huge.json",
         json!({"request": "r", "actions": [{"action": "execute_command", "parameters": {"command": "head -c 90000000 /dev/zero | tr '\\0' x; printf '\\033]0;owned\\007 end'"}}]}),
     );
     p.task(
-        "sub.json",
-        json!({"request": "r", "files": {"sub/x.txt": "in the task's folder"}, "actions": [
-            {"action": "execute_command", "parameters": {"command": "cat x.txt", "cwd": "sub"}, "expect": {"stdout": "in the task's folder"}}]}),
+        "plan_cwd.json",
+        json!({"request": "r", "actions": [{"action": "execute_command", "parameters": {"command": "pwd", "cwd": "/etc"}}]}),
     );
-    for (name, cwd) in [
-        ("absolute", "/etc"),
-        ("climbs", "../../.."),
-        ("climbs_late", "sub/../../x"),
-    ] {
-        p.task(
-            &format!("{name}.json"),
-            json!({"request": "r", "files": {"sub/x.txt": "x"}, "actions": [run_in(cwd, "pwd")]}),
-        );
-    }
-    let (port, run) = start(&p, &["--devices-wait", "1", "--jobs", "2"], &env());
+    mock.script(
+        "cwds",
+        vec![
+            action("execute_command", json!({"command": "pwd", "cwd": "/etc"}), "CONTINUE"),
+            action("execute_command", json!({"command": "pwd", "cwd": "sub/../../.."}), "CONTINUE"),
+            action("execute_command", json!({"command": "cat x.txt", "cwd": "sub"}), "CONTINUE"),
+            finish("read it"),
+        ],
+    );
+    p.task(
+        "model_cwd.json",
+        json!({"request": format!("Read sub/x.txt {}", marker("cwds")), "files": {"sub/x.txt": "in the task's folder"}}),
+    );
+    let url = mock.url();
+    let (port, run) = start(
+        &p,
+        &["--devices-wait", "1", "--jobs", "2", "--llm-base-url", &url, "--eval", "none"],
+        &env(),
+    );
     let _device = Device::start(&python, port, "d1", &[]);
     let (out, peak_kib) = run.wait_measuring(Duration::from_secs(180));
     eprintln!("the runner's peak resident memory: {} MiB", peak_kib / 1024);
@@ -654,28 +664,23 @@ fn a_devices_answers_are_bounded_and_escaped_and_its_paths_are_the_tasks() {
     let logged = std::fs::metadata(&log).unwrap().len();
     assert!(logged < 1 << 20, "response.log is {logged} bytes");
     let text = std::fs::read_to_string(&log).unwrap();
-    assert!(
-        text.contains("bytes left out"),
-        "{}",
-        &text[..2000.min(text.len())]
-    );
+    assert!(text.contains("bytes left out"), "{}", &text[..2000.min(text.len())]);
     let page = std::fs::read_to_string(p.path().join("results/proj/huge/task.html")).unwrap();
-    assert!(
-        !page.contains('\u{1b}') && !page.contains('\u{7}'),
-        "raw control characters on the page"
-    );
+    assert!(!page.contains('\u{1b}') && !page.contains('\u{7}'), "raw control characters on the page");
     assert!(peak_kib < 400 * 1024, "the runner held {peak_kib} KiB");
-    assert_eq!(out.status_of("sub"), "passed", "{}", out.status("sub"));
-    for (name, said) in [
-        ("absolute", "is an absolute path"),
-        ("climbs", "leaves the workspace"),
-        ("climbs_late", "leaves the workspace"),
-    ] {
-        let status = out.status(name);
-        assert_eq!(status["status"], "failed", "{name}: {status}");
-        assert!(
-            status["error"].as_str().unwrap().contains(said),
-            "{name}: {status}"
-        );
-    }
+    // The plan's cwd: its task file is refused, as it is for a local run.
+    let plan = out.status("plan_cwd");
+    assert_eq!((plan["status"].as_str(), plan["blame"].as_str()), (Some("error"), Some("task_file")), "{plan}");
+    assert!(plan["error"].as_str().unwrap().contains("`/etc` is an absolute path"), "{plan}");
+    // The model's: refused on the device as the agent's failed actions, and a relative
+    // one runs in the task's folder there.
+    let log = std::fs::read_to_string(p.path().join("results/proj/model_cwd/response.log")).unwrap();
+    let steps: Vec<Value> = log.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    let result = |i: usize| steps[i]["action"][0]["result"].clone();
+    assert_eq!(result(0)["status"], "failure", "{}", steps[0]);
+    assert!(result(0)["error"].as_str().unwrap().contains("is an absolute path"), "{}", steps[0]);
+    assert_eq!(result(1)["status"], "failure", "{}", steps[1]);
+    assert!(result(1)["error"].as_str().unwrap().contains("leaves the workspace"), "{}", steps[1]);
+    assert_eq!(result(2)["status"], "success", "{}", steps[2]);
+    assert_eq!(result(2)["result"]["stdout"], "in the task's folder", "{}", steps[2]);
 }

@@ -147,10 +147,20 @@ fn validate_names_bad_cells_and_values() {
 
 #[test]
 fn a_document_built_to_exhaust_memory_fails_its_check_and_the_batch_goes_on() {
-    // 1.5 KB of xlsx with cells at A1 and XFD1048576: the sheet reader would allocate
-    // 512 GiB for it. It runs in a child with 1 GiB; only that child fails.
-    let p = project_with(&["bomb.xlsx", "book.xlsx"]);
+    // 1.5 KB of valid xlsx with cells at A1 and XFD1048576 (its extent the whole
+    // sheet): read by its cells, its check is judged as any other.
+    // Under 1 MB of xlsx whose one cell holds 700 MB of text: the reader runs in a child
+    // with 1 GiB, and only that child fails.
+    let p = project_with(&["corners.xlsx", "book.xlsx"]);
+    std::fs::write(p.path().join("files/bomb.xlsx"), huge_cell_xlsx(700 << 20)).unwrap();
     p.task(
+        "corners.json",
+        task(
+            "corners.xlsx",
+            json!([{"type": "cell_equals", "path": "corners.xlsx", "cell": "XFD1048576", "value": 2}]),
+        ),
+    )
+    .task(
         "bomb.json",
         task(
             "bomb.xlsx",
@@ -167,6 +177,7 @@ fn a_document_built_to_exhaust_memory_fails_its_check_and_the_batch_goes_on() {
     let out = p.run(&["--jobs", "1"]);
     out.expect_code(1);
     assert_eq!(out.status_of("good"), "passed");
+    assert_eq!(out.status_of("corners"), "passed", "{}", out.status("corners"));
     let bomb = out.status("bomb");
     assert_eq!(bomb["status"], "failed", "{bomb}");
     assert!(
@@ -176,4 +187,37 @@ fn a_document_built_to_exhaust_memory_fails_its_check_and_the_batch_goes_on() {
             .contains("`bomb.xlsx`: it could not be read within 1024 MiB of memory"),
         "{bomb}"
     );
+}
+
+/// A valid xlsx whose cell A1 is an inline text of `bytes` bytes (deflated: a
+/// thousandth of that).
+fn huge_cell_xlsx(bytes: usize) -> Vec<u8> {
+    use std::io::Write;
+    let mut zip = zip::ZipWriter::new(std::io::Cursor::new(Vec::new()));
+    let options = zip::write::SimpleFileOptions::default()
+        .compression_method(zip::CompressionMethod::Deflated)
+        .large_file(true);
+    let small = corners_part;
+    for name in ["[Content_Types].xml", "_rels/.rels", "xl/workbook.xml", "xl/_rels/workbook.xml.rels"] {
+        zip.start_file(name, options).unwrap();
+        zip.write_all(&small(name)).unwrap();
+    }
+    zip.start_file("xl/worksheets/sheet1.xml", options).unwrap();
+    zip.write_all(br#"<?xml version="1.0" encoding="UTF-8"?><worksheet xmlns="http://schemas.openxmlformats.org/spreadsheetml/2006/main"><sheetData><row r="1"><c r="A1" t="inlineStr"><is><t>"#).unwrap();
+    let chunk = vec![b'a'; 1 << 20];
+    for _ in 0..bytes / chunk.len() {
+        zip.write_all(&chunk).unwrap();
+    }
+    zip.write_all(b"</t></is></c></row></sheetData></worksheet>").unwrap();
+    zip.finish().unwrap().into_inner()
+}
+
+/// A part of the corners fixture (the parts every workbook has).
+fn corners_part(name: &str) -> Vec<u8> {
+    let bytes = fixture("corners.xlsx");
+    let mut archive = zip::ZipArchive::new(std::io::Cursor::new(bytes)).unwrap();
+    let mut part = archive.by_name(name).unwrap();
+    let mut out = Vec::new();
+    std::io::Read::read_to_end(&mut part, &mut out).unwrap();
+    out
 }

@@ -3,7 +3,7 @@
 
 use std::sync::LazyLock;
 
-use crate::tool::{ParamKind, ParamSpec, ToolSpec};
+use crate::tool::{Bound, ParamKind, ParamSpec, ToolSpec};
 
 /// The tools of the shell executor, for validation and for LLM prompts.
 pub(crate) fn shell_tools() -> &'static [ToolSpec] {
@@ -31,7 +31,8 @@ fn specs() -> Vec<ToolSpec> {
                     ParamKind::String,
                     false,
                     "working directory, relative to the workspace",
-                ),
+                )
+                .within(Bound::Path(true)),
             ],
         },
         ToolSpec {
@@ -44,7 +45,8 @@ fn specs() -> Vec<ToolSpec> {
                     ParamKind::String,
                     true,
                     "file path, relative to the workspace",
-                ),
+                )
+                .within(Bound::Path(false)),
                 p("content", ParamKind::String, true, "the text to write"),
                 p(
                     "append",
@@ -58,23 +60,29 @@ fn specs() -> Vec<ToolSpec> {
             limit: None,
             name: "read_file".into(),
             description: "Read a text file from the workspace.".into(),
-            params: vec![p(
-                "path",
-                ParamKind::String,
-                true,
-                "file path, relative to the workspace",
-            )],
+            params: vec![
+                p(
+                    "path",
+                    ParamKind::String,
+                    true,
+                    "file path, relative to the workspace",
+                )
+                .within(Bound::Path(false)),
+            ],
         },
         ToolSpec {
             limit: None,
             name: "list_dir".into(),
             description: "List a folder of the workspace (names, types, sizes).".into(),
-            params: vec![p(
-                "path",
-                ParamKind::String,
-                false,
-                "folder path, relative to the workspace (default: the workspace)",
-            )],
+            params: vec![
+                p(
+                    "path",
+                    ParamKind::String,
+                    false,
+                    "folder path, relative to the workspace (default: the workspace)",
+                )
+                .within(Bound::Path(true)),
+            ],
         },
     ]
 }

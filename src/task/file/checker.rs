@@ -383,7 +383,7 @@ impl Checker<'_> {
         let mut seen: std::collections::BTreeMap<std::path::PathBuf, &str> =
             std::collections::BTreeMap::new();
         for key in files.keys() {
-            let shown = key.escape_debug().to_string();
+            let shown = crate::text::shorten(key, 80).escape_debug().to_string();
             match crate::relpath::normalize_relative(key, false) {
                 Err(e) => self.problem(
                     &format!("files.{shown}"),
@@ -394,7 +394,11 @@ impl Checker<'_> {
                     if let Some(other) = seen.insert(path, key) {
                         self.problem(
                             &format!("files.{shown}"),
-                            format!("`{key}` and `{other}` name the same file"),
+                            format!(
+                                "`{}` and `{}` name the same file",
+                                crate::text::shorten(key, 80),
+                                crate::text::shorten(other, 80)
+                            ),
                             "keep one of them",
                         );
                     }
@@ -408,10 +412,12 @@ impl Checker<'_> {
                 .find_map(|a| seen.get(a).map(|other| (a, other)))
             {
                 self.problem(
-                    &format!("files.{}", key.escape_debug()),
+                    &format!("files.{}", crate::text::shorten(key, 80).escape_debug()),
                     format!(
-                        "`{other}` is a file, but `{key}` needs `{}` to be a folder",
-                        folder.display()
+                        "`{}` is a file, but `{}` needs `{}` to be a folder",
+                        crate::text::shorten(other, 80),
+                        crate::text::shorten(key, 80),
+                        crate::text::shorten(&folder.display().to_string(), 80)
                     ),
                     "rename one of them",
                 );
