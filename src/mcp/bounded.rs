@@ -21,9 +21,15 @@ pub(crate) const MAX_MESSAGE: usize = 16 << 20;
 /// MCP client parses with, stops at 128).
 pub(crate) const MAX_DEPTH: usize = 100;
 
+/// Why a server's output was refused, once it is: kept for the reader's owner, since
+/// the MCP client reports only that the stream closed.
+pub(crate) type Refusal = std::sync::Arc<std::sync::OnceLock<String>>;
+
 /// `inner`, whose lines may be at most `max` bytes long and [`MAX_DEPTH`] deep.
 pub(crate) struct BoundedLines<R> {
     inner: R,
+    /// Why the stream was ended, once it was.
+    refusal: Refusal,
     max: usize,
     /// Bytes since the last line feed.
     line: usize,
@@ -39,6 +45,7 @@ impl<R> BoundedLines<R> {
     pub(crate) fn new(inner: R, max: usize) -> Self {
         Self {
             inner,
+            refusal: Refusal::default(),
             max,
             line: 0,
             depth: 0,
@@ -49,6 +56,11 @@ impl<R> BoundedLines<R> {
 }
 
 impl<R> BoundedLines<R> {
+    /// Where why the stream was ended is kept.
+    pub(crate) fn refusal(&self) -> Refusal {
+        std::sync::Arc::clone(&self.refusal)
+    }
+
     /// Takes the next `byte` of the stream; why the message it is in is refused, if it is.
     fn refuses(&mut self, byte: u8) -> Option<String> {
         if byte == b'\n' {
@@ -100,6 +112,7 @@ impl<R: AsyncRead + Unpin> AsyncRead for BoundedLines<R> {
         if let Poll::Ready(Ok(())) = polled {
             for &byte in &buf.filled()[before..] {
                 if let Some(why) = this.refuses(byte) {
+                    let _ = this.refusal.set(why.clone());
                     // An error hands back no bytes.
                     buf.set_filled(before);
                     return Poll::Ready(Err(io::Error::new(io::ErrorKind::InvalidData, why)));

@@ -20,6 +20,8 @@ const STDERR_SETTLE: Duration = Duration::from_secs(2);
 pub(crate) struct StdioServer {
     connection: Connection,
     service: Service,
+    /// Why its output was cut off, once it was (too long a message, a malformed one).
+    refusal: super::bounded::Refusal,
 }
 
 impl StdioServer {
@@ -60,8 +62,10 @@ impl StdioServer {
             return Err(Failure::environment("the server's pipes are missing"));
         };
         let from = super::bounded::BoundedLines::new(from, super::bounded::MAX_MESSAGE);
+        let refusal = from.refusal();
         match Connection::over_pipes(from, to).await {
             Ok(connection) => Ok(Self {
+                refusal,
                 connection,
                 service,
             }),
@@ -96,7 +100,12 @@ impl StdioServer {
     /// `why`, with the end of what the server (gone) wrote to stderr.
     pub(crate) fn explain(&self, why: String) -> impl Future<Output = String> + Send + 'static {
         let stderr = self.service.stderr.clone();
+        let refusal = self.refusal.clone();
         async move {
+            // Its own output cut off: the server's doing, said in the runner's words.
+            if let Some(refused) = refusal.get() {
+                return format!("{why}: {refused}, and its session was closed");
+            }
             stderr.settled(STDERR_SETTLE).await;
             with_stderr(why, &stderr)
         }

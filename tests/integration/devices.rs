@@ -639,9 +639,21 @@ fn a_devices_answers_are_bounded_and_escaped_and_its_paths_are_the_tasks() {
     mock.script(
         "cwds",
         vec![
-            action("execute_command", json!({"command": "pwd", "cwd": "/etc"}), "CONTINUE"),
-            action("execute_command", json!({"command": "pwd", "cwd": "sub/../../.."}), "CONTINUE"),
-            action("execute_command", json!({"command": "cat x.txt", "cwd": "sub"}), "CONTINUE"),
+            action(
+                "execute_command",
+                json!({"command": "pwd", "cwd": "/etc"}),
+                "CONTINUE",
+            ),
+            action(
+                "execute_command",
+                json!({"command": "pwd", "cwd": "sub/../../.."}),
+                "CONTINUE",
+            ),
+            action(
+                "execute_command",
+                json!({"command": "cat x.txt", "cwd": "sub"}),
+                "CONTINUE",
+            ),
             finish("read it"),
         ],
     );
@@ -652,7 +664,16 @@ fn a_devices_answers_are_bounded_and_escaped_and_its_paths_are_the_tasks() {
     let url = mock.url();
     let (port, run) = start(
         &p,
-        &["--devices-wait", "1", "--jobs", "2", "--llm-base-url", &url, "--eval", "none"],
+        &[
+            "--devices-wait",
+            "1",
+            "--jobs",
+            "2",
+            "--llm-base-url",
+            &url,
+            "--eval",
+            "none",
+        ],
         &env(),
     );
     let _device = Device::start(&python, port, "d1", &[]);
@@ -664,23 +685,63 @@ fn a_devices_answers_are_bounded_and_escaped_and_its_paths_are_the_tasks() {
     let logged = std::fs::metadata(&log).unwrap().len();
     assert!(logged < 1 << 20, "response.log is {logged} bytes");
     let text = std::fs::read_to_string(&log).unwrap();
-    assert!(text.contains("bytes left out"), "{}", &text[..2000.min(text.len())]);
+    assert!(
+        text.contains("bytes left out"),
+        "{}",
+        &text[..2000.min(text.len())]
+    );
     let page = std::fs::read_to_string(p.path().join("results/proj/huge/task.html")).unwrap();
-    assert!(!page.contains('\u{1b}') && !page.contains('\u{7}'), "raw control characters on the page");
+    assert!(
+        !page.contains('\u{1b}') && !page.contains('\u{7}'),
+        "raw control characters on the page"
+    );
     assert!(peak_kib < 400 * 1024, "the runner held {peak_kib} KiB");
     // The plan's cwd: its task file is refused, as it is for a local run.
     let plan = out.status("plan_cwd");
-    assert_eq!((plan["status"].as_str(), plan["blame"].as_str()), (Some("error"), Some("task_file")), "{plan}");
-    assert!(plan["error"].as_str().unwrap().contains("`/etc` is an absolute path"), "{plan}");
+    assert_eq!(
+        (plan["status"].as_str(), plan["blame"].as_str()),
+        (Some("error"), Some("task_file")),
+        "{plan}"
+    );
+    assert!(
+        plan["error"]
+            .as_str()
+            .unwrap()
+            .contains("`/etc` is an absolute path"),
+        "{plan}"
+    );
     // The model's: refused on the device as the agent's failed actions, and a relative
     // one runs in the task's folder there.
-    let log = std::fs::read_to_string(p.path().join("results/proj/model_cwd/response.log")).unwrap();
-    let steps: Vec<Value> = log.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    let log =
+        std::fs::read_to_string(p.path().join("results/proj/model_cwd/response.log")).unwrap();
+    let steps: Vec<Value> = log
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
     let result = |i: usize| steps[i]["action"][0]["result"].clone();
     assert_eq!(result(0)["status"], "failure", "{}", steps[0]);
-    assert!(result(0)["error"].as_str().unwrap().contains("is an absolute path"), "{}", steps[0]);
+    assert!(
+        result(0)["error"]
+            .as_str()
+            .unwrap()
+            .contains("is an absolute path"),
+        "{}",
+        steps[0]
+    );
     assert_eq!(result(1)["status"], "failure", "{}", steps[1]);
-    assert!(result(1)["error"].as_str().unwrap().contains("leaves the workspace"), "{}", steps[1]);
+    assert!(
+        result(1)["error"]
+            .as_str()
+            .unwrap()
+            .contains("leaves the workspace"),
+        "{}",
+        steps[1]
+    );
     assert_eq!(result(2)["status"], "success", "{}", steps[2]);
-    assert_eq!(result(2)["result"]["stdout"], "in the task's folder", "{}", steps[2]);
+    assert_eq!(
+        result(2)["result"]["stdout"],
+        "in the task's folder",
+        "{}",
+        steps[2]
+    );
 }

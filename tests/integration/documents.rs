@@ -177,7 +177,12 @@ fn a_document_built_to_exhaust_memory_fails_its_check_and_the_batch_goes_on() {
     let out = p.run(&["--jobs", "1"]);
     out.expect_code(1);
     assert_eq!(out.status_of("good"), "passed");
-    assert_eq!(out.status_of("corners"), "passed", "{}", out.status("corners"));
+    assert_eq!(
+        out.status_of("corners"),
+        "passed",
+        "{}",
+        out.status("corners")
+    );
     let bomb = out.status("bomb");
     assert_eq!(bomb["status"], "failed", "{bomb}");
     assert!(
@@ -198,7 +203,12 @@ fn huge_cell_xlsx(bytes: usize) -> Vec<u8> {
         .compression_method(zip::CompressionMethod::Deflated)
         .large_file(true);
     let small = corners_part;
-    for name in ["[Content_Types].xml", "_rels/.rels", "xl/workbook.xml", "xl/_rels/workbook.xml.rels"] {
+    for name in [
+        "[Content_Types].xml",
+        "_rels/.rels",
+        "xl/workbook.xml",
+        "xl/_rels/workbook.xml.rels",
+    ] {
         zip.start_file(name, options).unwrap();
         zip.write_all(&small(name)).unwrap();
     }
@@ -208,7 +218,8 @@ fn huge_cell_xlsx(bytes: usize) -> Vec<u8> {
     for _ in 0..bytes / chunk.len() {
         zip.write_all(&chunk).unwrap();
     }
-    zip.write_all(b"</t></is></c></row></sheetData></worksheet>").unwrap();
+    zip.write_all(b"</t></is></c></row></sheetData></worksheet>")
+        .unwrap();
     zip.finish().unwrap().into_inner()
 }
 

@@ -748,3 +748,100 @@ fn a_server_dying_as_the_run_is_stopped_cancels_its_task() {
     assert_eq!(status["status"], "cancelled", "{status}");
     assert!(servers_of(&p).is_empty(), "{:?}", servers_of(&p));
 }
+
+/// A server that lists 3,000 tools, answers 6 MB (twice: as text and structured) with control characters, or answers
+/// a line no JSON reader takes: the prompt an agent gets stays bounded and says nothing
+/// of the left-out tools but their count before the run; the answer is cut as local
+/// output and escaped on the page; the malformed one is the server's fault, said as
+/// such, not a call that did not answer in time. The start that lists its tools (before
+/// the run, and for `ufo-batch tools`) is confined as a task's: it writes nowhere else.
+#[test]
+fn what_a_server_lists_or_answers_is_bounded_and_its_listing_start_is_confined() {
+    let Some((_, python)) = servers() else {
+        return;
+    };
+    let mock = MockLlm::start();
+    mock.script("tools", vec![finish("looked at the tools")]);
+    let p = llm_project();
+    let mark = p.path().join("started-here.txt");
+    let mut toml = std::fs::read_to_string(p.path().join("ufo-batch.toml")).unwrap();
+    toml.push_str(&format!(
+        "\n[[mcp.servers]]\nname = \"faulty\"\ncommand = \"{}\"\nargs = [\"{}\", \"--many-tools=3000\", \"--mark-start={}\"]\nenv = {{ PYTHONWARNINGS = \"ignore\" }}\ntimeout = \"10s\"\n",
+        python.display(),
+        script("faulty_server.py"),
+        mark.display()
+    ));
+    p.file("ufo-batch.toml", &toml);
+    p.task(
+        "huge.json",
+        json!({"request": "r", "actions": [{"action": "faulty.huge", "parameters": {"megabytes": 6}}]}),
+    );
+    p.task(
+        "deep.json",
+        json!({"request": "r", "actions": [{"action": "faulty.deep", "parameters": {}}]}),
+    );
+    p.task(
+        "agent.json",
+        json!({"request": format!("Look at the tools {}", marker("tools"))}),
+    );
+    let url = mock.url();
+    let out = p.cmd(&[
+        "run",
+        "tasks",
+        "--progress",
+        "lines",
+        "--llm-base-url",
+        &url,
+        "--eval",
+        "none",
+    ]);
+    assert!(
+        out.stderr.contains("MCP server `faulty`:") && out.stderr.contains("left out"),
+        "{}",
+        out.stderr
+    );
+    assert!(
+        !mark.exists(),
+        "a start of the server wrote outside its folder"
+    );
+    // The agent's prompt, as the model read it: bounded, the server's own tools in it.
+    let first = &mock.received_for("tools")[0].body;
+    let prompt = first["messages"][0]["content"].as_str().unwrap();
+    assert!(prompt.contains("`faulty.echo`"), "{}", &prompt[..2000]);
+    assert!(
+        prompt.len() < 64 * 1024,
+        "a prompt of {} bytes",
+        prompt.len()
+    );
+    assert!(
+        first.to_string().len() < 256 * 1024,
+        "a request of {} bytes",
+        first.to_string().len()
+    );
+    let huge = out.status("huge");
+    assert_eq!(huge["status"], "passed", "{huge}");
+    let logged = std::fs::metadata(p.path().join("results/proj/huge/response.log"))
+        .unwrap()
+        .len();
+    assert!(logged < 1 << 20, "response.log is {logged} bytes");
+    let page = out.task_file("huge", "task.html");
+    assert!(
+        !page.contains('\u{1b}') && !page.contains('\u{7}'),
+        "raw control characters"
+    );
+    let deep = out.status("deep");
+    assert_eq!(deep["status"], "error", "{deep}");
+    let why = deep["error"].as_str().unwrap();
+    assert!(
+        why.contains("malformed message") && !why.contains("did not answer"),
+        "{why}"
+    );
+    // `ufo-batch tools` starts the server confined too.
+    let tools = p.cmd(&["tools"]);
+    tools.expect_code(0);
+    assert!(tools.stdout.contains("faulty.echo"), "{}", tools.stdout);
+    assert!(
+        !mark.exists(),
+        "`tools` started the server with the runner's rights"
+    );
+}
