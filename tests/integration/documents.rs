@@ -224,7 +224,7 @@ fn huge_cell_xlsx(bytes: usize) -> Vec<u8> {
 }
 
 /// A part of the corners fixture (the parts every workbook has).
-fn corners_part(name: &str) -> Vec<u8> {
+pub(crate) fn corners_part(name: &str) -> Vec<u8> {
     let bytes = fixture("corners.xlsx");
     let mut archive = zip::ZipArchive::new(std::io::Cursor::new(bytes)).unwrap();
     let mut part = archive.by_name(name).unwrap();

@@ -510,3 +510,106 @@ fn an_app_agent_mixes_ui_and_api_tools_and_its_recording_replays() {
     );
     assert_eq!(replayed["status"], "passed", "{replayed}");
 }
+
+/// A valid xlsx of one sheet `S` with the cells `cells` (reference, number).
+fn sheet_xlsx(cells: &[(&str, u32)]) -> Vec<u8> {
+    use std::io::Write;
+    let mut zip = zip::ZipWriter::new(std::io::Cursor::new(Vec::new()));
+    let options = zip::write::SimpleFileOptions::default();
+    for name in ["[Content_Types].xml", "_rels/.rels", "xl/workbook.xml", "xl/_rels/workbook.xml.rels"] {
+        zip.start_file(name, options).unwrap();
+        zip.write_all(&crate::documents::corners_part(name)).unwrap();
+    }
+    let rows: String = cells
+        .iter()
+        .map(|(at, v)| {
+            let row: String = at.chars().filter(char::is_ascii_digit).collect();
+            format!(r#"<row r="{row}"><c r="{at}" t="n"><v>{v}</v></c></row>"#)
+        })
+        .collect();
+    zip.start_file("xl/worksheets/sheet1.xml", options).unwrap();
+    write!(zip, r#"<?xml version="1.0" encoding="UTF-8"?><worksheet xmlns="http://schemas.openxmlformats.org/spreadsheetml/2006/main"><sheetData>{rows}</sheetData></worksheet>"#).unwrap();
+    zip.finish().unwrap().into_inner()
+}
+
+/// The peak resident memory (KiB) and the address-space limit of the LibreOffice
+/// processes working in `dir`, sampled until `running` says the run ended.
+fn watch_office(dir: &Path, running: impl Fn() -> bool) -> (u64, Option<String>) {
+    let (mut peak, mut limit) = (0u64, None);
+    while running() {
+        for pid in crate::helpers::processes_working_in(dir) {
+            let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
+            if !String::from_utf8_lossy(&cmdline).contains("soffice") {
+                continue;
+            }
+            let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
+            if let Some(kib) = status
+                .lines()
+                .find_map(|l| l.strip_prefix("VmHWM:"))
+                .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
+            {
+                peak = peak.max(kib);
+            }
+            let limits = std::fs::read_to_string(format!("/proc/{pid}/limits")).unwrap_or_default();
+            if let Some(line) = limits.lines().find(|l| l.starts_with("Max address space")) {
+                limit = line.split_whitespace().nth(3).map(str::to_string);
+            }
+        }
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    (peak, limit)
+}
+
+/// An Office call that would size work past its bound fails as the agent's action,
+/// whether its bound is seen in its arguments or only in the document (a `-1` end over a
+/// sheet used from A1 to AMJ1048576: a billion cells), on a desktop whose programs have
+/// the task's memory limit; and a save through a link in the workspace that leads out of
+/// it is refused on the whole joined path.
+#[test]
+fn an_oversize_office_request_fails_as_the_agents_action_on_a_memory_capped_desktop() {
+    if !desktop_stack() {
+        return;
+    }
+    let p = Project::new();
+    p.file("ufo-batch.toml", "[sandbox]\nmemory = \"4GiB\"\n");
+    let files = p.path().join("files");
+    std::fs::create_dir_all(&files).unwrap();
+    std::fs::write(files.join("wide.xlsx"), sheet_xlsx(&[("A1", 1), ("AMJ1048576", 2)])).unwrap();
+    let fails = |tool: &str, parameters: Value| json!({"action": tool, "parameters": parameters, "expect": {"status": "failure"}});
+    p.task(
+        "wide.json",
+        plan(
+            "an oversize request",
+            "wide.xlsx",
+            json!([
+                fails("get_range_values", json!({"sheet_name": "S", "start_row": 1, "start_col": 1, "end_row": -1, "end_col": -1})),
+                {"action": "get_range_values", "parameters": {"sheet_name": "S", "start_row": 1, "start_col": 1, "end_row": 2, "end_col": 2}},
+                // The most one call may take: 100,000 cells.
+                {"action": "get_range_values", "parameters": {"sheet_name": "S", "start_row": 1, "start_col": 1, "end_row": 1000, "end_col": 100}},
+                {"action": "execute_command", "parameters": {"command": "ln -s /tmp out"}},
+                fails("save_as", json!({"file_dir": "out", "file_name": "leaked", "file_ext": ".csv"})),
+                {"action": "save_as", "parameters": {"file_dir": "kept", "file_name": "copy", "file_ext": ".csv"}}
+            ]),
+        ),
+    );
+    let run = p.start(&["run", "tasks", "--progress", "lines"]);
+    let pid = run.pid();
+    let alive = move || std::fs::metadata(format!("/proc/{pid}")).is_ok()
+        && !std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default().contains(") Z ");
+    let (peak_kib, limit) = watch_office(p.path(), alive);
+    let out = run.wait_within(std::time::Duration::from_secs(300));
+    eprintln!("LibreOffice's peak resident memory: {} MiB; its address-space limit: {limit:?}", peak_kib / 1024);
+    assert_eq!(out.status("wide")["status"], "passed", "{:?}\n{}", answers(&out, "wide"), out.stderr);
+    let said = answers(&out, "wide");
+    assert!(
+        said[0].2.contains("holds 1073741824 cells (1048576 rows × 1024 columns); a call may take at most 100000"),
+        "{said:?}"
+    );
+    assert_eq!(said[1].1, "success", "{said:?}");
+    assert_eq!(said[2].1, "success", "{:?}", &said[2].1);
+    assert!(said[4].2.contains("is outside the task's workspace"), "{said:?}");
+    assert!(!Path::new("/tmp/leaked.csv").exists(), "saved through the link");
+    assert!(out.run_dir("proj").join("wide/workspace/kept/copy.csv").is_file());
+    assert_eq!(limit.as_deref(), Some("4294967296"), "the app's address-space limit");
+    assert!(peak_kib < 4 << 20, "LibreOffice held {peak_kib} KiB");
+}

@@ -24,7 +24,6 @@ import time
 import uno
 from com.sun.star.beans import PropertyValue
 from com.sun.star.connection import NoConnectException
-from com.sun.star.table.CellContentType import EMPTY
 
 PIPE = sys.argv[1]
 DOCUMENT = os.path.abspath(sys.argv[2]) if len(sys.argv) > 2 and sys.argv[2] else ""
@@ -382,17 +381,17 @@ def get_range_values(doc, sheet_name, start_row, start_col, end_row=-1, end_col=
     start_col, end_col = column_number(start_col), column_number(end_col)
     within_cells(end_row - start_row + 1, end_col - start_col + 1, f"the range {start_row}:{start_col} to {end_row}:{end_col}")
     block = sheet.getCellRangeByPosition(start_col - 1, start_row - 1, end_col - 1, end_row - 1)
-    values = []
-    for r, row in enumerate(block.getDataArray()):
-        out = []
-        for c, value in enumerate(row):
-            # An empty cell is None, as Excel gives it.
-            if value == "" and block.getCellByPosition(c, r).getType() == EMPTY:
-                out.append(None)
-            else:
-                out.append(value)
-        values.append(out)
-    return values
+    # An empty cell is None, as Excel gives it: the empty cells asked of the office in one
+    # call (a call per cell takes minutes over 100,000 of them).
+    empty = set()
+    for a in block.queryEmptyCells().getRangeAddresses():
+        for r in range(a.StartRow, a.EndRow + 1):
+            for c in range(a.StartColumn, a.EndColumn + 1):
+                empty.add((r - start_row + 1, c - start_col + 1))
+    return [
+        [None if value == "" and (r, c) in empty else value for c, value in enumerate(row)]
+        for r, row in enumerate(block.getDataArray())
+    ]
 
 
 EXCEL_FORMATS = {
