@@ -3,7 +3,7 @@
 
 use serde_json::json;
 
-use crate::helpers::{Project, RUN_UNDER_LANDLOCK, read_json};
+use crate::helpers::{Project, RUN_UNDER_LANDLOCK, read_json, shell_plan};
 
 fn escape_task(p: &Project, marker: &str) {
     let outside = p.path().join(format!("outside-{marker}.txt"));
@@ -103,6 +103,45 @@ fn bwrap_keeps_writes_off_the_host_when_installed() {
         crate::helpers::read_json(&out.run_dir("proj").join("run.json"))["sandbox"],
         "bwrap"
     );
+}
+
+/// Where bubblewrap runs but the command cannot be confined in it (here: a bwrap that
+/// drops every capability first, so the runner's step inside it cannot drop its own),
+/// `--sandbox bwrap` is refused before any task, with what failed, rather than every
+/// command exiting 126 against the agent.
+#[test]
+fn a_bwrap_that_cannot_confine_a_command_is_refused_before_any_task() {
+    let real = std::process::Command::new("sh")
+        .args(["-c", "command -v bwrap"])
+        .output()
+        .ok()
+        .filter(|o| o.status.success())
+        .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string());
+    if !crate::helpers::stack_present("bwrap", real.is_some(), "apt-get install bubblewrap") {
+        return;
+    }
+    let p = Project::new();
+    p.task("a.json", shell_plan("a", &["echo hi"]));
+    let bin = p.path().join("capless");
+    std::fs::create_dir_all(&bin).unwrap();
+    let wrapper = bin.join("bwrap");
+    std::fs::write(
+        &wrapper,
+        format!("#!/bin/sh\nexec {} --cap-drop ALL \"$@\"\n", real.unwrap()),
+    )
+    .unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&wrapper, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let path = format!("{}:{}", bin.display(), std::env::var("PATH").unwrap_or_default());
+    let out = p.cmd_env(&["run", "tasks", "--sandbox", "bwrap"], &[("PATH", &path)]);
+    assert_eq!(out.code, 2, "{}\n{}", out.stdout, out.stderr);
+    assert!(
+        out.stderr.contains("--sandbox bwrap: bubblewrap cannot start a confined command here")
+            && out.stderr.contains("cannot drop capabilities"),
+        "{}",
+        out.stderr
+    );
+    assert!(!p.path().join("results/proj").exists(), "a run folder was made");
 }
 
 #[test]
