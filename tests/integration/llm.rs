@@ -622,3 +622,75 @@ fn long_sessions_fold_old_steps_into_a_summary() {
     // system + brief + two full steps (reply and results each)
     assert_eq!(last.as_array().unwrap().len(), 6, "{last}");
 }
+
+/// A model's call with a 3 MB argument (a reply within the 8 MiB a reply may have):
+/// carried out as a call that asks too much (the agent's failed action, told to it),
+/// and its argument is recorded shortened in every file of the task, not 3 MB in each.
+#[test]
+fn a_huge_argument_is_refused_as_the_agents_action_and_recorded_shortened() {
+    let mock = MockLlm::start();
+    let huge = "y".repeat(3 << 20);
+    mock.script(
+        "huge",
+        vec![
+            action(
+                "write_file",
+                json!({"path": "big.txt", "content": huge}),
+                "CONTINUE",
+            ),
+            finish("tried"),
+        ],
+    );
+    let p = llm_project();
+    p.task(
+        "huge.json",
+        json!({"request": format!("Write a big file {}", marker("huge"))}),
+    );
+    let out = run_with(&p, &mock, &["--eval", "none"]);
+    let status = out.status("huge");
+    assert_eq!(
+        status["llm"]["bad_replies"], 0,
+        "refused as an action, not asked again: {status}"
+    );
+    let log = out.task_file("huge", "response.log");
+    let first: serde_json::Value = serde_json::from_str(log.lines().next().unwrap()).unwrap();
+    let result = &first["action"][0]["result"];
+    assert_eq!(
+        result["status"],
+        "failure",
+        "{status}\n{}",
+        &log[..log.len().min(3000)]
+    );
+    assert!(
+        result["error"]
+            .as_str()
+            .unwrap()
+            .contains("the arguments of `write_file` are 3145"),
+        "{result}"
+    );
+    assert!(
+        !p.path()
+            .join("results/proj/huge/workspace/big.txt")
+            .exists()
+    );
+    // The model was told of its failed action in its next request.
+    let second = mock.received_for("huge")[1].body["messages"].to_string();
+    assert!(
+        second.contains("a call's may be at most"),
+        "{}",
+        &second[..second.len().min(3000)]
+    );
+    for file in [
+        "response.log",
+        "output.md",
+        "plan.json",
+        "task.html",
+        "trajectory.json",
+        "status.json",
+    ] {
+        let len = std::fs::metadata(p.path().join("results/proj/huge").join(file))
+            .map(|m| m.len())
+            .unwrap_or(0);
+        assert!(len < 256 * 1024, "{file} is {len} bytes");
+    }
+}

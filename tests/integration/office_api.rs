@@ -516,9 +516,15 @@ fn sheet_xlsx(cells: &[(&str, u32)]) -> Vec<u8> {
     use std::io::Write;
     let mut zip = zip::ZipWriter::new(std::io::Cursor::new(Vec::new()));
     let options = zip::write::SimpleFileOptions::default();
-    for name in ["[Content_Types].xml", "_rels/.rels", "xl/workbook.xml", "xl/_rels/workbook.xml.rels"] {
+    for name in [
+        "[Content_Types].xml",
+        "_rels/.rels",
+        "xl/workbook.xml",
+        "xl/_rels/workbook.xml.rels",
+    ] {
         zip.start_file(name, options).unwrap();
-        zip.write_all(&crate::documents::corners_part(name)).unwrap();
+        zip.write_all(&crate::documents::corners_part(name))
+            .unwrap();
     }
     let rows: String = cells
         .iter()
@@ -574,7 +580,11 @@ fn an_oversize_office_request_fails_as_the_agents_action_on_a_memory_capped_desk
     p.file("ufo-batch.toml", "[sandbox]\nmemory = \"4GiB\"\n");
     let files = p.path().join("files");
     std::fs::create_dir_all(&files).unwrap();
-    std::fs::write(files.join("wide.xlsx"), sheet_xlsx(&[("A1", 1), ("AMJ1048576", 2)])).unwrap();
+    std::fs::write(
+        files.join("wide.xlsx"),
+        sheet_xlsx(&[("A1", 1), ("AMJ1048576", 2)]),
+    )
+    .unwrap();
     let fails = |tool: &str, parameters: Value| json!({"action": tool, "parameters": parameters, "expect": {"status": "failure"}});
     p.task(
         "wide.json",
@@ -594,22 +604,51 @@ fn an_oversize_office_request_fails_as_the_agents_action_on_a_memory_capped_desk
     );
     let run = p.start(&["run", "tasks", "--progress", "lines"]);
     let pid = run.pid();
-    let alive = move || std::fs::metadata(format!("/proc/{pid}")).is_ok()
-        && !std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default().contains(") Z ");
+    let alive = move || {
+        std::fs::metadata(format!("/proc/{pid}")).is_ok()
+            && !std::fs::read_to_string(format!("/proc/{pid}/stat"))
+                .unwrap_or_default()
+                .contains(") Z ")
+    };
     let (peak_kib, limit) = watch_office(p.path(), alive);
     let out = run.wait_within(std::time::Duration::from_secs(300));
-    eprintln!("LibreOffice's peak resident memory: {} MiB; its address-space limit: {limit:?}", peak_kib / 1024);
-    assert_eq!(out.status("wide")["status"], "passed", "{:?}\n{}", answers(&out, "wide"), out.stderr);
+    eprintln!(
+        "LibreOffice's peak resident memory: {} MiB; its address-space limit: {limit:?}",
+        peak_kib / 1024
+    );
+    assert_eq!(
+        out.status("wide")["status"],
+        "passed",
+        "{:?}\n{}",
+        answers(&out, "wide"),
+        out.stderr
+    );
     let said = answers(&out, "wide");
     assert!(
-        said[0].2.contains("holds 1073741824 cells (1048576 rows × 1024 columns); a call may take at most 100000"),
+        said[0].2.contains(
+            "holds 1073741824 cells (1048576 rows × 1024 columns); a call may take at most 100000"
+        ),
         "{said:?}"
     );
     assert_eq!(said[1].1, "success", "{said:?}");
     assert_eq!(said[2].1, "success", "{:?}", &said[2].1);
-    assert!(said[4].2.contains("is outside the task's workspace"), "{said:?}");
-    assert!(!Path::new("/tmp/leaked.csv").exists(), "saved through the link");
-    assert!(out.run_dir("proj").join("wide/workspace/kept/copy.csv").is_file());
-    assert_eq!(limit.as_deref(), Some("4294967296"), "the app's address-space limit");
+    assert!(
+        said[4].2.contains("is outside the task's workspace"),
+        "{said:?}"
+    );
+    assert!(
+        !Path::new("/tmp/leaked.csv").exists(),
+        "saved through the link"
+    );
+    assert!(
+        out.run_dir("proj")
+            .join("wide/workspace/kept/copy.csv")
+            .is_file()
+    );
+    assert_eq!(
+        limit.as_deref(),
+        Some("4294967296"),
+        "the app's address-space limit"
+    );
     assert!(peak_kib < 4 << 20, "LibreOffice held {peak_kib} KiB");
 }

@@ -132,16 +132,24 @@ fn a_bwrap_that_cannot_confine_a_command_is_refused_before_any_task() {
     .unwrap();
     use std::os::unix::fs::PermissionsExt;
     std::fs::set_permissions(&wrapper, std::fs::Permissions::from_mode(0o755)).unwrap();
-    let path = format!("{}:{}", bin.display(), std::env::var("PATH").unwrap_or_default());
+    let path = format!(
+        "{}:{}",
+        bin.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
     let out = p.cmd_env(&["run", "tasks", "--sandbox", "bwrap"], &[("PATH", &path)]);
     assert_eq!(out.code, 2, "{}\n{}", out.stdout, out.stderr);
     assert!(
-        out.stderr.contains("--sandbox bwrap: bubblewrap cannot start a confined command here")
+        out.stderr
+            .contains("--sandbox bwrap: bubblewrap cannot start a confined command here")
             && out.stderr.contains("cannot drop capabilities"),
         "{}",
         out.stderr
     );
-    assert!(!p.path().join("results/proj").exists(), "a run folder was made");
+    assert!(
+        !p.path().join("results/proj").exists(),
+        "a run folder was made"
+    );
 }
 
 #[test]
