@@ -221,7 +221,7 @@ fn word_specs() -> Vec<ToolSpec> {
                 .within(Bound::Range(1, 1_000)),
             ],
         )
-        .limited(Limit::GridCells(MAX_CELLS)),
+        .limited(Limit::Grid(MAX_CELLS)),
         tool(
             "select_text",
             "Select the text in the Word document for further operations, such as changing the font size or color.",
@@ -344,7 +344,7 @@ fn excel_specs() -> Vec<ToolSpec> {
                 first_col(),
             ],
         )
-        .limited(Limit::TableCells(MAX_CELLS)),
+        .limited(Limit::Table(MAX_CELLS)),
         tool(
             "select_table_range",
             "Select a range of cells of a sheet.",
@@ -369,7 +369,7 @@ fn excel_specs() -> Vec<ToolSpec> {
             "Get the values of a range of cells as rows (an empty cell is null).",
             range("the last row or column; -1 goes to the last one used"),
         )
-        .limited(Limit::RangeCells(MAX_CELLS)),
+        .limited(Limit::Range(MAX_CELLS)),
     ]
 }
 

@@ -11,12 +11,15 @@ use calamine::{Data, Reader, Sheets, Xlsx, open_workbook_auto_from_rs};
 
 use super::{DocumentError, TEXT_LIMIT};
 
+/// A cell's position (row, column, from 0) and value.
+type Placed = ((u32, u32), Data);
+
 /// The cells an `.xlsx` sheet holds, in the order the file has them (by row), with their
 /// values; none that are empty.
 fn xlsx_cells(
     book: &mut Xlsx<Cursor<&[u8]>>,
     name: &str,
-) -> Result<Vec<((u32, u32), Data)>, DocumentError> {
+) -> Result<Vec<Placed>, DocumentError> {
     let invalid = |e| DocumentError::invalid("spreadsheet", e);
     let mut reader = book.worksheet_cells_reader(name).map_err(invalid)?;
     let mut cells = Vec::new();
@@ -33,7 +36,7 @@ fn xlsx_cells(
 /// the last (as calamine's grid of the sheet has them): tab-separated values, each row
 /// ending in a line feed, the rows between them empty lines; more than a check reads is
 /// refused as soon as it is.
-fn rows_text(out: &mut String, mut cells: Vec<((u32, u32), Data)>) -> Result<(), DocumentError> {
+fn rows_text(out: &mut String, mut cells: Vec<Placed>) -> Result<(), DocumentError> {
     cells.sort_by_key(|(at, _)| *at);
     let (Some(first), Some(left)) = (
         cells.first().map(|(at, _)| at.0),

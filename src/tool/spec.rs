@@ -178,11 +178,11 @@ pub(crate) enum Limit {
     /// At most this many cells from (`start_row`, `start_col`) to (`end_row`,
     /// `end_col`) when both ends are given (an end of -1 is the app's to find, and the
     /// app checks the range it finds).
-    RangeCells(u64),
+    Range(u64),
     /// At most this many cells of `rows` × `columns`.
-    GridCells(u64),
+    Grid(u64),
     /// At most this many values over the rows of `table`.
-    TableCells(u64),
+    Table(u64),
 }
 
 impl Limit {
@@ -193,7 +193,7 @@ impl Limit {
             (cells > max).then(|| format!("{what} {cells} cells; a call may take at most {max}"))
         };
         match self {
-            Self::RangeCells(max) => {
+            Self::Range(max) => {
                 let span = |from: &str, to: &str| match (int(from), int(to)) {
                     (Some(a), Some(b)) if b >= a => Some((b - a + 1) as u64),
                     _ => None,
@@ -201,12 +201,12 @@ impl Limit {
                 let (rows, cols) = (span("start_row", "end_row")?, span("start_col", "end_col")?);
                 over(rows.saturating_mul(cols), max, "the range holds")
             }
-            Self::GridCells(max) => {
+            Self::Grid(max) => {
                 let cells =
                     (int("rows")?.max(0) as u64).saturating_mul(int("columns")?.max(0) as u64);
                 over(cells, max, "the table would have")
             }
-            Self::TableCells(max) => {
+            Self::Table(max) => {
                 let rows = arguments.get("table")?.as_array()?;
                 let cells = rows
                     .iter()
