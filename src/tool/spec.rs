@@ -337,7 +337,7 @@ impl ToolSpec {
             let known: Vec<&str> = self.params.iter().map(|p| p.name.as_ref()).collect();
             return Err(ArgumentError::Unknown {
                 tool: self.name.to_string(),
-                parameter: unknown.clone(),
+                parameter: crate::text::shorten(unknown, 80),
                 known: known.join(", "),
             });
         }
