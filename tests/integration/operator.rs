@@ -719,8 +719,12 @@ for _ in range(400):
     for i in range(n.value):
         name = ctypes.c_char_p()
         if x.XFetchName(d, kids[i], ctypes.byref(name)) and name.value and b" - Mousepad" in name.value:
-            x.XMoveResizeWindow(d, kids[i], 330, 210, 820, 520)
-            x.XFlush(d)
+            # Again over a second and a half: an app still starting may set its own
+            # geometry after the first move (seen under load).
+            for _ in range(6):
+                x.XMoveResizeWindow(d, kids[i], 330, 210, 820, 520)
+                x.XFlush(d)
+                time.sleep(0.25)
             open("moved", "w").close()
             raise SystemExit(0)
     time.sleep(0.05)

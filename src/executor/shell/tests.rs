@@ -92,7 +92,7 @@ async fn file_tools_stay_inside_the_workspace() {
     assert_eq!(out.status, ResultStatus::Failure);
     assert_eq!(
         out.error.as_deref(),
-        Some("`../escape.txt` leaves the workspace")
+        Some("parameter `path` of `write_file`: `../escape.txt` leaves the workspace")
     );
     let abs = ex
         .execute(&cmd("read_file", json!({"path": "/etc/passwd"})))
