@@ -26,8 +26,10 @@ pub(crate) struct Furniture {
     /// Folders of the runner's the programs write besides the task's (an OSWorld
     /// attempt's server, bridge and cache copy), at the same path.
     pub(crate) writable: Vec<PathBuf>,
-    /// The address-space limit (RLIMIT_AS) of each of its programs, the display, the
-    /// app and the Office API helper included: the task's commands' own (`[sandbox]
-    /// memory`), so that no request an app is given can take the machine's memory.
+    /// The memory limit of each of its programs, the display, the app and the Office
+    /// API helper included: the task's commands' own (`[sandbox] memory`), so that no
+    /// request an app is given can take the machine's memory. Set as RLIMIT_DATA (the
+    /// memory a program writes), not RLIMIT_AS: a browser reserves terabytes of address
+    /// space it never uses, and would not start under an address-space limit.
     pub(crate) memory: Option<u64>,
 }

@@ -16,16 +16,14 @@ type Placed = ((u32, u32), Data);
 
 /// The cells an `.xlsx` sheet holds, in the order the file has them (by row), with their
 /// values; none that are empty.
-fn xlsx_cells(
-    book: &mut Xlsx<Cursor<&[u8]>>,
-    name: &str,
-) -> Result<Vec<Placed>, DocumentError> {
+fn xlsx_cells(book: &mut Xlsx<Cursor<&[u8]>>, name: &str) -> Result<Vec<Placed>, DocumentError> {
     let invalid = |e| DocumentError::invalid("spreadsheet", e);
     let mut reader = book.worksheet_cells_reader(name).map_err(invalid)?;
     let mut cells = Vec::new();
     while let Some(cell) = reader.next_cell().map_err(invalid)? {
         let value = Data::from(cell.get_value().clone());
-        if value != Data::Empty {
+        // An empty text (a formula's "") shows as nothing, as an empty cell does.
+        if !show(&value).is_empty() {
             cells.push((cell.get_position(), value));
         }
     }

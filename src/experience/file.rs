@@ -85,7 +85,8 @@ fn shape(text: &str) -> Shape {
     let (mut single, mut double, mut comment, mut escaped) = (false, false, false, false);
     let mut previous = '\n';
     for c in text.chars() {
-        if c == '\n' {
+        // A line ends at LF, CRLF, or a CR alone.
+        if c == '\r' || (c == '\n' && previous != '\r') {
             items += 1;
         }
         if comment {

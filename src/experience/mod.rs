@@ -139,8 +139,28 @@ impl Experience {
     /// The experience of the run `run` under `settings`, with `demonstrations` (made
     /// from the recorded plans of `--demonstrations`). The files are read, and the
     /// folder saved to made, now: a file that cannot be used stops the run before it
-    /// starts.
+    /// starts, and the folders made for it are removed again.
     pub(crate) fn open(
+        settings: &ExperienceSettings,
+        run: &str,
+        run_dir: &Path,
+        demonstrations: Option<Vec<(String, ExperienceRecord)>>,
+    ) -> Result<(Self, Notes), ExperienceError> {
+        let made = match settings.save {
+            SaveExperience::Never => Vec::new(),
+            _ => missing_folders(&settings.dir),
+        };
+        let opened = Self::open_made(settings, run, run_dir, demonstrations);
+        if opened.is_err() {
+            // Innermost first: only the empty folders this made go.
+            for dir in made {
+                let _ = std::fs::remove_dir(dir);
+            }
+        }
+        opened
+    }
+
+    fn open_made(
         settings: &ExperienceSettings,
         run: &str,
         run_dir: &Path,
@@ -153,22 +173,10 @@ impl Experience {
         let (saves_to, mut read_already) = if settings.save == SaveExperience::Never {
             (None, None)
         } else {
-            // Folders made for it are removed again when the run is refused.
-            let made = missing_folders(&settings.dir);
-            let opened = saving_folder(&settings.dir, run_dir).and_then(|path| {
-                append::check_writable(&path)?;
-                let loaded = file::read(&path)?;
-                Ok((path, loaded))
-            });
-            match opened {
-                Ok((path, loaded)) => (Some(path), Some(loaded)),
-                Err(e) => {
-                    for dir in made {
-                        let _ = std::fs::remove_dir(dir);
-                    }
-                    return Err(e);
-                }
-            }
+            let path = saving_folder(&settings.dir, run_dir)?;
+            append::check_writable(&path)?;
+            let loaded = file::read(&path)?;
+            (Some(path), Some(loaded))
         };
         let mut grows = false;
         let recall = match &settings.retrieve {

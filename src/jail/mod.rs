@@ -48,6 +48,9 @@ pub(crate) struct JailSpawn<'a> {
     pub(crate) cwd: &'a Path,
     /// RLIMIT_AS in bytes.
     pub(crate) memory: Option<u64>,
+    /// RLIMIT_DATA in bytes: the memory a program writes, not the address space it
+    /// reserves (a browser reserves terabytes it never uses).
+    pub(crate) data: Option<u64>,
     /// RLIMIT_CPU in seconds.
     pub(crate) cpu: Option<u64>,
     /// Its stdin (default: `/dev/null`).
@@ -207,6 +210,7 @@ impl Jail {
                 .collect(),
             cwd: spec.cwd.as_os_str().as_encoded_bytes().to_vec(),
             memory: spec.memory.unwrap_or(0),
+            data: spec.data.unwrap_or(0),
             cpu: spec.cpu.unwrap_or(0),
             stdin: spec.stdin.is_some(),
         };

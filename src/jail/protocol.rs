@@ -30,6 +30,8 @@ pub(crate) enum Request {
         cwd: Vec<u8>,
         /// RLIMIT_AS in bytes (0: none).
         memory: u64,
+        /// RLIMIT_DATA in bytes (0: none).
+        data: u64,
         /// RLIMIT_CPU in seconds (0: none).
         cpu: u64,
         /// A descriptor for its stdin comes first (else it reads `/dev/null`).
@@ -168,6 +170,7 @@ impl Request {
                 env,
                 cwd,
                 memory,
+                data,
                 cpu,
                 stdin,
             } => {
@@ -179,6 +182,7 @@ impl Request {
                 env.iter().for_each(|e| put(&mut out, e));
                 put(&mut out, cwd);
                 put_u64(&mut out, *memory);
+                put_u64(&mut out, *data);
                 put_u64(&mut out, *cpu);
                 out.push(u8::from(*stdin));
             }
@@ -206,6 +210,7 @@ impl Request {
                 env: r.list()?,
                 cwd: r.bytes()?,
                 memory: r.u64()?,
+                data: r.u64()?,
                 cpu: r.u64()?,
                 stdin: r.u8()? != 0,
             },

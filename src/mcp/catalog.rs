@@ -59,7 +59,14 @@ fn prompt_size(spec: &ToolSpec) -> usize {
         + spec
             .params
             .iter()
-            .map(|p| p.name.len() + p.description.len() + 40)
+            .map(|p| {
+                // A schema goes whole into the reply schema the model is sent.
+                let schema = match &p.kind {
+                    crate::tool::ParamKind::Schema(s) => s.to_string().len(),
+                    _ => 0,
+                };
+                p.name.len() + p.description.len() + schema + 40
+            })
             .sum::<usize>()
 }
 

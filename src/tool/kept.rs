@@ -11,6 +11,8 @@ use serde_json::{Map, Value};
 pub(crate) const TEXT_KEPT: usize = 64 * 1024;
 /// Bytes of a whole result kept.
 pub(crate) const RESULT_KEPT: usize = 4 * TEXT_KEPT;
+/// Bytes of a key kept.
+const KEY_KEPT: usize = 256;
 /// Levels of nesting kept.
 const DEPTH_KEPT: usize = 32;
 
@@ -51,7 +53,8 @@ fn cut(value: Value, budget: &mut usize, omitted: &mut usize, depth: usize) -> V
                 s.truncate(keep);
                 s.push_str(&format!("… ({left_out} bytes left out)"));
             }
-            *budget -= keep;
+            // Each value costs at least its quotes: a million empty texts are not free.
+            *budget = budget.saturating_sub(keep.max(2));
             Value::String(s)
         }
         Value::Array(items) if depth >= DEPTH_KEPT => {
@@ -86,11 +89,16 @@ fn cut(value: Value, budget: &mut usize, omitted: &mut usize, depth: usize) -> V
         Value::Object(map) => {
             let mut out = Map::new();
             let all = map.len();
-            for (k, v) in map {
+            for (mut k, v) in map {
                 if *budget == 0 {
                     break;
                 }
-                *budget = budget.saturating_sub(k.len());
+                if k.len() > KEY_KEPT {
+                    *omitted += k.len() - floor(&k, KEY_KEPT);
+                    k.truncate(floor(&k, KEY_KEPT));
+                    k.push('…');
+                }
+                *budget = budget.saturating_sub(k.len() + 2);
                 out.insert(k, cut(v, budget, omitted, depth + 1));
             }
             if out.len() < all {
@@ -134,6 +142,13 @@ mod tests {
         let (v, omitted) = kept(deep);
         assert!(v.to_string().contains("nested too deep"));
         assert_eq!(omitted, 1);
+        // Empty texts and long keys cost their share too.
+        let (v, _) = kept(json!({"lines": vec![""; 1_000_000], "k".repeat(1 << 20): 1}));
+        assert!(
+            v.to_string().len() < 2 * RESULT_KEPT,
+            "{}",
+            v.to_string().len()
+        );
         // What is small is kept as it is.
         let small = json!({"stdout": "hi\n", "exit_code": 0, "items": [1, 2, 3]});
         assert_eq!(kept(small.clone()), (small, 0));

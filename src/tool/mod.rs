@@ -12,5 +12,5 @@ mod ufo_shape;
 pub(crate) use blame::{Blame, Blamed, Failure};
 pub(crate) use call::{ResultStatus, ToolCall, ToolResult, ToolType};
 pub(crate) use desktop_names::is_desktop_tool;
-pub(crate) use spec::{Bound, Limit, ParamKind, ParamSpec, ToolSpec};
+pub(crate) use spec::{Bound, Limit, ParamKind, ParamSpec, ToolSpec, check_size};
 pub(crate) use ufo_shape::{is_credential, refused_injection, settle as settle_ufo_shape};

@@ -194,6 +194,14 @@ impl Limit {
         };
         match self {
             Self::Range(max) => {
+                if let Some(end) = ["end_row", "end_col"]
+                    .into_iter()
+                    .find(|k| int(k) == Some(0))
+                {
+                    return Some(format!(
+                        "`{end}` is 0, no row or column: give -1 (to the end) or a number from 1"
+                    ));
+                }
                 let span = |from: &str, to: &str| match (int(from), int(to)) {
                     (Some(a), Some(b)) if b >= a => Some((b - a + 1) as u64),
                     _ => None,
@@ -288,13 +296,13 @@ impl ToolSpec {
         &self,
         arguments: &Map<String, Value>,
     ) -> Result<(), ArgumentError> {
-        let size = super::call::arguments_size(arguments);
-        if size > super::call::ARGUMENTS_LIMIT {
-            return Err(ArgumentError::TooLarge {
-                tool: self.name.to_string(),
-                size,
-            });
-        }
+        // Its shape first: a malformed call is told so, whatever else it asks.
+        self.check_shape(arguments)?;
+        self.check_bounds(arguments)
+    }
+
+    /// Every required parameter given, each of its type, none unknown.
+    fn check_shape(&self, arguments: &Map<String, Value>) -> Result<(), ArgumentError> {
         for p in &self.params {
             match arguments.get(p.name.as_ref()) {
                 None | Some(Value::Null) if p.required => {
@@ -312,23 +320,8 @@ impl ToolSpec {
                         given: crate::text::json_type(v),
                     });
                 }
-                Some(v) => {
-                    if let Some(why) = p.bound.and_then(|b| b.refuses(v)) {
-                        return Err(ArgumentError::OutOfBounds {
-                            tool: self.name.to_string(),
-                            parameter: p.name.to_string(),
-                            why,
-                        });
-                    }
-                }
-                None => {}
+                _ => {}
             }
-        }
-        if let Some(why) = self.limit.and_then(|l| l.refuses(arguments)) {
-            return Err(ArgumentError::TooMuch {
-                tool: self.name.to_string(),
-                why,
-            });
         }
         if let Some(unknown) = arguments
             .keys()
@@ -343,6 +336,43 @@ impl ToolSpec {
         }
         Ok(())
     }
+
+    /// What a call may ask: its size, each parameter's [`Bound`] and the tool's
+    /// [`Limit`] (only [`ArgumentError::is_bound`] errors). A call another machine
+    /// carries out (a device's tool of the same name) is held to these alone.
+    pub(crate) fn check_bounds(&self, arguments: &Map<String, Value>) -> Result<(), ArgumentError> {
+        check_size(&self.name, arguments)?;
+        for p in &self.params {
+            if let (Some(bound), Some(v)) = (p.bound, arguments.get(p.name.as_ref()))
+                && let Some(why) = bound.refuses(v)
+            {
+                return Err(ArgumentError::OutOfBounds {
+                    tool: self.name.to_string(),
+                    parameter: p.name.to_string(),
+                    why,
+                });
+            }
+        }
+        if let Some(why) = self.limit.and_then(|l| l.refuses(arguments)) {
+            return Err(ArgumentError::TooMuch {
+                tool: self.name.to_string(),
+                why,
+            });
+        }
+        Ok(())
+    }
+}
+
+/// Refuses the arguments of `tool` when they are larger, as JSON, than any call's may be.
+pub(crate) fn check_size(tool: &str, arguments: &Map<String, Value>) -> Result<(), ArgumentError> {
+    let size = super::call::arguments_size(arguments);
+    if size > super::call::ARGUMENTS_LIMIT {
+        return Err(ArgumentError::TooLarge {
+            tool: tool.to_string(),
+            size,
+        });
+    }
+    Ok(())
 }
 
 impl ArgumentError {

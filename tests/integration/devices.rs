@@ -630,7 +630,7 @@ fn a_devices_answers_are_bounded_and_escaped_and_its_paths_are_the_tasks() {
     );
     p.task(
         "huge.json",
-        json!({"request": "r", "actions": [{"action": "execute_command", "parameters": {"command": "head -c 90000000 /dev/zero | tr '\\0' x; printf '\\033]0;owned\\007 end'"}}]}),
+        json!({"request": "r", "actions": [{"action": "execute_command", "parameters": {"command": "printf '\\033]0;owned\\007 start'; head -c 90000000 /dev/zero | tr '\\0' x"}}]}),
     );
     p.task(
         "plan_cwd.json",

@@ -854,8 +854,18 @@ fn experience_is_never_saved_in_a_run_folder_nor_through_a_link() {
             out.stderr
         );
     }
-    // A refused run leaves no folder it made behind.
-    for made in ["results/proj/exp", "results/experience"] {
+    // A refused run leaves no folder it made behind, whatever refused it (here the
+    // folder retrieved from is not there).
+    let out = p.run(&[
+        "--save-experience",
+        "passed",
+        "--experience-dir",
+        "fresh/deeper",
+        "--experience",
+        "nowhere",
+    ]);
+    assert_eq!(out.code, 2, "{}", out.stderr);
+    for made in ["results/proj/exp", "results/experience", "fresh"] {
         assert!(!p.path().join(made).exists(), "{made} was left behind");
     }
     std::fs::create_dir_all(p.path().join("linked")).unwrap();

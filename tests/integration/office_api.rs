@@ -538,7 +538,7 @@ fn sheet_xlsx(cells: &[(&str, u32)]) -> Vec<u8> {
     zip.finish().unwrap().into_inner()
 }
 
-/// The peak resident memory (KiB) and the address-space limit of the LibreOffice
+/// The peak resident memory (KiB) and the data-size limit of the LibreOffice
 /// processes working in `dir`, sampled until `running` says the run ended.
 fn watch_office(dir: &Path, running: impl Fn() -> bool) -> (u64, Option<String>) {
     let (mut peak, mut limit) = (0u64, None);
@@ -557,7 +557,7 @@ fn watch_office(dir: &Path, running: impl Fn() -> bool) -> (u64, Option<String>)
                 peak = peak.max(kib);
             }
             let limits = std::fs::read_to_string(format!("/proc/{pid}/limits")).unwrap_or_default();
-            if let Some(line) = limits.lines().find(|l| l.starts_with("Max address space")) {
+            if let Some(line) = limits.lines().find(|l| l.starts_with("Max data size")) {
                 limit = line.split_whitespace().nth(3).map(str::to_string);
             }
         }
@@ -613,7 +613,7 @@ fn an_oversize_office_request_fails_as_the_agents_action_on_a_memory_capped_desk
     let (peak_kib, limit) = watch_office(p.path(), alive);
     let out = run.wait_within(std::time::Duration::from_secs(300));
     eprintln!(
-        "LibreOffice's peak resident memory: {} MiB; its address-space limit: {limit:?}",
+        "LibreOffice's peak resident memory: {} MiB; its memory limit (RLIMIT_DATA): {limit:?}",
         peak_kib / 1024
     );
     assert_eq!(
@@ -648,7 +648,7 @@ fn an_oversize_office_request_fails_as_the_agents_action_on_a_memory_capped_desk
     assert_eq!(
         limit.as_deref(),
         Some("4294967296"),
-        "the app's address-space limit"
+        "the app's memory limit"
     );
     assert!(peak_kib < 4 << 20, "LibreOffice held {peak_kib} KiB");
 }

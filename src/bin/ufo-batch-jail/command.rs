@@ -17,6 +17,8 @@ pub(crate) struct Command {
     pub(crate) cwd: Vec<u8>,
     /// RLIMIT_AS in bytes (0: none).
     pub(crate) memory: u64,
+    /// RLIMIT_DATA in bytes (0: none).
+    pub(crate) data: u64,
     /// RLIMIT_CPU in seconds (0: none).
     pub(crate) cpu: u64,
 }
@@ -124,8 +126,11 @@ impl Command {
             libc::dup2(stdin, 0);
             libc::dup2(out.as_raw_fd(), 1);
             libc::dup2(err.as_raw_fd(), 2);
-            for (resource, value) in [(libc::RLIMIT_AS, self.memory), (libc::RLIMIT_CPU, self.cpu)]
-            {
+            for (resource, value) in [
+                (libc::RLIMIT_AS, self.memory),
+                (libc::RLIMIT_DATA, self.data),
+                (libc::RLIMIT_CPU, self.cpu),
+            ] {
                 if value > 0 {
                     let limit = libc::rlimit {
                         rlim_cur: value as libc::rlim_t,

@@ -46,6 +46,7 @@ pub(crate) fn serve() -> Result<Infallible, SysError> {
                     env,
                     cwd,
                     memory,
+                    data,
                     cpu,
                     stdin,
                 }) => {
@@ -54,6 +55,7 @@ pub(crate) fn serve() -> Result<Infallible, SysError> {
                         env,
                         cwd,
                         memory,
+                        data,
                         cpu,
                     };
                     match run(&command, stdin, &mut inbox) {

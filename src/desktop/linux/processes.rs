@@ -237,7 +237,9 @@ impl Processes {
                 argv: &argv,
                 env: &self.env,
                 cwd,
-                memory: self.memory,
+                // Its data, not its address space: browsers reserve far more than they use.
+                memory: None,
+                data: self.memory,
                 cpu: None,
                 stdin: None,
                 stdout,
@@ -279,7 +281,9 @@ impl Processes {
                 argv,
                 env: &self.env,
                 cwd,
-                memory: self.memory,
+                // Its data, not its address space: browsers reserve far more than they use.
+                memory: None,
+                data: self.memory,
                 cpu: None,
                 stdin: Some(OwnedFd::from(stdin)),
                 stdout: OwnedFd::from(stdout),

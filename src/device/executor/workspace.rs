@@ -96,11 +96,14 @@ impl DeviceExecutor {
         tool: &DeviceTool,
         mut given: Map<String, Value>,
     ) -> Result<Map<String, Value>, String> {
+        // The device checks a call's shape against its own tools; the runner's bounds
+        // (a call's size, an Office call's cells and names) hold here as they do locally.
+        crate::tool::check_size(&tool.spec.name, &given).map_err(|e| e.to_string())?;
         if let Some(ours) = crate::desktop::office::office_tools()
             .iter()
             .find(|t| t.name == tool.spec.name)
         {
-            ours.check_arguments(&given).map_err(|e| e.to_string())?;
+            ours.check_bounds(&given).map_err(|e| e.to_string())?;
         }
         if tool.spec.name != SHELL {
             return Ok(given);

@@ -20,6 +20,7 @@ pub(super) async fn run(spec: Spec<'_>, jail: &mut Jail) -> std::io::Result<Fini
             env: spec.env,
             cwd: spec.cwd,
             memory: spec.limits.memory_bytes,
+            data: None,
             cpu: spec.limits.cpu_seconds,
             stdin: None,
             stdout: OwnedFd::from(out_write),

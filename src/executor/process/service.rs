@@ -119,6 +119,7 @@ pub(crate) async fn start_jailed(
         env: spec.env,
         cwd: spec.cwd,
         memory: spec.limits.memory_bytes,
+        data: None,
         cpu: spec.limits.cpu_seconds,
         stdin: Some(OwnedFd::from(in_read)),
         stdout: OwnedFd::from(out_write),
