@@ -18,8 +18,15 @@ rm -f "$record"
 # two cores took the integration tests from 223 s to 148 s here (RUST_TEST_THREADS
 # overrides it).
 echo "== cargo test --release (the release build's dependencies are reused; about 3 min to compile the tests, 2.5 min to run them on 2 cores)"
-RUST_TEST_THREADS=${RUST_TEST_THREADS:-4} cargo test --release "$@"
-code=$?
+# Every test binary runs, whatever failed before it (--no-fail-fast); which failed is
+# said at the end.
+log=target/tmp/test-output.txt
+RUST_TEST_THREADS=${RUST_TEST_THREADS:-4} cargo test --release --no-fail-fast "$@" 2>&1 | tee "$log"
+code=${PIPESTATUS[0]}
+failed=$(sed -n 's/^error: test failed, to rerun pass `\(.*\)`$/\1/p' "$log" | sort -u | paste -sd ' ')
+if [ "$code" -ne 0 ] && [ -n "$failed" ]; then
+  echo "test binaries that failed: $failed"
+fi
 
 if [ -s "$record" ]; then
   count=$(wc -l <"$record")
