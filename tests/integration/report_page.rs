@@ -67,6 +67,11 @@ fn the_report_page_filters_sorts_and_opens_a_failing_task_without_errors() {
     assert_eq!(b.eval(steps), json!([1, 2]));
     b.click("th[data-key=steps] button");
     assert_eq!(b.eval(steps), json!([2, 1]));
+    // The rows the script drew show a cost as the page's first rows do: a recorded
+    // plan spends nothing, a dash, not $0.0000.
+    let costs =
+        "[...document.querySelectorAll('#tasks tbody tr')].map(r => r.cells[4].textContent)";
+    assert_eq!(b.eval(costs), json!(["—", "—"]));
 
     // A failing task opens in the panel with a click.
     b.click("a.task[href*='wrong_total']");
