@@ -15,7 +15,7 @@ venv=target/ufo/venv
 packages=(pydantic==2.11.7 fastmcp==2.11.3 websockets==12.0 fastapi==0.116.1 uvicorn==0.35.0
   PyYAML==6.0.1 psutil==5.9.8 colorama==0.4.6 rich==14.1.0 art==6.1 requests==2.32.5 Pillow==11.3.0)
 
-[ -d "$ufo/ufo/client" ] || { echo "ufo: UFO's code is not at $ufo (see ../shared/ufo/SOURCE.md)" >&2; exit 2; }
+[ -d "$ufo/ufo/client" ] || { echo "ufo: UFO's code is not at $ufo: set UFO_SOURCE to a checkout of microsoft/UFO (the commit ../shared/ufo/SOURCE.md names, where that folder exists), or skip its tests with UFO_BATCH_SKIP_TESTS=ufo" >&2; exit 2; }
 ready() {
   PYTHONPATH="$ufo" "$venv/bin/python" -c \
     'import fastmcp, websockets, colorama, psutil, yaml, art, rich, PIL; import ufo.client.mcp.http_servers.linux_mcp_server' \

@@ -197,12 +197,27 @@ fn a_document_built_to_exhaust_memory_fails_its_check_and_the_batch_goes_on() {
 /// A valid xlsx whose cell A1 is an inline text of `bytes` bytes (deflated: a
 /// thousandth of that).
 fn huge_cell_xlsx(bytes: usize) -> Vec<u8> {
+    workbook(|sheet| {
+        sheet.write_all(br#"<?xml version="1.0" encoding="UTF-8"?><worksheet xmlns="http://schemas.openxmlformats.org/spreadsheetml/2006/main"><sheetData><row r="1"><c r="A1" t="inlineStr"><is><t>"#)?;
+        let chunk = vec![b'a'; 1 << 20];
+        for _ in 0..bytes / chunk.len() {
+            sheet.write_all(&chunk)?;
+        }
+        sheet.write_all(b"</t></is></c></row></sheetData></worksheet>")
+    })
+}
+
+/// A valid xlsx of one sheet `S`, the corners fixture's parts around the sheet
+/// `write_sheet` writes (deflated and streamed: a sheet may be hundreds of megabytes).
+pub(crate) fn workbook(
+    write_sheet: impl FnOnce(&mut dyn std::io::Write) -> std::io::Result<()>,
+) -> Vec<u8> {
     use std::io::Write;
     let mut zip = zip::ZipWriter::new(std::io::Cursor::new(Vec::new()));
+    // Without zip64 (`large_file`), which LibreOffice does not open: a sheet stays under
+    // 4 GiB.
     let options = zip::write::SimpleFileOptions::default()
-        .compression_method(zip::CompressionMethod::Deflated)
-        .large_file(true);
-    let small = corners_part;
+        .compression_method(zip::CompressionMethod::Deflated);
     for name in [
         "[Content_Types].xml",
         "_rels/.rels",
@@ -210,21 +225,15 @@ fn huge_cell_xlsx(bytes: usize) -> Vec<u8> {
         "xl/_rels/workbook.xml.rels",
     ] {
         zip.start_file(name, options).unwrap();
-        zip.write_all(&small(name)).unwrap();
+        zip.write_all(&corners_part(name)).unwrap();
     }
     zip.start_file("xl/worksheets/sheet1.xml", options).unwrap();
-    zip.write_all(br#"<?xml version="1.0" encoding="UTF-8"?><worksheet xmlns="http://schemas.openxmlformats.org/spreadsheetml/2006/main"><sheetData><row r="1"><c r="A1" t="inlineStr"><is><t>"#).unwrap();
-    let chunk = vec![b'a'; 1 << 20];
-    for _ in 0..bytes / chunk.len() {
-        zip.write_all(&chunk).unwrap();
-    }
-    zip.write_all(b"</t></is></c></row></sheetData></worksheet>")
-        .unwrap();
+    write_sheet(&mut zip).unwrap();
     zip.finish().unwrap().into_inner()
 }
 
 /// A part of the corners fixture (the parts every workbook has).
-pub(crate) fn corners_part(name: &str) -> Vec<u8> {
+fn corners_part(name: &str) -> Vec<u8> {
     let bytes = fixture("corners.xlsx");
     let mut archive = zip::ZipArchive::new(std::io::Cursor::new(bytes)).unwrap();
     let mut part = archive.by_name(name).unwrap();

@@ -333,17 +333,14 @@ impl Started {
     /// Waits at most `limit` and collects the output, with the runner's peak resident
     /// memory in KiB (its `VmHWM`, read until it ends).
     pub(crate) fn wait_measuring(self, limit: Duration) -> (Output, u64) {
-        let status = format!("/proc/{}/status", self.pid());
+        let pid = self.pid();
+        let status = format!("/proc/{pid}");
         let peak = std::sync::Arc::new(std::sync::atomic::AtomicU64::new(0));
         let watching = {
             let peak = std::sync::Arc::clone(&peak);
             std::thread::spawn(move || {
-                while let Ok(text) = std::fs::read_to_string(&status) {
-                    if let Some(kib) = text
-                        .lines()
-                        .find_map(|l| l.strip_prefix("VmHWM:"))
-                        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
-                    {
+                while std::fs::metadata(&status).is_ok() {
+                    if let Some(kib) = peak_rss_kib(pid) {
                         peak.fetch_max(kib, std::sync::atomic::Ordering::Relaxed);
                     }
                     std::thread::sleep(Duration::from_millis(20));
@@ -378,6 +375,19 @@ impl Started {
             cwd: self.cwd.clone(),
         }
     }
+}
+
+/// The peak resident memory of process `pid` so far, in KiB (its `VmHWM`), while it runs.
+pub(crate) fn peak_rss_kib(pid: i32) -> Option<u64> {
+    std::fs::read_to_string(format!("/proc/{pid}/status"))
+        .ok()?
+        .lines()
+        .find_map(|l| l.strip_prefix("VmHWM:"))?
+        .trim()
+        .trim_end_matches("kB")
+        .trim()
+        .parse()
+        .ok()
 }
 
 /// Polls until `ready` holds, `limit` at most; false if it never does.

@@ -513,19 +513,6 @@ fn an_app_agent_mixes_ui_and_api_tools_and_its_recording_replays() {
 
 /// A valid xlsx of one sheet `S` with the cells `cells` (reference, number).
 fn sheet_xlsx(cells: &[(&str, u32)]) -> Vec<u8> {
-    use std::io::Write;
-    let mut zip = zip::ZipWriter::new(std::io::Cursor::new(Vec::new()));
-    let options = zip::write::SimpleFileOptions::default();
-    for name in [
-        "[Content_Types].xml",
-        "_rels/.rels",
-        "xl/workbook.xml",
-        "xl/_rels/workbook.xml.rels",
-    ] {
-        zip.start_file(name, options).unwrap();
-        zip.write_all(&crate::documents::corners_part(name))
-            .unwrap();
-    }
     let rows: String = cells
         .iter()
         .map(|(at, v)| {
@@ -533,9 +520,13 @@ fn sheet_xlsx(cells: &[(&str, u32)]) -> Vec<u8> {
             format!(r#"<row r="{row}"><c r="{at}" t="n"><v>{v}</v></c></row>"#)
         })
         .collect();
-    zip.start_file("xl/worksheets/sheet1.xml", options).unwrap();
-    write!(zip, r#"<?xml version="1.0" encoding="UTF-8"?><worksheet xmlns="http://schemas.openxmlformats.org/spreadsheetml/2006/main"><sheetData>{rows}</sheetData></worksheet>"#).unwrap();
-    zip.finish().unwrap().into_inner()
+    crate::documents::workbook(|sheet| {
+        use std::io::Write;
+        write!(
+            sheet,
+            r#"<?xml version="1.0" encoding="UTF-8"?><worksheet xmlns="http://schemas.openxmlformats.org/spreadsheetml/2006/main"><sheetData>{rows}</sheetData></worksheet>"#
+        )
+    })
 }
 
 /// The peak resident memory (KiB) and the data-size limit of the LibreOffice
@@ -548,14 +539,7 @@ fn watch_office(dir: &Path, running: impl Fn() -> bool) -> (u64, Option<String>)
             if !String::from_utf8_lossy(&cmdline).contains("soffice") {
                 continue;
             }
-            let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
-            if let Some(kib) = status
-                .lines()
-                .find_map(|l| l.strip_prefix("VmHWM:"))
-                .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
-            {
-                peak = peak.max(kib);
-            }
+            peak = peak.max(crate::helpers::peak_rss_kib(pid).unwrap_or(0));
             let limits = std::fs::read_to_string(format!("/proc/{pid}/limits")).unwrap_or_default();
             if let Some(line) = limits.lines().find(|l| l.starts_with("Max data size")) {
                 limit = line.split_whitespace().nth(3).map(str::to_string);
