@@ -521,7 +521,6 @@ fn sheet_xlsx(cells: &[(&str, u32)]) -> Vec<u8> {
         })
         .collect();
     crate::documents::workbook(|sheet| {
-        use std::io::Write;
         write!(
             sheet,
             r#"<?xml version="1.0" encoding="UTF-8"?><worksheet xmlns="http://schemas.openxmlformats.org/spreadsheetml/2006/main"><sheetData>{rows}</sheetData></worksheet>"#
