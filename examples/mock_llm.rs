@@ -5,8 +5,9 @@
 //! at once and refuses the rest as a provider at its rate limit does.
 //!
 //! With `--play FILE` it plays the scripted agent of `scripts/try-llm.sh` instead
-//! (examples/mock-llm/agent.json): a LinuxAgent, a HostAgent, an AppAgent and a judge
-//! that answer the sample requests as the script says. A script, not a model.
+//! (scripts/mock-agent.json; docs/llm.md says how it reads): a LinuxAgent, a HostAgent,
+//! an AppAgent, a judge and an experience summarizer that answer the sample requests as
+//! the script says. A script, not a model.
 //!
 //! `cargo run --release --example mock_llm -- [--port 8099] [--delay-ms 200] [--steps 3]
 //! [--limit 8] [--refusal retry-after=1|retry-after-ms=300|bare|overloaded]
@@ -113,7 +114,7 @@ fn parse_refusal(text: &str) -> Refusal {
     }
 }
 
-/// `--play FILE`: the scripted agent of `scripts/try-llm.sh` (examples/mock-llm/agent.json
+/// `--play FILE`: the scripted agent of `scripts/try-llm.sh` (scripts/mock-agent.json
 /// says how it reads). Every request gets the reply its script gives the agent that asks
 /// (told by the system prompt) in the conversation that holds the entry's `when`, by how
 /// many replies that conversation already has.
@@ -127,6 +128,10 @@ fn play(script: &Value, body: &Value) -> String {
         return json!({"reason": judge["reason"], "sub_scores": [{"name": "request", "evaluation": complete}],
                       "complete": complete})
         .to_string();
+    }
+    if system.starts_with("You are an expert summarizer") {
+        let request = messages.get(1).map(text_of).unwrap_or_default();
+        return summary(script, &request);
     }
     let agent = ["HostAgent", "AppAgent", "LinuxAgent"]
         .into_iter()
@@ -174,6 +179,69 @@ fn play(script: &Value, body: &Value) -> String {
                     "save_screenshot": {"save": false, "reason": ""}})
         .to_string(),
     }
+}
+
+/// The summarizer's reply (`src/agent/summarizer.rs`: UFO's ten keys) to a trajectory
+/// (`[Agent Trajectory]:` a JSON array of steps, then `[Task to be completed]:`): its
+/// first step that called a function is the example's action, with the arguments the
+/// script gave it (the step shows only its action's text); the other steps are the plan;
+/// the script's entry for the task may give the `tips`.
+fn summary(script: &Value, request: &str) -> String {
+    let trajectory = request
+        .split_once("[Agent Trajectory]:")
+        .map_or("", |(_, rest)| rest);
+    let (steps, task) = trajectory
+        .split_once("[Task to be completed]:")
+        .unwrap_or((trajectory, ""));
+    let task = task.trim();
+    let steps: Vec<Value> = steps
+        .find('[')
+        .and_then(|at| serde_json::from_str(steps[at..].trim()).ok())
+        .unwrap_or_default();
+    let acted = steps
+        .iter()
+        .position(|s| s["Function"].as_str().is_some_and(|f| !f.is_empty()));
+    let Some(first) = acted.map(|i| &steps[i]) else {
+        let why = "the trajectory has no step that called a function";
+        return json!({"Observation": why, "Thought": why, "ControlLabel": "", "ControlText": "",
+                      "Function": "", "Args": {}, "Status": "FINISH", "Plan": "<FINISH>",
+                      "Comment": why, "Tips": "- nothing to learn from this trajectory"})
+        .to_string();
+    };
+    let function = first["Function"].as_str().unwrap_or_default();
+    // The script's entry whose `when` (less its `<Request>`-like tag) the task holds.
+    let entry = script["tasks"].as_array().into_iter().flatten().find(|t| {
+        let when = t["when"].as_str().unwrap_or_default();
+        let when = when.split_once("> ").map_or(when, |(_, w)| w);
+        !when.is_empty() && task.contains(when)
+    });
+    let args = entry
+        .and_then(|e| e["replies"].as_array())
+        .into_iter()
+        .flatten()
+        .find(|r| r["function"] == function)
+        .map_or_else(|| json!({}), |r| r["arguments"].clone());
+    let rest: Vec<String> = steps[acted.unwrap_or(0) + 1..]
+        .iter()
+        .flat_map(|s| s["Action"].as_array().cloned().unwrap_or_default())
+        .filter_map(|a| a.as_str().map(str::to_string))
+        .filter(|a| !a.is_empty())
+        .collect();
+    let plan = if rest.is_empty() {
+        "<FINISH>".to_string()
+    } else {
+        rest.join("\n")
+    };
+    let status = if rest.is_empty() { "FINISH" } else { "CONTINUE" };
+    let tips = entry
+        .and_then(|e| e["tips"].as_str())
+        .map_or_else(|| format!("- {function} did the first step of this task"), str::to_string);
+    json!({"Observation": format!("the agent took {} steps to do the task", steps.len()),
+           "Thought": first["Thought"], "ControlLabel": first["ControlLabel"],
+           "ControlText": first["ControlText"], "Function": function, "Args": args,
+           "Status": status, "Plan": plan, "Comment": "summarized by the scripted agent",
+           "Tips": tips})
+    .to_string()
 }
 
 /// The window listed in the request (one JSON object a line) whose name holds `wanted`,

@@ -20,6 +20,9 @@
 #
 #   scripts/setup-osworld.sh          install (idempotent)
 #   scripts/setup-osworld.sh --check  only say whether it is ready (exit 1 if not)
+#
+# Exit 3: OSWorld's files could not be had (no local copy, and no network to GitHub);
+# scripts/test.sh then skips the tests that need them, and says so.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -133,10 +136,11 @@ elif ! files_ready; then
   say "OSWorld's files are not at $source_dir: cloning $osworld_repo${OSWORLD_COMMIT:+ at $OSWORLD_COMMIT}"
   clone=target/osworld/clone
   rm -rf "$clone"
-  if ! { git clone -q --filter=blob:none --no-checkout "$osworld_repo" "$clone" >>"$log" 2>&1 \
+  if ! { timeout "${UFO_BATCH_FETCH_TIMEOUT:-600}" git clone -q --filter=blob:none --no-checkout "$osworld_repo" "$clone" >>"$log" 2>&1 \
          && git -C "$clone" checkout -q "${OSWORLD_COMMIT:-HEAD}" -- desktop_env/server evaluation_examples LICENSE >>"$log" 2>&1; }; then
     rm -rf "$clone"
-    fail "cannot get OSWorld's files: $source_dir has none and cloning $osworld_repo failed (no network?). Set UFO_BATCH_OSWORLD to a copy of OSWorld (a checkout with desktop_env/server and evaluation_examples) and run this again, or skip its tests with UFO_BATCH_SKIP_TESTS=osworld (log: $log)"
+    echo "osworld: cannot get OSWorld's files: $source_dir has none and cloning $osworld_repo failed (no network to GitHub? log: $log): set UFO_BATCH_OSWORLD to a copy of OSWorld (a checkout with desktop_env/server and evaluation_examples), or skip its tests with UFO_BATCH_SKIP_TESTS=osworld" >&2
+    exit 3
   fi
   commit=$(git -C "$clone" rev-parse "${OSWORLD_COMMIT:-HEAD}")
   rm -rf "$dest" && mkdir -p "$dest/desktop_env"

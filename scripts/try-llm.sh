@@ -1,12 +1,15 @@
 #!/usr/bin/env bash
 # LLM mode with no key and no download: the shipped loopback mock server
-# (examples/mock_llm.rs) plays a SCRIPTED agent (examples/mock-llm/agent.json; not a
-# model) that answers the sample requests as a LinuxAgent, a HostAgent, an AppAgent and
-# the judge would, and ufo-batch runs examples/requests/ (and, where the desktop stack is
+# (examples/mock_llm.rs) plays a SCRIPTED agent (scripts/mock-agent.json; not a
+# model) that answers the sample requests as a LinuxAgent, a HostAgent, an AppAgent, the
+# judge and the experience summarizer would, and ufo-batch runs examples/requests/ (and, where the desktop stack is
 # installed, examples/desktop-requests/) against it, exactly as it would run them against
 # a real provider: prompts, replies in UFO's schema, tools, checks, tokens and costs.
 #
 #   bash scripts/try-llm.sh            results in results/try-llm/
+#   bash scripts/try-llm.sh --save-experience passed   arguments go to `ufo-batch run`
+#   MOCK_AGENT=my-script.json bash scripts/try-llm.sh  another script (docs/llm.md:
+#                                      how it reads), for requests of your own
 #
 # UFO_BATCH and MOCK_LLM name prebuilt binaries (the tests use them); else they are built.
 set -euo pipefail
@@ -23,7 +26,7 @@ fi
 
 out=${TRY_LLM_OUT:-results}
 urlfile=$(mktemp)
-"$mock" --play examples/mock-llm/agent.json >"$urlfile" &
+"$mock" --play "${MOCK_AGENT:-scripts/mock-agent.json}" >"$urlfile" &
 mock_pid=$!
 trap 'kill "$mock_pid" 2>/dev/null || true; rm -f "$urlfile"' EXIT
 for _ in $(seq 100); do [ -s "$urlfile" ] && break; sleep 0.05; done
@@ -39,5 +42,5 @@ else
 fi
 echo "== $bin run ${paths[*]} --config examples/mock-llm/ufo-batch.toml --llm-base-url $url"
 "$bin" run "${paths[@]}" --config examples/mock-llm/ufo-batch.toml --llm-base-url "$url" \
-  --out "$out" --name try-llm --fresh --progress lines
+  --out "$out" --name try-llm --fresh --progress lines "$@"
 echo "== open $out/try-llm/report.html, or read a trajectory: $out/try-llm/ufo/hello_file/output.md"

@@ -11,7 +11,7 @@ use crate::config::{read_config, resolve};
 use crate::error::Error;
 use crate::pool::StopTokens;
 use crate::record::TaskStatus;
-use crate::reporter::{Reporter, ResultFiles, RunStats, Terminal, TerminalMode};
+use crate::reporter::{Reporter, ResultFiles, RunStats, Terminal, TerminalMode, summary_line};
 use crate::resources;
 use crate::rundir::layout::{JUNIT_XML, REPORT_MD, SUMMARY_JSON};
 
@@ -52,10 +52,18 @@ pub(super) fn run(args: RunArgs) -> Result<u8, Error> {
         reporter
     })?;
     let stats = reporter.finish();
+    // The result on standard output, for a script or a log that keeps only it: the JSON
+    // line of `--summary-json`, else the console's last line when standard output is not
+    // the terminal that shows it already.
     if summary_json {
         super::stdout::print(
             &format!("{}\n", summary_line_json(&stats)),
             super::stdout::Form::Json,
+        )?;
+    } else if !std::io::stdout().is_terminal() {
+        super::stdout::print(
+            &format!("{}\n", summary_line(&stats)),
+            super::stdout::Form::Text,
         )?;
     }
     Ok(stats.exit_code())

@@ -314,7 +314,7 @@ fn invalid_result(bad: InvalidTask) -> TaskFinished {
         bad.source_hash,
         ShapeName::Invalid,
         SessionType::None,
-        String::new(),
+        bad.request,
     );
     record.status = TaskStatus::Error;
     record.error = Some(format!("invalid task file: {first}{more}"));

@@ -1,5 +1,5 @@
 //! Every call ufo-batch can make to a Windows device, checked against what UFO's own
-//! Windows MCP servers declare (`../shared/ufo/ufo/client/mcp/local_servers/*.py`, read by
+//! Windows MCP servers declare (`ufo/client/mcp/local_servers/*.py`, read by
 //! `tests/devices/ufo_declarations.py`: no Windows runs here): the screen observations
 //! (`observe`), and each desktop tool a recorded plan or an agent calls, as the device
 //! executor sends it. A call must name a tool UFO declares, send only parameters it
@@ -35,46 +35,25 @@ struct DeclaredParam {
     required: bool,
 }
 
-/// UFO's declarations, by tool name; `None` when UFO's code is not here and the user
-/// asked to skip the tests that need it (`UFO_BATCH_SKIP_TESTS=ufo`: the skip is recorded
-/// where `scripts/test.sh` counts skips, as the integration tests' are).
-fn declarations() -> Option<BTreeMap<String, Vec<Declared>>> {
+/// UFO's declarations, by tool name, read from the copy of UFO's code that
+/// `scripts/setup-ufo.sh` set up (it names it in `target/ufo/source`: `UFO_SOURCE`,
+/// `../shared/ufo`, or microsoft/UFO fetched at the pinned commit).
+fn declarations() -> BTreeMap<String, Vec<Declared>> {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    // Where scripts/setup-ufo.sh takes it from: UFO_SOURCE, else ../shared/ufo.
-    let ufo = std::env::var_os("UFO_SOURCE")
-        .map(std::path::PathBuf::from)
-        .unwrap_or_else(|| root.join("../shared/ufo"));
-    let here = ufo
-        .join("ufo/client/mcp/local_servers/ui_mcp_server.py")
-        .is_file();
-    if !here {
-        let asked = std::env::var("UFO_BATCH_SKIP_TESTS").unwrap_or_default();
-        let skipped = asked
-            .split(',')
-            .map(str::trim)
-            .any(|s| s == "ufo" || s == "all");
-        assert!(
-            skipped,
-            "UFO's code is not at {} (set UFO_SOURCE to a copy of microsoft/UFO, or UFO_BATCH_SKIP_TESTS=ufo to skip the tests that need it)",
-            ufo.display()
-        );
-        let record = root.join("target/tmp/skipped-tests.txt");
-        let _ = std::fs::create_dir_all(root.join("target/tmp"));
-        if let Ok(mut file) = std::fs::OpenOptions::new()
-            .create(true)
-            .append(true)
-            .open(record)
-        {
-            let _ = std::io::Write::write_all(
-                &mut file,
-                b"ufo\tdevice::conformance::every_call_to_a_windows_device_is_one_ufo_declares\tnot installed (UFO_SOURCE)\n",
-            );
-        }
-        return None;
-    }
+    let named = std::fs::read_to_string(root.join("target/ufo/source")).unwrap_or_default();
+    let ufo = Path::new(named.trim());
+    assert!(
+        !named.trim().is_empty()
+            && ufo
+                .join("ufo/client/mcp/local_servers/ui_mcp_server.py")
+                .is_file(),
+        "UFO's code is not set up: run `bash scripts/setup-ufo.sh` (it takes UFO_SOURCE, \
+         ../shared/ufo, or fetches microsoft/UFO at the pinned commit), or set \
+         UFO_BATCH_SKIP_TESTS=ufo to skip the tests that need it"
+    );
     let out = std::process::Command::new("python3")
         .arg(root.join("tests/devices/ufo_declarations.py"))
-        .arg(&ufo)
+        .arg(ufo)
         .output()
         .expect("python3 runs");
     assert!(
@@ -82,7 +61,7 @@ fn declarations() -> Option<BTreeMap<String, Vec<Declared>>> {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    Some(serde_json::from_slice(&out.stdout).expect("the declarations are JSON"))
+    serde_json::from_slice(&out.stdout).expect("the declarations are JSON")
 }
 
 /// The namespaces a Windows device's agents reach (UFO's `config/ufo/mcp.yaml`, default
@@ -164,8 +143,9 @@ fn sample(kind: &ParamKind) -> Value {
 }
 
 #[test]
+#[cfg_attr(skip_ufo, ignore = "UFO_BATCH_SKIP_TESTS: needs UFO's code")]
 fn every_call_to_a_windows_device_is_one_ufo_declares() {
-    let Some(all) = declarations() else { return };
+    let all = declarations();
     let mut wrong = Vec::new();
     // The screen, observed through UFO's data collection tools.
     for scope in [Scope::Desktop, Scope::App] {

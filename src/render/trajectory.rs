@@ -53,7 +53,9 @@ pub(crate) fn render(
 
 fn summary(md: &mut String, r: &TaskRecord, steps: &[StepRecord]) {
     md.push_str("## Summary\n\n");
-    let _ = writeln!(md, "- **Request**: {}", inline(&r.request));
+    if !r.request.is_empty() {
+        let _ = writeln!(md, "- **Request**: {}", inline(&r.request));
+    }
     let _ = writeln!(
         md,
         "- **Status**: {} {}",

@@ -3,6 +3,7 @@
 //! `Reporter` fans each event out to the statistics, the result files and the terminal;
 //! the core runs it on its own thread, so it never waits for a disk or a terminal.
 
+mod eta;
 mod files;
 mod lanes;
 mod log_line;
@@ -13,7 +14,7 @@ mod terminal;
 
 pub(crate) use files::ResultFiles;
 pub(crate) use stats::RunStats;
-pub(crate) use terminal::{Terminal, TerminalMode};
+pub(crate) use terminal::{Terminal, TerminalMode, summary_line};
 
 use crate::event::{Event, EventSink};
 

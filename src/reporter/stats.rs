@@ -39,6 +39,9 @@ pub(crate) struct RunStats {
     pub(crate) llm: Option<LimiterStats>,
     /// The run's devices, when it has any.
     pub(crate) devices: Option<crate::device::FleetLoad>,
+    /// Tasks of this invocation that were to be saved as experience and could not, and
+    /// the first one's id and reason.
+    pub(crate) experience_not_saved: (usize, Option<(String, String)>),
     started: Option<Instant>,
 }
 
@@ -107,6 +110,12 @@ impl RunStats {
                 self.usage.add(f.record.usage);
                 self.cost
                     .add(f.record.cost_usd.map_or_else(Cost::unknown, Cost::known));
+                let not_saved = f.record.experience.as_ref().and_then(|x| x.not_saved.as_ref());
+                if let Some(why) = not_saved {
+                    let (count, first) = &mut self.experience_not_saved;
+                    *count += 1;
+                    first.get_or_insert_with(|| (f.record.id.to_string(), why.clone()));
+                }
             }
             Event::Stopping { reason, .. } => self.stopped = Some(reason.clone()),
             Event::LlmLoad(load) => self.llm = Some(*load),

@@ -7,6 +7,7 @@ use std::time::Duration;
 
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
+use super::eta::{self, Eta};
 use super::stats::RunStats;
 use crate::event::{Event, RunFinished, RunStarted, TaskFinished};
 use crate::record::{TaskRecord, TaskStatus};
@@ -29,6 +30,7 @@ pub(crate) struct Terminal {
     out: Box<dyn Write + Send>,
     bar: Option<ProgressBar>,
     running: BTreeSet<String>,
+    eta: Eta,
     done: usize,
     total: usize,
     /// The limit of LLM calls last told about in a line.
@@ -43,6 +45,7 @@ impl Terminal {
             out,
             bar: None,
             running: BTreeSet::new(),
+            eta: Eta::default(),
             done: 0,
             total: 0,
             llm_limit_told: None,
@@ -59,12 +62,13 @@ impl Terminal {
             }
             Event::TaskStarted(record) => {
                 self.running.insert(record.id.to_string());
+                self.eta.started(record.id.as_str(), std::time::Instant::now());
                 self.refresh(stats);
             }
             Event::TaskLog { .. }
             | Event::TaskOnDevice { .. }
-            | Event::StepFinished { .. }
-            | Event::Tick => {}
+            | Event::StepFinished { .. } => {}
+            Event::Tick => self.refresh(stats),
             Event::TaskRetrying { record, delay_s } => {
                 let why = record
                     .attempts
@@ -145,6 +149,14 @@ impl Terminal {
             let line = format!("stopped early: {reason}");
             self.print(&line);
         }
+        if let (n @ 1.., Some((id, why))) = &stats.experience_not_saved {
+            let line = format!(
+                "warning: {} could not be saved as experience ({id}: {}); each one's status.json says why",
+                plural(*n, "task"),
+                first_line(why, 200)
+            );
+            self.print(&line);
+        }
         let line = summary_line(stats);
         self.print(&line);
         for e in &stats.write_errors {
@@ -155,6 +167,7 @@ impl Terminal {
 
     fn run_started(&mut self, r: &RunStarted) {
         self.total = r.total;
+        self.eta = Eta::new(r.jobs);
         let kept = r.total - r.to_run;
         let shard = r.shard.map(|s| format!(", shard {s}")).unwrap_or_default();
         let mut line = format!(
@@ -183,7 +196,7 @@ impl Terminal {
                 ProgressBar::with_draw_target(Some(r.total as u64), ProgressDrawTarget::stderr())
                     .with_elapsed(r.began.elapsed());
             let style = ProgressStyle::with_template(
-                "{spinner} {elapsed_precise} [{bar:30}] {pos}/{len} ETA {eta} {msg}",
+                "{spinner} {elapsed_precise} [{bar:30}] {pos}/{len} {prefix} {msg}",
             )
             .unwrap_or_else(|_| ProgressStyle::default_bar())
             .progress_chars("=> ");
@@ -195,6 +208,10 @@ impl Terminal {
 
     fn task_finished(&mut self, f: &TaskFinished, stats: &RunStats) {
         self.running.remove(f.record.id.as_str());
+        self.eta.finished(
+            f.record.id.as_str(),
+            Duration::from_secs_f64(f.record.duration_s.max(0.0)),
+        );
         self.done += 1;
         if self.mode != TerminalMode::Quiet {
             let shown = if f.problems.is_empty() {
@@ -219,6 +236,11 @@ impl Terminal {
     fn refresh(&mut self, stats: &RunStats) {
         let Some(bar) = &self.bar else { return };
         bar.set_position(self.done as u64);
+        let left = self.total.saturating_sub(self.done);
+        bar.set_prefix(match self.eta.left(std::time::Instant::now(), left) {
+            Some(d) => format!("ETA {}", eta::shown(d)),
+            None => "ETA -".to_string(),
+        });
         let running: Vec<&str> = self.running.iter().take(3).map(String::as_str).collect();
         let more = self.running.len().saturating_sub(running.len());
         let running = if running.is_empty() {

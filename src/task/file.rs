@@ -9,10 +9,13 @@ use super::{Problem, Task, TaskId};
 use crate::tool::ToolSpec;
 use checker::Checker;
 use keys::UnknownKeys;
+use locate::locate;
 use raw::RawTask;
 
 mod checker;
 mod keys;
+mod locate;
+mod words;
 mod raw;
 
 /// What reading one file gave.
@@ -29,6 +32,31 @@ pub(crate) struct FileOutcome {
 /// Reads one task file's text. `default_id` is the id its path gives; `tools` are the
 /// tools recorded actions may call.
 pub(crate) fn parse_task(
+    file: &Path,
+    text: &str,
+    default_id: Result<TaskId, super::IdError>,
+    tools: &[ToolSpec],
+) -> FileOutcome {
+    let mut outcome = read(file, text, default_id, tools);
+    // Every problem at its line and column (the parser knows only the first's): a
+    // place's at its key or item, the file's at its start; a syntax error keeps the
+    // parser's.
+    if let Err(problems) = &mut outcome.result {
+        for p in problems {
+            let found = match (&p.at, p.position) {
+                (Some(at), _) => locate(text, at),
+                (None, None) => locate(text, ""),
+                (None, Some(_)) => None,
+            };
+            if found.is_some() {
+                p.position = found;
+            }
+        }
+    }
+    outcome
+}
+
+fn read(
     file: &Path,
     text: &str,
     default_id: Result<TaskId, super::IdError>,
@@ -81,7 +109,7 @@ pub(crate) fn parse_task(
     let (raw, problems, set_aside) = typed(file, text, &value);
     let unknown = UnknownKeys::of(object);
     let Some(raw) = raw else {
-        return fail(declared_id, problems, unknown.warnings().collect());
+        return fail(declared_id, problems, unknown.warnings(&[]).collect());
     };
     let mut outcome = check(file, raw, &unknown, declared_id, default_id, tools, text);
     if !problems.is_empty() {
@@ -200,11 +228,23 @@ fn check(
     tools: &[ToolSpec],
     text: &str,
 ) -> FileOutcome {
+    let misspelt = unknown.misspelt_shape_keys(|key| raw.has(key));
+    let keys: Vec<&str> = misspelt.iter().map(|(k, _)| *k).collect();
     let mut checker = Checker {
         file,
         problems: Vec::new(),
-        warnings: unknown.warnings().collect(),
+        warnings: unknown.warnings(&keys).collect(),
     };
+    for (key, meant) in &misspelt {
+        checker.problems.push(
+            Problem::new(
+                file,
+                format!("unknown key `{key}`: did you mean `{meant}`? Without it the task is not what the file means"),
+            )
+            .at(*key)
+            .fix(format!("spell it `{meant}` (or remove `{key}`)")),
+        );
+    }
     let task = checker.build(raw, default_id, tools, text);
     match (task, checker.problems.is_empty()) {
         (Some(task), true) => FileOutcome {
@@ -275,7 +315,7 @@ fn json_problem(file: &Path, e: &serde_json::Error, at: &str) -> Problem {
     } else {
         format!("give `{at}` a value of the expected type")
     };
-    Problem::new(file, message)
+    Problem::new(file, words::plain(&message))
         .position(e.line(), e.column())
         .at(at)
         .fix(fix)

@@ -168,6 +168,7 @@ fn load_one(file: &FoundFile, paths: &PathBlock, tools: &[ToolSpec]) -> Loaded<T
             Err(problems) => match invalid(outcome.declared_id, hash(), problems) {
                 Loaded::Invalid(mut bad) => {
                     bad.warnings = outcome.warnings;
+                    bad.request = stated_request(&text);
                     Loaded::Invalid(bad)
                 }
                 task => task,
@@ -205,6 +206,20 @@ pub(super) fn read_task_file(path: &Path) -> Result<String, Box<Problem>> {
     })
 }
 
+/// The request a task file states (`request`, `task` or OSWorld's `instruction`), for
+/// the result of a file that cannot run; empty when it states none as text.
+fn stated_request(text: &str) -> String {
+    let Ok(serde_json::Value::Object(keys)) = serde_json::from_str(text) else {
+        return String::new();
+    };
+    ["request", "task", "instruction"]
+        .iter()
+        .find_map(|k| keys.get(*k).and_then(serde_json::Value::as_str))
+        .unwrap_or_default()
+        .trim()
+        .to_string()
+}
+
 /// An invalid task whose final id is chosen by `unique_ids`.
 fn pending_invalid(
     file: &FoundFile,
@@ -218,6 +233,7 @@ fn pending_invalid(
         id,
         source: paths.get(file.at),
         source_hash: hash,
+        request: String::new(),
         problems,
         warnings: Vec::new(),
     }

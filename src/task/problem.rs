@@ -100,6 +100,8 @@ pub(crate) struct InvalidTask {
     pub(crate) source: PathBuf,
     /// A hash of its bytes, so a resumed run notices when it was fixed.
     pub(crate) source_hash: String,
+    /// The request the file states, when it states one as text (else empty).
+    pub(crate) request: String,
     /// Everything wrong with it.
     pub(crate) problems: Vec<Problem>,
     /// What it has that means nothing (unknown keys), said beside its problems so that

@@ -328,6 +328,7 @@ impl InvalidTask {
             id: task.id().clone(),
             source: task.source().into_owned(),
             source_hash: task.source_hash(),
+            request: String::new(),
             problems: vec![problem],
             warnings: Vec::new(),
         }
@@ -358,6 +359,7 @@ mod tests {
             id: TaskId::parse(id).unwrap(),
             source: PathBuf::from(format!("{id}.json")),
             source_hash: String::new(),
+            request: String::new(),
             problems: Vec::new(),
             warnings: Vec::new(),
         }

@@ -47,10 +47,9 @@ fn crash_each_time(
 }
 
 #[test]
+#[cfg_attr(skip_desktop, ignore = "UFO_BATCH_SKIP_TESTS: needs desktop")]
 fn an_app_that_crashes_mid_session_is_the_machines_error_and_is_retried() {
-    if !desktop_stack() {
-        return;
-    }
+    desktop_stack();
     let p = Project::new();
     p.file("tasks/crash-note.txt", "first line\n");
     let read = json!({"action": "texts", "parameters": {"control_type": "Edit"}, "expect": {"text": "first line"}});
@@ -131,10 +130,9 @@ fn a_command_that_exits_non_zero_is_the_agents_to_see_and_mend() {
 }
 
 #[test]
+#[cfg_attr(skip_desktop, ignore = "UFO_BATCH_SKIP_TESTS: needs desktop")]
 fn a_control_that_is_not_there_is_the_agents_to_see_and_mend() {
-    if !desktop_stack() {
-        return;
-    }
+    desktop_stack();
     let mock = MockLlm::start();
     mock.script(
         "nowhere",

@@ -22,16 +22,15 @@ impl Drop for Process {
     }
 }
 
-/// Whether chromium is here: a test without it fails, or is skipped on request
-/// (`helpers::stack_present`).
-pub(crate) fn available() -> bool {
+/// Fails the test unless chromium is here (`helpers::require_stack`).
+pub(crate) fn available() {
     let ok = Command::new("chromium")
         .arg("--version")
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .status()
         .is_ok_and(|s| s.success());
-    crate::helpers::stack_present("browser", ok, "bash scripts/setup-browser.sh")
+    crate::helpers::require_stack("browser", ok, "bash scripts/setup-browser.sh")
 }
 
 /// A headless chromium and its page.

@@ -495,14 +495,13 @@ fn hard_to_end_processes_under_landlock_are_all_ended() {
 /// job control cannot stop its supervisor, nor the runner. (The runner gets a terminal
 /// from `script`.)
 #[test]
+#[cfg_attr(skip_script, ignore = "UFO_BATCH_SKIP_TESTS: needs script")]
 fn commands_have_no_terminal_even_when_the_runner_has_one() {
     let here = std::process::Command::new("script")
         .arg("--version")
         .output()
         .is_ok();
-    if !crate::helpers::stack_present("script", here, "apt-get install bsdutils") {
-        return;
-    }
+    crate::helpers::require_stack("script", here, "apt-get install bsdutils");
     for sandbox in ["jail", "landlock"] {
         let p = Project::new();
         p.task(

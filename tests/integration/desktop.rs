@@ -11,16 +11,15 @@ use serde_json::json;
 
 use crate::helpers::{Project, processes_running, read_json, run_binary};
 
-/// Whether the desktop stack is here: a test without it fails, or is skipped on request
-/// (`helpers::stack_present`).
-pub(crate) fn desktop_stack() -> bool {
+/// Fails the test unless the desktop stack is here (`helpers::require_stack`).
+pub(crate) fn desktop_stack() {
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/setup-desktop.sh");
     let ok = std::process::Command::new("bash")
         .arg(&script)
         .arg("--check")
         .output()
         .is_ok_and(|o| o.status.success());
-    crate::helpers::stack_present("desktop", ok, "bash scripts/setup-desktop.sh")
+    crate::helpers::require_stack("desktop", ok, "bash scripts/setup-desktop.sh")
 }
 
 /// Processes whose working folder is `dir` (a desktop starts all of its own there).
@@ -53,10 +52,12 @@ fn examples() -> PathBuf {
 }
 
 #[test]
+#[cfg_attr(
+    any(skip_desktop, skip_harbor),
+    ignore = "UFO_BATCH_SKIP_TESTS: needs desktop, harbor"
+)]
 fn the_sample_ui_plans_replay_on_real_apps() {
-    if !desktop_stack() {
-        return;
-    }
+    desktop_stack();
     let out_dir = tempfile::tempdir().unwrap();
     let examples = examples();
     let out = run_binary(
@@ -156,27 +157,26 @@ fn the_sample_ui_plans_replay_on_real_apps() {
     );
     // Each task's trajectory is ATIF with its screenshots, as Harbor reads it, and the
     // run opens in Harbor's viewer with them.
-    if let Some(python) = crate::harbor::harbor_python() {
-        let files = crate::harbor::trajectories(&run);
-        let mut args = vec!["trajectory"];
-        args.extend(files.iter().map(String::as_str));
-        crate::harbor::harbor_check(&python, &args);
-        let t = read_json(&run.join("writer_report/trajectory.json"));
-        assert_eq!(
-            t["steps"][1]["message"][1]["source"]["path"], "action_step1_annotated.png",
-            "{t}"
-        );
-        let (_out, viewer, job) =
-            crate::harbor::export_and_view(&python, &out_dir.path().join("results/desktop"));
-        let trial = "tasks__writer_report";
-        let served = viewer.json(&format!("/api/jobs/{job}/trials/{trial}/trajectory"));
-        assert_eq!(served["session_id"], "tasks/writer_report");
-        let (code, png) = viewer.get(&format!(
-            "/api/jobs/{job}/trials/{trial}/files/agent/action_step1_annotated.png"
-        ));
-        assert_eq!(code, 200);
-        assert!(png.starts_with(b"\x89PNG"), "a screenshot is served");
-    }
+    let python = crate::harbor::harbor_python();
+    let files = crate::harbor::trajectories(&run);
+    let mut args = vec!["trajectory"];
+    args.extend(files.iter().map(String::as_str));
+    crate::harbor::harbor_check(&python, &args);
+    let t = read_json(&run.join("writer_report/trajectory.json"));
+    assert_eq!(
+        t["steps"][1]["message"][1]["source"]["path"], "action_step1_annotated.png",
+        "{t}"
+    );
+    let (_out, viewer, job) =
+        crate::harbor::export_and_view(&python, &out_dir.path().join("results/desktop"));
+    let trial = "tasks__writer_report";
+    let served = viewer.json(&format!("/api/jobs/{job}/trials/{trial}/trajectory"));
+    assert_eq!(served["session_id"], "tasks/writer_report");
+    let (code, png) = viewer.get(&format!(
+        "/api/jobs/{job}/trials/{trial}/files/agent/action_step1_annotated.png"
+    ));
+    assert_eq!(code, 200);
+    assert!(png.starts_with(b"\x89PNG"), "a screenshot is served");
 }
 
 fn editor_task(p: &Project, name: &str, file: &str, actions: serde_json::Value, timeout: u32) {
@@ -188,10 +188,9 @@ fn editor_task(p: &Project, name: &str, file: &str, actions: serde_json::Value, 
 }
 
 #[test]
+#[cfg_attr(skip_desktop, ignore = "UFO_BATCH_SKIP_TESTS: needs desktop")]
 fn a_control_that_is_not_there_fails_naming_the_close_ones() {
-    if !desktop_stack() {
-        return;
-    }
+    desktop_stack();
     let p = Project::new();
     editor_task(
         &p,
@@ -225,10 +224,9 @@ fn a_control_that_is_not_there_fails_naming_the_close_ones() {
 }
 
 #[test]
+#[cfg_attr(skip_desktop, ignore = "UFO_BATCH_SKIP_TESTS: needs desktop")]
 fn a_desktop_ends_with_its_task_and_with_its_runner() {
-    if !desktop_stack() {
-        return;
-    }
+    desktop_stack();
     // A task that outlives its time limit: its desktop and app end with it.
     let p = Project::new();
     editor_task(
@@ -282,10 +280,9 @@ fn a_desktop_ends_with_its_task_and_with_its_runner() {
 }
 
 #[test]
+#[cfg_attr(skip_desktop, ignore = "UFO_BATCH_SKIP_TESTS: needs desktop")]
 fn ufos_documented_plan_shape_runs_and_names_what_it_cannot_open() {
-    if !desktop_stack() {
-        return;
-    }
+    desktop_stack();
     // UFO's documentation shows this plan (Outlook, a "New Email" label): it loads, and
     // it fails saying there is no Outlook here rather than pretending.
     let p = Project::new();
@@ -305,10 +302,9 @@ fn ufos_documented_plan_shape_runs_and_names_what_it_cannot_open() {
 }
 
 #[test]
+#[cfg_attr(skip_desktop, ignore = "UFO_BATCH_SKIP_TESTS: needs desktop")]
 fn three_libreoffice_sessions_run_at_once_without_meeting() {
-    if !desktop_stack() {
-        return;
-    }
+    desktop_stack();
     let p = Project::new();
     let report = examples().join("files/report.docx");
     std::fs::create_dir_all(p.path().join("files")).unwrap();
@@ -344,10 +340,9 @@ fn three_libreoffice_sessions_run_at_once_without_meeting() {
 }
 
 #[test]
+#[cfg_attr(skip_desktop, ignore = "UFO_BATCH_SKIP_TESTS: needs desktop")]
 fn a_desktop_app_cannot_reach_the_machine() {
-    if !desktop_stack() {
-        return;
-    }
+    desktop_stack();
     // A desktop's jail allows Unix sockets (the display and the buses need them), so
     // the machine's socket folders must be out of its sight: a listener the test opens
     // in /var/tmp is not there for an app, nor is /run, and the rest is read-only.
@@ -405,10 +400,9 @@ fn a_desktop_app_cannot_reach_the_machine() {
 }
 
 #[test]
+#[cfg_attr(skip_desktop, ignore = "UFO_BATCH_SKIP_TESTS: needs desktop")]
 fn every_app_tool_runs_on_a_real_app() {
-    if !desktop_stack() {
-        return;
-    }
+    desktop_stack();
     let p = Project::new();
     editor_task(
         &p,
@@ -469,10 +463,9 @@ fn every_app_tool_runs_on_a_real_app() {
 }
 
 #[test]
+#[cfg_attr(skip_desktop, ignore = "UFO_BATCH_SKIP_TESTS: needs desktop")]
 fn desktop_tasks_retry_and_resume_like_shell_tasks() {
-    if !desktop_stack() {
-        return;
-    }
+    desktop_stack();
     // An app that does not start is an infrastructure error: retried. A task that
     // passed is kept by the next run.
     let p = Project::new();
@@ -515,10 +508,9 @@ fn desktop_tasks_retry_and_resume_like_shell_tasks() {
 }
 
 #[test]
+#[cfg_attr(skip_desktop, ignore = "UFO_BATCH_SKIP_TESTS: needs desktop")]
 fn select_application_moves_the_actions_to_the_app_it_opens() {
-    if !desktop_stack() {
-        return;
-    }
+    desktop_stack();
     // Writer and Calc show their windows in one LibreOffice instance; the actions go to
     // the window the selection opened.
     let p = Project::new();

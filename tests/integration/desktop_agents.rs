@@ -149,10 +149,9 @@ pub(crate) fn office_files(p: &Project) {
 }
 
 #[test]
+#[cfg_attr(skip_desktop, ignore = "UFO_BATCH_SKIP_TESTS: needs desktop")]
 fn a_writer_task_is_assigned_performed_checked_and_replays_without_the_llm() {
-    if !desktop_stack() {
-        return;
-    }
+    desktop_stack();
     let mock = MockLlm::start();
     mock.script(
         "writer",
@@ -344,10 +343,9 @@ fn a_writer_task_is_assigned_performed_checked_and_replays_without_the_llm() {
 }
 
 #[test]
+#[cfg_attr(skip_desktop, ignore = "UFO_BATCH_SKIP_TESTS: needs desktop")]
 fn two_subtasks_and_a_step_plan_on_calc() {
-    if !desktop_stack() {
-        return;
-    }
+    desktop_stack();
     let mock = MockLlm::start();
     mock.script(
         "two",
@@ -484,10 +482,9 @@ fn two_subtasks_and_a_step_plan_on_calc() {
 }
 
 #[test]
+#[cfg_attr(skip_desktop, ignore = "UFO_BATCH_SKIP_TESTS: needs desktop")]
 fn confirm_is_denied_a_bad_reply_is_asked_again_and_the_judge_sees_the_screen() {
-    if !desktop_stack() {
-        return;
-    }
+    desktop_stack();
     let mock = MockLlm::start();
     mock.script(
         "confirm",
@@ -669,10 +666,9 @@ fn confirm_is_denied_a_bad_reply_is_asked_again_and_the_judge_sees_the_screen() 
 }
 
 #[test]
+#[cfg_attr(skip_desktop, ignore = "UFO_BATCH_SKIP_TESTS: needs desktop")]
 fn without_vision_the_model_gets_the_control_list_as_text_only() {
-    if !desktop_stack() {
-        return;
-    }
+    desktop_stack();
     let mock = MockLlm::start();
     mock.script(
         "blind",

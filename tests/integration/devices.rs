@@ -21,16 +21,16 @@ const TOKEN: &str = "device-token-7c1e4b9a2f";
 /// The key the devices' tools check and the runner injects.
 const KEY: &str = "ufo-device-key-a8d3f61c0e2b";
 
-/// The tests' Python with websockets, or None when it is not installed and the user
-/// asked to skip such tests (else the test fails: `helpers::stack_present`).
-fn python() -> Option<PathBuf> {
+/// The tests' Python with websockets; the test fails without it (`helpers::require_stack`).
+fn python() -> PathBuf {
     let python = Path::new(env!("CARGO_MANIFEST_DIR")).join("target/mcp/venv/bin/python");
     let ok = python.is_file()
         && Command::new(&python)
             .args(["-c", "import websockets"])
             .status()
             .is_ok_and(|s| s.success());
-    crate::helpers::stack_present("mcp", ok, "bash scripts/setup-mcp.sh").then_some(python)
+    crate::helpers::require_stack("mcp", ok, "bash scripts/setup-mcp.sh");
+    python
 }
 
 /// A device client, killed when dropped.
@@ -128,8 +128,9 @@ fn assert_no_key(dir: &Path, out: &Output) {
 }
 
 #[test]
+#[cfg_attr(skip_mcp, ignore = "UFO_BATCH_SKIP_TESTS: needs mcp")]
 fn a_batch_is_spread_over_three_devices_and_its_plans_replay_there() {
-    let Some(python) = python() else { return };
+    let python = python();
     let p = project("");
     for i in 0..9 {
         p.task(
@@ -210,8 +211,9 @@ fn a_batch_is_spread_over_three_devices_and_its_plans_replay_there() {
 }
 
 #[test]
+#[cfg_attr(skip_mcp, ignore = "UFO_BATCH_SKIP_TESTS: needs mcp")]
 fn a_device_killed_mid_task_has_its_task_retried_on_another() {
-    let Some(python) = python() else { return };
+    let python = python();
     let p = project("");
     p.task(
         "t.json",
@@ -254,8 +256,9 @@ fn a_device_killed_mid_task_has_its_task_retried_on_another() {
 }
 
 #[test]
+#[cfg_attr(skip_mcp, ignore = "UFO_BATCH_SKIP_TESTS: needs mcp")]
 fn a_device_that_never_answers_fails_the_command_and_one_that_comes_back_serves_again() {
-    let Some(python) = python() else { return };
+    let python = python();
     let p = project("");
     p.task(
         "silent.json",
@@ -455,8 +458,9 @@ fn ctrl_c_while_waiting_for_devices_ends_the_run_as_interrupted() {
 }
 
 #[test]
+#[cfg_attr(skip_mcp, ignore = "UFO_BATCH_SKIP_TESTS: needs mcp")]
 fn on_ufos_own_linux_tool_a_task_runs_without_a_folder_and_one_with_files_is_refused() {
-    let Some(python) = python() else { return };
+    let python = python();
     let p = project("");
     p.task(
         "plain.json",
@@ -510,9 +514,10 @@ fn on_ufos_own_linux_tool_a_task_runs_without_a_folder_and_one_with_files_is_ref
 }
 
 #[test]
+#[cfg_attr(skip_mcp, ignore = "UFO_BATCH_SKIP_TESTS: needs mcp")]
 fn desktop_tasks_run_on_a_windows_device_replayed_and_by_the_two_tier_agents() {
     use crate::mock_llm::{MockLlm, Reply, marker, verdict};
-    let Some(python) = python() else { return };
+    let python = python();
     let mock = MockLlm::start();
     // The HostAgent picks the window the request listed; the AppAgent types into the
     // control the request listed, with the device's own parameter names.
@@ -618,9 +623,10 @@ fn desktop_tasks_run_on_a_windows_device_replayed_and_by_the_two_tier_agents() {
 /// plan's is checked as its task file is, a model's on the device (relative to the
 /// task's folder, never out of it).
 #[test]
+#[cfg_attr(skip_mcp, ignore = "UFO_BATCH_SKIP_TESTS: needs mcp")]
 fn a_devices_answers_are_bounded_and_escaped_and_its_paths_are_the_tasks() {
     use crate::mock_llm::{MockLlm, action, finish, marker};
-    let Some(python) = python() else { return };
+    let python = python();
     let mock = MockLlm::start();
     let p = Project::new();
     p.file(

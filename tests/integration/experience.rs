@@ -32,9 +32,7 @@ fn summary(command: &str, tips: &str) -> Reply {
 
 /// Runs `python` (UFO's venv) with `code`, UFO's code on its path; its stdout.
 fn ufo_python(code: &str) -> String {
-    if !crate::ufo_real::ufo_installed() {
-        return String::new();
-    }
+    crate::ufo_real::ufo_installed();
     let out = Command::new(crate::ufo_real::ufo_python())
         .arg("-c")
         .arg(code)
@@ -108,10 +106,9 @@ fn system_prompt(body: &Value) -> String {
 }
 
 #[test]
+#[cfg_attr(skip_ufo, ignore = "UFO_BATCH_SKIP_TESTS: needs ufo")]
 fn a_run_saves_ufo_records_and_the_next_run_gives_them_to_similar_tasks_only() {
-    if !crate::ufo_real::ufo_installed() {
-        return;
-    }
+    crate::ufo_real::ufo_installed();
     let mock = MockLlm::start();
     mock.script_key(
         "kxsumq",
@@ -743,11 +740,10 @@ fn a_task_is_never_given_its_own_record_and_later_tasks_get_what_this_run_saved(
 }
 
 #[test]
+#[cfg_attr(skip_desktop, ignore = "UFO_BATCH_SKIP_TESTS: needs desktop")]
 fn the_app_agent_is_given_the_records_of_its_app_and_saves_its_subtask() {
     use crate::desktop_agents::{app, host_finish, on, select};
-    if !crate::desktop::desktop_stack() {
-        return;
-    }
+    crate::desktop::desktop_stack();
     let p = llm_project();
     p.file(
         "ufo-batch.toml",
@@ -878,4 +874,34 @@ fn experience_is_never_saved_in_a_run_folder_nor_through_a_link() {
         "{}",
         out.stderr
     );
+}
+
+#[test]
+fn a_task_that_could_not_be_saved_is_said_on_the_console_not_only_in_the_report() {
+    // The summarizer answers what is not a summary, every time.
+    let mock = MockLlm::start();
+    let mut replies = vec![finish("done")];
+    replies.extend(vec![Reply::Content("I would rather not.".into()); 6]);
+    mock.script_key("kxnosumq", replies);
+    let p = llm_project();
+    p.task(
+        "touch.json",
+        json!({"request": "Say done kxnosumq", "files": {"a.txt": "x"},
+               "evaluate": [{"type": "file_equals", "path": "a.txt", "content": "x"}]}),
+    );
+    let out = p.run(&["--llm-base-url", &mock.url(), "--save-experience", "passed"]);
+    out.expect_code(0);
+    let status = out.status("touch");
+    let why = status["experience"]["not_saved"].as_str().unwrap();
+    let line = out
+        .stderr
+        .lines()
+        .find(|l| l.starts_with("warning: 1 task could not be saved as experience"))
+        .unwrap_or_else(|| panic!("no warning on the console:\n{}", out.stderr));
+    assert!(line.contains("touch: "), "{line}");
+    assert!(line.contains(&why[..why.len().min(40)]), "{line}\n{why}");
+    // The one-line result is on standard output (a pipe here), as the console ends.
+    let last = out.stderr.lines().last().unwrap();
+    assert_eq!(out.stdout.trim_end(), last, "{}", out.stdout);
+    assert!(last.starts_with("1 task: 1 passed"), "{last}");
 }

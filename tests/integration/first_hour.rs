@@ -79,7 +79,7 @@ fn validate_says_every_problem_of_a_file_with_what_was_meant() {
     let said = out.stdout + &out.stderr;
     for wanted in [
         "no_request.json: no request",
-        "unknown key `reqest` ignored (did you mean `request`?)",
+        "unknown key `reqest`: did you mean `request`?",
         "`actions[0].action`: unknown tool `read_fil`",
         "did you mean `read_file`?",
         "`evaluate[0].pattern`: invalid regular expression",
@@ -87,13 +87,13 @@ fn validate_says_every_problem_of_a_file_with_what_was_meant() {
         assert!(said.contains(wanted), "{wanted:?} not in:\n{said}");
     }
     for wanted in [
-        "unknown variant `file_exist`",
+        "`file_exist` is not one of",
         "did you mean `file_exists`?",
         "unknown tool `execute_comand`",
         "did you mean `execute_command`?",
         "`actions[1].parameters`: `execute_command` needs the parameter `command`",
         "unknown key `timout` ignored (did you mean `timeout`?)",
-        "2 bad files with 6 problems",
+        "2 bad files with 7 problems",
     ] {
         assert!(said.contains(wanted), "{wanted:?} not in:\n{said}");
     }

@@ -13,7 +13,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
-use crate::helpers::{free_port, read_json, run_binary, stack_present};
+use crate::helpers::{free_port, read_json, require_stack, run_binary};
 use crate::llm::{llm_project, run_with};
 use crate::mock_llm::{MockLlm, action, marker, verdict};
 
@@ -21,11 +21,11 @@ fn root() -> &'static Path {
     Path::new(env!("CARGO_MANIFEST_DIR"))
 }
 
-/// Harbor's venv, when it is installed (a test without it fails naming the script, or is
-/// skipped on request).
-pub(crate) fn harbor_python() -> Option<PathBuf> {
+/// Harbor's venv; a test without it fails naming the script (`helpers::require_stack`).
+pub(crate) fn harbor_python() -> PathBuf {
     let python = root().join("target/harbor/venv/bin/python");
-    stack_present("harbor", python.is_file(), "bash scripts/setup-harbor.sh").then_some(python)
+    require_stack("harbor", python.is_file(), "bash scripts/setup-harbor.sh");
+    python
 }
 
 /// Runs scripts/harbor-check.py; asserts Harbor found no error and checked something.
@@ -81,10 +81,9 @@ fn sample_run() -> (tempfile::TempDir, PathBuf) {
 }
 
 #[test]
+#[cfg_attr(skip_harbor, ignore = "UFO_BATCH_SKIP_TESTS: needs harbor")]
 fn the_sample_plans_trajectories_are_valid_atif_and_report_rebuilds_them_alike() {
-    let Some(python) = harbor_python() else {
-        return;
-    };
+    let python = harbor_python();
     let (_keep, run) = sample_run();
     let files = trajectories(&run);
     assert!(files.len() >= 12, "{files:?}");
@@ -126,10 +125,9 @@ fn the_sample_plans_trajectories_are_valid_atif_and_report_rebuilds_them_alike()
 }
 
 #[test]
+#[cfg_attr(skip_harbor, ignore = "UFO_BATCH_SKIP_TESTS: needs harbor")]
 fn an_llm_runs_trajectory_has_its_model_tokens_cost_and_judge() {
-    let Some(python) = harbor_python() else {
-        return;
-    };
+    let python = harbor_python();
     let mock = MockLlm::start();
     mock.script(
         "poem",
@@ -308,10 +306,9 @@ pub(crate) fn export_and_view(python: &Path, run: &Path) -> (tempfile::TempDir, 
 }
 
 #[test]
+#[cfg_attr(skip_harbor, ignore = "UFO_BATCH_SKIP_TESTS: needs harbor")]
 fn harbor_view_lists_an_exported_run_with_its_trials_mean_and_cost() {
-    let Some(python) = harbor_python() else {
-        return;
-    };
+    let python = harbor_python();
     let (_keep, run) = sample_run();
     let summary = read_json(&run.join("summary.json"));
     let total = summary["totals"]["total"].as_u64().unwrap();
@@ -358,6 +355,7 @@ fn harbor_view_lists_an_exported_run_with_its_trials_mean_and_cost() {
 }
 
 #[test]
+#[cfg_attr(skip_harbor, ignore = "UFO_BATCH_SKIP_TESTS: needs harbor")]
 fn export_copies_only_screenshots_named_by_a_tampered_log() {
     let (keep, run) = sample_run();
     let secret = keep.path().join("secret.png");
@@ -415,19 +413,17 @@ fn export_copies_only_screenshots_named_by_a_tampered_log() {
     run_binary(keep.path(), &["report", run.to_str().unwrap()], &[]);
     let live = std::fs::read_to_string(run.join("failing/wrong_total/trajectory.json")).unwrap();
     assert!(!live.contains("secret"), "{live}");
-    if let Some(python) = harbor_python() {
-        harbor_check(
-            &python,
-            &["job", out.path().join("plans").to_str().unwrap()],
-        );
-    }
+    let python = harbor_python();
+    harbor_check(
+        &python,
+        &["job", out.path().join("plans").to_str().unwrap()],
+    );
 }
 
 #[test]
+#[cfg_attr(skip_harbor, ignore = "UFO_BATCH_SKIP_TESTS: needs harbor")]
 fn a_timeout_is_harbors_exception_not_a_zero_reward() {
-    let Some(python) = harbor_python() else {
-        return;
-    };
+    let python = harbor_python();
     let p = crate::helpers::Project::new();
     p.task(
         "slow/hang.json",

@@ -428,43 +428,27 @@ pub(crate) fn count_status(run_dir: &Path, status: &str) -> usize {
         .count()
 }
 
-/// Whether a test's stack is here. A test never passes by skipping: when `present` is
-/// false the test fails naming the command that installs the stack, unless the user
-/// asked to skip tests of that stack (`UFO_BATCH_SKIP_TESTS=desktop,mcp` or `all`); then
-/// it says so on the terminal (past the test harness's capture) and in
-/// `target/tmp/skipped-tests.txt`, which `scripts/test.sh` sums up in its last line.
-pub(crate) fn stack_present(stack: &str, present: bool, install: &str) -> bool {
-    if present {
-        return true;
-    }
-    let asked = std::env::var("UFO_BATCH_SKIP_TESTS").unwrap_or_default();
-    let skipped = asked
+/// Fails the test unless its stack is here, naming the command that installs it. A test
+/// never passes by skipping: a test that needs a stack carries
+/// `#[cfg_attr(skip_<stack>, ignore = "...")]`, and when the user asks to skip that
+/// stack's tests (`UFO_BATCH_SKIP_TESTS=desktop,mcp` or `all`; build.rs turns it into
+/// the `skip_<stack>` cfg and `UFO_BATCH_SKIPPED_STACKS`) the harness reports the test
+/// as ignored and never runs it. So a test that gets here while its stack is skipped
+/// lacks that attribute: it fails saying so.
+pub(crate) fn require_stack(stack: &str, present: bool, install: &str) {
+    let skipped = env!("UFO_BATCH_SKIPPED_STACKS")
         .split(',')
-        .map(str::trim)
-        .any(|s| s == stack || s == "all");
+        .any(|s| s == stack);
     assert!(
-        skipped,
+        !skipped,
+        "this test needs the {stack} stack, which UFO_BATCH_SKIP_TESTS asks to skip, but it \
+         is not marked `#[cfg_attr(skip_{stack}, ignore = \"...\")]`"
+    );
+    assert!(
+        present,
         "the {stack} stack is not installed: run `{install}` (scripts/test.sh installs \
          every stack), or set UFO_BATCH_SKIP_TESTS={stack} to skip the tests that need it"
     );
-    let test = std::thread::current()
-        .name()
-        .unwrap_or("a test")
-        .to_string();
-    let line = format!("{stack}\t{test}\tnot installed ({install})\n");
-    let _ = std::io::Write::write_all(
-        &mut std::io::stderr(),
-        format!("skipped on request: {test} needs {stack} ({install})\n").as_bytes(),
-    );
-    let record = Path::new(env!("CARGO_TARGET_TMPDIR")).join("skipped-tests.txt");
-    if let Ok(mut file) = std::fs::OpenOptions::new()
-        .create(true)
-        .append(true)
-        .open(record)
-    {
-        let _ = std::io::Write::write_all(&mut file, line.as_bytes());
-    }
-    false
 }
 
 /// A loopback port free when asked (for a server a test starts).

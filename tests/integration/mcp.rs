@@ -22,13 +22,14 @@ fn mcp_root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("target/mcp")
 }
 
-/// The test servers, or None when scripts/setup-mcp.sh has not run and the user asked
-/// to skip such tests (else the test fails: `helpers::stack_present`).
-fn servers() -> Option<(PathBuf, PathBuf)> {
+/// The test servers; a test fails when scripts/setup-mcp.sh has not run
+/// (`helpers::require_stack`).
+fn servers() -> (PathBuf, PathBuf) {
     let fs = mcp_root().join("node_modules/@modelcontextprotocol/server-filesystem/dist/index.js");
     let python = mcp_root().join("venv/bin/python");
     let here = fs.is_file() && python.is_file();
-    crate::helpers::stack_present("mcp", here, "bash scripts/setup-mcp.sh").then_some((fs, python))
+    crate::helpers::require_stack("mcp", here, "bash scripts/setup-mcp.sh");
+    (fs, python)
 }
 
 fn script(name: &str) -> String {
@@ -143,10 +144,9 @@ fn assert_no_key(dir: &Path, printed: &str) {
 }
 
 #[test]
+#[cfg_attr(skip_mcp, ignore = "UFO_BATCH_SKIP_TESTS: needs mcp")]
 fn a_recorded_plan_calls_stdio_and_http_mcp_tools_and_replays() {
-    let Some((fs, python)) = servers() else {
-        return;
-    };
+    let (fs, python) = servers();
     let linux = LinuxServer::start(&python);
     let p = Project::new();
     p.file("ufo-batch.toml", &config(&p, &fs, &python, &linux.url, ""));
@@ -246,10 +246,9 @@ fn a_recorded_plan_calls_stdio_and_http_mcp_tools_and_replays() {
 }
 
 #[test]
+#[cfg_attr(skip_mcp, ignore = "UFO_BATCH_SKIP_TESTS: needs mcp")]
 fn tools_lists_every_tool_with_its_source_and_without_injected_arguments() {
-    let Some((fs, python)) = servers() else {
-        return;
-    };
+    let (fs, python) = servers();
     let linux = LinuxServer::start(&python);
     let p = Project::new();
     p.file("ufo-batch.toml", &config(&p, &fs, &python, &linux.url, ""));
@@ -315,10 +314,9 @@ fn tools_lists_every_tool_with_its_source_and_without_injected_arguments() {
 }
 
 #[test]
+#[cfg_attr(skip_mcp, ignore = "UFO_BATCH_SKIP_TESTS: needs mcp")]
 fn an_llm_agent_sees_and_calls_mcp_tools() {
-    let Some((fs, python)) = servers() else {
-        return;
-    };
+    let (fs, python) = servers();
     let linux = LinuxServer::start(&python);
     let mock = MockLlm::start();
     mock.script(
@@ -384,10 +382,9 @@ fn an_llm_agent_sees_and_calls_mcp_tools() {
 }
 
 #[test]
+#[cfg_attr(skip_mcp, ignore = "UFO_BATCH_SKIP_TESTS: needs mcp")]
 fn a_server_that_fails_hangs_or_crashes_ends_in_a_definite_status() {
-    let Some((fs, python)) = servers() else {
-        return;
-    };
+    let (fs, python) = servers();
     let linux = LinuxServer::start(&python);
     let p = Project::new();
     let broken = format!(
@@ -474,8 +471,9 @@ fn a_server_that_fails_hangs_or_crashes_ends_in_a_definite_status() {
 }
 
 #[test]
+#[cfg_attr(skip_mcp, ignore = "UFO_BATCH_SKIP_TESTS: needs mcp")]
 fn a_server_that_cannot_start_or_be_reached_stops_the_run_before_any_task() {
-    let Some((_, python)) = servers() else { return };
+    let (_, python) = servers();
     let p = Project::new();
     p.task("t.json", crate::helpers::shell_plan("t", &["true"]));
     p.file(
@@ -530,10 +528,9 @@ fn a_server_that_cannot_start_or_be_reached_stops_the_run_before_any_task() {
 }
 
 #[test]
+#[cfg_attr(skip_mcp, ignore = "UFO_BATCH_SKIP_TESTS: needs mcp")]
 fn an_http_session_that_expires_when_its_server_restarts_is_opened_again() {
-    let Some((fs, python)) = servers() else {
-        return;
-    };
+    let (fs, python) = servers();
     let first = LinuxServer::start(&python);
     let port: u16 = first
         .url
@@ -579,10 +576,9 @@ fn an_http_session_that_expires_when_its_server_restarts_is_opened_again() {
 }
 
 #[test]
+#[cfg_attr(skip_mcp, ignore = "UFO_BATCH_SKIP_TESTS: needs mcp")]
 fn a_task_can_neither_see_a_stdio_servers_secrets_nor_outlive_its_timeout_with_it() {
-    let Some((fs, python)) = servers() else {
-        return;
-    };
+    let (fs, python) = servers();
     let linux = LinuxServer::start(&python);
     let p = Project::new();
     let secret = "server-secret-7c1e99d04b2a";
@@ -669,8 +665,9 @@ fn a_task_can_neither_see_a_stdio_servers_secrets_nor_outlive_its_timeout_with_i
 }
 
 #[test]
+#[cfg_attr(skip_mcp, ignore = "UFO_BATCH_SKIP_TESTS: needs mcp")]
 fn a_resume_runs_again_the_tasks_whose_mcp_servers_changed() {
-    let Some((fs, _)) = servers() else { return };
+    let (fs, _) = servers();
     let p = Project::new();
     let fs_config = |tools: &str| {
         format!(
@@ -711,10 +708,9 @@ fn a_resume_runs_again_the_tasks_whose_mcp_servers_changed() {
 }
 
 #[test]
+#[cfg_attr(skip_mcp, ignore = "UFO_BATCH_SKIP_TESTS: needs mcp")]
 fn a_server_dying_as_the_run_is_stopped_cancels_its_task() {
-    let Some((fs, python)) = servers() else {
-        return;
-    };
+    let (fs, python) = servers();
     let linux = LinuxServer::start(&python);
     let p = Project::new();
     p.file("ufo-batch.toml", &config(&p, &fs, &python, &linux.url, ""));
@@ -756,10 +752,9 @@ fn a_server_dying_as_the_run_is_stopped_cancels_its_task() {
 /// such, not a call that did not answer in time. The start that lists its tools (before
 /// the run, and for `ufo-batch tools`) is confined as a task's: it writes nowhere else.
 #[test]
+#[cfg_attr(skip_mcp, ignore = "UFO_BATCH_SKIP_TESTS: needs mcp")]
 fn what_a_server_lists_or_answers_is_bounded_and_its_listing_start_is_confined() {
-    let Some((_, python)) = servers() else {
-        return;
-    };
+    let (_, python) = servers();
     let mock = MockLlm::start();
     mock.script("tools", vec![finish("looked at the tools")]);
     let p = llm_project();

@@ -54,10 +54,9 @@ fn plan(request: &str, object: &str, actions: Value) -> Value {
 }
 
 #[test]
+#[cfg_attr(skip_desktop, ignore = "UFO_BATCH_SKIP_TESTS: needs desktop")]
 fn ufos_office_api_tools_change_the_live_documents_and_replay() {
-    if !desktop_stack() {
-        return;
-    }
+    desktop_stack();
     let p = Project::new();
     office_files(&p);
     p.task(
@@ -209,10 +208,9 @@ fn ufos_office_api_tools_change_the_live_documents_and_replay() {
 }
 
 #[test]
+#[cfg_attr(skip_desktop, ignore = "UFO_BATCH_SKIP_TESTS: needs desktop")]
 fn an_api_tool_that_cannot_act_fails_saying_why() {
-    if !desktop_stack() {
-        return;
-    }
+    desktop_stack();
     let p = Project::new();
     office_files(&p);
     let fails = |tool: &str, parameters: Value| json!({"action": tool, "parameters": parameters, "expect": {"status": "failure"}});
@@ -325,10 +323,9 @@ fn an_api_tool_that_cannot_act_fails_saying_why() {
 }
 
 #[test]
+#[cfg_attr(skip_desktop, ignore = "UFO_BATCH_SKIP_TESTS: needs desktop")]
 fn keys_with_no_control_are_typed_into_the_window() {
-    if !desktop_stack() {
-        return;
-    }
+    desktop_stack();
     let p = Project::new();
     p.file("files/note.txt", "first line\n");
     p.task(
@@ -409,10 +406,9 @@ fn keys_with_no_control_are_typed_into_the_window() {
 }
 
 #[test]
+#[cfg_attr(skip_desktop, ignore = "UFO_BATCH_SKIP_TESTS: needs desktop")]
 fn an_app_agent_mixes_ui_and_api_tools_and_its_recording_replays() {
-    if !desktop_stack() {
-        return;
-    }
+    desktop_stack();
     let mock = MockLlm::start();
     mock.script(
         "mixed",
@@ -555,10 +551,9 @@ fn watch_office(dir: &Path, running: impl Fn() -> bool) -> (u64, Option<String>)
 /// the task's memory limit; and a save through a link in the workspace that leads out of
 /// it is refused on the whole joined path.
 #[test]
+#[cfg_attr(skip_desktop, ignore = "UFO_BATCH_SKIP_TESTS: needs desktop")]
 fn an_oversize_office_request_fails_as_the_agents_action_on_a_memory_capped_desktop() {
-    if !desktop_stack() {
-        return;
-    }
+    desktop_stack();
     let p = Project::new();
     p.file("ufo-batch.toml", "[sandbox]\nmemory = \"4GiB\"\n");
     let files = p.path().join("files");

@@ -40,15 +40,15 @@ impl Drop for StandIn {
     }
 }
 
-/// Whether the SDKs' venv is here: a test without it fails, or is skipped on request.
-pub(crate) fn operator_stack() -> bool {
+/// Fails the test unless the SDKs' venv is here (`helpers::require_stack`).
+pub(crate) fn operator_stack() {
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/setup-operator.sh");
     let ok = Command::new("bash")
         .arg(&script)
         .arg("--check")
         .output()
         .is_ok_and(|o| o.status.success());
-    crate::helpers::stack_present("operator", ok, "bash scripts/setup-operator.sh")
+    crate::helpers::require_stack("operator", ok, "bash scripts/setup-operator.sh")
 }
 
 impl StandIn {
@@ -214,10 +214,13 @@ fn note(out: &Output, id: &str) -> String {
 }
 
 #[test]
+#[cfg_attr(
+    any(skip_desktop, skip_operator),
+    ignore = "UFO_BATCH_SKIP_TESTS: needs desktop, operator"
+)]
 fn an_openai_operator_types_unicode_into_mousepad_and_saves_it() {
-    if !desktop_stack() || !operator_stack() {
-        return;
-    }
+    desktop_stack();
+    operator_stack();
     let server = StandIn::with("ui-tars-1.5", json!({"openai-note": note_script()}));
     let p = operator_project(server, "openai", "");
     note_project(&p);
@@ -286,10 +289,13 @@ fn an_openai_operator_types_unicode_into_mousepad_and_saves_it() {
 }
 
 #[test]
+#[cfg_attr(
+    any(skip_desktop, skip_operator),
+    ignore = "UFO_BATCH_SKIP_TESTS: needs desktop, operator"
+)]
 fn an_anthropic_operator_does_the_host_agents_subtask_in_writer() {
-    if !desktop_stack() || !operator_stack() {
-        return;
-    }
+    desktop_stack();
+    operator_stack();
     let server = StandIn::with(
         "ui-tars-1.5",
         json!({"anthropic-writer": [
@@ -380,10 +386,13 @@ fn an_anthropic_operator_does_the_host_agents_subtask_in_writer() {
 }
 
 #[test]
+#[cfg_attr(
+    any(skip_desktop, skip_operator),
+    ignore = "UFO_BATCH_SKIP_TESTS: needs desktop, operator"
+)]
 fn an_operator_in_writer_and_a_normal_operator_in_mousepad() {
-    if !desktop_stack() || !operator_stack() {
-        return;
-    }
+    desktop_stack();
+    operator_stack();
     // An open model (Qwen2.5-VL's tool calls, pixels of its resized image) alone on
     // Writer's desktop.
     let server = StandIn::with(
@@ -456,10 +465,13 @@ fn an_operator_in_writer_and_a_normal_operator_in_mousepad() {
 }
 
 #[test]
+#[cfg_attr(
+    any(skip_desktop, skip_operator),
+    ignore = "UFO_BATCH_SKIP_TESTS: needs desktop, operator"
+)]
 fn open_models_in_their_formats_type_into_mousepad() {
-    if !desktop_stack() || !operator_stack() {
-        return;
-    }
+    desktop_stack();
+    operator_stack();
     for format in ["ui-tars-1.5", "qwen3-vl", "ui-tars-2"] {
         let name = format!("chat-{format}");
         let server = StandIn::with(
@@ -494,10 +506,13 @@ fn open_models_in_their_formats_type_into_mousepad() {
 }
 
 #[test]
+#[cfg_attr(
+    any(skip_desktop, skip_operator),
+    ignore = "UFO_BATCH_SKIP_TESTS: needs desktop, operator"
+)]
 fn a_failed_action_stops_its_batch_and_the_model_is_told() {
-    if !desktop_stack() || !operator_stack() {
-        return;
-    }
+    desktop_stack();
+    operator_stack();
     let server = StandIn::with(
         "ui-tars-1.5",
         json!({"batch-fails": [
@@ -563,10 +578,13 @@ fn a_failed_action_stops_its_batch_and_the_model_is_told() {
 }
 
 #[test]
+#[cfg_attr(
+    any(skip_desktop, skip_operator),
+    ignore = "UFO_BATCH_SKIP_TESTS: needs desktop, operator"
+)]
 fn safety_checks_are_acknowledged_and_counted_or_refuse_the_task() {
-    if !desktop_stack() || !operator_stack() {
-        return;
-    }
+    desktop_stack();
+    operator_stack();
     let checked = |name: &str| {
         json!({name: [
             {"safety_checks": [{"code": "sensitive_domain", "message": "The page asks for a password."}],
@@ -610,10 +628,13 @@ fn safety_checks_are_acknowledged_and_counted_or_refuse_the_task() {
 }
 
 #[test]
+#[cfg_attr(
+    any(skip_desktop, skip_operator),
+    ignore = "UFO_BATCH_SKIP_TESTS: needs desktop, operator"
+)]
 fn a_provider_that_refuses_the_tool_version_is_the_configurations_error() {
-    if !desktop_stack() || !operator_stack() {
-        return;
-    }
+    desktop_stack();
+    operator_stack();
     let refusal = json!({"type": "error", "error": {"type": "invalid_request_error",
         "message": "tools.0: the tool type 'computer_20251124' is not supported by this model; use computer_toolset_20260801"}});
     let server = StandIn::with(
@@ -640,10 +661,13 @@ fn a_provider_that_refuses_the_tool_version_is_the_configurations_error() {
 }
 
 #[test]
+#[cfg_attr(
+    any(skip_desktop, skip_operator),
+    ignore = "UFO_BATCH_SKIP_TESTS: needs desktop, operator"
+)]
 fn anthropics_older_computer_tool_drives_mousepad() {
-    if !desktop_stack() || !operator_stack() {
-        return;
-    }
+    desktop_stack();
+    operator_stack();
     let server = StandIn::with("ui-tars-1.5", json!({"older-tool": note_script()}));
     let p = operator_project(server, "anthropic", "tool = \"computer_20251124\"\n");
     note_project(&p);
@@ -669,10 +693,13 @@ fn anthropics_older_computer_tool_drives_mousepad() {
 }
 
 #[test]
+#[cfg_attr(
+    any(skip_desktop, skip_operator),
+    ignore = "UFO_BATCH_SKIP_TESTS: needs desktop, operator"
+)]
 fn a_reply_with_neither_an_action_nor_a_message_is_corrected() {
-    if !desktop_stack() || !operator_stack() {
-        return;
-    }
+    desktop_stack();
+    operator_stack();
     let server = StandIn::with(
         "ui-tars-1.5",
         json!({"empty-reply": [
@@ -731,10 +758,13 @@ for _ in range(400):
 "#;
 
 #[test]
+#[cfg_attr(
+    any(skip_desktop, skip_operator),
+    ignore = "UFO_BATCH_SKIP_TESTS: needs desktop, operator"
+)]
 fn a_recorded_operator_run_replays_by_element_after_its_window_moved() {
-    if !desktop_stack() || !operator_stack() {
-        return;
-    }
+    desktop_stack();
+    operator_stack();
     let server = StandIn::with("ui-tars-1.5", json!({"record-note": note_script()}));
     let p = operator_project(server, "openai", "");
     note_project(&p);
@@ -826,10 +856,13 @@ fn a_recorded_operator_run_replays_by_element_after_its_window_moved() {
 }
 
 #[test]
+#[cfg_attr(
+    any(skip_desktop, skip_operator),
+    ignore = "UFO_BATCH_SKIP_TESTS: needs desktop, operator"
+)]
 fn an_open_menus_item_is_the_element_hit_and_replays() {
-    if !desktop_stack() || !operator_stack() {
-        return;
-    }
+    desktop_stack();
+    operator_stack();
     // Mousepad's File menu at the top left, its Save item below (an open menu is no
     // window of its own: the hit test looks into it first).
     let server = StandIn::with(

@@ -14,16 +14,17 @@ use serde_json::{Value, json};
 
 use crate::helpers::{read_json, run_binary};
 
-/// Whether OSWorld's stack is here (its venv, server and task files, and the desktop).
-fn osworld_stack() -> bool {
+/// Fails the test unless OSWorld's stack is here (its venv, server and task files, and
+/// the desktop).
+fn osworld_stack() {
+    crate::desktop::desktop_stack();
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let ok = std::process::Command::new("bash")
         .arg(root.join("scripts/setup-osworld.sh"))
         .arg("--check")
         .output()
-        .is_ok_and(|o| o.status.success())
-        && crate::desktop::desktop_stack();
-    crate::helpers::stack_present("osworld", ok, "bash scripts/setup-osworld.sh")
+        .is_ok_and(|o| o.status.success());
+    crate::helpers::require_stack("osworld", ok, "bash scripts/setup-osworld.sh")
 }
 
 fn fixtures() -> PathBuf {
@@ -201,10 +202,12 @@ fn plans() -> Vec<(String, Value)> {
 }
 
 #[test]
+#[cfg_attr(
+    any(skip_desktop, skip_osworld),
+    ignore = "UFO_BATCH_SKIP_TESTS: needs desktop, osworld"
+)]
 fn osworlds_own_evaluator_scores_each_task_solved_and_not_several_at_once() {
-    if !osworld_stack() {
-        return;
-    }
+    osworld_stack();
     let dir = tempfile::tempdir().unwrap();
     let plans = plans();
     for (name, plan) in &plans {
@@ -329,10 +332,12 @@ fn osworlds_own_evaluator_scores_each_task_solved_and_not_several_at_once() {
 }
 
 #[test]
+#[cfg_attr(
+    any(skip_desktop, skip_osworld),
+    ignore = "UFO_BATCH_SKIP_TESTS: needs desktop, osworld"
+)]
 fn osworlds_own_suite_runs_as_far_as_this_machine_allows_the_rest_unsupported() {
-    if !osworld_stack() {
-        return;
-    }
+    osworld_stack();
     let suite = Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("target/osworld/OSWorld/evaluation_examples/test_all.json");
     let dir = tempfile::tempdir().unwrap();
@@ -404,10 +409,12 @@ fn osworlds_own_suite_runs_as_far_as_this_machine_allows_the_rest_unsupported() 
 }
 
 #[test]
+#[cfg_attr(
+    any(skip_desktop, skip_osworld),
+    ignore = "UFO_BATCH_SKIP_TESTS: needs desktop, osworld"
+)]
 fn bad_osworld_tasks_end_in_clear_errors_and_touch_nothing_outside_their_desktop() {
-    if !osworld_stack() {
-        return;
-    }
+    osworld_stack();
     let dir = tempfile::tempdir().unwrap();
     // Those that run get a plan each; the rest are refused before anything of them runs.
     let runs = [
@@ -528,11 +535,13 @@ fn validate_reads_osworld_task_files_and_their_suites_are_no_tasks() {
 }
 
 #[test]
+#[cfg_attr(
+    any(skip_desktop, skip_osworld),
+    ignore = "UFO_BATCH_SKIP_TESTS: needs desktop, osworld"
+)]
 fn the_linux_agent_takes_osworlds_os_tasks_on_the_desktops_shell() {
     use crate::mock_llm::{MockLlm, Reply, action, finish};
-    if !osworld_stack() {
-        return;
-    }
+    osworld_stack();
     let mock = MockLlm::start();
     mock.script_key(
         "a folder named reports",

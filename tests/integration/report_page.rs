@@ -15,10 +15,9 @@ const VISIBLE: &str =
     "[...document.querySelectorAll('#tasks tbody tr')].map(r => r.cells[0].textContent)";
 
 #[test]
+#[cfg_attr(skip_browser, ignore = "UFO_BATCH_SKIP_TESTS: needs browser")]
 fn the_report_page_filters_sorts_and_opens_a_failing_task_without_errors() {
-    if !crate::cdp::available() {
-        return;
-    }
+    crate::cdp::available();
     let p = Project::new();
     let plans = Path::new(env!("CARGO_MANIFEST_DIR")).join("plans");
     let out = p.cmd(&["run", plans.to_str().unwrap(), "--progress", "quiet"]);
@@ -107,10 +106,9 @@ fn the_report_page_filters_sorts_and_opens_a_failing_task_without_errors() {
 }
 
 #[test]
+#[cfg_attr(skip_browser, ignore = "UFO_BATCH_SKIP_TESTS: needs browser")]
 fn a_large_runs_page_lists_every_task_a_page_at_a_time() {
-    if !crate::cdp::available() {
-        return;
-    }
+    crate::cdp::available();
     let p = Project::new();
     let n = 600;
     for i in 0..n {

@@ -71,14 +71,13 @@ fn without_a_sandbox_the_same_writes_succeed() {
 }
 
 #[test]
+#[cfg_attr(skip_bwrap, ignore = "UFO_BATCH_SKIP_TESTS: needs bwrap")]
 fn bwrap_keeps_writes_off_the_host_when_installed() {
     let here = std::process::Command::new("bwrap")
         .arg("--version")
         .output()
         .is_ok_and(|o| o.status.success());
-    if !crate::helpers::stack_present("bwrap", here, "apt-get install bubblewrap") {
-        return;
-    }
+    crate::helpers::require_stack("bwrap", here, "apt-get install bubblewrap");
     let p = Project::new();
     escape_task(&p, "bwrap");
     let out = p.run(&["--sandbox", "bwrap"]);
@@ -110,6 +109,7 @@ fn bwrap_keeps_writes_off_the_host_when_installed() {
 /// `--sandbox bwrap` is refused before any task, with what failed, rather than every
 /// command exiting 126 against the agent.
 #[test]
+#[cfg_attr(skip_bwrap, ignore = "UFO_BATCH_SKIP_TESTS: needs bwrap")]
 fn a_bwrap_that_cannot_confine_a_command_is_refused_before_any_task() {
     let real = std::process::Command::new("sh")
         .args(["-c", "command -v bwrap"])
@@ -117,9 +117,7 @@ fn a_bwrap_that_cannot_confine_a_command_is_refused_before_any_task() {
         .ok()
         .filter(|o| o.status.success())
         .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string());
-    if !crate::helpers::stack_present("bwrap", real.is_some(), "apt-get install bubblewrap") {
-        return;
-    }
+    crate::helpers::require_stack("bwrap", real.is_some(), "apt-get install bubblewrap");
     let p = Project::new();
     p.task("a.json", shell_plan("a", &["echo hi"]));
     let bin = p.path().join("capless");
@@ -216,11 +214,10 @@ fn without_the_jail_binary_auto_says_why_it_confines_more_weakly() {
 /// A run folder on a memory file system in `/dev/shm` (a fast scratch place): the
 /// jail's own `/dev` covers the machine's, and the task's folders must stay in sight.
 #[test]
+#[cfg_attr(skip_shm, ignore = "UFO_BATCH_SKIP_TESTS: needs shm")]
 fn a_run_folder_in_dev_shm_is_jailed_like_any_other() {
     let shm = std::path::Path::new("/dev/shm");
-    if !crate::helpers::stack_present("shm", shm.is_dir(), "mount a tmpfs on /dev/shm") {
-        return;
-    }
+    crate::helpers::require_stack("shm", shm.is_dir(), "mount a tmpfs on /dev/shm");
     let out_dir = tempfile::tempdir_in(shm).unwrap();
     let beside = out_dir.path().join("escaped.txt");
     let p = Project::new();

@@ -32,17 +32,36 @@ fn validate_reports_every_problem_and_exits_2() {
     let text = &out.stdout;
     for needle in [
         "tasks/bad/syntax.json:4:1: expected value",
-        "tasks/bad/no_request.json: no request: the file has neither \"request\" nor \"task\"",
-        "tasks/bad/wrong_type.json: `close`: `close` is \"sometimes\"",
-        "tasks/bad/unsafe_id.json: `id`: the id `../../etc` has the segment `..`",
-        "tasks/bad/dup_b.json: duplicate id `same`: tasks/bad/dup_a.json has it too",
-        "tasks/bad/unknown_tool.json: `actions[0].action`: unknown tool `format_disk`",
+        "tasks/bad/no_request.json:1:1: no request: the file has neither \"request\" nor \"task\"",
         "fix: use one of: execute_command, write_file, read_file, list_dir",
-        "tasks/bad/my task.json: the id `bad/my task` contains a space",
         "12 task files checked: 5 valid (2 RecordedPlan, 1 SeedRequest, 1 UfoRequest, 1 UfoStepPlan), 7 bad files with 7 problems",
     ] {
         assert!(text.contains(needle), "missing {needle:?} in:\n{text}");
     }
+    // Every problem is said at its line and column, not only the parser's first.
+    for (file, said) in [
+        ("tasks/bad/wrong_type.json", "`close`: `close` is \"sometimes\""),
+        ("tasks/bad/unsafe_id.json", "`id`: the id `../../etc` has the segment `..`"),
+        ("tasks/bad/unknown_tool.json", "`actions[0].action`: unknown tool `format_disk`"),
+        ("tasks/bad/my task.json", "the id `bad/my task` contains a space"),
+    ] {
+        let line = text
+            .lines()
+            .find(|l| l.starts_with(file) && l.contains(said))
+            .unwrap_or_else(|| panic!("missing {file}: {said} in:\n{text}"));
+        let position: Vec<&str> = line[file.len()..].splitn(4, ':').collect();
+        assert!(
+            position[0].is_empty()
+                && position[1].parse::<u32>().is_ok()
+                && position[2].parse::<u32>().is_ok(),
+            "{line}"
+        );
+    }
+    // A duplicate id is a problem of the batch, not of a place in one file.
+    assert!(
+        text.contains("tasks/bad/dup_b.json: duplicate id `same`: tasks/bad/dup_a.json has it too"),
+        "{text}"
+    );
 }
 
 #[test]
@@ -99,6 +118,13 @@ fn run_reports_bad_files_as_errors_and_runs_the_rest() {
         assert!(error.contains(needle), "{id}: {error}");
         let md = out.task_file(id, "output.md");
         assert!(md.contains("## Problems in the task file"), "{id}");
+        // The request the file states, or no request line at all (never an empty one).
+        match id {
+            "bad/syntax" | "bad/no_request" | "same.dup2" => {
+                assert!(!md.contains("**Request**"), "{id}: {md}");
+            }
+            _ => assert!(md.contains("- **Request**: x\n"), "{id}: {md}"),
+        }
     }
     let totals = &out.summary()["totals"];
     assert_eq!(totals["total"], 9);

@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{Value, json};
 
-use crate::helpers::{Project, read_json, stack_present};
+use crate::helpers::{Project, read_json, require_stack};
 use crate::llm::{llm_project, run_with};
 use crate::mock_llm::{MockLlm, action, marker, verdict};
 
@@ -16,11 +16,10 @@ fn root() -> &'static Path {
 }
 
 #[test]
+#[cfg_attr(skip_stats, ignore = "UFO_BATCH_SKIP_TESTS: needs stats")]
 fn the_reference_values_are_what_scipy_and_statsmodels_say() {
     let python = root().join("target/stats/venv/bin/python");
-    if !stack_present("stats", python.is_file(), "bash scripts/setup-stats.sh") {
-        return;
-    }
+    require_stack("stats", python.is_file(), "bash scripts/setup-stats.sh");
     let fixture = root().join("tests/data/stats-reference.json");
     let copy = tempfile::NamedTempFile::new().unwrap();
     std::fs::copy(&fixture, copy.path()).unwrap();

@@ -1,4 +1,4 @@
-//! Against microsoft/UFO's own, unmodified code (`../shared/ufo`, see its SOURCE.md), not
+//! Against microsoft/UFO's own, unmodified code (the copy `scripts/setup-ufo.sh` sets up), not
 //! an imitation of it: UFO's device client (`python -m ufo.client.client`) in front of
 //! UFO's Linux MCP server (`python -m ufo.client.mcp.http_servers.linux_mcp_server`), as
 //! `run --devices` workers; and the same server as an `[[mcp.servers]]` HTTP server. They
@@ -18,22 +18,25 @@ const TOKEN: &str = "ufo-real-token-5d2e8a41c7";
 /// The key UFO's Linux MCP server checks (`UFO_MCP_API_KEY`), which the runner injects.
 const KEY: &str = "ufo-real-key-93b1f0e6a4d2";
 
-/// UFO's code.
+/// UFO's code: the copy `scripts/setup-ufo.sh` set up and named in `target/ufo/source`
+/// (`UFO_SOURCE`, `../shared/ufo`, or microsoft/UFO fetched at the pinned commit).
 pub(crate) fn ufo_source() -> PathBuf {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/ufo");
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let named = std::fs::read_to_string(root.join("target/ufo/source")).unwrap_or_default();
+    let path = PathBuf::from(named.trim());
     assert!(
-        path.join("ufo/client/client.py").is_file(),
-        "UFO's code is not at {} (../shared/ufo, see its SOURCE.md)",
-        path.display()
+        !named.trim().is_empty() && path.join("ufo/client/client.py").is_file(),
+        "UFO's code is not set up ({:?}): run `bash scripts/setup-ufo.sh`",
+        path
     );
     path
 }
 
-/// Whether UFO's venv is here: a test without it fails naming scripts/setup-ufo.sh, or
-/// is skipped on request (`helpers::stack_present`).
-pub(crate) fn ufo_installed() -> bool {
+/// Fails the test unless UFO's venv is here, naming scripts/setup-ufo.sh
+/// (`helpers::require_stack`).
+pub(crate) fn ufo_installed() {
     let python = Path::new(env!("CARGO_MANIFEST_DIR")).join("target/ufo/venv/bin/python");
-    crate::helpers::stack_present("ufo", python.is_file(), "bash scripts/setup-ufo.sh")
+    crate::helpers::require_stack("ufo", python.is_file(), "bash scripts/setup-ufo.sh")
 }
 
 /// The venv with UFO's 12 pinned packages.
@@ -236,10 +239,9 @@ fn assert_no_secret(dir: &Path, out: &Output) {
 /// (`sort -o`, the one writing command UFO's allow-list has) and checked there, a command
 /// UFO refuses; then the run's plans replay on the same devices.
 #[test]
+#[cfg_attr(skip_ufo, ignore = "UFO_BATCH_SKIP_TESTS: needs ufo")]
 fn ufos_own_clients_run_a_batch_and_its_plans_replay() {
-    if !ufo_installed() {
-        return;
-    }
+    ufo_installed();
     let p = project(DEVICES_CONFIG);
     p.task(
         "list.json",
@@ -399,10 +401,9 @@ fn ufos_own_clients_run_a_batch_and_its_plans_replay() {
 /// A client killed while its command runs (a `cat` of a FIFO nobody writes, on that
 /// device only): its task is retried on the other device, where it passes.
 #[test]
+#[cfg_attr(skip_ufo, ignore = "UFO_BATCH_SKIP_TESTS: needs ufo")]
 fn a_ufo_client_killed_mid_task_has_its_task_retried_on_the_other() {
-    if !ufo_installed() {
-        return;
-    }
+    ufo_installed();
     let p = project(DEVICES_CONFIG);
     p.task(
         "wait.json",
@@ -480,10 +481,9 @@ fn a_ufo_client_killed_mid_task_has_its_task_retried_on_the_other() {
 /// A client with a wrong token never registers; the refusal says why without the token,
 /// and a run waiting for a device stops, saying so.
 #[test]
+#[cfg_attr(skip_ufo, ignore = "UFO_BATCH_SKIP_TESTS: needs ufo")]
 fn a_ufo_client_with_a_wrong_token_is_refused() {
-    if !ufo_installed() {
-        return;
-    }
+    ufo_installed();
     // Long enough for UFO's client (a Python start) to connect and be refused on a
     // loaded machine.
     let p = project(&format!("{DEVICES_CONFIG}wait_for = \"12s\"\n"));
@@ -528,10 +528,9 @@ fn a_ufo_client_with_a_wrong_token_is_refused() {
 /// A device whose tools need the key when the config injects none: the run stops when
 /// it registers, before any task runs, naming the tool, the argument and the config key.
 #[test]
+#[cfg_attr(skip_ufo, ignore = "UFO_BATCH_SKIP_TESTS: needs ufo")]
 fn a_missing_inject_stops_the_run_before_any_task() {
-    if !ufo_installed() {
-        return;
-    }
+    ufo_installed();
     let p = project("[devices]\ncommand_timeout = \"20s\"\n");
     p.task(
         "list.json",
@@ -569,10 +568,9 @@ fn a_missing_inject_stops_the_run_before_any_task() {
 /// non-zero exit and a timeout fail their task (UFO says so in the result, not with
 /// `isError`); a command that works passes; the key is in no output byte.
 #[test]
+#[cfg_attr(skip_ufo, ignore = "UFO_BATCH_SKIP_TESTS: needs ufo")]
 fn ufos_linux_mcp_server_over_http_fails_what_failed() {
-    if !ufo_installed() {
-        return;
-    }
+    ufo_installed();
     let p = Project::new();
     let folder = p.path().parent().unwrap().join("server-work");
     std::fs::create_dir_all(&folder).unwrap();
@@ -631,10 +629,9 @@ fn ufos_linux_mcp_server_over_http_fails_what_failed() {
 /// the same, and run again (passing) once the key is right; a plan that expects its
 /// command to fail does not pass on it.
 #[test]
+#[cfg_attr(skip_ufo, ignore = "UFO_BATCH_SKIP_TESTS: needs ufo")]
 fn a_wrong_injected_key_is_the_runners_error_not_a_verdict() {
-    if !ufo_installed() {
-        return;
-    }
+    ufo_installed();
     let p = project("[devices]\ninject = { api_key = \"WRONG_KEY\" }\ncommand_timeout = \"20s\"\n");
     p.task(
         "list.json",
@@ -722,10 +719,9 @@ fn a_wrong_injected_key_is_the_runners_error_not_a_verdict() {
 /// the configuration's `error`, not retried, kept by a resumed run while the key is the
 /// same, and run again (passing) once the key is right.
 #[test]
+#[cfg_attr(skip_ufo, ignore = "UFO_BATCH_SKIP_TESTS: needs ufo")]
 fn ufos_mcp_server_refusing_the_injected_key_is_the_configs_error() {
-    if !ufo_installed() {
-        return;
-    }
+    ufo_installed();
     let p = Project::new();
     let folder = p.path().parent().unwrap().join("server-work");
     std::fs::create_dir_all(&folder).unwrap();
@@ -778,10 +774,9 @@ fn ufos_mcp_server_refusing_the_injected_key_is_the_configs_error() {
 }
 
 #[test]
+#[cfg_attr(skip_ufo, ignore = "UFO_BATCH_SKIP_TESTS: needs ufo")]
 fn validate_warns_for_a_tool_only_a_device_offers() {
-    if !ufo_installed() {
-        return;
-    }
+    ufo_installed();
     let p = project(DEVICES_CONFIG);
     p.task(
         "info.json",

@@ -65,10 +65,13 @@ fn check(seen: &[Value]) {
 }
 
 #[test]
+#[cfg_attr(
+    any(skip_desktop, skip_ufo),
+    ignore = "UFO_BATCH_SKIP_TESTS: needs desktop, ufo"
+)]
 fn ufos_trajectory_parser_reads_a_run_and_a_replay_of_the_desktop_samples() {
-    if !crate::ufo_real::ufo_installed() || !desktop_stack() {
-        return;
-    }
+    crate::ufo_real::ufo_installed();
+    desktop_stack();
     ufo_source();
     let out_dir = tempfile::tempdir().unwrap();
     let examples = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/desktop");

@@ -11,6 +11,19 @@ use serde_json::{Map, Value};
 
 use super::raw::{ACTION_KEYS, KNOWN_KEYS};
 
+/// The keys that decide what a task is or how it is scored: one of them misspelt turns
+/// a recorded plan into an LLM task, or drops its checks, so a near-miss of one (when
+/// the file lacks the key itself) is a problem, not a warning.
+pub(super) const SHAPE_KEYS: [&str; 7] = [
+    "request",
+    "task",
+    "actions",
+    "steps",
+    "refined_steps",
+    "instruction",
+    "evaluate",
+];
+
 /// The lists whose items are actions.
 const ACTION_LISTS: [&str; 2] = ["actions", "setup"];
 
@@ -42,11 +55,28 @@ impl UnknownKeys {
         keys
     }
 
-    /// Each as a warning: the top's, then each list's.
-    pub(super) fn warnings(&self) -> impl Iterator<Item = String> + '_ {
+    /// The top keys that are a near-miss of a [`SHAPE_KEYS`] key the file does not
+    /// have (`present` says which it has), each with the key it likely meant.
+    pub(super) fn misspelt_shape_keys(
+        &self,
+        present: impl Fn(&str) -> bool,
+    ) -> Vec<(&str, &'static str)> {
+        self.top
+            .iter()
+            .filter_map(|k| {
+                let meant = crate::text::closest(k, KNOWN_KEYS.iter().copied())?;
+                (SHAPE_KEYS.contains(&meant) && !present(meant)).then_some((k.as_str(), meant))
+            })
+            .collect()
+    }
+
+    /// Each as a warning: the top's, then each list's; `but` are top keys said as
+    /// problems instead.
+    pub(super) fn warnings<'a>(&'a self, but: &'a [&str]) -> impl Iterator<Item = String> + 'a {
         let top = self
             .top
             .iter()
+            .filter(move |k| !but.contains(&k.as_str()))
             .map(|k| format!("unknown key `{k}` ignored{}", did_you_mean(k, KNOWN_KEYS)));
         let items = ACTION_LISTS
             .iter()
@@ -218,7 +248,7 @@ mod tests {
         let scanned: UnknownKeys = serde_json::from_str(text).unwrap();
         assert_eq!(scanned, UnknownKeys::of(tree.as_object().unwrap()));
         assert_eq!(
-            scanned.warnings().collect::<Vec<_>>(),
+            scanned.warnings(&[]).collect::<Vec<_>>(),
             [
                 "unknown key `extra` ignored",
                 "unknown key `Extra` ignored",

@@ -74,6 +74,23 @@ pub(super) struct RawTask {
     pub(super) last_action: Option<String>,
 }
 
+impl RawTask {
+    /// True when the file has `key`, one of the keys that decide its shape
+    /// ([`super::keys::SHAPE_KEYS`]).
+    pub(super) fn has(&self, key: &str) -> bool {
+        match key {
+            "request" => self.request.is_some(),
+            "task" => self.task.is_some(),
+            "actions" => self.actions.is_some(),
+            "steps" => self.steps.is_some(),
+            "refined_steps" => self.refined_steps.is_some(),
+            "instruction" => self.instruction.is_some(),
+            "evaluate" => self.evaluate.is_some(),
+            _ => false,
+        }
+    }
+}
+
 /// UFO dataflow's `unique_id`: a string or a number.
 #[derive(Deserialize)]
 #[serde(untagged, expecting = "a string or a number")]

@@ -55,7 +55,7 @@ fn syntax_errors_have_line_and_column() {
 fn type_errors_name_the_key() {
     let p = problems("{\"request\": \"a\", \"actions\": [{\"action\": 5}]}");
     assert!(
-        p[0].contains("`actions[0].action`: invalid type: integer `5`, expected a string"),
+        p[0].contains("`actions[0].action`: must be a string (\"...\"), not the number 5"),
         "{}",
         p[0]
     );
@@ -218,9 +218,9 @@ fn one_reading_says_every_problem_where_the_file_has_it() {
     // Types first (each where it is), then meaning; the set-aside items do not shift
     // the places of the ones after them.
     for wanted in [
-        "`evaluate[0].type`: unknown variant `file_exist`",
+        "`evaluate[0].type`: `file_exist` is not one of",
         "did you mean `file_exists`?",
-        "`evaluate[2]`: invalid type: integer `7`",
+        "`evaluate[2]`: must be a string (\"...\"), not the number 7",
         "`actions[1].action`: unknown tool `execute_comand`",
         "did you mean `execute_command`?",
         "`actions[2].parameters`: `execute_command` needs the parameter `command`",
@@ -236,4 +236,37 @@ fn one_reading_says_every_problem_where_the_file_has_it() {
         "{:?}",
         outcome.warnings
     );
+}
+
+#[test]
+fn every_problem_has_its_line_and_column() {
+    let text = "{\"request\": \"r\",\n \"max_steps\": \"5\",\n \"actions\": [{\"action\": \"execute_comand\", \"parameters\": {}}],\n \"evaluate\": [{\"type\": \"file_exist\", \"path\": \"a\"}]}";
+    let said = problems(text);
+    assert!(said.len() >= 3, "{said:?}");
+    for (p, line) in said.iter().zip([2, 4, 3]) {
+        assert!(p.starts_with(&format!("t/x.json:{line}:")), "{said:#?}");
+    }
+    // A problem with the file as a whole is at its start.
+    let said = problems("\n  {\"object\": \"a.docx\"}");
+    assert!(said[0].starts_with("t/x.json:2:3: no request"), "{said:?}");
+}
+
+#[test]
+fn a_misspelt_key_that_decides_the_shape_is_a_problem() {
+    // `actons` would make this recorded plan an LLM task: a problem, not a warning.
+    let text = r#"{"request": "r", "actons": [{"action": "execute_command", "parameters": {"command": "ls"}}]}"#;
+    let said = problems(text);
+    assert_eq!(said.len(), 1, "{said:?}");
+    assert!(said[0].contains("`actons`: unknown key `actons`: did you mean `actions`?"), "{said:?}");
+    assert!(said[0].starts_with("t/x.json:1:18:"), "{said:?}");
+    for (key, meant) in [("evalute", "evaluate"), ("requst", "request"), ("stpes", "steps")] {
+        let text = format!(r#"{{"task": "t", "{key}": []}}"#);
+        let said = problems(&text);
+        assert!(said.iter().any(|p| p.contains(&format!("did you mean `{meant}`?"))), "{said:?}");
+    }
+    // With the key itself there too, the near-miss is only unknown: a warning.
+    let text = r#"{"request": "r", "evaluate": [], "evalute": []}"#;
+    assert!(parse(text).result.is_ok());
+    // A key far from any is a warning, as before.
+    assert!(parse(r#"{"request": "r", "notes": "n"}"#).result.is_ok());
 }
