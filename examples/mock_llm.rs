@@ -232,10 +232,15 @@ fn summary(script: &Value, request: &str) -> String {
     } else {
         rest.join("\n")
     };
-    let status = if rest.is_empty() { "FINISH" } else { "CONTINUE" };
-    let tips = entry
-        .and_then(|e| e["tips"].as_str())
-        .map_or_else(|| format!("- {function} did the first step of this task"), str::to_string);
+    let status = if rest.is_empty() {
+        "FINISH"
+    } else {
+        "CONTINUE"
+    };
+    let tips = entry.and_then(|e| e["tips"].as_str()).map_or_else(
+        || format!("- {function} did the first step of this task"),
+        str::to_string,
+    );
     json!({"Observation": format!("the agent took {} steps to do the task", steps.len()),
            "Thought": first["Thought"], "ControlLabel": first["ControlLabel"],
            "ControlText": first["ControlText"], "Function": function, "Args": args,

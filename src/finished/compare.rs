@@ -18,7 +18,42 @@ pub(crate) fn compare(a: &Path, b: &Path, alpha: f64) -> Result<Comparison, Fini
     let (rows_a, rows_b) = (rows(a)?, rows(b)?);
     let refs_a: Vec<&TaskRow> = rows_a.iter().collect();
     let refs_b: Vec<&TaskRow> = rows_b.iter().collect();
-    Ok(comparison(a, &refs_a, b, &refs_b, alpha))
+    let mut c = comparison(a, &refs_a, b, &refs_b, alpha);
+    c.pictures.series = series(b);
+    Ok(c)
+}
+
+/// Most run folders beside B looked at for the series, and most drawn.
+const SERIES_LOOKED_AT: usize = 500;
+const SERIES_DRAWN: usize = 30;
+
+/// The runs in the folder that holds `b` (`results/`: the runs of a project, by
+/// name) that finished with totals, by when they started: each one's name and pass
+/// rate, the latest [`SERIES_DRAWN`].
+fn series(b: &Path) -> Vec<(String, f64)> {
+    let Some(parent) = b.parent().filter(|p| !p.as_os_str().is_empty()) else {
+        return Vec::new();
+    };
+    let Ok(entries) = std::fs::read_dir(parent) else {
+        return Vec::new();
+    };
+    let mut runs: Vec<(String, String, f64)> = entries
+        .flatten()
+        .take(SERIES_LOOKED_AT)
+        .filter(|e| e.file_type().is_ok_and(|t| t.is_dir()))
+        .filter_map(|e| {
+            let run = read_run_json(&e.path())?;
+            let started = run["started"].as_str()?.to_string();
+            let rate = run["totals"]["pass_rate"].as_f64()?;
+            Some((started, e.file_name().to_string_lossy().into_owned(), rate))
+        })
+        .collect();
+    runs.sort_by(|x, y| (&x.0, &x.1).cmp(&(&y.0, &y.1)));
+    let skip = runs.len().saturating_sub(SERIES_DRAWN);
+    runs.into_iter()
+        .skip(skip)
+        .map(|(_, name, rate)| (name, rate))
+        .collect()
 }
 
 /// A row for every task of the batch of the run dir at `dir`; an error when a record

@@ -40,7 +40,7 @@ pub(crate) fn compare_md(c: &Comparison) -> String {
             "pass rate",
             format!("{:.1}%", a.pass_rate * 100.0),
             format!("{:.1}%", b.pass_rate * 100.0),
-            format!("{:+.1} pts", (b.pass_rate - a.pass_rate) * 100.0),
+            crate::render::significance::points(b.pass_rate - a.pass_rate),
         ),
         ("cost", cost(a.cost_usd), cost(b.cost_usd), cost_change),
         (

@@ -113,6 +113,19 @@ pub(crate) struct Comparison {
     pub(crate) unchanged: usize,
     /// True when tasks missing from B do not fail the gate (`--allow-missing`).
     pub(crate) allow_missing: bool,
+    /// What the page's pictures draw (not in the JSON).
+    #[serde(skip)]
+    pub(crate) pictures: Pictures,
+}
+
+/// What the comparison page draws.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Pictures {
+    /// Each run's counts.
+    pub(crate) a: crate::render::html::ChartCounts,
+    pub(crate) b: crate::render::html::ChartCounts,
+    /// The runs beside B (name, pass rate), oldest first.
+    pub(crate) series: Vec<(String, f64)>,
 }
 
 impl Comparison {
@@ -183,7 +196,14 @@ pub(crate) fn comparison(
         missing: vec![],
         unchanged: 0,
         allow_missing: false,
+        pictures: Pictures::default(),
     };
+    for r in a {
+        c.pictures.a.add(r);
+    }
+    for r in b {
+        c.pictures.b.add(r);
+    }
     for (id, x) in &ma {
         match mb.get(id) {
             None => c.missing.push(Change {

@@ -21,6 +21,8 @@ pub(crate) struct Overview {
     pub(crate) experience: Option<ExperienceCount>,
     /// An OSWorld run's counts by domain.
     pub(crate) domains: Option<Vec<super::domains::DomainCount>>,
+    /// What `report.html`'s pictures count.
+    pub(crate) charts: super::html::ChartCounts,
 }
 
 impl Overview {
@@ -30,11 +32,13 @@ impl Overview {
         let mut agreement = AgreementCount::default();
         let mut experience = ExperienceCount::default();
         let mut domains = super::domains::DomainCounts::default();
+        let mut charts = super::html::ChartCounts::default();
         let mut totals = totals(records.rows().inspect(|r| {
             repeated |= r.repeat.is_some();
             agreement.add(r);
             experience.add(r);
             domains.add(r);
+            charts.add(r);
         }));
         if repeated {
             // Repetitions of one task are not independent: the interval is pass@1's,
@@ -47,6 +51,7 @@ impl Overview {
             agreement: agreement.finish(),
             experience: experience.finish(),
             domains: domains.finish(),
+            charts,
         }
     }
 }

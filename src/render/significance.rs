@@ -270,15 +270,15 @@ impl Significance {
         };
         match &self.table {
             Some(t) => format!(
-                "Exact McNemar test on the {} that changed: p = {:.4}{}",
+                "Exact McNemar test on the {} that changed: {}{}",
                 crate::text::plural(t.discordant() as usize, "task"),
-                self.p_value,
+                p_text(self.p_value, self.alpha),
                 interval("Newcombe's")
             ),
             None => format!(
-                "Per-task pass rates over repetitions: a sign-flip permutation test on the {} both runs have: p = {:.4}{}",
+                "Per-task pass rates over repetitions: a sign-flip permutation test on the {} both runs have: {}{}",
                 crate::text::plural(self.tasks, "task"),
-                self.p_value,
+                p_text(self.p_value, self.alpha),
                 interval("a paired t interval")
             ),
         }
@@ -409,6 +409,12 @@ fn needed(alpha: f64) -> usize {
 }
 
 /// `+7.0` / `−7.0` (a true minus sign); `0.0` without a sign.
+/// A change of pass rate, `b − a` as a fraction, in percentage points as every report
+/// says one: `−12.5 points`.
+pub(crate) fn points(change: f64) -> String {
+    format!("{} points", signed(change * 100.0))
+}
+
 fn signed(x: f64) -> String {
     let text = format!("{:.1}", x.abs());
     if text == "0.0" {

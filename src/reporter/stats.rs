@@ -110,7 +110,11 @@ impl RunStats {
                 self.usage.add(f.record.usage);
                 self.cost
                     .add(f.record.cost_usd.map_or_else(Cost::unknown, Cost::known));
-                let not_saved = f.record.experience.as_ref().and_then(|x| x.not_saved.as_ref());
+                let not_saved = f
+                    .record
+                    .experience
+                    .as_ref()
+                    .and_then(|x| x.not_saved.as_ref());
                 if let Some(why) = not_saved {
                     let (count, first) = &mut self.experience_not_saved;
                     *count += 1;

@@ -62,12 +62,11 @@ impl Terminal {
             }
             Event::TaskStarted(record) => {
                 self.running.insert(record.id.to_string());
-                self.eta.started(record.id.as_str(), std::time::Instant::now());
+                self.eta
+                    .started(record.id.as_str(), std::time::Instant::now());
                 self.refresh(stats);
             }
-            Event::TaskLog { .. }
-            | Event::TaskOnDevice { .. }
-            | Event::StepFinished { .. } => {}
+            Event::TaskLog { .. } | Event::TaskOnDevice { .. } | Event::StepFinished { .. } => {}
             Event::Tick => self.refresh(stats),
             Event::TaskRetrying { record, delay_s } => {
                 let why = record

@@ -15,8 +15,8 @@ use raw::RawTask;
 mod checker;
 mod keys;
 mod locate;
-mod words;
 mod raw;
+mod words;
 
 /// What reading one file gave.
 pub(crate) struct FileOutcome {

@@ -78,7 +78,7 @@ fn validate_says_every_problem_of_a_file_with_what_was_meant() {
     out.expect_code(2);
     let said = out.stdout + &out.stderr;
     for wanted in [
-        "no_request.json: no request",
+        "no_request.json:1:1: no request",
         "unknown key `reqest`: did you mean `request`?",
         "`actions[0].action`: unknown tool `read_fil`",
         "did you mean `read_file`?",

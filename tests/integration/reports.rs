@@ -456,3 +456,50 @@ fn report_waits_for_a_live_runner_and_tells_a_killed_ones_tasks_as_unfinished() 
     again.expect_code(1);
     assert_eq!(again.summary()["totals"]["timeout"], 3);
 }
+
+#[test]
+fn the_pages_draw_pass_rates_by_tag_durations_and_the_runs_over_time() {
+    let p = Project::new();
+    for (name, failing) in [("one", 2), ("two", 1), ("three", 0)] {
+        for i in 0..4 {
+            let check = if i < failing { "false" } else { "true" };
+            let mut plan = crate::helpers::shell_plan("r", &["true"]);
+            plan["tags"] = json!([if i % 2 == 0 { "even" } else { "odd" }]);
+            plan["evaluate"] = json!([{"type": "command", "run": check}]);
+            p.task(&format!("t{i}.json"), plan);
+        }
+        p.run(&["--name", name, "--fresh"]);
+    }
+    let report = std::fs::read_to_string(p.path().join("results/three/report.html")).unwrap();
+    for wanted in [
+        "<figcaption>Pass rate by tag</figcaption>",
+        "100% (2/2)",
+        "<figcaption>Task durations</figcaption>",
+        "<svg xmlns=\"http://www.w3.org/2000/svg\" class=\"chart\"",
+    ] {
+        assert!(report.contains(wanted), "{wanted} not in report.html");
+    }
+    let page = p.path().join("cmp.html");
+    let out = p.cmd(&[
+        "compare",
+        "results/one",
+        "results/three",
+        "--html",
+        page.to_str().unwrap(),
+    ]);
+    assert!(out.code == 0 || out.code == 1, "{}", out.stderr);
+    let html = std::fs::read_to_string(&page).unwrap();
+    for wanted in [
+        "<figcaption>Pass rate, A and B</figcaption>",
+        "A · even",
+        "<figcaption>Pass rate of the runs beside B, oldest first</figcaption>",
+        "<title>one: 50.0%</title>",
+        "<title>two: 75.0%</title>",
+        "<title>three: 100.0%</title>",
+    ] {
+        assert!(html.contains(wanted), "{wanted} not in the compare page");
+    }
+    // The order is the runs' start, oldest first.
+    let at = |s: &str| html.find(s).unwrap();
+    assert!(at("<title>one: ") < at("<title>two: ") && at("<title>two: ") < at("<title>three: "));
+}

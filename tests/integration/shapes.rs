@@ -40,15 +40,28 @@ fn validate_reports_every_problem_and_exits_2() {
     }
     // Every problem is said at its line and column, not only the parser's first.
     for (file, said) in [
-        ("tasks/bad/wrong_type.json", "`close`: `close` is \"sometimes\""),
-        ("tasks/bad/unsafe_id.json", "`id`: the id `../../etc` has the segment `..`"),
-        ("tasks/bad/unknown_tool.json", "`actions[0].action`: unknown tool `format_disk`"),
-        ("tasks/bad/my task.json", "the id `bad/my task` contains a space"),
+        (
+            "tasks/bad/wrong_type.json",
+            "`close`: `close` is \"sometimes\"",
+        ),
+        (
+            "tasks/bad/unsafe_id.json",
+            "`id`: the id `../../etc` has the segment `..`",
+        ),
+        (
+            "tasks/bad/unknown_tool.json",
+            "`actions[0].action`: unknown tool `format_disk`",
+        ),
+        (
+            "tasks/bad/my task.json",
+            "the id `bad/my task` contains a space",
+        ),
     ] {
         let line = text
             .lines()
-            .find(|l| l.starts_with(file) && l.contains(said))
+            .find(|l| l.strip_prefix("error: ").unwrap_or(l).starts_with(file) && l.contains(said))
             .unwrap_or_else(|| panic!("missing {file}: {said} in:\n{text}"));
+        let line = line.strip_prefix("error: ").unwrap_or(line);
         let position: Vec<&str> = line[file.len()..].splitn(4, ':').collect();
         assert!(
             position[0].is_empty()

@@ -113,8 +113,21 @@ fn the_scripted_agent_saves_experience_and_a_second_run_is_given_it() {
     let run = |name: &str, extra: &[&str]| {
         let ran = Command::new(env!("CARGO_BIN_EXE_ufo-batch"))
             .current_dir(root)
-            .args(["run", "examples/requests/", "--config", "examples/mock-llm/ufo-batch.toml"])
-            .args(["--llm-base-url", &mock.1, "--progress", "lines", "--fresh", "--name", name])
+            .args([
+                "run",
+                "examples/requests/",
+                "--config",
+                "examples/mock-llm/ufo-batch.toml",
+            ])
+            .args([
+                "--llm-base-url",
+                &mock.1,
+                "--progress",
+                "lines",
+                "--fresh",
+                "--name",
+                name,
+            ])
             .arg("--out")
             .arg(out.path())
             .args(extra)
@@ -130,17 +143,33 @@ fn the_scripted_agent_saves_experience_and_a_second_run_is_given_it() {
     assert_eq!(tasks.len(), 4, "{first}");
     // Every task saved what it did, summarized by the scripted summarizer: the first
     // action with the arguments it ran with.
-    for t in ["ufo/hello_file", "ufo/count_lines_steps", "seed/judge_only", "seed/list_csv_columns"] {
+    for t in [
+        "ufo/hello_file",
+        "ufo/count_lines_steps",
+        "seed/judge_only",
+        "seed/list_csv_columns",
+    ] {
         let s = read_json(&out.path().join("saving").join(t).join("status.json"));
         let saved = s["experience"]["saved"].as_array().map_or(0, Vec::len);
         assert!(saved >= 1, "{t}: {s}");
     }
     let yaml = std::fs::read_to_string(out.path().join("experience/experience.yaml")).unwrap();
-    for wanted in ["write_file", "hello.txt", "execute_command", "wc -l", "mkdir -p archive", "head -n 1 people.csv"] {
+    for wanted in [
+        "write_file",
+        "hello.txt",
+        "execute_command",
+        "wc -l",
+        "mkdir -p archive",
+        "head -n 1 people.csv",
+    ] {
         assert!(yaml.contains(wanted), "{wanted}:\n{yaml}");
     }
 
     let dir = out.path().join("experience");
     let second = run("given", &["--experience", dir.to_str().unwrap()]);
-    assert_eq!(second["experience"]["tasks_given"].as_u64().map(|n| n > 0), Some(true), "{second}");
+    assert_eq!(
+        second["experience"]["tasks_given"].as_u64().map(|n| n > 0),
+        Some(true),
+        "{second}"
+    );
 }

@@ -63,6 +63,8 @@ struct Page<'a> {
     /// Each run's judge agreement (`--eval both`), with the run's label.
     judges: Vec<(&'static str, String)>,
     sides: Vec<SideView>,
+    /// (title, inline SVG) of the pictures.
+    charts: Vec<(String, String)>,
     /// "2 regressed · 1 fixed · ...".
     counts: String,
     sections: Vec<Section>,
@@ -98,6 +100,7 @@ pub(crate) fn compare_html(c: &Comparison, b_href: Option<&str>) -> Result<Strin
             .filter_map(|(label, s)| Some((label, s.judge_agreement.as_ref()?.line())))
             .collect(),
         sides: vec![side("A", &c.a), side("B", &c.b)],
+        charts: super::comparison_charts(&c.pictures.a, &c.pictures.b, &c.pictures.series),
         counts: format!(
             "{} regressed · {} fixed · {} new · {} missing · {} unchanged",
             c.regressions.len(),
@@ -133,7 +136,7 @@ fn change(c: &Change, b_href: Option<&str>) -> ChangeView {
     let delta = match (&c.a, &c.b) {
         // Single runs changed from passed to not or back: the two sides say it.
         (Some(a), Some(b)) if a.runs == 1 && b.runs == 1 => String::new(),
-        (Some(a), Some(b)) => format!("{:+.0} pts", (b.pass_rate - a.pass_rate) * 100.0),
+        (Some(a), Some(b)) => crate::render::significance::points(b.pass_rate - a.pass_rate),
         _ => String::new(),
     };
     ChangeView {

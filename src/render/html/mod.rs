@@ -1,10 +1,12 @@
 //! The run as pages to look at: `report.html` (the run: totals, repeats, a task table
 //! that filters and sorts), each task's `task.html` (request, verdict, attempts, every
 //! step with its result and screenshots, links to the raw files) and the comparison of
-//! two runs. Rendered from templates with HTML escaping on; every page is one file that
+//! two runs, with small inline SVG pictures (pass rate by tag, repeat and run; task
+//! durations). Rendered from templates with HTML escaping on; every page is one file that
 //! opens from disk with no network. A task's page is its own file, loaded only when
 //! opened, so a run of any size keeps a small report page.
 
+mod charts;
 mod compare_page;
 mod run_page;
 mod task_page;
@@ -16,6 +18,7 @@ use minijinja::Environment;
 use minijinja::value::{Serde, Value};
 use serde::Serialize;
 
+pub(crate) use charts::{ChartCounts, comparison_charts};
 pub(crate) use compare_page::compare_html;
 #[cfg(test)]
 use run_page::HTML_ROWS;

@@ -84,6 +84,8 @@ struct Page<'a> {
     tokens: u64,
     cost: String,
     repeats: Option<Repeats>,
+    /// (title, inline SVG) of the pictures.
+    charts: Vec<(String, String)>,
     statuses: Vec<String>,
     folders: Vec<String>,
     tags: Vec<String>,
@@ -181,6 +183,7 @@ pub(crate) fn write_report_html(
         more: t.total.saturating_sub(HTML_ROWS),
         totals: t.clone(),
         repeats: overview.rates.as_deref().map(repeats_view),
+        charts: overview.charts.charts(),
         statuses,
         folders: folders.clone(),
         tags,

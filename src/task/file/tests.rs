@@ -257,12 +257,23 @@ fn a_misspelt_key_that_decides_the_shape_is_a_problem() {
     let text = r#"{"request": "r", "actons": [{"action": "execute_command", "parameters": {"command": "ls"}}]}"#;
     let said = problems(text);
     assert_eq!(said.len(), 1, "{said:?}");
-    assert!(said[0].contains("`actons`: unknown key `actons`: did you mean `actions`?"), "{said:?}");
+    assert!(
+        said[0].contains("`actons`: unknown key `actons`: did you mean `actions`?"),
+        "{said:?}"
+    );
     assert!(said[0].starts_with("t/x.json:1:18:"), "{said:?}");
-    for (key, meant) in [("evalute", "evaluate"), ("requst", "request"), ("stpes", "steps")] {
+    for (key, meant) in [
+        ("evalute", "evaluate"),
+        ("requst", "request"),
+        ("stpes", "steps"),
+    ] {
         let text = format!(r#"{{"task": "t", "{key}": []}}"#);
         let said = problems(&text);
-        assert!(said.iter().any(|p| p.contains(&format!("did you mean `{meant}`?"))), "{said:?}");
+        assert!(
+            said.iter()
+                .any(|p| p.contains(&format!("did you mean `{meant}`?"))),
+            "{said:?}"
+        );
     }
     // With the key itself there too, the near-miss is only unknown: a warning.
     let text = r#"{"request": "r", "evaluate": [], "evalute": []}"#;

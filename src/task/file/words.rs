@@ -4,25 +4,23 @@
 
 /// `message` (serde's, without its position) in the user's words.
 pub(super) fn plain(message: &str) -> String {
-    if let Some(rest) = message.strip_prefix("invalid type: ") {
-        if let Some((found, expected)) = rest.split_once(", expected ") {
-            return format!("must be {}, not {}", expected_words(expected), found_words(found));
-        }
+    let typed = message
+        .strip_prefix("invalid type: ")
+        .or_else(|| message.strip_prefix("invalid value: "));
+    if let Some((found, expected)) = typed.and_then(|r| r.split_once(", expected ")) {
+        return format!(
+            "must be {}, not {}",
+            expected_words(expected),
+            found_words(found)
+        );
     }
-    if let Some(rest) = message.strip_prefix("invalid value: ") {
-        if let Some((found, expected)) = rest.split_once(", expected ") {
-            return format!("must be {}, not {}", expected_words(expected), found_words(found));
-        }
+    let variant = message.strip_prefix("unknown variant `");
+    if let Some((word, expected)) = variant.and_then(|r| r.split_once("`, expected ")) {
+        return format!("`{word}` is not one of {}", names(expected));
     }
-    if let Some(rest) = message.strip_prefix("unknown variant `") {
-        if let Some((word, expected)) = rest.split_once("`, expected ") {
-            return format!("`{word}` is not one of {}", names(expected));
-        }
-    }
-    if let Some(rest) = message.strip_prefix("unknown field `") {
-        if let Some((word, expected)) = rest.split_once("`, expected ") {
-            return format!("unknown key `{word}` (the keys here: {})", names(expected));
-        }
+    let field = message.strip_prefix("unknown field `");
+    if let Some((word, expected)) = field.and_then(|r| r.split_once("`, expected ")) {
+        return format!("unknown key `{word}` (the keys here: {})", names(expected));
     }
     if let Some(field) = message
         .strip_prefix("missing field `")
@@ -44,7 +42,9 @@ fn expected_words(expected: &str) -> String {
         "a map" => "an object ({...})",
         "a string" | "a borrowed string" => "a string (\"...\")",
         e if e.starts_with("struct ") => "an object ({...})",
-        e if e.starts_with("one of ") || e.starts_with('`') => return format!("one of {}", names(e)),
+        e if e.starts_with("one of ") || e.starts_with('`') => {
+            return format!("one of {}", names(e));
+        }
         other => other,
     };
     said.to_string()
