@@ -206,7 +206,7 @@ fn duration_histogram(buckets: &[(usize, usize); BUCKETS.len() + 1]) -> Option<S
     if most == 0 {
         return None;
     }
-    let (col_w, plot_h, top, bottom) = (52.0, 120.0, 16.0, 34.0);
+    let (col_w, plot_h, top, bottom) = (64.0, 120.0, 16.0, 34.0);
     let width = col_w * buckets.len() as f64 + 10.0;
     let mut svg = open(width, top + plot_h + bottom, "how many tasks took how long");
     for (i, (passed, failed)) in buckets.iter().enumerate() {
