@@ -7,6 +7,12 @@ use crate::session::{Context, ErrorKind, SessionEnd};
 use crate::tool::{Blame, Failure};
 use crate::units::{Cost, Usage};
 
+mod rules;
+mod status;
+
+pub(crate) use rules::rule;
+use status::{retried_or_fatal, session_status, timed_out};
+
 /// How the attempt's future ended.
 pub(super) enum Ended {
     /// The task could not be carried out, through no doing of the agent's: a setup
@@ -32,39 +38,6 @@ pub(super) enum Ended {
     TimedOut { limit: Duration, waited: Duration },
     /// The run killed it (second Ctrl-C).
     Killed,
-}
-
-/// What a failure of one party's makes of a task: the table of the README's "Whose
-/// failure it is", decided here and nowhere else.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) struct Rule {
-    /// The task's status.
-    pub(crate) status: TaskStatus,
-    /// Whether `--retries` tries it again in the same run.
-    pub(crate) retried: bool,
-    /// Whether a resumed run keeps the result while the task's inputs (its file, its
-    /// object, the settings it depends on) are unchanged, rather than running it again.
-    pub(crate) kept_on_resume: bool,
-}
-
-/// The rule for a failure of `blame`'s.
-pub(crate) fn rule(blame: Blame) -> Rule {
-    let (status, retried, kept_on_resume) = match blame {
-        // The step failed and the agent saw it; the session ended as the agent ended it.
-        Blame::Agent => (TaskStatus::Failed, false, true),
-        // The same file gives the same error: not tried again in the run; a resumed
-        // run reads the file again (an error is no verdict), as it always has.
-        Blame::TaskFile => (TaskStatus::Error, false, false),
-        // The same configuration refuses again: kept until it changes.
-        Blame::Config => (TaskStatus::Error, false, true),
-        // Another try, on another device or after the machine recovered, may pass.
-        Blame::Environment | Blame::Runner => (TaskStatus::Error, true, false),
-    };
-    Rule {
-        status,
-        retried,
-        kept_on_resume,
-    }
 }
 
 /// What one attempt produced.
@@ -318,165 +291,5 @@ impl std::fmt::Display for CommandEnd {
     }
 }
 
-/// The status rules of design.md §4 for a session that ran.
-fn session_status(
-    end: &SessionEnd,
-    evaluation: Option<&Evaluation>,
-) -> (TaskStatus, Option<String>) {
-    // A score (OSWorld's) is the verdict however the agent ended, as OSWorld counts:
-    // an infeasible task's pass is the agent's FAIL, a step limit scores what was done.
-    if let Some(e) = evaluation.filter(|e| e.score.is_some())
-        && !matches!(end, SessionEnd::Error(..))
-    {
-        return match (e.holds(), end) {
-            (true, _) => (TaskStatus::Passed, None),
-            (false, SessionEnd::Finished) => (TaskStatus::Failed, Some(e.reason.clone())),
-            (false, end) => (
-                TaskStatus::Failed,
-                Some(format!("{}; the session {}", e.reason, end.describe())),
-            ),
-        };
-    }
-    match end {
-        SessionEnd::Finished => match evaluation {
-            Some(e) if !e.holds() => (TaskStatus::Failed, Some(e.reason.clone())),
-            _ => (TaskStatus::Passed, None),
-        },
-        SessionEnd::Failed(why) => (TaskStatus::Failed, Some(why.clone())),
-        // An agent that cannot produce usable replies failed the task; a broken LLM
-        // connection or executor is not the agent's doing.
-        SessionEnd::Error(why, kind) => (rule(kind.blame()).status, Some(why.clone())),
-        SessionEnd::StepLimit(_) | SessionEnd::RoundLimit(_) => {
-            (TaskStatus::Failed, Some(end.describe()))
-        }
-    }
-}
-
-/// Whether an error of `kind` is retried, and, when it stops the run, why (`why`).
-fn retried_or_fatal(kind: ErrorKind, why: &str) -> (bool, Option<String>) {
-    match kind {
-        ErrorKind::Fatal(_) => (false, Some(why.to_string())),
-        ErrorKind::Blamed(blame) => (rule(blame).retried, None),
-    }
-}
-
-/// Why an attempt timed out: the limit, the stage, the step it was in (during the
-/// session), and the time spent waiting for the LLM provider, which is not counted.
-fn timed_out(limit: Duration, waited: Duration, ctx: Option<&Context>, stage: &str) -> String {
-    // The session stops in the middle of a step: the one after the last
-    // finished (whose record was never written), which is said, with how
-    // many steps were done.
-    let done = ctx
-        .and_then(|c| c.trajectory.last())
-        .map_or(0, |s| s.session_step);
-    let step = (stage == "the session").then(|| {
-        format!(
-            ", in step {} ({} done)",
-            done + 1,
-            crate::text::plural(done as usize, "step")
-        )
-    });
-    let waited = if waited >= Duration::from_millis(100) {
-        format!(
-            " (not counting {:.1}s spent waiting for the LLM provider)",
-            waited.as_secs_f64()
-        )
-    } else {
-        String::new()
-    };
-    format!(
-        "timed out after {} during {stage}{}{waited}",
-        humantime::format_duration(limit),
-        step.unwrap_or_default()
-    )
-}
-
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::record::{Complete, Evaluator};
-
-    fn eval(complete: Complete) -> Evaluation {
-        Evaluation {
-            reason: "r".into(),
-            sub_scores: vec![],
-            complete,
-            evaluator: Evaluator::Checks,
-            judge: None,
-            score: None,
-        }
-    }
-
-    #[test]
-    fn whose_failure_decides_status_retry_and_resume() {
-        let table: Vec<(Blame, TaskStatus, bool, bool)> = [
-            Blame::Agent,
-            Blame::TaskFile,
-            Blame::Config,
-            Blame::Environment,
-            Blame::Runner,
-        ]
-        .into_iter()
-        .map(|b| {
-            let r = rule(b);
-            (b, r.status, r.retried, r.kept_on_resume)
-        })
-        .collect();
-        assert_eq!(
-            table,
-            [
-                (Blame::Agent, TaskStatus::Failed, false, true),
-                (Blame::TaskFile, TaskStatus::Error, false, false),
-                (Blame::Config, TaskStatus::Error, false, true),
-                (Blame::Environment, TaskStatus::Error, true, false),
-                (Blame::Runner, TaskStatus::Error, true, false),
-            ]
-        );
-        // A run-stopping failure is never retried, whoever's it is.
-        let fatal = AttemptOutcome::from_end(
-            Ended::Session {
-                end: SessionEnd::Error("down".into(), ErrorKind::Fatal(Blame::Environment)),
-                evaluation: None,
-            },
-            None,
-            "the session",
-        );
-        assert_eq!(
-            (fatal.status, fatal.retryable, fatal.blame),
-            (TaskStatus::Error, false, Some(Blame::Environment))
-        );
-        assert_eq!(fatal.fatal.as_deref(), Some("down"));
-    }
-
-    #[test]
-    fn status_rules() {
-        let finished = SessionEnd::Finished;
-        assert_eq!(session_status(&finished, None).0, TaskStatus::Passed);
-        assert_eq!(
-            session_status(&finished, Some(&eval(Complete::Yes))).0,
-            TaskStatus::Passed
-        );
-        assert_eq!(
-            session_status(&finished, Some(&eval(Complete::No))),
-            (TaskStatus::Failed, Some("r".into()))
-        );
-        assert_eq!(
-            session_status(&finished, Some(&eval(Complete::Unsure))).0,
-            TaskStatus::Failed
-        );
-        // An agent that gave up fails even when the checks happen to hold.
-        let gave_up = SessionEnd::Failed("x".into());
-        assert_eq!(
-            session_status(&gave_up, Some(&eval(Complete::Yes))).0,
-            TaskStatus::Failed
-        );
-        assert_eq!(
-            session_status(&SessionEnd::StepLimit(5), None).0,
-            TaskStatus::Failed
-        );
-        let infra = SessionEnd::Error("e".into(), ErrorKind::INFRASTRUCTURE);
-        assert_eq!(session_status(&infra, None).0, TaskStatus::Error);
-        let garbage = SessionEnd::Error("e".into(), ErrorKind::AGENT);
-        assert_eq!(session_status(&garbage, None).0, TaskStatus::Failed);
-    }
-}
+mod tests;
