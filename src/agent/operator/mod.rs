@@ -15,29 +15,28 @@
 mod calls;
 pub(crate) mod formats;
 mod picture;
+mod run;
 mod settings;
+mod turn;
 
 use std::collections::VecDeque;
 use std::sync::Arc;
 
 use async_trait::async_trait;
-use serde_json::{Value, json};
+use serde_json::Value;
 
 pub(crate) use picture::Target;
 pub(crate) use settings::{OperatorRun, OperatorSettings, Provider, SafetyPolicy};
 
 use super::AgentSettings;
-use super::act;
 use crate::desktop::computer::space::Space;
 use crate::executor::{Executor, Scope};
 use crate::llm::LlmClient;
 use crate::llm::computer::{
-    AnthropicModel, Ask, ChatModel, ComputerModel, ModelAction, ModelError, OpenAiModel, Outcome,
-    Png, SafetyCheck, Turn,
+    AnthropicModel, ChatModel, ComputerModel, ModelAction, OpenAiModel, Outcome, SafetyCheck,
 };
-use crate::record::{ActionRecord, AgentStatus};
+use crate::record::AgentStatus;
 use crate::session::{Agent, AgentStep, Context, ErrorKind};
-use crate::tool::{Blame, Failure, ResultStatus, ToolCall, ToolResult};
 
 /// The agent type the operator's steps are logged under: UFO logs its operator's steps
 /// as the AppAgent's (`operator_processor.py`, `Agent="AppAgent"`), which UFO's
@@ -154,316 +153,6 @@ impl OperatorAgent {
             format!("{OPERATOR}/{}", self.application)
         }
     }
-
-    /// Asks the model for its next reply on the screen `view`, correcting replies that
-    /// cannot be used; the asking's cost goes onto `step`.
-    async fn next_turn(
-        &mut self,
-        ctx: &Context,
-        step: &mut AgentStep,
-        screen: &Png,
-    ) -> Result<Turn, (String, ErrorKind)> {
-        let tries = self.agent.reply_retries + 1;
-        let events = ctx.events.clone();
-        let notify = move |message: String| events.warn(format!("operator: {message}"));
-        let outcomes = std::mem::take(&mut self.outcomes);
-        let acknowledged = std::mem::take(&mut self.acknowledged);
-        let mut correction: Option<String> = None;
-        let mut last = String::new();
-        for attempt in 1..=tries {
-            let first = !self.started;
-            let ask = Ask {
-                instruction: first.then_some(self.instruction.as_str()),
-                outcomes: if attempt == 1 { &outcomes } else { &[] },
-                screen,
-                acknowledged: if attempt == 1 { &acknowledged } else { &[] },
-                correction: correction.as_deref(),
-            };
-            let asked = self.model.ask(&self.client, ask, &notify).await;
-            self.started = true;
-            match asked {
-                Ok(turn) => {
-                    step.usage.add(turn.answered.usage);
-                    step.cost.add(turn.answered.cost);
-                    step.llm.calls += 1;
-                    step.llm.images += turn.images;
-                    step.llm.retries += turn.answered.attempts.saturating_sub(1);
-                    if !turn.calls.is_empty() || turn.message.is_some() {
-                        return Ok(turn);
-                    }
-                    last = "the reply has neither an action nor a message".to_string();
-                }
-                Err(ModelError::Llm(e)) => {
-                    step.llm.retries += e.retries();
-                    return Err(self.refused(e));
-                }
-                Err(ModelError::Unusable(why)) => {
-                    step.llm.calls += 1;
-                    last = why;
-                }
-            }
-            step.llm.bad_replies += 1;
-            ctx.events.warn(format!(
-                "operator reply {attempt} of {tries} could not be used: {last}"
-            ));
-            correction = Some(format!(
-                "Your last reply could not be used: {last}. Reply with your next action on the screen, or, \
-                 when the task is done, with a message saying so."
-            ));
-        }
-        Err((
-            format!(
-                "the operator's replies could not be used ({tries} tries; each is in task.log); last problem: {last}"
-            ),
-            ErrorKind::AGENT,
-        ))
-    }
-
-    /// A failed request's error: a request the provider rejected (a tool version it
-    /// does not serve, a model it does not have) names the setting to change.
-    fn refused(&self, e: crate::llm::LlmError) -> (String, ErrorKind) {
-        use crate::llm::LlmError;
-        let kind = super::ask::llm_error_kind(&e);
-        match &e {
-            LlmError::Rejected { status, detail }
-                if (400..500).contains(status) && names_the_tool(detail) =>
-            {
-                (
-                    format!(
-                        "{e}; the provider does not serve the computer tool {:?} for model {:?} as asked: check {} and [operator] model",
-                        self.settings.provider.version(),
-                        self.client.model(),
-                        self.settings.provider.version_key()
-                    ),
-                    ErrorKind::Fatal(Blame::Config),
-                )
-            }
-            _ => (e.to_string(), kind),
-        }
-    }
-
-    /// What a reply's safety checks make of the step: recorded and counted; with
-    /// `refuse`, the task's failure.
-    fn safety(&mut self, ctx: &Context, step: &mut AgentStep, checks: Vec<SafetyCheck>) -> bool {
-        if checks.is_empty() {
-            return true;
-        }
-        step.llm.safety_checks += checks.len() as u32;
-        step.extra
-            .insert("safety_checks".into(), json!(checks.clone()));
-        let said: Vec<String> = checks
-            .iter()
-            .map(|c| {
-                format!(
-                    "{} ({})",
-                    c.code.as_deref().unwrap_or("unnamed"),
-                    c.message.as_deref().unwrap_or("no message")
-                )
-            })
-            .collect();
-        match self.settings.safety_checks {
-            SafetyPolicy::Acknowledge => {
-                ctx.events.warn(format!(
-                    "the provider raised {}: acknowledged ([operator] safety_checks = \"acknowledge\"): {}",
-                    crate::text::plural(checks.len(), "safety check"),
-                    said.join("; ")
-                ));
-                self.acknowledged = checks;
-                true
-            }
-            SafetyPolicy::Refuse => {
-                let why = format!(
-                    "the provider raised a safety check: {}; [operator] safety_checks = \"refuse\" fails the task",
-                    said.join("; ")
-                );
-                ctx.events.warn(why.clone());
-                step.status = AgentStatus::Fail;
-                step.error = Some(why);
-                false
-            }
-        }
-    }
-
-    /// Runs the next action of the reply under way as this step.
-    async fn run_next(&mut self, ctx: &Context, executor: &mut dyn Executor, step: &mut AgentStep) {
-        let Some(planned) = self.queue.pop_front() else {
-            return;
-        };
-        let (n, of) = planned.place;
-        if of > 1 {
-            step.extra.insert(
-                "batch".into(),
-                json!({"action": n, "of": of, "asked_at_step": self.asked_at}),
-            );
-        }
-        let done = match &planned.action {
-            Ok(ModelAction::Done { success, message }) => Some((*success, message.clone())),
-            _ => None,
-        };
-        if let Ok(ModelAction::AskUser { question }) = &planned.action {
-            // Nobody will answer in an unattended run: the model is told so, and goes on.
-            step.status = AgentStatus::Pending;
-            step.comment = Some(question.clone()).filter(|q| !q.trim().is_empty());
-            ctx.events.info(format!(
-                "step {}: the operator asked for the user; {}",
-                ctx.session_step + 1,
-                super::act::NOBODY
-            ));
-            self.outcomes.push(Outcome {
-                id: planned.id.clone(),
-                result: Ok(super::act::NOBODY.to_string()),
-                skipped: false,
-                picture: None,
-            });
-            return;
-        }
-        if let Some((success, message)) = done {
-            self.queue.clear();
-            step.comment = Some(message.clone())
-                .filter(|m| !m.trim().is_empty())
-                .or(step.comment.take());
-            if success {
-                step.status = AgentStatus::Finish;
-            } else {
-                // The agent's answer, not an error of its step: OSWorld's FAIL, the pass
-                // of an infeasible task.
-                step.status = AgentStatus::Fail;
-                step.comment = Some(format!(
-                    "the operator said the task cannot be done: {}",
-                    message.trim()
-                ));
-            }
-            return;
-        }
-        let (space, window) = self
-            .space
-            .clone()
-            .expect("a reply under way was decided on a picture");
-        let call = match &planned.action {
-            Ok(action) => calls::call_for(action, &space, window),
-            Err(why) => Err(why.clone()),
-        };
-        let (command, result, duration_s) = match call {
-            Ok(command) => {
-                let acted = act::run(
-                    executor,
-                    &ctx.events,
-                    ctx.session_step + 1,
-                    AgentStatus::Continue,
-                    std::slice::from_ref(&command),
-                )
-                .await;
-                let executed = acted
-                    .executed
-                    .into_iter()
-                    .next()
-                    .expect("one command, one result");
-                (command, executed.result, executed.duration_s)
-            }
-            Err(why) => {
-                // The model's action could not become a call: its failure, as the
-                // model wrote it.
-                let mut args = serde_json::Map::new();
-                args.insert("model".into(), planned.raw.clone());
-                let command = ToolCall::action(calls::tool_of_raw(&planned.raw), args);
-                ctx.events.info(format!(
-                    "step {}: {} refused: {why}",
-                    ctx.session_step + 1,
-                    command.tool_name
-                ));
-                let result =
-                    ToolResult::failure(&command, OPERATOR, Failure::agent(why), Value::Null);
-                (command, result, 0.0)
-            }
-        };
-        let outcome = self.outcome(&planned, &result, &space);
-        let failed = result.status != ResultStatus::Success;
-        self.outcomes.push(outcome);
-        if failed {
-            // The rest of the reply is not run; the model is told.
-            for rest in self.queue.drain(..) {
-                self.outcomes.push(Outcome {
-                    id: rest.id,
-                    result: Err("not run".to_string()),
-                    skipped: true,
-                    picture: None,
-                });
-            }
-        }
-        step.actions.push(ActionRecord {
-            function: command.tool_name.clone(),
-            action_string: command.action_string(),
-            arguments: crate::tool::call::recorded_arguments(command.parameters),
-            status: step.status,
-            result,
-            divergence: None,
-            duration_s,
-        });
-    }
-
-    /// What became of `planned`, in the model's words and space.
-    fn outcome(&self, planned: &Planned, result: &ToolResult, space: &Space) -> Outcome {
-        let mut picture = None;
-        let said = match result.status {
-            ResultStatus::Success => {
-                let r = &result.result;
-                if let Some(png) = &result.picture
-                    && let Ok(image) = crate::desktop::screenshot::Image::from_png(png, 64 << 20)
-                {
-                    // A zoom scaled up; a fresh screenshot shown as the batch's was (the
-                    // same part of the screen, the same fit), so that its points are in
-                    // the space the batch's points are mapped from.
-                    let fitted = if r.get("region").is_some() {
-                        picture::zoomed(&image, &self.settings).ok()
-                    } else {
-                        picture::refit(&image, space.region, &self.settings).ok()
-                    };
-                    picture = fitted;
-                }
-                Ok(
-                    match (
-                        r.get("x").and_then(Value::as_i64),
-                        r.get("y").and_then(Value::as_i64),
-                    ) {
-                        (Some(x), Some(y)) if r.get("at").is_none() => {
-                            let (mx, my) = space.to_model((x as i32, y as i32));
-                            format!("the pointer is at ({mx}, {my})")
-                        }
-                        _ => String::new(),
-                    },
-                )
-            }
-            _ => Err(result
-                .error
-                .clone()
-                .unwrap_or_else(|| result.status.to_string())),
-        };
-        Outcome {
-            id: planned.id.clone(),
-            result: said,
-            skipped: false,
-            picture,
-        }
-    }
-}
-
-/// Whether a provider's refusal is of the tool or the model the configuration names
-/// (every task would be refused alike), not of this one request (a context too long, a
-/// conversation it lost).
-fn names_the_tool(detail: &str) -> bool {
-    let lower = detail.to_ascii_lowercase();
-    ["tool", "computer", "beta", "model"]
-        .iter()
-        .any(|w| lower.contains(w))
-        && ![
-            "context",
-            "too long",
-            "too large",
-            "previous_response",
-            "call_id",
-        ]
-        .iter()
-        .any(|w| lower.contains(w))
 }
 
 /// The system prompt of providers that take one (Anthropic's): where the model is.

@@ -9,21 +9,23 @@ mod act;
 mod api;
 mod computer;
 mod names;
+mod observe;
+mod start;
 
 use std::time::Duration;
 
 use async_trait::async_trait;
 
-use super::{Executor, Listed, Scope, ScreenView, ShellExecutor, StepScreens};
+use super::{Executor, Scope, ShellExecutor, StepScreens};
 use crate::desktop::app::Launch;
 use crate::desktop::backend::{AppWindow, Backend, Snapshot};
-use crate::desktop::control::Rect;
 use crate::desktop::error::DesktopError;
 use crate::desktop::furniture::Furniture;
 use crate::desktop::tools::is_desktop_tool;
 use crate::osworld::{OsWorldPlan, Room};
 use crate::rundir::layout::TaskDir;
 use crate::tool::{Blame, Blamed, Failure, ToolCall, ToolResult};
+use start::start;
 
 /// How long the final screenshot and closing the app may take when the task ends.
 const END_SESSION_LIMIT: Duration = Duration::from_secs(30);
@@ -177,184 +179,6 @@ impl DesktopExecutor {
         }
         failure
     }
-
-    /// The app's windows and controls now, their names independent of where the
-    /// workspace is.
-    async fn take_snapshot(&mut self) -> Result<Snapshot, DesktopError> {
-        let backend = self.backend()?;
-        let mut snapshot = backend.snapshot().await?;
-        self.names.snapshot(&mut snapshot);
-        Ok(snapshot)
-    }
-
-    /// The desktop's windows now. A window still loading its document may show no
-    /// title yet: asked again for a moment, so that the HostAgent sees what it is; a
-    /// window that stays untitled beside titled ones (a helper window) is left out.
-    async fn list_windows(&mut self) -> Result<Vec<AppWindow>, DesktopError> {
-        let backend = self.backend()?;
-        let deadline = std::time::Instant::now() + TITLE_WAIT;
-        let mut windows = backend.windows().await?;
-        while windows.iter().any(|w| w.name.trim().is_empty())
-            && std::time::Instant::now() < deadline
-        {
-            tokio::time::sleep(Duration::from_millis(200)).await;
-            windows = backend.windows().await?;
-        }
-        if windows.iter().any(|w| !w.name.trim().is_empty()) {
-            windows.retain(|w| !w.name.trim().is_empty());
-            for (i, w) in windows.iter_mut().enumerate() {
-                w.id = (i + 1).to_string();
-            }
-        }
-        self.names.windows(&mut windows);
-        Ok(windows)
-    }
-
-    /// Saves the screen as `action_step{N}.png` and its annotated copy (the app's
-    /// controls labelled, or for the HostAgent the desktop's windows), and the UI tree
-    /// when asked; says what it took and what the agent is shown.
-    async fn observe(
-        &mut self,
-        step: Option<u32>,
-        scope: Scope,
-    ) -> Result<(String, ScreenView), DesktopError> {
-        if self.backend.is_none() {
-            return Err(DesktopError::desktop("the desktop is not running"));
-        }
-        let clock = std::time::Instant::now();
-        let (listed, window, tree, nodes) = match scope {
-            Scope::Screen => {
-                let window = self.backend()?.target_window().await?;
-                (Listed::Nothing, window, None, 0)
-            }
-            Scope::App => {
-                let snapshot = self.take_snapshot().await?;
-                let tree = snapshot.tree.clone();
-                let nodes = snapshot.nodes;
-                let window = snapshot.window.clone();
-                let listed = Listed::Controls(snapshot.controls.clone());
-                self.snapshot = Some(snapshot);
-                (listed, window, Some(tree), nodes)
-            }
-            Scope::Desktop => {
-                let windows = self.list_windows().await?;
-                let nodes = windows.len();
-                self.windows = windows.clone();
-                (Listed::Windows(windows), None, None, nodes)
-            }
-        };
-        let walked = clock.elapsed();
-        let clean = self.backend()?.screenshot().await?;
-        self.screen = Some((clean.width, clean.height));
-        let shot = clock.elapsed() - walked;
-        let annotated = match &listed {
-            Listed::Controls(controls) => clean.annotated(controls),
-            Listed::Windows(windows) => {
-                let labels: Vec<(&str, Rect)> =
-                    windows.iter().map(|w| (w.id.as_str(), w.rect)).collect();
-                clean.labelled(&labels)
-            }
-            // The operator's target window boxed.
-            Listed::Nothing => match &window {
-                Some(w) => clean.labelled(&[("", w.rect)]),
-                None => clean.clone(),
-            },
-        };
-        clean.save(&self.dir.screenshot(step, false))?;
-        annotated.save(&self.dir.screenshot(step, true))?;
-        if self.settings.save_ui_tree
-            && let Some(tree) = &tree
-        {
-            let path = self.dir.ui_tree(step);
-            if let Some(parent) = path.parent() {
-                std::fs::create_dir_all(parent).map_err(|e| {
-                    DesktopError::io(format!("cannot make {}", parent.display()), e)
-                })?;
-            }
-            let text = serde_json::to_string_pretty(tree).unwrap_or_default();
-            std::fs::write(&path, text)
-                .map_err(|e| DesktopError::io(format!("cannot write {}", path.display()), e))?;
-        }
-        let what = match &listed {
-            Listed::Controls(c) => format!("{nodes} nodes, {} controls", c.len()),
-            Listed::Windows(w) => format!("{} application windows", w.len()),
-            Listed::Nothing => match &window {
-                Some(w) => format!(
-                    "the window at ({}, {}) {}x{}",
-                    w.rect.x, w.rect.y, w.rect.width, w.rect.height
-                ),
-                None => "no window".to_string(),
-            },
-        };
-        let note = format!(
-            "observed {what} in {:.3}s; screenshot {:.3}s; saved in {:.3}s",
-            walked.as_secs_f64(),
-            shot.as_secs_f64(),
-            (clock.elapsed() - walked - shot).as_secs_f64()
-        );
-        let view = ScreenView {
-            clean,
-            annotated,
-            listed,
-            application: window.as_ref().map(|w| w.application.clone()),
-            window_rect: window.as_ref().map(|w| w.rect),
-            window: window.map(|w| w.name),
-        };
-        Ok((note, view))
-    }
-}
-
-/// Starts the desktop of the task folder `dir`, out of sight of `hidden`, furnished
-/// with `furniture`.
-#[cfg(target_os = "linux")]
-async fn start(
-    dir: TaskDir,
-    hidden: Vec<std::path::PathBuf>,
-    app_timeout: Duration,
-    furniture: &Furniture,
-) -> Result<Box<dyn Backend>, DesktopError> {
-    use crate::desktop::linux::{LinuxDesktop, StartOptions};
-    let jail = crate::jail::jail_binary().ok_or_else(|| DesktopError::desktop(
-        "desktop tasks run in a jail, and ufo-batch-jail is not beside ufo-batch (cargo build --release builds both)",
-    ))?;
-    let tmp = dir.desktop();
-    let workspace = dir.workspace();
-    let log = dir.desktop_log();
-    let options = StartOptions {
-        jail: &jail,
-        workspace: &workspace,
-        tmp: &tmp,
-        log: &log,
-        hidden,
-        app_timeout,
-        furniture,
-    };
-    Ok(Box::new(LinuxDesktop::start(&options).await?))
-}
-
-/// Starts the task's desktop on Windows: its apps on the one interactive desktop.
-#[cfg(windows)]
-async fn start(
-    dir: TaskDir,
-    _hidden: Vec<std::path::PathBuf>,
-    app_timeout: Duration,
-    _furniture: &Furniture,
-) -> Result<Box<dyn Backend>, DesktopError> {
-    let desktop =
-        crate::desktop::windows::WindowsDesktop::start(&dir.workspace(), app_timeout).await?;
-    Ok(Box::new(desktop))
-}
-
-#[cfg(not(any(target_os = "linux", windows)))]
-async fn start(
-    _dir: TaskDir,
-    _hidden: Vec<std::path::PathBuf>,
-    _app_timeout: Duration,
-    _furniture: &Furniture,
-) -> Result<Box<dyn Backend>, DesktopError> {
-    Err(DesktopError::desktop(
-        "desktop tasks run on Linux and Windows only",
-    ))
 }
 
 #[async_trait]
