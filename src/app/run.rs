@@ -53,20 +53,28 @@ pub(super) fn run(args: RunArgs) -> Result<u8, Error> {
     })?;
     let stats = reporter.finish();
     // The result on standard output, for a script or a log that keeps only it: the JSON
-    // line of `--summary-json`, else the console's last line when standard output is not
-    // the terminal that shows it already.
+    // line of `--summary-json`, else the console's last line, unless standard output is
+    // where the console already wrote it (the terminal, or one log for both).
     if summary_json {
         super::stdout::print(
             &format!("{}\n", summary_line_json(&stats)),
             super::stdout::Form::Json,
         )?;
-    } else if !std::io::stdout().is_terminal() {
+    } else if !std::io::stdout().is_terminal() && !stdout_is_stderr() {
         super::stdout::print(
             &format!("{}\n", summary_line(&stats)),
             super::stdout::Form::Text,
         )?;
     }
     Ok(stats.exit_code())
+}
+
+/// True when standard output and standard error are one file (`> log 2>&1`).
+fn stdout_is_stderr() -> bool {
+    match (same_file::Handle::stdout(), same_file::Handle::stderr()) {
+        (Ok(out), Ok(err)) => out == err,
+        _ => false,
+    }
 }
 
 /// The one-line machine-readable summary of `--summary-json`.
