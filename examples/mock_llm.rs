@@ -6,8 +6,9 @@
 //!
 //! With `--play FILE` it plays the scripted agent of `scripts/try-llm.sh` instead
 //! (scripts/mock-agent.json; docs/llm.md says how it reads): a LinuxAgent, a HostAgent,
-//! an AppAgent, a judge and an experience summarizer that answer the sample requests as
-//! the script says. A script, not a model.
+//! an AppAgent, an operator (over chat completions, in UI-TARS's format), a judge and an
+//! experience summarizer that answer the sample requests as the script says. A script,
+//! not a model.
 //!
 //! `cargo run --release --example mock_llm -- [--port 8099] [--delay-ms 200] [--steps 3]
 //! [--limit 8] [--refusal retry-after=1|retry-after-ms=300|bare|overloaded]
@@ -133,10 +134,13 @@ fn play(script: &Value, body: &Value) -> String {
         let request = messages.get(1).map(text_of).unwrap_or_default();
         return summary(script, &request);
     }
+    // The operator over chat completions (`[operator] provider = "chat"`, UI-TARS's
+    // format: src/llm/computer/chat.rs) is told by its prompt.
+    let operator = system.starts_with("You are a GUI agent");
     let agent = ["HostAgent", "AppAgent", "LinuxAgent"]
         .into_iter()
         .find(|a| system.starts_with(&format!("You are {a}")))
-        .unwrap_or("LinuxAgent");
+        .unwrap_or(if operator { "operator" } else { "LinuxAgent" });
     let conversation: String = messages
         .iter()
         .skip(1)
@@ -157,6 +161,22 @@ fn play(script: &Value, body: &Value) -> String {
     let status = reply["status"].as_str().unwrap_or("FINISH");
     let thought = reply["thought"].as_str().unwrap_or("as scripted");
     match agent {
+        // UI-TARS's two lines: a thought and one action in its action space; `click`
+        // is a point as fractions of the screenshot, made its pixels.
+        "operator" => {
+            let action = match reply["click"].as_array().map(|p| (p[0].as_f64(), p[1].as_f64())) {
+                Some((Some(fx), Some(fy))) => {
+                    let (w, h) = last_screenshot_size(&messages).unwrap_or((1280, 800));
+                    let (x, y) = ((fx * f64::from(w)).round(), (fy * f64::from(h)).round());
+                    format!("click(start_box='<|box_start|>({x},{y})<|box_end|>')")
+                }
+                _ => reply["action"]
+                    .as_str()
+                    .unwrap_or("finished(content='as scripted')")
+                    .to_string(),
+            };
+            format!("Thought: {thought}\nAction: {action}")
+        }
         "HostAgent" => {
             let arguments = reply["select"]
                 .as_str()
@@ -249,6 +269,24 @@ fn summary(script: &Value, request: &str) -> String {
     .to_string()
 }
 
+/// The width and height of the last screenshot in `messages` (a PNG data URL): the
+/// pixels an operator's points are in.
+fn last_screenshot_size(messages: &[Value]) -> Option<(u32, u32)> {
+    use base64::Engine;
+    let url = messages
+        .iter()
+        .flat_map(|m| m["content"].as_array().cloned().unwrap_or_default())
+        .filter_map(|part| part["image_url"]["url"].as_str().map(str::to_string))
+        .next_back()?;
+    let data = url.split_once("base64,")?.1;
+    // The signature, IHDR's length and name, then its width and height.
+    let head = base64::engine::general_purpose::STANDARD
+        .decode(data.get(..32)?)
+        .ok()?;
+    let word = |at: usize| Some(u32::from_be_bytes(head.get(at..at + 4)?.try_into().ok()?));
+    Some((word(16)?, word(20)?))
+}
+
 /// The window listed in the request (one JSON object a line) whose name holds `wanted`,
 /// by its id and name; the only window when there is one; else the name alone.
 fn window(request: &str, wanted: &str) -> Value {
@@ -271,6 +309,9 @@ fn window(request: &str, wanted: &str) -> Value {
 /// saying why (the task then fails, as it should).
 fn unscripted(agent: &str, script: &str) -> String {
     let why = format!("this request is not in {script}, the scripted agent's script");
+    if agent == "operator" {
+        return format!("Thought: {why}\nAction: finished(content='{why}')");
+    }
     if agent == "HostAgent" {
         json!({"observation": why, "thought": why, "current_subtask": "", "message": [], "status": "FAIL",
                "plan": [], "function": "", "arguments": {}, "comment": why})

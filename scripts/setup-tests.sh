@@ -2,7 +2,8 @@
 # Installs every stack the tests use (as root, or with sudo for the apt parts), each with
 # its own script: bubblewrap and util-linux's `script`, the desktop stack, a headless
 # browser, the MCP test servers and AIP test client, UFO's own code's venv. A stack named
-# in UFO_BATCH_SKIP_TESTS (a comma list: desktop, osworld, browser, mcp, ufo, stats, harbor, operator, bwrap; or `all`) is
+# in UFO_BATCH_SKIP_TESTS (a comma list: desktop, osworld, browser, mcp, ufo, stats, harbor,
+# operator, bwrap, script, shm; or `all`) is
 # not installed: its tests are skipped on request (tests/integration/helpers.rs).
 #
 # UFO's and OSWorld's code come from a local copy or their upstream repositories; a stack
@@ -31,7 +32,7 @@ if wanted bwrap && ! command -v bwrap >/dev/null 2>&1; then
   echo "== bubblewrap (the bwrap sandbox's tests)"
   apt_install bubblewrap || { echo "bubblewrap could not be installed (apt-get install bubblewrap)" >&2; exit 2; }
 fi
-if ! command -v script >/dev/null 2>&1; then
+if wanted script && ! command -v script >/dev/null 2>&1; then
   echo "== util-linux's script (a test gives the runner a terminal)"
   apt_install bsdutils || { echo "script could not be installed (apt-get install bsdutils)" >&2; exit 2; }
 fi

@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # LLM mode with no key and no download: the shipped loopback mock server
 # (examples/mock_llm.rs) plays a SCRIPTED agent (scripts/mock-agent.json; not a
-# model) that answers the sample requests as a LinuxAgent, a HostAgent, an AppAgent, the
-# judge and the experience summarizer would, and ufo-batch runs examples/requests/ (and, where the desktop stack is
-# installed, examples/desktop-requests/) against it, exactly as it would run them against
-# a real provider: prompts, replies in UFO's schema, tools, checks, tokens and costs.
+# model) that answers the sample requests as a LinuxAgent, a HostAgent, an AppAgent, an
+# operator (UI-TARS's format), the judge and the experience summarizer would, and
+# ufo-batch runs examples/requests/ (and, where the desktop stack is installed,
+# examples/desktop-requests/ and examples/operator/) against it, exactly as it would run
+# them against a real provider: prompts, replies in UFO's schema, tools, checks, tokens and costs.
 #
 #   bash scripts/try-llm.sh            results in results/try-llm/
 #   bash scripts/try-llm.sh --save-experience passed   arguments go to `ufo-batch run`
@@ -36,7 +37,7 @@ echo "== the scripted agent answers on $url (a script, not a model)"
 
 paths=(examples/requests/)
 if bash scripts/setup-desktop.sh --check >/dev/null 2>&1; then
-  paths+=(examples/desktop-requests/)
+  paths+=(examples/desktop-requests/ examples/operator/)
 else
   echo "(the desktop stack is not installed: the desktop requests are left out; scripts/setup-desktop.sh installs it)"
 fi

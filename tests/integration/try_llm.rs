@@ -53,7 +53,7 @@ fn the_scripted_llm_walkthrough_passes_every_sample_request() {
     let run = out.path().join("try-llm");
     let summary = read_json(&run.join("summary.json"));
     let tasks = summary["tasks"].as_array().unwrap();
-    assert_eq!(tasks.len(), 6, "{summary}");
+    assert_eq!(tasks.len(), 8, "{summary}");
     for t in tasks {
         assert_eq!(t["status"], "passed", "{t}");
         assert!(t["cost_usd"].as_f64().unwrap() > 0.0, "{t}");
@@ -76,6 +76,22 @@ fn the_scripted_llm_walkthrough_passes_every_sample_request() {
         );
     }
     assert!(host.contains("save_as"), "{host}");
+    // The operator, alone on the note and under the HostAgent in Writer.
+    for (task, agents) in [
+        ("tasks/note", &["\"agent_name\":\"OperatorAgent\""][..]),
+        (
+            "tasks/report_line",
+            &[
+                "\"agent_type\":\"HostAgent\"",
+                "\"agent_name\":\"OperatorAgent/soffice\"",
+            ][..],
+        ),
+    ] {
+        let log = std::fs::read_to_string(run.join(task).join("response.log")).unwrap();
+        for agent in agents {
+            assert!(log.contains(agent), "{task}: {agent} not in {log}");
+        }
+    }
 }
 
 /// The shipped mock, playing `scripts/mock-agent.json`; killed when dropped.
