@@ -28,7 +28,7 @@ export UFO_BATCH_SKIP_TESTS=$skip
 # Most tests wait on processes, apps and sockets rather than compute: four at once on
 # two cores took the integration tests from 223 s to 148 s here (RUST_TEST_THREADS
 # overrides it).
-echo "== cargo test --release (the release build's dependencies are reused; about 3 min to compile the tests, 2.5 min to run them on 2 cores)"
+echo "== cargo test --release (the release build's dependencies are reused; about 4½ min to compile the tests, 3½ min to run them on 2 cores)"
 # Every test binary runs, whatever failed before it (--no-fail-fast); which failed is
 # said at the end.
 log=target/tmp/test-output.txt

@@ -65,7 +65,10 @@ impl UnknownKeys {
             .iter()
             .filter_map(|k| {
                 let meant = crate::text::closest(k, KNOWN_KEYS.iter().copied())?;
-                (SHAPE_KEYS.contains(&meant) && !present(meant)).then_some((k.as_str(), meant))
+                // Closer than a suggestion needs to be (`request_id` is not a typo).
+                let typo = strsim::damerau_levenshtein(k, meant) <= 2;
+                (typo && SHAPE_KEYS.contains(&meant) && !present(meant))
+                    .then_some((k.as_str(), meant))
             })
             .collect()
     }
