@@ -164,7 +164,11 @@ fn play(script: &Value, body: &Value) -> String {
         // UI-TARS's two lines: a thought and one action in its action space; `click`
         // is a point as fractions of the screenshot, made its pixels.
         "operator" => {
-            let action = match reply["click"].as_array().map(|p| (p[0].as_f64(), p[1].as_f64())) {
+            let point = reply["click"].as_array().map(|p| {
+                let at = |i: usize| p.get(i).and_then(Value::as_f64);
+                (at(0), at(1))
+            });
+            let action = match point {
                 Some((Some(fx), Some(fy))) => {
                     let (w, h) = last_screenshot_size(&messages).unwrap_or((1280, 800));
                     let (x, y) = ((fx * f64::from(w)).round(), (fy * f64::from(h)).round());

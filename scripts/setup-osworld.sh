@@ -137,7 +137,7 @@ elif ! files_ready; then
   clone=target/osworld/clone
   rm -rf "$clone"
   if ! { timeout "${UFO_BATCH_FETCH_TIMEOUT:-600}" git clone -q --filter=blob:none --no-checkout "$osworld_repo" "$clone" >>"$log" 2>&1 \
-         && git -C "$clone" checkout -q "${OSWORLD_COMMIT:-HEAD}" -- desktop_env/server evaluation_examples LICENSE >>"$log" 2>&1; }; then
+         && timeout "${UFO_BATCH_FETCH_TIMEOUT:-600}" git -C "$clone" checkout -q "${OSWORLD_COMMIT:-HEAD}" -- desktop_env/server evaluation_examples LICENSE >>"$log" 2>&1; }; then
     rm -rf "$clone"
     echo "osworld: cannot get OSWorld's files: $source_dir has none and cloning $osworld_repo failed (no network to GitHub? log: $log): set UFO_BATCH_OSWORLD to a copy of OSWorld (a checkout with desktop_env/server and evaluation_examples), or skip its tests with UFO_BATCH_SKIP_TESTS=osworld" >&2
     exit 3

@@ -43,6 +43,12 @@ fi
 totals=$(sed -n 's/^test result: [a-zA-Z]*\. \([0-9]*\) passed; \([0-9]*\) failed; \([0-9]*\) ignored.*/\1 \2 \3/p' "$log" \
   | awk '{p+=$1; f+=$2; i+=$3} END {printf "%d %d %d", p, f, i}')
 read -r passed failed_count ignored <<<"$totals"
+# A test binary killed by a signal prints no totals: say so, so the line is not read as all.
+binaries=$(grep -cE '^ +(Running|Doc-tests) ' "$log" || true)
+reported=$(grep -c '^test result: ' "$log" || true)
+if [ "$reported" -lt "$binaries" ]; then
+  echo "warning: $((binaries - reported)) of $binaries test binaries ended without their totals (killed or crashed: see above); their tests are not in the counts below"
+fi
 echo "tests: $passed passed, $failed_count failed, $ignored ignored (not run)${skip:+; skipped stacks: $skip}"
 printf '%s\n' "$ignored" >target/tmp/ignored-tests.txt
 exit "$code"

@@ -9,11 +9,14 @@
 #
 #   bash scripts/try-llm.sh            results in results/try-llm/
 #   bash scripts/try-llm.sh --save-experience passed   arguments go to `ufo-batch run`
+#                                      (not --out or --name: TRY_LLM_OUT sets the folder)
 #   MOCK_AGENT=my-script.json bash scripts/try-llm.sh  another script (docs/llm.md:
 #                                      how it reads), for requests of your own
 #
 # UFO_BATCH and MOCK_LLM name prebuilt binaries (the tests use them); else they are built.
 set -euo pipefail
+# A script of your own, named from where you are (before the cd below).
+agent=${MOCK_AGENT:+$(realpath "$MOCK_AGENT")}
 cd "$(dirname "$0")/.."
 
 bin=${UFO_BATCH:-}
@@ -27,7 +30,7 @@ fi
 
 out=${TRY_LLM_OUT:-results}
 urlfile=$(mktemp)
-"$mock" --play "${MOCK_AGENT:-scripts/mock-agent.json}" >"$urlfile" &
+"$mock" --play "${agent:-scripts/mock-agent.json}" >"$urlfile" &
 mock_pid=$!
 trap 'kill "$mock_pid" 2>/dev/null || true; rm -f "$urlfile"' EXIT
 for _ in $(seq 100); do [ -s "$urlfile" ] && break; sleep 0.05; done

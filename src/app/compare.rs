@@ -27,6 +27,7 @@ pub(super) fn compare(args: &CompareArgs) -> Result<u8, Error> {
         write_atomic(out, text.as_bytes()).map_err(|e| FileError::write(out, e))?;
     }
     if let Some(page) = &args.html {
+        c.pictures.series = crate::finished::series(&args.b);
         let b = page
             .parent()
             .and_then(|dir| relative(dir, &args.b))

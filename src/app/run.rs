@@ -61,10 +61,12 @@ pub(super) fn run(args: RunArgs) -> Result<u8, Error> {
             super::stdout::Form::Json,
         )?;
     } else if !std::io::stdout().is_terminal() && !stdout_is_stderr() {
-        super::stdout::print(
+        // The console has said it: a stdout that cannot be written does not change the
+        // run's exit code.
+        let _ = super::stdout::print(
             &format!("{}\n", summary_line(&stats)),
             super::stdout::Form::Text,
-        )?;
+        );
     }
     Ok(stats.exit_code())
 }

@@ -18,34 +18,47 @@ pub(crate) fn compare(a: &Path, b: &Path, alpha: f64) -> Result<Comparison, Fini
     let (rows_a, rows_b) = (rows(a)?, rows(b)?);
     let refs_a: Vec<&TaskRow> = rows_a.iter().collect();
     let refs_b: Vec<&TaskRow> = rows_b.iter().collect();
-    let mut c = comparison(a, &refs_a, b, &refs_b, alpha);
-    c.pictures.series = series(b);
-    Ok(c)
+    Ok(comparison(a, &refs_a, b, &refs_b, alpha))
 }
 
-/// Most run folders beside B looked at for the series, and most drawn.
+/// Most entries of B's folder looked at for the series, most runs drawn, and the
+/// largest `run.json` read for it (one is a few kilobytes).
 const SERIES_LOOKED_AT: usize = 500;
 const SERIES_DRAWN: usize = 30;
+const SERIES_RUN_JSON_LIMIT: u64 = 1 << 20;
 
 /// The runs in the folder that holds `b` (`results/`: the runs of a project, by
 /// name) that finished with totals, by when they started: each one's name and pass
-/// rate, the latest [`SERIES_DRAWN`].
-fn series(b: &Path) -> Vec<(String, f64)> {
+/// rate, the latest [`SERIES_DRAWN`] of the first [`SERIES_LOOKED_AT`] entries (by
+/// name), `b` among them. For compare's page only.
+pub(crate) fn series(b: &Path) -> Vec<(String, f64)> {
     let Some(parent) = b.parent().filter(|p| !p.as_os_str().is_empty()) else {
         return Vec::new();
     };
     let Ok(entries) = std::fs::read_dir(parent) else {
         return Vec::new();
     };
-    let mut runs: Vec<(String, String, f64)> = entries
+    let mut dirs: Vec<std::path::PathBuf> = entries
         .flatten()
-        .take(SERIES_LOOKED_AT)
         .filter(|e| e.file_type().is_ok_and(|t| t.is_dir()))
-        .filter_map(|e| {
-            let run = read_run_json(&e.path())?;
+        .map(|e| e.path())
+        .collect();
+    dirs.sort();
+    dirs.truncate(SERIES_LOOKED_AT);
+    if !dirs.iter().any(|d| d.file_name() == b.file_name()) {
+        dirs.push(b.to_path_buf());
+    }
+    let mut runs: Vec<(String, String, f64)> = dirs
+        .iter()
+        .filter_map(|dir| {
+            let path = dir.join(crate::rundir::layout::RUN_JSON);
+            let text = crate::regular_file::read_text(&path, SERIES_RUN_JSON_LIMIT).ok()?;
+            let run: serde_json::Value = serde_json::from_str(&text).ok()?;
+            (run["tool"] == "ufo-batch").then_some(())?;
             let started = run["started"].as_str()?.to_string();
             let rate = run["totals"]["pass_rate"].as_f64()?;
-            Some((started, e.file_name().to_string_lossy().into_owned(), rate))
+            let name = dir.file_name()?.to_string_lossy().into_owned();
+            Some((started, name, rate))
         })
         .collect();
     runs.sort_by(|x, y| (&x.0, &x.1).cmp(&(&y.0, &y.1)));

@@ -11,7 +11,7 @@ mod merge;
 mod missing;
 mod rerender;
 
-pub(crate) use compare::compare;
+pub(crate) use compare::{compare, series};
 pub(crate) use error::FinishedError;
 pub(crate) use harbor::export_harbor;
 pub(crate) use merge::{MergeReport, merge};

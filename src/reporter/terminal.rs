@@ -207,10 +207,13 @@ impl Terminal {
 
     fn task_finished(&mut self, f: &TaskFinished, stats: &RunStats) {
         self.running.remove(f.record.id.as_str());
-        self.eta.finished(
-            f.record.id.as_str(),
-            Duration::from_secs_f64(f.record.duration_s.max(0.0)),
-        );
+        // A task file that could not run took no time: it says nothing of the others'.
+        if f.problems.is_empty() {
+            self.eta.finished(
+                f.record.id.as_str(),
+                Duration::from_secs_f64(f.record.duration_s.max(0.0)),
+            );
+        }
         self.done += 1;
         if self.mode != TerminalMode::Quiet {
             let shown = if f.problems.is_empty() {

@@ -145,16 +145,16 @@ fn largest(groups: Vec<(String, Rate)>) -> Vec<(String, Rate)> {
     largest_n(groups, MAX_BARS)
 }
 
-/// The `n` groups with the most tasks, in their order.
-fn largest_n(mut groups: Vec<(String, Rate)>, n: usize) -> Vec<(String, Rate)> {
-    if groups.len() > n {
-        let mut sizes: Vec<usize> = groups.iter().map(|(_, r)| r.judged).collect();
-        sizes.sort_unstable_by(|a, b| b.cmp(a));
-        let least = sizes[n - 1];
-        groups.retain(|(_, r)| r.judged >= least);
-        groups.truncate(n);
+/// The `n` groups with the most tasks (the first in order among equals), in their order.
+fn largest_n(groups: Vec<(String, Rate)>, n: usize) -> Vec<(String, Rate)> {
+    if groups.len() <= n {
+        return groups;
     }
-    groups
+    let mut ranked: Vec<(usize, (String, Rate))> = groups.into_iter().enumerate().collect();
+    ranked.sort_by(|(i, a), (j, b)| b.1.judged.cmp(&a.1.judged).then(i.cmp(j)));
+    ranked.truncate(n);
+    ranked.sort_by_key(|(i, _)| *i);
+    ranked.into_iter().map(|(_, g)| g).collect()
 }
 
 /// One bar per group: its pass rate, and `passed/judged`; none for fewer than two
@@ -387,6 +387,17 @@ mod tests {
         assert!(svg.contains("points=\"40.0,72.0 110.0,12.0\""), "{svg}");
         assert!(svg.contains("<title>tue: 100.0%</title>"), "{svg}");
         assert_eq!(pass_rate_line(&[("one".into(), 0.5)]), None);
+    }
+
+    #[test]
+    fn the_largest_group_is_kept_among_many_small_ones() {
+        let mut groups: Vec<(String, Rate)> =
+            (0..16).map(|i| (format!("a{i:02}"), rate(1, 1))).collect();
+        groups.push(("zzz".into(), rate(5, 10)));
+        let kept = largest(groups);
+        assert_eq!(kept.len(), MAX_BARS);
+        assert_eq!(kept.last().unwrap().0, "zzz");
+        assert_eq!(kept[0].0, "a00");
     }
 
     #[test]

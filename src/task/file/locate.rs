@@ -1,10 +1,13 @@
 //! Where a place in a task file (`evaluate[1].path`, as a problem names it) is in its
 //! text, as a line and a column, so that every problem of a file is said at its line,
 //! not only the one the JSON parser stopped at. The text is valid JSON here (a syntax
-//! error has the parser's own position); a place it cannot find has none.
+//! error has the parser's own position); a place it cannot find exactly (a `files`
+//! key with a dot in it, shortened in the message) is said at the nearest place that
+//! holds it.
 
 /// The 1-based line and column of `at` in `text`: the key of a value in an object, the
-/// item of a list, the document itself when `at` is empty.
+/// item of a list, the document itself when `at` is empty; else of the deepest place on
+/// the way to it that is there.
 pub(super) fn locate(text: &str, at: &str) -> Option<(usize, usize)> {
     let mut scan = Scan {
         bytes: text.as_bytes(),
@@ -12,13 +15,17 @@ pub(super) fn locate(text: &str, at: &str) -> Option<(usize, usize)> {
     };
     scan.space();
     let mut found = scan.i;
-    for segment in segments(at)? {
-        found = match segment {
-            Segment::Key(key) => scan.key(&key)?,
-            Segment::Index(index) => scan.item(index)?,
+    for segment in segments(at) {
+        let next = match segment {
+            Segment::Key(key) => scan.key(&key),
+            Segment::Index(index) => scan.item(index),
         };
+        match next {
+            Some(at) => found = at,
+            None => break,
+        }
     }
-    Some(line_column(text, found))
+    (found < text.len()).then(|| line_column(text, found))
 }
 
 #[derive(Debug, PartialEq)]
@@ -27,8 +34,8 @@ enum Segment {
     Index(usize),
 }
 
-/// `evaluate[1].path` as its segments.
-fn segments(at: &str) -> Option<Vec<Segment>> {
+/// `evaluate[1].path` as its segments, up to the first that cannot be read as one.
+fn segments(at: &str) -> Vec<Segment> {
     let mut out = Vec::new();
     for part in at.split('.').filter(|p| !p.is_empty()) {
         let (key, mut rest) = part.split_once('[').map_or((part, ""), |(k, r)| (k, r));
@@ -36,12 +43,17 @@ fn segments(at: &str) -> Option<Vec<Segment>> {
             out.push(Segment::Key(key.to_string()));
         }
         while !rest.is_empty() {
-            let (index, tail) = rest.split_once(']')?;
-            out.push(Segment::Index(index.parse().ok()?));
+            let Some((index, tail)) = rest.split_once(']') else {
+                return out;
+            };
+            let Ok(index) = index.parse() else {
+                return out;
+            };
+            out.push(Segment::Index(index));
             rest = tail.strip_prefix('[').unwrap_or(tail);
         }
     }
-    Some(out)
+    out
 }
 
 struct Scan<'a> {
@@ -174,11 +186,15 @@ mod tests {
     }
 
     #[test]
-    fn a_place_that_is_not_there_has_none() {
-        assert_eq!(locate(TEXT, "evaluate[2]"), None);
-        assert_eq!(locate(TEXT, "nothing"), None);
-        assert_eq!(locate(TEXT, "request.deeper"), None);
-        assert_eq!(locate(TEXT, "evaluate[x]"), None);
+    fn a_place_that_is_not_there_is_said_where_it_would_be() {
+        assert_eq!(locate(TEXT, "evaluate[2]"), Some((3, 3)));
+        assert_eq!(locate(TEXT, "nothing"), Some((1, 1)));
+        assert_eq!(locate(TEXT, "request.deeper"), Some((2, 3)));
+        assert_eq!(locate(TEXT, "evaluate[x]"), Some((3, 3)));
+        // A `files` key with dots in it: at the `files` object.
+        let text = "{\"request\": \"x\",\n \"files\": {\"../a.txt\": \"y\"}}";
+        assert_eq!(locate(text, "files.../a.txt"), Some((2, 2)));
+        assert_eq!(locate("", ""), None);
     }
 
     #[test]
