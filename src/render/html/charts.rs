@@ -182,7 +182,7 @@ pub(crate) fn pass_rate_bars(groups: &[(String, Rate)]) -> Option<String> {
              <text x=\"{:.0}\" y=\"{:.1}\">{:.0}% ({}/{})</text>",
             label_w - 6.0,
             y + 12.0,
-            escape(&shorten(label, 22)),
+            escape(&crate::text::shorten(label, 22)),
             y + 1.0,
             y + 1.0,
             bar_w * share,
@@ -297,7 +297,7 @@ pub(crate) fn pass_rate_line(runs: &[(String, f64)]) -> Option<String> {
             escape(name),
             rate * 100.0,
             top + plot_h + 16.0,
-            escape(&shorten(name, 10)),
+            escape(&crate::text::shorten(name, 10)),
         );
     }
     svg.push_str("</svg>");
@@ -320,29 +320,9 @@ fn seconds(s: f64) -> String {
     }
 }
 
-fn shorten(text: &str, chars: usize) -> String {
-    if text.chars().count() <= chars {
-        return text.to_string();
-    }
-    let cut: String = text.chars().take(chars.saturating_sub(1)).collect();
-    format!("{cut}…")
-}
-
-/// Text for an SVG element or attribute.
+/// Text for an SVG element or attribute, escaped as the templates escape it.
 fn escape(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for c in text.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&#39;"),
-            c if c.is_control() => out.push('\u{fffd}'),
-            c => out.push(c),
-        }
-    }
-    out
+    crate::render::format::escaped(text).to_string()
 }
 
 #[cfg(test)]

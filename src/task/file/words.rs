@@ -42,6 +42,7 @@ fn expected_words(expected: &str) -> String {
         "a map" => "an object ({...})",
         "a string" | "a borrowed string" => "a string (\"...\")",
         e if e.starts_with("struct ") => "an object ({...})",
+        "variant identifier" => "a name (\"...\")",
         e if e.starts_with("one of ") || e.starts_with('`') => {
             return format!("one of {}", names(e));
         }
@@ -114,6 +115,10 @@ mod tests {
         assert_eq!(
             plain("invalid type: boolean `true`, expected a string"),
             "must be a string (\"...\"), not true"
+        );
+        assert_eq!(
+            plain("invalid type: sequence, expected variant identifier"),
+            "must be a name (\"...\"), not a list"
         );
         // A message of our own is kept.
         assert_eq!(plain("a string or a number"), "a string or a number");

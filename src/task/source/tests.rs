@@ -12,6 +12,20 @@ fn tools() -> Arc<[ToolSpec]> {
     crate::executor::all_tools().to_vec().into()
 }
 
+/// A read on the reader that does not answer until `release` is sent: its generation,
+/// the sender that releases it, and whether it has ended.
+fn stuck_read() -> (u64, mpsc::Sender<()>, Arc<std::sync::atomic::AtomicBool>) {
+    let (release, blocked) = mpsc::channel::<()>();
+    let ended = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let ends = Arc::clone(&ended);
+    let generation = on_reader(Box::new(move || {
+        let _ = blocked.recv();
+        ends.store(true, std::sync::atomic::Ordering::SeqCst);
+    }))
+    .unwrap();
+    (generation, release, ended)
+}
+
 fn loaded(dir: &Path, text: &str) -> Task {
     let path = dir.join("t.json");
     std::fs::write(&path, text).unwrap();
@@ -89,14 +103,7 @@ fn reads_asked_for_ahead_behind_one_that_does_not_answer_are_asked_again() {
     let dir = tempfile::tempdir().unwrap();
     let task = loaded(dir.path(), r#"{"request": "r", "actions": []}"#);
     let source = by_file(task);
-    let (release, blocked) = mpsc::channel::<()>();
-    let stuck_ended = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
-    let ended = std::sync::Arc::clone(&stuck_ended);
-    let generation = on_reader(Box::new(move || {
-        let _ = blocked.recv();
-        ended.store(true, std::sync::atomic::Ordering::SeqCst);
-    }))
-    .unwrap();
+    let (generation, release, stuck_ended) = stuck_read();
     // Asked for ahead of its start, queued behind the read that does not answer.
     let ahead = source.begin_load();
     assert!(matches!(ahead, Loading::Reading { .. }));
@@ -115,14 +122,7 @@ fn a_read_stuck_behind_another_files_read_is_asked_again_not_failed() {
     let task = loaded(dir.path(), r#"{"request": "r", "actions": []}"#);
     let source = by_file(task);
     // Another file's read that does not answer, and nobody has said so yet.
-    let (release, blocked) = mpsc::channel::<()>();
-    let stuck_ended = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
-    let ended = std::sync::Arc::clone(&stuck_ended);
-    on_reader(Box::new(move || {
-        let _ = blocked.recv();
-        ended.store(true, std::sync::atomic::Ordering::SeqCst);
-    }))
-    .unwrap();
+    let (_, release, stuck_ended) = stuck_read();
     let again = source
         .begin_load()
         .wait(Duration::from_millis(500))
